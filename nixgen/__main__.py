@@ -1,0 +1,3 @@
+from nixgen.cli import main
+
+main()
