@@ -1,0 +1,344 @@
+"""The strict cattrs converter shared by every edition's schema, and its error translation.
+
+Strict means: unknown keys are errors that name the closest valid key; a number is never
+silently a string; an array is never a string; a Literal names its allowed values; the
+kernel union dispatches on ``language`` and lists the allowed tags. Every failure, however
+deep, becomes a `Problem` with the key path where it happened.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Callable
+from typing import Any, Literal, get_args, get_origin
+
+import attrs
+import cattrs
+from cattrs.errors import (
+    AttributeValidationNote,
+    ClassValidationError,
+    ForbiddenExtraKeysError,
+    IterableValidationError,
+    IterableValidationNote,
+)
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+from nixgen import values
+from nixgen.errors import PathPart, Problem, did_you_mean, one_of
+
+T = typing.TypeVar("T")
+
+
+class InvalidValue(ValueError):
+    """A value that breaks a rule; `subpath` points below the value being structured."""
+
+    def __init__(self, message: str, subpath: tuple[PathPart, ...] = (), hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.subpath = subpath
+        self.hint = hint
+
+
+def toml_type(value: object) -> str:
+    """The TOML name of a Python value's type, for messages."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    return "a date/time" if hasattr(value, "isoformat") else type(value).__name__
+
+
+def show(value: object) -> str:
+    """A short rendering of a wrong value: ``integer `5```."""
+    text = repr(value) if not isinstance(value, (dict, list)) else ""
+    if len(text) > 40:
+        text = text[:37] + "..."
+    return f"{toml_type(value)} `{text}`" if text else toml_type(value)
+
+
+def key_of(field: attrs.Attribute) -> str:
+    return field.metadata.get("key", field.name.replace("_", "-"))
+
+
+def keys_of(cls: type) -> list[str]:
+    return [key_of(f) for f in attrs.fields(cls)]
+
+
+# ------------------------------------------------------------------------------ hooks
+
+
+def _strict_str(value: object, _: type) -> str:
+    if not isinstance(value, str):
+        raise InvalidValue(f"expected a string, got {show(value)}")
+    if "\x00" in value:
+        raise InvalidValue(
+            f"the string contains a NUL character at index {value.index(chr(0))}, "
+            "which Nix strings cannot carry"
+        )
+    return value
+
+
+def _strict_int(value: object, _: type) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidValue(f"expected an integer, got {show(value)}")
+    if value < 0:
+        raise InvalidValue(f"expected a non-negative integer, got `{value}`")
+    return value
+
+
+def _strict_bool(value: object, _: type) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidValue(f"expected a boolean (`true` or `false`), got {show(value)}")
+    return value
+
+
+def _is_literal(t: Any) -> bool:
+    return get_origin(t) is Literal
+
+
+def _structure_literal(value: object, t: Any) -> Any:
+    allowed = get_args(t)
+    if value in allowed and type(value) is type(allowed[0]):
+        return value
+    if not allowed:
+        raise InvalidValue(f"no value is allowed here, got {show(value)}")
+    if isinstance(value, str) and all(isinstance(a, str) for a in allowed):
+        raise InvalidValue(
+            f"unknown value `{value}`{did_you_mean(value, allowed)}; expected one of "
+            f"{one_of(allowed)}"
+        )
+    if len(allowed) == 1:
+        raise InvalidValue(f"expected `{allowed[0]}`, got {show(value)}")
+    raise InvalidValue(f"expected one of {one_of(map(str, allowed))}, got {show(value)}")
+
+
+def _note(exc: BaseException, note: str) -> BaseException:
+    notes = list(getattr(exc, "__notes__", []))
+    notes.append(note)
+    exc.__notes__ = notes
+    return exc
+
+
+def _is_list(t: Any) -> bool:
+    return get_origin(t) is list or t is list
+
+
+def _is_dict(t: Any) -> bool:
+    return get_origin(t) is dict or t is dict
+
+
+def _is_union(t: Any) -> bool:
+    return get_origin(t) in (typing.Union, types.UnionType)
+
+
+def _newtype_hook(rule: values.Rule) -> Callable[[object, type], str]:
+    def hook(value: object, _: type) -> str:
+        text = _strict_str(value, str)
+        message = rule(text)
+        if message:
+            raise InvalidValue(message)
+        return text
+
+    return hook
+
+
+class Strict:
+    """A cattrs converter with nixgen's strict rules, plus per-schema special hooks."""
+
+    def __init__(self, newtypes: dict[Any, values.Rule]):
+        self.converter = cattrs.Converter(detailed_validation=True, forbid_extra_keys=True)
+        c = self.converter
+        c.register_structure_hook(str, _strict_str)
+        c.register_structure_hook(int, _strict_int)
+        c.register_structure_hook(bool, _strict_bool)
+        for newtype, rule in newtypes.items():
+            c.register_structure_hook(newtype, _newtype_hook(rule))
+        c.register_structure_hook_func(_is_literal, _structure_literal)
+        c.register_structure_hook_factory(_is_list, self._list_hook)
+        c.register_structure_hook_factory(_is_dict, self._dict_hook)
+        c.register_structure_hook_factory(attrs.has, self._class_hook)
+        c.register_unstructure_hook_factory(attrs.has, self._class_unstructure_hook)
+
+    # -- containers ----------------------------------------------------------------------
+    def _list_hook(self, t: Any) -> Callable[[object, type], list[Any]]:
+        (elem,) = get_args(t) or (Any,)
+        structure = self.converter.structure
+
+        def hook(value: object, _: type) -> list[Any]:
+            if not isinstance(value, list):
+                raise InvalidValue(f"expected an array, got {show(value)}")
+            out, errors = [], []
+            for index, item in enumerate(value):
+                try:
+                    out.append(structure(item, elem))
+                except Exception as exc:  # noqa: BLE001 - collected and re-raised as a group
+                    errors.append(_note(exc, IterableValidationNote("index", index, elem)))
+            if errors:
+                raise IterableValidationError("invalid array", errors, t)
+            return out
+
+        return hook
+
+    def _dict_hook(self, t: Any) -> Callable[[object, type], dict[Any, Any]]:
+        key_type, value_type = get_args(t) or (str, Any)
+        structure = self.converter.structure
+
+        def hook(value: object, _: type) -> dict[Any, Any]:
+            if not isinstance(value, dict):
+                raise InvalidValue(f"expected a table, got {show(value)}")
+            out, errors = {}, []
+            for key, item in value.items():
+                try:
+                    out[structure(key, key_type)] = structure(item, value_type)
+                except Exception as exc:  # noqa: BLE001 - collected and re-raised as a group
+                    errors.append(_note(exc, IterableValidationNote("key", key, value_type)))
+            if errors:
+                raise IterableValidationError("invalid table", errors, t)
+            return out
+
+        return hook
+
+    # -- attrs classes -------------------------------------------------------------------
+    def _class_hook(self, cls: type) -> Callable[[object, type], Any]:
+        renames = {f.name: override(rename=key_of(f)) for f in attrs.fields(cls)}
+        inner = make_dict_structure_fn(
+            cls, self.converter, _cattrs_forbid_extra_keys=True, **renames
+        )
+
+        def hook(value: object, _: type) -> Any:
+            if not isinstance(value, dict):
+                raise InvalidValue(f"expected a table, got {show(value)}")
+            return inner(value, cls)
+
+        return hook
+
+    def _class_unstructure_hook(self, cls: type) -> Callable[[Any], dict[str, Any]]:
+        renames = {
+            f.name: override(rename=key_of(f), omit_if_default=True) for f in attrs.fields(cls)
+        }
+        return make_dict_unstructure_fn(cls, self.converter, **renames)
+
+    # -- entry points --------------------------------------------------------------------
+    def register(self, t: Any, hook: Callable[[object, type], Any]) -> None:
+        self.converter.register_structure_hook(t, hook)
+
+    def structure(self, value: object, t: type[T] | Any) -> T:
+        return self.converter.structure(value, t)
+
+    def unstructure(self, value: object) -> Any:
+        return self.converter.unstructure(value)
+
+
+def tagged_union_hook(
+    strict: Strict,
+    tag: str,
+    classes: dict[str, type],
+    *,
+    what: str,
+    hint: Callable[[str], str | None] | None = None,
+) -> Callable[[object, type], Any]:
+    """A hook for a union of attrs classes told apart by the string field `tag`."""
+
+    def hook(value: object, _: type) -> Any:
+        if not isinstance(value, dict):
+            raise InvalidValue(f"expected a table, got {show(value)}")
+        if tag not in value:
+            raise InvalidValue(
+                f"missing `{tag}`: every {what} needs one of {one_of(classes)}",
+                hint=hint("") if hint else None,
+            )
+        name = value[tag]
+        if not isinstance(name, str) or name not in classes:
+            shown = f"`{name}`" if isinstance(name, str) else show(name)
+            extra = did_you_mean(name, classes) if isinstance(name, str) else ""
+            raise InvalidValue(
+                f"unknown {tag} {shown}{extra}; expected one of {one_of(classes)}",
+                subpath=(tag,),
+                hint=hint(name) if hint and isinstance(name, str) else None,
+            )
+        return strict.structure(value, classes[name])
+
+    return hook
+
+
+# ---------------------------------------------------------------------------- errors
+
+
+def problems_from(exc: BaseException, path: tuple[PathPart, ...] = ()) -> list[Problem]:
+    """Flatten a (possibly nested) cattrs exception into located-by-path problems."""
+    if isinstance(exc, ClassValidationError):
+        out: list[Problem] = []
+        fields = {f.name: f for f in attrs.fields(exc.cl)} if attrs.has(exc.cl) else {}
+        for sub in exc.exceptions:
+            sub_path = path
+            for note in getattr(sub, "__notes__", []):
+                if isinstance(note, AttributeValidationNote):
+                    field = fields.get(note.name)
+                    sub_path = (*path, key_of(field) if field else note.name)
+            if isinstance(sub, KeyError) and not isinstance(sub, ForbiddenExtraKeysError):
+                out.append(Problem(message="required key is missing", path=sub_path))
+            elif isinstance(sub, ForbiddenExtraKeysError):
+                out.extend(_extra_keys(sub, path))
+            else:
+                out.extend(problems_from(sub, sub_path))
+        return out
+    if isinstance(exc, IterableValidationError):
+        out = []
+        for sub in exc.exceptions:
+            sub_path = path
+            for note in getattr(sub, "__notes__", []):
+                if isinstance(note, IterableValidationNote):
+                    sub_path = (*path, note.index)
+            out.extend(problems_from(sub, sub_path))
+        return out
+    if isinstance(exc, ForbiddenExtraKeysError):
+        return _extra_keys(exc, path)
+    if isinstance(exc, InvalidValue):
+        return [Problem(message=exc.message, path=(*path, *exc.subpath), hint=exc.hint)]
+    if isinstance(exc, ExceptionGroup):
+        return [p for sub in exc.exceptions for p in problems_from(sub, path)]
+    return [Problem(message=str(exc) or type(exc).__name__, path=path)]
+
+
+#: Set by schemas: explains that a key exists, but for another kernel language.
+ForeignKeyHint = Callable[[type, str], str | None]
+_foreign_key_hints: list[ForeignKeyHint] = []
+
+
+def add_foreign_key_hint(fn: ForeignKeyHint) -> None:
+    _foreign_key_hints.append(fn)
+
+
+def _extra_keys(exc: ForbiddenExtraKeysError, path: tuple[PathPart, ...]) -> list[Problem]:
+    allowed = keys_of(exc.cl) if attrs.has(exc.cl) else []
+    out = []
+    for key in sorted(exc.extra_fields):
+        message = None
+        for fn in _foreign_key_hints:
+            message = fn(exc.cl, key)
+            if message:
+                break
+        if message is None:
+            message = f"unknown key `{key}`{did_you_mean(key, allowed)}; allowed keys: {one_of(allowed)}"
+        out.append(Problem(message=message, path=(*path, key)))
+    return out
+
+
+__all__ = [
+    "InvalidValue",
+    "Strict",
+    "add_foreign_key_hint",
+    "problems_from",
+    "show",
+    "tagged_union_hook",
+    "toml_type",
+]

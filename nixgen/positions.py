@@ -1,0 +1,227 @@
+"""Where each key and array element of a TOML document starts (line and column).
+
+tomli gives values but no positions. Errors must name a line, so this module scans the
+text of a document that tomli already accepted and maps every key path
+(``("kernel", "relu", "src", 0)``) to its 1-based ``(line, column)``. Because the input is
+known to be valid TOML, the scanner can be small: it only has to find where things start,
+not to check them. It runs only when there is a problem to report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+Position = tuple[int, int]
+KeyPath = tuple[str | int, ...]
+
+_BARE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+class _Scanner:
+    def __init__(self, text: str):
+        self.text = text
+        self.i = 0
+        self.line = 1
+        self.line_start = 0
+        self.positions: dict[KeyPath, Position] = {}
+        self.aot_counts: dict[KeyPath, int] = {}
+
+    # -- low level ---------------------------------------------------------------------
+    def pos(self) -> Position:
+        return (self.line, self.i - self.line_start + 1)
+
+    def peek(self, n: int = 0) -> str:
+        j = self.i + n
+        return self.text[j] if j < len(self.text) else ""
+
+    def advance(self, n: int = 1) -> None:
+        for _ in range(n):
+            if self.i >= len(self.text):
+                return
+            if self.text[self.i] == "\n":
+                self.line += 1
+                self.line_start = self.i + 1
+            self.i += 1
+
+    def skip_ws(self) -> None:
+        while self.peek() in (" ", "\t"):
+            self.advance()
+
+    def skip_ws_comments_newlines(self) -> None:
+        while True:
+            c = self.peek()
+            if c in (" ", "\t", "\r", "\n"):
+                self.advance()
+            elif c == "#":
+                while self.peek() not in ("\n", ""):
+                    self.advance()
+            else:
+                return
+
+    def record(self, path: KeyPath, where: Position) -> None:
+        self.positions.setdefault(path, where)
+
+    # -- tokens ------------------------------------------------------------------------
+    def read_string(self) -> str:
+        """Read a basic or literal (possibly multi-line) string; return its value roughly.
+
+        Escapes are decoded only for the cases keys realistically use; positions do not
+        depend on the decoded value except for quoted keys.
+        """
+        quote = self.peek()
+        if self.text.startswith(quote * 3, self.i):
+            self.advance(3)
+            end = quote * 3
+            start = self.i
+            while self.i < len(self.text) and not self.text.startswith(end, self.i):
+                if quote == '"' and self.peek() == "\\":
+                    self.advance()
+                self.advance()
+            value = self.text[start : self.i]
+            self.advance(3)
+            # A multi-line string may end with up to two extra quotes.
+            while self.peek() == quote:
+                self.advance()
+            return value
+        self.advance()
+        chars: list[str] = []
+        while self.i < len(self.text) and self.peek() != quote:
+            c = self.peek()
+            if quote == '"' and c == "\\":
+                self.advance()
+                chars.append(_unescape(self))
+                continue
+            chars.append(c)
+            self.advance()
+        self.advance()
+        return "".join(chars)
+
+    def read_key(self) -> list[tuple[str, Position]]:
+        parts: list[tuple[str, Position]] = []
+        while True:
+            self.skip_ws()
+            where = self.pos()
+            c = self.peek()
+            if c in ('"', "'"):
+                parts.append((self.read_string(), where))
+            else:
+                start = self.i
+                while self.peek() in _BARE and self.peek():
+                    self.advance()
+                parts.append((self.text[start : self.i], where))
+            self.skip_ws()
+            if self.peek() == ".":
+                self.advance()
+                continue
+            return parts
+
+    def read_value(self, path: KeyPath) -> None:
+        self.skip_ws()
+        c = self.peek()
+        if c in ('"', "'"):
+            self.read_string()
+        elif c == "[":
+            self.advance()
+            index = 0
+            while True:
+                self.skip_ws_comments_newlines()
+                if self.peek() in ("]", ""):
+                    self.advance()
+                    return
+                self.record((*path, index), self.pos())
+                self.read_value((*path, index))
+                index += 1
+                self.skip_ws_comments_newlines()
+                if self.peek() == ",":
+                    self.advance()
+        elif c == "{":
+            self.advance()
+            while True:
+                self.skip_ws()
+                if self.peek() in ("}", ""):
+                    self.advance()
+                    return
+                self.key_value(path)
+                self.skip_ws()
+                if self.peek() == ",":
+                    self.advance()
+        else:
+            while self.peek() not in ("", ",", "]", "}", "\n", "#", "\r"):
+                self.advance()
+
+    def key_value(self, prefix: KeyPath) -> None:
+        parts = self.read_key()
+        path = prefix
+        for name, where in parts:
+            path = (*path, name)
+            self.record(path, where)
+        self.skip_ws()
+        if self.peek() == "=":
+            self.advance()
+        self.read_value(path)
+
+    def header(self) -> KeyPath:
+        array = self.text.startswith("[[", self.i)
+        self.advance(2 if array else 1)
+        parts = self.read_key()
+        self.advance(2 if array else 1)
+        path: KeyPath = ()
+        for name, where in parts:
+            path = (*path, name)
+            # For [[a.b]], earlier parts refer to the latest element of their own arrays.
+            if path in self.aot_counts and len(path) < len(parts):
+                path = (*path, self.aot_counts[path] - 1)
+            self.record(path, where)
+        if array:
+            index = self.aot_counts.get(path, 0)
+            self.aot_counts[path] = index + 1
+            self.record((*path, index), parts[-1][1])
+            path = (*path, index)
+        return path
+
+    def scan(self) -> dict[KeyPath, Position]:
+        prefix: KeyPath = ()
+        while True:
+            self.skip_ws_comments_newlines()
+            c = self.peek()
+            if not c:
+                return self.positions
+            if c == "[":
+                prefix = self.header()
+            else:
+                self.key_value(prefix)
+
+
+def _unescape(scanner: _Scanner) -> str:
+    c = scanner.peek()
+    simple = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "b": "\b", "f": "\f", "e": "\x1b"}
+    if c in simple:
+        scanner.advance()
+        return simple[c]
+    if c in ("u", "U", "x"):
+        width = {"u": 4, "U": 8, "x": 2}[c]
+        digits = scanner.text[scanner.i + 1 : scanner.i + 1 + width]
+        scanner.advance(1 + width)
+        try:
+            return chr(int(digits, 16))
+        except ValueError:
+            return ""
+    return c
+
+
+def scan(text: str) -> dict[KeyPath, Position]:
+    """Map every key path of a valid TOML document to the (line, column) where it starts."""
+    return _Scanner(text).scan()
+
+
+def locate(positions: dict[KeyPath, Position], path: Sequence[str | int]) -> Position | None:
+    """Position of `path`, or of its nearest recorded ancestor when the path itself is absent.
+
+    A missing key is reported at the table that should hold it.
+    """
+    path = tuple(path)
+    while path:
+        if path in positions:
+            return positions[path]
+        path = path[:-1]
+    return None

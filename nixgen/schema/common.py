@@ -1,0 +1,157 @@
+"""Pieces every edition's schema shares: the strict converter and the top-level layout.
+
+Each edition module (``v1`` … ``v6``) declares its own raw attrs classes; this module
+structures a whole document against exactly one of them and collects every problem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, NewType
+
+import attrs
+
+from nixgen import model, tables, values
+from nixgen.convert import (
+    InvalidValue,
+    Strict,
+    add_foreign_key_hint,
+    keys_of,
+    problems_from,
+    show,
+    tagged_union_hook,
+)
+from nixgen.errors import Problem, did_you_mean, one_of
+
+#: Project names of editions 1–3, where `_` was common (upgrading turns it into `-`).
+LegacyName = NewType("LegacyName", str)
+
+STRICT = Strict(
+    {
+        model.ProjectName: values.project_name,
+        LegacyName: values.legacy_project_name,
+        model.KernelName: values.kernel_name,
+        model.Version: values.version,
+        model.GitUrl: values.git_url,
+        model.RelPath: values.rel_path,
+        model.RelDir: values.rel_dir,
+        model.Flag: lambda s: None,
+        model.CudaCapability: values.cuda_capability,
+        model.RocmArch: values.rocm_arch,
+        model.RepoId: values.repo_id,
+        model.CargoFeature: values.cargo_feature,
+        model.Extension: values.extension,
+    }
+)
+
+StableAbi = model.Version | dict[model.Backend, model.Version]
+
+
+def _stable_abi(value: object, _: type) -> Any:
+    if isinstance(value, str):
+        return STRICT.structure(value, model.Version)
+    if isinstance(value, dict):
+        return STRICT.structure(value, dict[model.Backend, model.Version])
+    raise InvalidValue(
+        f"expected a Torch version such as `\"2.11\"` or a table of backend = version, "
+        f"got {show(value)}"
+    )
+
+
+STRICT.register(StableAbi, _stable_abi)
+STRICT.register(StableAbi | None, _stable_abi)
+
+LegacyDep = Literal[(*tables.all_cpp_dependencies(), *tables.legacy_dependency_renames())]  # type: ignore[valid-type]
+
+
+@attrs.frozen
+class Layout:
+    """How an edition arranges the top level of build.toml."""
+
+    general: type
+    kernel: Any
+    frameworks: Mapping[str, type]
+
+
+@attrs.frozen
+class Raw:
+    """A document structured against one edition's classes."""
+
+    general: Any
+    framework_table: str | None
+    framework: Any
+    kernels: dict[str, Any]
+
+
+def structure(document: dict[str, Any], layout: Layout) -> tuple[Raw | None, list[Problem]]:
+    """Structure `document` against `layout`; all problems, or the raw classes."""
+    problems: list[Problem] = []
+    allowed = ["general", "kernel", *layout.frameworks]
+    for key in document:
+        if key not in allowed:
+            problems.append(
+                Problem(
+                    message=f"unknown table `{key}`{did_you_mean(key, allowed)}; "
+                    f"allowed top-level tables: {one_of(allowed)}",
+                    path=(key,),
+                )
+            )
+    general = None
+    if "general" not in document:
+        problems.append(Problem(message="missing the required `[general]` table", path=()))
+    else:
+        try:
+            general = STRICT.structure(document["general"], layout.general)
+        except Exception as exc:  # noqa: BLE001 - translated into problems
+            problems.extend(problems_from(exc, ("general",)))
+    present = [name for name in layout.frameworks if name in document]
+    for extra in present[1:]:
+        problems.append(
+            Problem(
+                message=f"only one framework table is allowed, but both `[{present[0]}]` and "
+                f"`[{extra}]` are present",
+                path=(extra,),
+            )
+        )
+    framework = None
+    if present:
+        name = present[0]
+        try:
+            framework = STRICT.structure(document[name], layout.frameworks[name])
+        except Exception as exc:  # noqa: BLE001 - translated into problems
+            problems.extend(problems_from(exc, (name,)))
+    kernels: dict[str, Any] = {}
+    try:
+        kernels = STRICT.structure(document.get("kernel", {}), dict[model.KernelName, layout.kernel])
+    except Exception as exc:  # noqa: BLE001 - translated into problems
+        problems.extend(problems_from(exc, ("kernel",)))
+    if any(p.severity == "error" for p in problems):
+        return None, problems
+    return Raw(general, present[0] if present else None, framework, kernels), problems
+
+
+def kernel_union(tag: str, classes: dict[str, type], *, what: str) -> Any:
+    """Register a tagged kernel union on the shared converter and return its type."""
+    union = Any if not classes else _union(tuple(classes.values()))
+    STRICT.register(union, tagged_union_hook(STRICT, tag, classes, what=what))
+
+    def foreign(cls: type, key: str) -> str | None:
+        if cls not in classes.values():
+            return None
+        owners = [name for name, other in classes.items() if key in keys_of(other)]
+        if not owners:
+            return None
+        mine = next(name for name, other in classes.items() if other is cls)
+        return (
+            f"`{key}` is not possible for {tag} `{mine}`; it belongs to {tag} "
+            f"{one_of(owners)} (allowed here: {one_of(keys_of(cls))})"
+        )
+
+    add_foreign_key_hint(foreign)
+    return union
+
+
+def _union(classes: tuple[type, ...]) -> Any:
+    from typing import Union
+
+    return Union[classes]  # noqa: UP007 - a runtime union object to register hooks on

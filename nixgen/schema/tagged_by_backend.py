@@ -1,0 +1,75 @@
+"""Kernel tables tagged by ``backend`` — the shape shared by editions 2, 3, 4 and 5."""
+
+from __future__ import annotations
+
+import attrs
+
+from nixgen import model
+from nixgen.schema.common import LegacyDep, kernel_union
+
+Paths = list[model.RelPath]
+Flags = list[model.Flag]
+
+
+@attrs.frozen(kw_only=True)
+class CpuKernel:
+    backend: str
+    depends: list[LegacyDep]
+    src: Paths
+    include: list[model.RelDir] | None = None
+    cxx_flags: Flags | None = None
+
+
+@attrs.frozen(kw_only=True)
+class CudaKernel:
+    backend: str
+    depends: list[LegacyDep]
+    src: Paths
+    include: list[model.RelDir] | None = None
+    cxx_flags: Flags | None = None
+    cuda_flags: Flags | None = None
+    cuda_capabilities: list[model.CudaCapability] | None = None
+    cuda_minver: model.Version | None = None
+
+
+@attrs.frozen(kw_only=True)
+class MetalKernel:
+    backend: str
+    depends: list[LegacyDep]
+    src: Paths
+    include: list[model.RelDir] | None = None
+    cxx_flags: Flags | None = None
+
+
+@attrs.frozen(kw_only=True)
+class RocmKernel:
+    backend: str
+    depends: list[LegacyDep]
+    src: Paths
+    include: list[model.RelDir] | None = None
+    cxx_flags: Flags | None = None
+    hip_flags: Flags | None = None
+    rocm_archs: list[model.RocmArch] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class XpuKernel:
+    backend: str
+    depends: list[LegacyDep]
+    src: Paths
+    include: list[model.RelDir] | None = None
+    cxx_flags: Flags | None = None
+    sycl_flags: Flags | None = None
+
+
+Kernel = kernel_union(
+    "backend",
+    {
+        "cpu": CpuKernel,
+        "cuda": CudaKernel,
+        "metal": MetalKernel,
+        "rocm": RocmKernel,
+        "xpu": XpuKernel,
+    },
+    what="kernel",
+)

@@ -1,0 +1,39 @@
+"""Edition 2 (kernel-builder, 2025): kernels tagged by ``backend``, no ``general.backends``."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from nixgen import model
+from nixgen.schema import tagged_by_backend
+from nixgen.schema.common import LegacyName, Layout
+
+
+@attrs.frozen(kw_only=True)
+class Hub:
+    repo_id: model.RepoId | None = None
+    branch: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class General:
+    name: LegacyName
+    universal: bool = False
+    cuda_minver: model.Version | None = None
+    cuda_maxver: model.Version | None = None
+    hub: Hub | None = None
+    python_depends: list[Literal["einops", "nvidia-cutlass-dsl"]] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Torch:
+    src: list[model.RelPath] = attrs.field(factory=list)
+    include: list[model.RelDir] | None = None
+    pyext: list[model.Extension] | None = None
+    minver: model.Version | None = None
+    maxver: model.Version | None = None
+
+
+LAYOUT = Layout(general=General, kernel=tagged_by_backend.Kernel, frameworks={"torch": Torch})

@@ -1,0 +1,133 @@
+"""The data tables nixgen ships (``nixgen/data/*.json``).
+
+The same JSON files are copied next to the generated Nix and read there with
+``builtins.fromJSON``, so Python and Nix can never disagree about them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from importlib import resources
+from typing import Any
+
+DATA_FILES = (
+    "build-configs.json",
+    "builder-cuda-capabilities.json",
+    "cpp-dependencies.json",
+    "cuda-capabilities.json",
+    "python-dependencies.json",
+    "rocm-archs.json",
+)
+
+BACKENDS = ("cann", "cpu", "cuda", "metal", "neuron", "rocm", "tpu", "xpu")
+LANGUAGES = ("cpp-cpu", "cpp-cuda", "cpp-rocm", "cpp-xpu", "cpp-metal", "rust-cpu")
+LANGUAGE_BACKEND = {
+    "cpp-cpu": "cpu",
+    "cpp-cuda": "cuda",
+    "cpp-rocm": "rocm",
+    "cpp-xpu": "xpu",
+    "cpp-metal": "metal",
+    "rust-cpu": "cpu",
+}
+
+_CAPABILITY = re.compile(r"^(\d+)\.(\d+)([af]?)$")
+
+
+def read_text(name: str) -> str:
+    return resources.files("nixgen").joinpath("data", name).read_text(encoding="utf-8")
+
+
+@cache
+def table(name: str) -> Any:
+    return json.loads(read_text(name))
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """``"12.10"`` → ``(12, 10)`` with trailing zeros dropped, so ``2.10.0 == 2.10``."""
+    parts = [int(p) for p in version.split(".")]
+    while len(parts) > 1 and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)
+
+
+def build_configs() -> list[dict[str, Any]]:
+    return table("build-configs.json")
+
+
+def builder_cuda_capabilities() -> list[str]:
+    return table("builder-cuda-capabilities.json")
+
+
+@cache
+def cuda_capability_ranges() -> dict[str, tuple[str, str | None]]:
+    return {
+        row["capability"]: (row["min"], row["max"])
+        for row in table("cuda-capabilities.json")["capabilities"]
+    }
+
+
+@cache
+def known_cuda_capabilities() -> tuple[str, ...]:
+    """Every capability name accepted in ``cuda-capabilities`` (with `a`/`f` suffixes)."""
+    db = table("cuda-capabilities.json")
+    names: list[str] = []
+    for base in cuda_capability_ranges():
+        names.append(base)
+        if version_key(base) >= (9,):
+            names.append(base + "a")
+        if version_key(base) >= version_key(db["family_specific_from"]):
+            names.append(base + "f")
+    return tuple(names)
+
+
+def cuda_capability_supported(capability: str, cuda_version: str) -> bool:
+    """Whether CUDA `cuda_version` can compile for `capability` (e.g. ``"9.0a"``)."""
+    match = _CAPABILITY.match(capability)
+    if not match:
+        return False
+    base = f"{match[1]}.{match[2]}"
+    suffix = match[3]
+    if base not in cuda_capability_ranges():
+        return False
+    low, high = cuda_capability_ranges()[base]
+    db = table("cuda-capabilities.json")
+    if suffix == "a":
+        low = max(low, db["arch_specific_min"], key=version_key)
+    elif suffix == "f":
+        low = max(low, db["family_specific_min"], key=version_key)
+    have = version_key(cuda_version)
+    return version_key(low) <= have and (high is None or have <= version_key(high))
+
+
+def known_rocm_archs() -> list[str]:
+    return table("rocm-archs.json")["known"]
+
+
+def supported_rocm_archs() -> list[str]:
+    return table("rocm-archs.json")["supported"]
+
+
+def cpp_dependencies(language: str) -> list[str]:
+    return table("cpp-dependencies.json")["languages"][language]
+
+
+@cache
+def all_cpp_dependencies() -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for deps in table("cpp-dependencies.json")["languages"].values():
+        seen.update(dict.fromkeys(deps))
+    return tuple(seen)
+
+
+def legacy_dependency_renames() -> dict[str, str]:
+    return table("cpp-dependencies.json")["legacy_renames"]
+
+
+def python_dependencies(section: str) -> list[str]:
+    """Allowed ``python-depends`` in ``general`` or a backend sub-table (cuda, xpu, …)."""
+    db = table("python-dependencies.json")
+    if section == "general":
+        return sorted(db["general"])
+    return sorted(db["backends"].get(section, {}))

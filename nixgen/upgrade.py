@@ -1,0 +1,216 @@
+"""Stage 3 — upgrade: turn a document of any older edition into an edition-6 document.
+
+The result is a plain TOML-shaped dict in edition 6 (kebab-case keys, kernels tagged by
+``language``), which the edition-6 schema then structures into the model. Working at the
+document level keeps one definition of "what edition 6 looks like", shared with
+``nixgen migrate``. Every lossy or guessed step adds a warning.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from nixgen import tables
+from nixgen.convert import key_of
+from nixgen.errors import Problem, warning
+from nixgen.schema.common import Raw
+
+#: `general.license` for files from editions that had none (an SPDX "no assertion").
+UNKNOWN_LICENSE = "NOASSERTION"
+ALL_LEGACY_BACKENDS = ["cpu", "cuda", "metal", "rocm", "xpu"]
+V1_LANGUAGES = {"cuda": "cpp-cuda", "metal": "cpp-metal", "cuda-hipify": "cpp-cuda"}
+
+
+def table(obj: Any) -> dict[str, Any]:
+    """An attrs instance as a TOML table: kebab-case keys, unset (None) fields dropped."""
+    out: dict[str, Any] = {}
+    for field in attrs.fields(type(obj)):
+        value = getattr(obj, field.name)
+        if value is None:
+            continue
+        if attrs.has(type(value)):
+            value = table(value)
+        elif isinstance(value, list):
+            value = [table(v) if attrs.has(type(v)) else v for v in value]
+        out[key_of(field)] = value
+    return out
+
+
+def _depends(depends: list[str]) -> list[str]:
+    renames = tables.legacy_dependency_renames()
+    return [renames.get(d, d) for d in depends]
+
+
+def _tagged_kernel(kernel: Any) -> dict[str, Any]:
+    body = table(kernel)
+    backend = body.pop("backend")
+    body["depends"] = _depends(body["depends"])
+    return {"language": f"cpp-{backend}", **body}
+
+
+def _backends_of(kernels: dict[str, dict[str, Any]]) -> list[str]:
+    return sorted({tables.LANGUAGE_BACKEND[k["language"]] for k in kernels.values()})
+
+
+def _legacy_name(name: str, warnings: list[Problem]) -> str:
+    new = name.replace("_", "-").lower()
+    if new != name:
+        warnings.append(
+            warning(
+                f"name `{name}` becomes `{new}` in edition 6 (the Python module name "
+                f"`{new.replace('-', '_')}` is unchanged)",
+                ("general", "name"),
+            )
+        )
+    return new
+
+
+def _missing_license(general: dict[str, Any], warnings: list[Problem]) -> None:
+    if general.get("license") is None:
+        general["license"] = UNKNOWN_LICENSE
+        warnings.append(
+            warning(
+                f"`license` is missing; using `{UNKNOWN_LICENSE}` (set the real license, "
+                "e.g. `Apache-2.0`, or pass `nixgen migrate --license`)",
+                ("general",),
+            )
+        )
+
+
+def _ordered_general(general: dict[str, Any]) -> dict[str, Any]:
+    """Put the identity keys first, the way edition-6 files are written."""
+    first = ["name", "version", "edition", "license", "backends"]
+    return {k: general[k] for k in first if k in general} | {
+        k: v for k, v in general.items() if k not in first
+    }
+
+
+def _framework(raw: Raw, general_universal: bool, kernels: dict[str, Any]) -> dict[str, Any]:
+    if raw.framework_table is None:
+        return {}
+    body = table(raw.framework)
+    if raw.framework_table == "torch":
+        universal = body.pop("universal", False) or general_universal
+        if universal and not kernels and not body.get("src"):
+            noarch = {k: body[k] for k in ("pyext",) if k in body}
+            return {"torch-noarch": noarch}
+    if raw.framework_table == "torch-noarch":
+        body = {k.replace("_", "-"): v for k, v in body.items()}
+    return {raw.framework_table: body}
+
+
+def from_v1(raw: Raw, warnings: list[Problem]) -> dict[str, Any]:
+    kernels: dict[str, dict[str, Any]] = {}
+    for name, kernel in sorted(raw.kernels.items()):
+        body = table(kernel)
+        language = body.pop("language", "cuda")
+        rocm_archs = body.pop("rocm-archs", None)
+        body["depends"] = _depends(body["depends"])
+        if language == "cuda-hipify":
+            rocm_name = f"{name}_rocm"
+            if rocm_name in raw.kernels:
+                raise _conflict(name, rocm_name)
+            rocm = {k: v for k, v in body.items() if k != "cuda-capabilities"}
+            if rocm_archs is not None:
+                rocm["rocm-archs"] = rocm_archs
+            kernels[rocm_name] = {"language": "cpp-rocm", **rocm}
+        elif rocm_archs is not None:
+            warnings.append(
+                warning(
+                    "`rocm-archs` only applies to `cuda-hipify` kernels in edition 1; dropped",
+                    ("kernel", name, "rocm-archs"),
+                )
+            )
+        if language == "metal":
+            body.pop("cuda-capabilities", None)
+        kernels[name] = {"language": V1_LANGUAGES[language], **body}
+    universal = bool(raw.framework is not None and raw.framework.universal)
+    general = {
+        "name": _legacy_name(raw.general.name, warnings),
+        "version": 1,
+        "edition": 6,
+        "backends": ALL_LEGACY_BACKENDS if universal else _backends_of(kernels),
+    }
+    _missing_license(general, warnings)
+    return {"general": _ordered_general(general), **_framework(raw, False, kernels), "kernel": kernels}
+
+
+def from_v2(raw: Raw, warnings: list[Problem]) -> dict[str, Any]:
+    kernels = {name: _tagged_kernel(k) for name, k in sorted(raw.kernels.items())}
+    g = raw.general
+    general: dict[str, Any] = {
+        "name": _legacy_name(g.name, warnings),
+        "version": 1,
+        "edition": 6,
+        "backends": ALL_LEGACY_BACKENDS if g.universal else _backends_of(kernels),
+    }
+    _missing_license(general, warnings)
+    cuda: dict[str, Any] = {}
+    if g.cuda_minver is not None:
+        cuda["minver"] = g.cuda_minver
+    if g.cuda_maxver is not None:
+        cuda["maxver"] = g.cuda_maxver
+    python = list(g.python_depends or [])
+    if "nvidia-cutlass-dsl" in python:
+        cuda["python-depends"] = ["nvidia-cutlass-dsl"]
+        python.remove("nvidia-cutlass-dsl")
+    if python:
+        general["python-depends"] = python
+    if g.hub is not None:
+        general["hub"] = table(g.hub)
+    if cuda:
+        general["cuda"] = cuda
+    framework = _framework(raw, g.universal, kernels)
+    if not framework and (g.universal or not kernels):
+        framework = {"torch-noarch": {}}
+    return {"general": _ordered_general(general), **framework, "kernel": kernels}
+
+
+def from_v3_to_v5(raw: Raw, warnings: list[Problem], edition: int) -> dict[str, Any]:
+    kernels = {name: _tagged_kernel(k) for name, k in sorted(raw.kernels.items())}
+    general = table(raw.general)
+    if edition <= 3:
+        general["name"] = _legacy_name(general["name"], warnings)
+        if "version" not in general:
+            general["version"] = 1
+            warnings.append(warning("`version` is missing; using 1", ("general",)))
+        _missing_license(general, warnings)
+    general["edition"] = 6
+    framework = _framework(raw, False, kernels)
+    if not framework:
+        framework = {"torch-noarch": {}}
+    return {"general": _ordered_general(general), **framework, "kernel": kernels}
+
+
+def to_edition6(raw: Raw, edition: int) -> tuple[dict[str, Any], list[Problem]]:
+    """The edition-6 document for `raw` (read as `edition`), and the upgrade's warnings."""
+    warnings: list[Problem] = []
+    if edition == 1:
+        document = from_v1(raw, warnings)
+    elif edition == 2:
+        document = from_v2(raw, warnings)
+    elif edition in (3, 4, 5):
+        document = from_v3_to_v5(raw, warnings, edition)
+    else:  # pragma: no cover - edition 6 is never upgraded
+        raise ValueError(f"edition {edition} needs no upgrade")
+    if not document["kernel"]:
+        del document["kernel"]
+    return document, warnings
+
+
+class UpgradeConflict(Exception):
+    def __init__(self, problem: Problem):
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+def _conflict(name: str, rocm_name: str) -> UpgradeConflict:
+    return UpgradeConflict(
+        Problem(
+            message=f"`cuda-hipify` kernel `{name}` expands into a ROCm kernel `{rocm_name}`, "
+            "but a kernel of that name already exists; rename one of them",
+            path=("kernel", name, "language"),
+        )
+    )

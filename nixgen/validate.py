@@ -1,0 +1,241 @@
+"""Stage 4 — validate: rules that span fields, and rules about the project's files.
+
+Single values were checked while structuring; here the model is complete, so rules can
+compare fields (a CUDA kernel in a project without the `cuda` backend, minver > maxver)
+and look at the file system (every listed file exists and stays inside the project).
+Every problem is collected; nothing stops at the first one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+
+from nixgen import model, tables
+from nixgen.errors import Problem, error, one_of, warning
+
+
+def validate(build: model.Build, root: Path | None) -> list[Problem]:
+    """All problems of `build`; file rules run only when the project `root` is given."""
+    problems = [*_general(build), *_framework(build)]
+    for name, kernel in sorted(build.kernels.items()):
+        problems.extend(_kernel(build, name, kernel))
+    problems.extend(_name_collisions(build))
+    if root is not None:
+        problems.extend(files(build, root))
+    return problems
+
+
+def _general(build: model.Build) -> list[Problem]:
+    g = build.general
+    out: list[Problem] = []
+    if not g.backends:
+        out.append(warning("no backends are listed, so nothing will be built", ("general", "backends")))
+    for backend, count in Counter(g.backends).items():
+        if count > 1:
+            out.append(error(f"backend `{backend}` is listed {count} times", ("general", "backends")))
+    for section in ("cuda", "xpu", "neuron", "tpu"):
+        if getattr(g, section) is not None and section not in g.backends:
+            out.append(
+                warning(
+                    f"[general.{section}] has no effect because `{section}` is not in "
+                    "general.backends",
+                    ("general", section),
+                )
+            )
+    if g.cuda is not None:
+        out.extend(_bounds(g.cuda.minver, g.cuda.maxver, ("general", "cuda")))
+    for path, deps in _kernel_depends(g):
+        for index, dep in enumerate(deps):
+            if (dep.version is None) == (dep.revision is None):
+                out.append(
+                    error(
+                        "give exactly one of `version` and `revision`"
+                        if dep.version is not None
+                        else "either `version` or `revision` must be given",
+                        (*path, index),
+                    )
+                )
+    return out
+
+
+def _kernel_depends(g: model.General) -> list[tuple[tuple[str | int, ...], list[model.KernelDependency]]]:
+    out = [(("general", "kernel-depends"), g.kernel_depends)]
+    for section in ("cuda", "xpu", "neuron"):
+        sub = getattr(g, section)
+        if sub is not None:
+            out.append((("general", section, "kernel-depends"), sub.kernel_depends))
+    return out
+
+
+def _bounds(low: str | None, high: str | None, path: tuple[str, ...]) -> list[Problem]:
+    if low is not None and high is not None and tables.version_key(low) > tables.version_key(high):
+        return [error(f"minver {low} is greater than maxver {high}", (*path, "minver"))]
+    return []
+
+
+def _framework(build: model.Build) -> list[Problem]:
+    fw = build.framework
+    out: list[Problem] = []
+    if build.kernels and not isinstance(fw, (model.Torch, model.TvmFfi)):
+        where = (fw.table,) if fw is not None else ("kernel",)
+        out.append(
+            error(
+                "compiled kernels need a framework to bind them: add a [torch] or [tvm-ffi] "
+                f"table (this project is `{build.framework_table}`)",
+                where,
+            )
+        )
+    if isinstance(fw, model.Torch):
+        out.extend(_bounds(fw.minver, fw.maxver, ("torch",)))
+        if isinstance(fw.stable_abi, dict):
+            for backend in sorted(fw.stable_abi):
+                if backend not in build.general.backends:
+                    out.append(
+                        warning(
+                            f"stable-abi entry for `{backend}` is ignored: it is not in "
+                            "general.backends",
+                            ("torch", "stable-abi", backend),
+                        )
+                    )
+    if isinstance(fw, (model.Torch, model.TvmFfi)):
+        out.extend(_duplicates(fw.src, (fw.table, "src")))
+    return out
+
+
+def _duplicates(items: list[str], path: tuple[str | int, ...]) -> list[Problem]:
+    """Repeated entries are harmless (file sets are unions) but usually a mistake."""
+    seen: dict[str, int] = {}
+    out = []
+    for index, item in enumerate(items):
+        if item in seen:
+            out.append(warning(f"`{item}` is listed twice (first at index {seen[item]})", (*path, index)))
+        seen.setdefault(item, index)
+    return out
+
+
+def _kernel(build: model.Build, name: str, kernel: model.Kernel) -> list[Problem]:
+    path = ("kernel", name)
+    backend = model.backend_of(kernel)
+    out: list[Problem] = []
+    if backend not in build.general.backends:
+        out.append(
+            error(
+                f"`{kernel.language}` kernels build for the `{backend}` backend, which is not in "
+                f"general.backends ({one_of(build.general.backends) or 'none'}); add it or "
+                "remove the kernel",
+                (*path, "language"),
+            )
+        )
+    if not kernel.src:
+        out.append(error("a kernel needs at least one source file in `src`", (*path, "src")))
+    out.extend(_duplicates(kernel.src, (*path, "src")))
+    if isinstance(kernel, model.RustCpuKernel):
+        out.extend(_rust(name, kernel, path))
+    if isinstance(kernel, model.CppCudaKernel):
+        if kernel.cuda_capabilities == []:
+            out.append(error("`cuda-capabilities` is empty; omit it to build for all", (*path, "cuda-capabilities")))
+        out.extend(_duplicates(kernel.cuda_capabilities or [], (*path, "cuda-capabilities")))
+    if isinstance(kernel, model.CppRocmKernel):
+        if kernel.rocm_archs == []:
+            out.append(error("`rocm-archs` is empty; omit it to build for all", (*path, "rocm-archs")))
+        elif kernel.rocm_archs is not None:
+            supported = tables.supported_rocm_archs()
+            if not set(kernel.rocm_archs) & set(supported):
+                out.append(
+                    error(
+                        "none of the listed ROCm architectures is supported by the builder "
+                        f"({one_of(supported)})",
+                        (*path, "rocm-archs"),
+                    )
+                )
+    return out
+
+
+def _rust(name: str, kernel: model.RustCpuKernel, path: tuple[str, ...]) -> list[Problem]:
+    out = []
+    basenames = [p.rsplit("/", 1)[-1] for p in kernel.src]
+    for wanted in ("Cargo.toml", "Cargo.lock"):
+        count = basenames.count(wanted)
+        if count != 1:
+            out.append(
+                error(
+                    f"a rust-cpu kernel lists exactly one `{wanted}` in `src` (found {count})",
+                    (*path, "src"),
+                )
+            )
+    if not any(b.endswith(".rs") for b in basenames):
+        out.append(error("a rust-cpu kernel lists its `.rs` sources in `src`", (*path, "src")))
+    lib = name.replace("-", "_")
+    if not lib.isidentifier() or not lib.isascii():
+        out.append(error(f"the library name `{lib}` is not a Rust identifier", path))
+    return out
+
+
+def _name_collisions(build: model.Build) -> list[Problem]:
+    by_lib: dict[str, list[str]] = {}
+    for name in build.kernels:
+        by_lib.setdefault(name.replace("-", "_").lower(), []).append(name)
+    return [
+        error(
+            f"kernel names {one_of(sorted(names))} collide once `-` becomes `_` "
+            "(library and file names must differ)",
+            ("kernel", sorted(names)[1]),
+        )
+        for names in by_lib.values()
+        if len(names) > 1
+    ]
+
+
+# ------------------------------------------------------------------------ file system
+
+
+def files(build: model.Build, root: Path) -> list[Problem]:
+    """Every declared path exists and, symlinks resolved, stays inside `root`."""
+    out: list[Problem] = []
+    real_root = Path(os.path.realpath(root))
+    fw = build.framework
+    if isinstance(fw, (model.Torch, model.TvmFfi)):
+        out.extend(_paths(real_root, fw.src, (fw.table, "src"), want_dir=False))
+        out.extend(_paths(real_root, fw.include, (fw.table, "include"), want_dir=True))
+    for name, kernel in sorted(build.kernels.items()):
+        out.extend(_paths(real_root, kernel.src, ("kernel", name, "src"), want_dir=False))
+        out.extend(_paths(real_root, getattr(kernel, "include", []), ("kernel", name, "include"), want_dir=True))
+    package = python_package_dir(build)
+    init = real_root / package / "__init__.py"
+    if not init.is_file():
+        out.append(
+            error(
+                f"the Python package `{package}/__init__.py` is missing; the kernel's Python "
+                "module lives there",
+                (build.framework_table,) if build.framework is not None else ("general", "name"),
+            )
+        )
+    return out
+
+
+def python_package_dir(build: model.Build) -> str:
+    """Where the kernel's Python package lives, relative to the project root."""
+    ext = "tvm-ffi-ext" if isinstance(build.framework, model.TvmFfi) else "torch-ext"
+    return f"{ext}/{build.general.module_name}"
+
+
+def _paths(
+    root: Path, paths: list[str], base: tuple[str | int, ...], *, want_dir: bool
+) -> list[Problem]:
+    out = []
+    for index, rel in enumerate(paths):
+        full = root / rel
+        where = (*base, index)
+        real = Path(os.path.realpath(full))
+        if real != root and root not in real.parents:
+            out.append(error(f"`{rel}` resolves outside the project (to {real}); symlinks must stay inside it", where))
+        elif not full.exists():
+            kind = "directory" if want_dir else "file"
+            out.append(error(f"{kind} `{rel}` does not exist", where))
+        elif want_dir and not full.is_dir():
+            out.append(error(f"`{rel}` is not a directory", where))
+        elif not want_dir and not full.is_file():
+            out.append(error(f"`{rel}` is not a regular file", where))
+    return out
