@@ -75,7 +75,7 @@ _KEYWORDS = frozenset(
 _IDENTIFIER = re.compile(r"[a-zA-Z_][a-zA-Z0-9_'-]*")
 _UNREPRESENTABLE = re.compile("[\x00\ud800-\udfff]")
 # The lookahead escapes only a `$` that starts `${`, so `$${` becomes `$\${`.
-_NEEDS_ESCAPE = re.compile(r'[\\"\n\r\t]')
+_NEEDS_ESCAPE = re.compile(r'[\\"\n\r\t]|\$(?=\{)')
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t", "$": "\\$"}
 
 
