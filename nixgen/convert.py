@@ -285,7 +285,7 @@ def problems_from(exc: BaseException, path: tuple[PathPart, ...] = ()) -> list[P
                     field = fields.get(note.name)
                     sub_path = (*path, key_of(field) if field else note.name)
             if isinstance(sub, KeyError) and not isinstance(sub, ForbiddenExtraKeysError):
-                out.append(Problem(message="required key is missing", path=sub_path))
+                out.append(Problem(message="required key is missing", path=sub_path, at_key=True))
             elif isinstance(sub, ForbiddenExtraKeysError):
                 out.extend(_extra_keys(sub, path))
             else:
@@ -329,7 +329,7 @@ def _extra_keys(exc: ForbiddenExtraKeysError, path: tuple[PathPart, ...]) -> lis
                 break
         if message is None:
             message = f"unknown key `{key}`{did_you_mean(key, allowed)}; allowed keys: {one_of(allowed)}"
-        out.append(Problem(message=message, path=(*path, key)))
+        out.append(Problem(message=message, path=(*path, key), at_key=True))
     return out
 
 

@@ -77,6 +77,8 @@ class Problem:
     column: int | None = None
     severity: Severity = "error"
     hint: str | None = None
+    #: Locate at the key itself rather than at its value (unknown or misplaced keys).
+    at_key: bool = attrs.field(default=False, eq=False, repr=False)
 
     @property
     def key(self) -> str:

@@ -33,14 +33,14 @@ class Document:
     data: dict[str, Any]
 
     @cached_property
-    def positions(self) -> dict[positions.KeyPath, positions.Position]:
+    def positions(self) -> positions.Positions:
         return positions.scan(self.text)
 
     def locate(self, problem: Problem) -> Problem:
         """Fill in file, line and column of `problem` from its key path."""
         if problem.line is not None:
             return problem if problem.file else attrs.evolve(problem, file=self.display)
-        where = positions.locate(self.positions, problem.path)
+        where = self.positions.locate(problem.path, at_key=problem.at_key)
         line, column = where if where else (None, None)
         return problem.located(self.display, line, column)
 

@@ -24,6 +24,7 @@ class _Scanner:
         self.line = 1
         self.line_start = 0
         self.positions: dict[KeyPath, Position] = {}
+        self.values: dict[KeyPath, Position] = {}
         self.aot_counts: dict[KeyPath, int] = {}
 
     # -- low level ---------------------------------------------------------------------
@@ -158,6 +159,8 @@ class _Scanner:
         self.skip_ws()
         if self.peek() == "=":
             self.advance()
+        self.skip_ws()
+        self.values.setdefault(path, self.pos())
         self.read_value(path)
 
     def header(self) -> KeyPath:
@@ -209,19 +212,29 @@ def _unescape(scanner: _Scanner) -> str:
     return c
 
 
-def scan(text: str) -> dict[KeyPath, Position]:
+class Positions:
+    """Where keys start and where their values start."""
+
+    def __init__(self, keys: dict[KeyPath, Position], values: dict[KeyPath, Position]):
+        self.keys = keys
+        self.values = values
+
+    def locate(self, path: Sequence[str | int], *, at_key: bool = False) -> Position | None:
+        """Position of `path` (its value, unless `at_key`), or of its nearest recorded
+        ancestor when the path itself is absent: a missing key is reported at the table
+        that should hold it."""
+        path = tuple(path)
+        if not at_key and path in self.values:
+            return self.values[path]
+        while path:
+            if path in self.keys:
+                return self.keys[path]
+            path = path[:-1]
+        return None
+
+
+def scan(text: str) -> Positions:
     """Map every key path of a valid TOML document to the (line, column) where it starts."""
-    return _Scanner(text).scan()
-
-
-def locate(positions: dict[KeyPath, Position], path: Sequence[str | int]) -> Position | None:
-    """Position of `path`, or of its nearest recorded ancestor when the path itself is absent.
-
-    A missing key is reported at the table that should hold it.
-    """
-    path = tuple(path)
-    while path:
-        if path in positions:
-            return positions[path]
-        path = path[:-1]
-    return None
+    scanner = _Scanner(text)
+    scanner.scan()
+    return Positions(scanner.positions, scanner.values)

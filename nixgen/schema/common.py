@@ -94,6 +94,7 @@ def structure(document: dict[str, Any], layout: Layout) -> tuple[Raw | None, lis
                     message=f"unknown table `{key}`{did_you_mean(key, allowed)}; "
                     f"allowed top-level tables: {one_of(allowed)}",
                     path=(key,),
+                    at_key=True,
                 )
             )
     general = None
@@ -111,6 +112,7 @@ def structure(document: dict[str, Any], layout: Layout) -> tuple[Raw | None, lis
                 message=f"only one framework table is allowed, but both `[{present[0]}]` and "
                 f"`[{extra}]` are present",
                 path=(extra,),
+                at_key=True,
             )
         )
     framework = None

@@ -1,0 +1,84 @@
+"""Shared fixtures: the real-world corpus, project trees and a CLI runner."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from nixgen import model, project
+
+TESTS = Path(__file__).parent
+REPO = TESTS.parent
+CORPUS = TESTS / "corpus"
+CORPUS_FILES = sorted(CORPUS.glob("*.toml"))
+EXAMPLES = REPO / "examples"
+
+
+def corpus_id(path: Path) -> str:
+    return path.stem
+
+
+def materialize(build_toml: Path | str, root: Path) -> Path:
+    """A project tree for `build_toml`: the file itself plus an empty file for every path
+    it lists (and the Python package), so file checks and Nix file sets can see them."""
+    root.mkdir(parents=True, exist_ok=True)
+    text = Path(build_toml).read_text() if isinstance(build_toml, Path) else build_toml
+    (root / "build.toml").write_text(text)
+    loaded = project.read(root, check_files=False)
+    build = loaded.build
+    files = set(build.source_files())
+    dirs: set[str] = set()
+    fw = build.framework
+    if isinstance(fw, (model.Torch, model.TvmFfi)):
+        dirs.update(fw.include)
+    for kernel in build.kernels.values():
+        dirs.update(getattr(kernel, "include", []))
+    for rel in sorted(files):
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists():
+            path.write_text(f"// {rel}\n")
+    for rel in sorted(dirs):
+        (root / rel).mkdir(parents=True, exist_ok=True)
+    from nixgen.validate import python_package_dir
+
+    package = root / python_package_dir(build)
+    package.mkdir(parents=True, exist_ok=True)
+    (package / "__init__.py").touch()
+    return root
+
+
+@pytest.fixture
+def make_project(tmp_path: Path) -> Callable[..., Path]:
+    """Write a build.toml (text or corpus path) into a fresh directory, with its files."""
+    counter = iter(range(1_000_000))
+
+    def make(build_toml: Path | str, *, files: bool = True) -> Path:
+        root = tmp_path / f"project{next(counter)}"
+        if files:
+            return materialize(build_toml, root)
+        root.mkdir(parents=True)
+        text = Path(build_toml).read_text() if isinstance(build_toml, Path) else build_toml
+        (root / "build.toml").write_text(text)
+        return root
+
+    return make
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def copy_example(tmp_path: Path) -> Callable[[str], Path]:
+    def copy(name: str) -> Path:
+        target = tmp_path / name
+        shutil.copytree(EXAMPLES / name, target)
+        return target
+
+    return copy

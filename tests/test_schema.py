@@ -1,0 +1,372 @@
+"""Edition detection and strict structuring, one edition at a time."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from nixgen import load, model, project, schema
+from nixgen.errors import ProblemError
+
+BASE6 = """\
+[general]
+name = "relu"
+version = 1
+edition = 6
+license = "Apache-2.0"
+backends = ["cpu", "cuda"]
+
+[torch]
+src = ["torch-ext/torch_binding.cpp"]
+
+[kernel.relu_cuda]
+language = "cpp-cuda"
+depends = ["torch"]
+src = ["relu_cuda/relu.cu"]
+cuda-capabilities = ["8.0", "9.0"]
+
+[kernel.relu_rs]
+language = "rust-cpu"
+src = ["relu_rs/Cargo.toml", "relu_rs/src/lib.rs", "Cargo.lock"]
+features = ["fast"]
+"""
+
+
+def parse(text: str) -> model.Build:
+    document = load.parse(textwrap.dedent(text), load.Path("build.toml"), "build.toml")
+    return project.structure(document)[1]
+
+
+def problems(text: str) -> list[str]:
+    with pytest.raises(ProblemError) as info:
+        parse(text)
+    return [p.render() for p in info.value.errors]
+
+
+# ----------------------------------------------------------------------------- detection
+
+
+@pytest.mark.parametrize(
+    ("document", "edition"),
+    [
+        ({"general": {"name": "x", "edition": 6}}, 6),
+        ({"general": {"name": "x", "edition": 5}}, 5),
+        ({"general": {"name": "x", "backends": [], "version": 1, "license": "MIT"}}, 4),
+        ({"general": {"name": "x", "backends": [], "version": 1}}, 3),
+        ({"general": {"name": "x"}, "kernel": {"k": {"backend": "cuda"}}}, 2),
+        ({"general": {"name": "x", "universal": True}}, 2),
+        ({"general": {"name": "x"}, "kernel": {"k": {"src": []}}}, 1),
+    ],
+)
+def test_detect(document: dict, edition: int) -> None:
+    detected = schema.detect(document)
+    assert isinstance(detected, schema.Detected)
+    assert detected.edition == edition
+
+
+def test_unsupported_edition_is_named() -> None:
+    (message,) = problems('[general]\nname = "x"\nedition = 7\n')
+    assert "build.toml:3:11: error: general.edition: unsupported edition 7" in message
+
+
+def test_edition_must_be_an_integer() -> None:
+    (message,) = problems('[general]\nname = "x"\nedition = "6"\n')
+    assert "`edition` must be an integer" in message
+
+
+def test_edition6_language_without_edition_says_what_to_add() -> None:
+    text = BASE6.replace("edition = 6\n", "")
+    (message,) = problems(text)
+    assert "add `edition = 6`" in message
+
+
+# ------------------------------------------------------------------------------ edition 6
+
+
+def test_edition6_round_trip_model() -> None:
+    build = parse(BASE6)
+    assert build.general.name == "relu"
+    assert isinstance(build.framework, model.Torch)
+    cuda = build.kernels["relu_cuda"]
+    assert isinstance(cuda, model.CppCudaKernel)
+    assert cuda.cuda_capabilities == ["8.0", "9.0"]
+    rust = build.kernels["relu_rs"]
+    assert isinstance(rust, model.RustCpuKernel)
+    assert rust.features == ["fast"]
+    assert rust.manifest() == "relu_rs/Cargo.toml"
+    assert rust.lockfile() == "Cargo.lock"
+    assert model.backend_of(rust) == "cpu"
+
+
+def test_unknown_language_lists_allowed_and_closest() -> None:
+    (message,) = problems(BASE6.replace('language = "cpp-cuda"', 'language = "cpp-cdua"'))
+    assert "build.toml:12:12: error: kernel.relu_cuda.language: unknown language `cpp-cdua`" in message
+    assert "did you mean `cpp-cuda`?" in message
+    assert "`rust-cpu`" in message
+
+
+def test_missing_language() -> None:
+    (message,) = problems(BASE6.replace('language = "cpp-cuda"\n', ""))
+    assert "kernel.relu_cuda: missing `language`" in message
+
+
+@pytest.mark.parametrize(
+    ("line", "key", "owner"),
+    [
+        ('cuda-flags = ["-O3"]', "cuda-flags", "cpp-cuda"),
+        ('sycl-flags = ["-O3"]', "sycl-flags", "cpp-xpu"),
+        ('features = ["x"]', "features", "rust-cpu"),
+    ],
+)
+def test_impossible_field_for_language_is_a_type_error(line: str, key: str, owner: str) -> None:
+    text = BASE6 + f'\n[kernel.relu_cpu]\nlanguage = "cpp-cpu"\nsrc = ["a.cpp"]\n{line}\n'
+    (message,) = problems(text)
+    assert f"kernel.relu_cpu.{key}: `{key}` is not possible for language `cpp-cpu`" in message
+    assert f"it belongs to language `{owner}`" in message
+
+
+def test_rust_kernel_has_no_cxx_flags() -> None:
+    (message,) = problems(BASE6.replace('features = ["fast"]', 'cxx-flags = ["-O2"]'))
+    assert "`cxx-flags` is not possible for language `rust-cpu`" in message
+
+
+def test_unknown_key_names_closest() -> None:
+    (message,) = problems(BASE6.replace("cuda-capabilities", "cuda_capabilities"))
+    assert "unknown key `cuda_capabilities`; did you mean `cuda-capabilities`?" in message
+
+
+def test_number_is_not_a_string() -> None:
+    (message,) = problems(BASE6.replace('license = "Apache-2.0"', "license = 2"))
+    assert "build.toml:5:11: error: general.license: expected a string, got an integer `2`" in message
+
+
+def test_string_is_not_a_list() -> None:
+    (message,) = problems(BASE6.replace('src = ["relu_cuda/relu.cu"]', 'src = "relu_cuda/relu.cu"'))
+    assert "kernel.relu_cuda.src: expected an array, got a string" in message
+
+
+def test_bool_is_not_an_integer() -> None:
+    (message,) = problems(BASE6.replace("version = 1", "version = true"))
+    assert "general.version: expected an integer, got a boolean" in message
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    text = (
+        BASE6.replace("version = 1", 'version = "1"')
+        .replace('"8.0"', '"8.1"')
+        .replace('features = ["fast"]', 'feature = ["fast"]')
+    )
+    found = problems(text)
+    assert len(found) == 3
+    assert [m.split(": ")[2] for m in found] == [
+        "general.version",
+        "kernel.relu_cuda.cuda-capabilities[0]",
+        "kernel.relu_rs.feature",
+    ]
+
+
+def test_missing_required_key_points_at_its_table() -> None:
+    (message,) = problems(BASE6.replace('license = "Apache-2.0"\n', ""))
+    assert message.startswith("build.toml:1:2: error: general.license: required key is missing")
+
+
+@pytest.mark.parametrize(
+    ("name", "ok"),
+    [("relu", True), ("my-kernel2", True), ("Relu", False), ("relu_", False), ("r", False), ("-r", False)],
+)
+def test_project_name_rule(name: str, ok: bool) -> None:
+    text = BASE6.replace('name = "relu"', f'name = "{name}"')
+    if ok:
+        assert parse(text).general.name == name
+    else:
+        (message,) = problems(text)
+        assert f"invalid name `{name}`" in message and "`my-kernel`" in message
+
+
+@pytest.mark.parametrize(
+    ("path", "fragment"),
+    [
+        ("/etc/passwd", "absolute path"),
+        ("../outside.cu", "leaves the project"),
+        ("a/../../b.cu", "leaves the project"),
+        ("src/*.cu", "glob character"),
+        ("a//b.cu", "empty or `.` segment"),
+        ("a\\\\b.cu", "uses `\\`"),
+        ("", "empty path"),
+    ],
+)
+def test_paths_stay_in_the_project(path: str, fragment: str) -> None:
+    (message,) = problems(BASE6.replace('"relu_cuda/relu.cu"', f'"{path}"'))
+    assert "kernel.relu_cuda.src[0]" in message and fragment in message
+
+
+def test_include_may_be_the_project_root() -> None:
+    text = BASE6.replace('src = ["relu_cuda/relu.cu"]', 'src = ["relu_cuda/relu.cu"]\ninclude = ["."]')
+    assert parse(text).kernels["relu_cuda"].include == ["."]
+
+
+@pytest.mark.parametrize("capability", ["9.0a", "10.0f", "12.0"])
+def test_known_capabilities(capability: str) -> None:
+    text = BASE6.replace('"8.0", "9.0"', f'"{capability}"')
+    assert parse(text).kernels["relu_cuda"].cuda_capabilities == [capability]
+
+
+def test_depends_per_language() -> None:
+    text = BASE6.replace('features = ["fast"]', 'depends = ["torch"]')
+    (message,) = problems(text)
+    assert "kernel.relu_rs.depends[0]: no value is allowed here" in message
+    cutlass_on_cpu = BASE6 + '\n[kernel.c]\nlanguage = "cpp-cpu"\nsrc = ["c.cpp"]\ndepends = ["cutlass_3_6"]\n'
+    (message,) = problems(cutlass_on_cpu)
+    assert "kernel.c.depends[0]: unknown value `cutlass_3_6`; expected one of `torch`" in message
+
+
+def test_two_frameworks_are_rejected() -> None:
+    (message,) = problems(BASE6 + '\n[tvm-ffi]\nsrc = ["b.cpp"]\n')
+    assert "only one framework table is allowed" in message and "tvm-ffi" in message
+
+
+def test_unknown_top_level_table() -> None:
+    (message,) = problems(BASE6 + "\n[kernels.x]\nsrc = []\n")
+    assert "unknown table `kernels`; did you mean `kernel`?" in message
+
+
+def test_stable_abi_version_or_table() -> None:
+    single = parse(BASE6.replace("[torch]\n", '[torch]\nstable-abi = "2.11"\n'))
+    assert single.framework.stable_abi_for("cuda") == "2.11"
+    table = parse(BASE6 + '\n[torch.stable-abi]\ncuda = "2.11"\n')
+    assert table.framework.stable_abi_for("cuda") == "2.11"
+    assert table.framework.stable_abi_for("cpu") is None
+    (message,) = problems(BASE6.replace("[torch]\n", "[torch]\nstable-abi = 2\n"))
+    assert "torch.stable-abi: expected a Torch version" in message
+
+
+def test_kernel_depends_inline_tables() -> None:
+    text = BASE6.replace(
+        'backends = ["cpu", "cuda"]',
+        'backends = ["cpu", "cuda"]\nkernel-depends = [{ repo-id = "org/k", version = 2 }]',
+    )
+    (dep,) = parse(text).general.kernel_depends
+    assert (dep.repo_id, dep.version, dep.revision) == ("org/k", 2, None)
+
+
+def test_nul_in_string_is_rejected() -> None:
+    (message,) = problems(BASE6.replace('license = "Apache-2.0"', 'license = "a\\u0000b"'))
+    assert "NUL character" in message
+
+
+# --------------------------------------------------------------------------- old editions
+
+V5 = """\
+[general]
+name = "relu"
+version = 1
+edition = 5
+license = "Apache-2.0"
+backends = ["cuda", "rocm"]
+
+[torch]
+src = ["torch-ext/torch_binding.cpp"]
+
+[kernel.relu]
+backend = "cuda"
+depends = ["torch"]
+src = ["relu_cuda/relu.cu"]
+cuda-minver = "12.8"
+
+[kernel.relu_rocm]
+backend = "rocm"
+depends = ["torch"]
+rocm-archs = ["gfx942"]
+src = ["relu_cuda/relu.cu"]
+"""
+
+
+def test_edition5_upgrades_backend_to_language() -> None:
+    build = parse(V5)
+    assert build.general.edition == 6
+    assert build.kernels["relu"].language == "cpp-cuda"
+    assert build.kernels["relu"].cuda_minver == "12.8"
+    assert build.kernels["relu_rocm"].language == "cpp-rocm"
+
+
+def test_edition5_errors_speak_edition5() -> None:
+    (message,) = problems(V5.replace('backend = "rocm"', 'backend = "rcom"'))
+    assert "kernel.relu_rocm.backend: unknown backend `rcom`; did you mean `rocm`?" in message
+
+
+def test_edition5_depends_is_required_like_the_anchor() -> None:
+    (message,) = problems(V5.replace('depends = ["torch"]\nsrc = ["relu_cuda/relu.cu"]\ncuda', 'src = ["relu_cuda/relu.cu"]\ncuda'))
+    assert "kernel.relu.depends: required key is missing" in message
+
+
+def test_edition1_hipify_expands_into_two_kernels() -> None:
+    build = parse(
+        """\
+        [general]
+        name = "old_kernel"
+        [torch]
+        src = ["torch-ext/b.cpp"]
+        [kernel.act]
+        language = "cuda-hipify"
+        depends = ["torch"]
+        src = ["act/act.cu"]
+        rocm-archs = ["gfx90a"]
+        cuda-capabilities = ["8.0"]
+        """
+    )
+    assert build.general.name == "old-kernel"
+    assert build.general.module_name == "old_kernel"
+    assert sorted(build.general.backends) == ["cuda", "rocm"]
+    assert build.kernels["act"].language == "cpp-cuda"
+    assert build.kernels["act_rocm"].language == "cpp-rocm"
+    assert build.kernels["act_rocm"].rocm_archs == ["gfx90a"]
+    assert build.general.license == "NOASSERTION"
+
+
+def test_edition2_universal_and_cuda_bounds() -> None:
+    build = parse(
+        """\
+        [general]
+        name = "cute"
+        universal = true
+        cuda-minver = "12.8"
+        python-depends = ["nvidia-cutlass-dsl", "einops"]
+        """
+    )
+    assert build.general.backends == ["cpu", "cuda", "metal", "rocm", "xpu"]
+    assert isinstance(build.framework, model.TorchNoarch)
+    assert build.general.cuda.minver == "12.8"
+    assert build.general.cuda.python_depends == ["nvidia-cutlass-dsl"]
+    assert build.general.python_depends == ["einops"]
+
+
+def test_edition2_renames_cutlass_sycl() -> None:
+    build = parse(
+        """\
+        [general]
+        name = "fa"
+        [torch]
+        src = ["b.cpp"]
+        [kernel.x]
+        backend = "xpu"
+        depends = ["torch", "cutlass_sycl"]
+        src = ["x.cpp"]
+        """
+    )
+    assert build.kernels["x"].depends == ["torch", "sycl_tla"]
+
+
+def test_edition4_torch_noarch_snake_keys() -> None:
+    build = parse(
+        """\
+        [general]
+        name = "tri"
+        version = 1
+        license = "MIT"
+        backends = ["cuda"]
+        [torch-noarch]
+        cuda_capabilities = ["9.0"]
+        """
+    )
+    assert build.framework.cuda_capabilities == ["9.0"]
