@@ -155,5 +155,51 @@ def show(project: Path, defaults: bool, no_file_checks: bool) -> None:
     emit_json(v6.to_document(loaded.build, defaults=defaults))
 
 
+def _license_value(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None and not value.strip():
+        raise click.BadParameter("must be a license identifier such as `Apache-2.0`")
+    return value.strip() if value is not None else None
+
+
+@main.command()
+@project_argument
+@click.option("--check", is_flag=True, help="Exit 1 when the file needs migrating; write nothing.")
+@click.option(
+    "--diff", "show_diff", is_flag=True, help="Print the changes as a diff; write nothing."
+)
+@click.option(
+    "--license",
+    "license_",
+    metavar="SPDX",
+    callback=_license_value,
+    help="License for a file that has none (instead of `NOASSERTION`).",
+)
+@handle_errors
+def migrate(project: Path, check: bool, show_diff: bool, license_: str | None) -> None:
+    """Rewrite PROJECT's build.toml as edition 6, keeping its comments and layout.
+
+    Only what edition 6 changes is edited; an edition-6 file is left as it is. The file is
+    replaced atomically. With --check or --diff nothing is written.
+    """
+    from nixgen import migrate as migrate_mod
+
+    migration = migrate_mod.plan(project, license=license_)
+    print_problems(migration.warnings)
+    display = migration.document.display
+    if not migration.changed:
+        click.echo(f"{display}: already edition 6; nothing to do")
+        return
+    if show_diff:
+        click.echo(migration.diff(), nl=False)
+    if check or show_diff:
+        # with --diff, stdout carries the diff alone (so that it can be piped to `git apply`)
+        click.echo(f"would migrate {display} {migration.reason}", err=show_diff)
+        if check:
+            sys.exit(1)
+        return
+    migrate_mod.write(migration)
+    click.echo(f"migrated {display} {migration.reason}")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

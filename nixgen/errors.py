@@ -18,10 +18,12 @@ import attrs
 
 Severity = Literal["error", "warning"]
 
-#: Exit status for input the user must fix (invalid build.toml, stale output with --check).
+#: Exit status for input the user must fix: an invalid build.toml, an unwritable output.
 EXIT_INVALID = 2
-#: Exit status for nixgen's own failures (a bug, an unwritable directory, a missing tool).
+#: Exit status for nixgen's own failures (a bug, a missing tool), and for `--check` when
+#: files on disk are stale (like `git diff --exit-code`).
 EXIT_INTERNAL = 1
+EXIT_STALE = 1
 
 PathPart = str | int
 

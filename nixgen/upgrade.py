@@ -74,7 +74,7 @@ def _missing_license(general: dict[str, Any], warnings: list[Problem]) -> None:
             warning(
                 f"`license` is missing; using `{UNKNOWN_LICENSE}` (set the real license, "
                 "e.g. `Apache-2.0`, or pass `nixgen migrate --license`)",
-                ("general",),
+                ("general", "license"),
             )
         )
 
@@ -175,11 +175,11 @@ def from_v3_to_v5(raw: Raw, warnings: list[Problem], edition: int) -> dict[str, 
         general["name"] = _legacy_name(general["name"], warnings)
         if "version" not in general:
             general["version"] = 1
-            warnings.append(warning("`version` is missing; using 1", ("general",)))
+            warnings.append(warning("`version` is missing; using 1", ("general", "version")))
         _missing_license(general, warnings)
     general["edition"] = 6
     framework = _framework(raw, False, kernels)
-    if not framework:
+    if not framework and not kernels:
         framework = {"torch-noarch": {}}
     return {"general": _ordered_general(general), **framework, "kernel": kernels}
 
