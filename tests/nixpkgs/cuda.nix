@@ -1,0 +1,399 @@
+# CUDA package sets: cudaPackages_12_6, cudaPackages_13_0, cudaPackages_13_2 and
+# cudaPackages (= cudaPackages_13_0).
+#
+# Copies: the scope shape and attribute names of pkgs/top-level/cuda-packages.nix
+# (cudaMajorMinorVersion, cudaMajorVersion, cudaVersion, cudaOlder, cudaAtLeast, callPackage,
+# overrideScope), pkgs/development/cuda-modules/packages/cudaFlags.nix (`flags`, same
+# formatting), packages/backendStdenv.nix (passthru cudaCapabilities, cudaForwardCompat,
+# supported/default capabilities, the capability assertions and their messages), the
+# component names cuda_nvcc, cuda_cudart, cuda_cccl/cccl, libcublas, … with
+# meta.license = nvidiaCudaRedist (so the unfree gate refuses them without
+# config.allowUnfree) and meta.platforms = Linux.
+#
+# Stand-in: all three sets use the ONE host toolkit (host.nix `cuda`, CUDA 13.0 here); only
+# their version numbers differ. Components symlink the host CUDA prefix; libraries the host
+# lacks (cuBLAS, cuSOLVER, …) are empty directories. The capability table below is a
+# transcription of the facts nixpkgs' _cuda.db holds for these capabilities.
+{
+  lib,
+  final,
+  host,
+  config,
+  hostPlatform,
+  ...
+}:
+let
+  hostCuda = host.cuda or null;
+
+  # capability -> { archName; min; max; isJetson; isArchitectureSpecific; isFamilySpecific;
+  #                 dontDefaultAfter }
+  cap =
+    archName: min: max: extra:
+    {
+      inherit archName min max;
+      isJetson = false;
+      isArchitectureSpecific = false;
+      isFamilySpecific = false;
+      dontDefaultAfter = null;
+    }
+    // extra;
+  capabilityDb = {
+    "5.0" = cap "Maxwell" "10.0" "12.9" { dontDefaultAfter = "11.0"; };
+    "5.2" = cap "Maxwell" "10.0" "12.9" { dontDefaultAfter = "11.0"; };
+    "5.3" = cap "Maxwell" "10.0" "12.9" { isJetson = true; };
+    "6.0" = cap "Pascal" "10.0" "12.9" { dontDefaultAfter = "11.0"; };
+    "6.1" = cap "Pascal" "10.0" "12.9" { dontDefaultAfter = "11.0"; };
+    "6.2" = cap "Pascal" "10.0" "12.9" { isJetson = true; };
+    "7.0" = cap "Volta" "10.0" "12.9" { dontDefaultAfter = "11.0"; };
+    "7.2" = cap "Volta" "10.0" "12.9" { isJetson = true; };
+    "7.5" = cap "Turing" "10.0" null { };
+    "8.0" = cap "Ampere" "11.2" null { };
+    "8.6" = cap "Ampere" "11.2" null { };
+    "8.7" = cap "Ampere" "11.5" null { isJetson = true; };
+    "8.9" = cap "Ada" "11.8" null { };
+    "9.0" = cap "Hopper" "11.8" null { };
+    "9.0a" = cap "Hopper" "12.0" null { isArchitectureSpecific = true; };
+    "10.0" = cap "Blackwell" "12.8" null { };
+    "10.0a" = cap "Blackwell" "12.8" null { isArchitectureSpecific = true; };
+    "10.0f" = cap "Blackwell" "12.9" null { isFamilySpecific = true; };
+    "10.1" = cap "Blackwell" "12.8" "12.9" { };
+    "10.1a" = cap "Blackwell" "12.8" "12.9" { isArchitectureSpecific = true; };
+    "10.3" = cap "Blackwell" "12.9" null { };
+    "10.3a" = cap "Blackwell" "12.9" null { isArchitectureSpecific = true; };
+    "11.0" = cap "Blackwell" "13.0" null { };
+    "11.0a" = cap "Blackwell" "13.0" null { isArchitectureSpecific = true; };
+    "12.0" = cap "Blackwell" "12.8" null { };
+    "12.0a" = cap "Blackwell" "12.8" null { isArchitectureSpecific = true; };
+    "12.0f" = cap "Blackwell" "12.9" null { isFamilySpecific = true; };
+    "12.1" = cap "Blackwell" "12.9" null { };
+    "12.1a" = cap "Blackwell" "12.9" null { isArchitectureSpecific = true; };
+  };
+  allSortedCudaCapabilities = lib.sort (a: b: builtins.compareVersions a b < 0) (
+    builtins.attrNames capabilityDb
+  );
+
+  dropDot = ver: builtins.replaceStrings [ "." ] [ "" ] ver;
+
+  mkCudaPackages =
+    {
+      cudaMajorMinorVersion,
+      nvccVersion,
+    }:
+    let
+      isSupported =
+        c:
+        let
+          info = capabilityDb.${c};
+        in
+        lib.versionAtLeast cudaMajorMinorVersion info.min
+        && (info.max == null || !(lib.versionOlder info.max cudaMajorMinorVersion));
+      isDefault =
+        c:
+        let
+          info = capabilityDb.${c};
+        in
+        isSupported c
+        && !info.isJetson
+        && !info.isArchitectureSpecific
+        && !info.isFamilySpecific
+        && (info.dontDefaultAfter == null || lib.versionAtLeast info.dontDefaultAfter cudaMajorMinorVersion);
+      supportedCudaCapabilities = builtins.filter isSupported allSortedCudaCapabilities;
+      defaultCudaCapabilities = builtins.filter isDefault allSortedCudaCapabilities;
+      requestedCapabilities =
+        if config.cudaCapabilities or [ ] != [ ] then config.cudaCapabilities else defaultCudaCapabilities;
+      cudaForwardCompat = config.cudaForwardCompat or true;
+
+      # cudaFlags.nix
+      cudaComputeCapabilityToName = lib.genAttrs supportedCudaCapabilities (c: capabilityDb.${c}.archName);
+      archMapper = feat: map (c: "${feat}_${dropDot c}");
+      gencodeMapper = feat: map (c: "-gencode=arch=compute_${dropDot c},code=${feat}_${dropDot c}");
+      formatCapabilities =
+        {
+          cudaCapabilities,
+          enableForwardCompat ? true,
+        }:
+        rec {
+          inherit cudaCapabilities enableForwardCompat;
+          archNames = lib.unique (map (c: cudaComputeCapabilityToName.${c} or "sm_${dropDot c}") cudaCapabilities);
+          realArches = archMapper "sm" cudaCapabilities;
+          virtualArches = archMapper "compute" cudaCapabilities;
+          arches = realArches ++ lib.optional enableForwardCompat (lib.last virtualArches);
+          gencode =
+            gencodeMapper "sm" cudaCapabilities
+            ++ lib.optionals enableForwardCompat (gencodeMapper "compute" [ (lib.last cudaCapabilities) ]);
+          gencodeString = lib.concatStringsSep " " gencode;
+          cmakeCudaArchitecturesString = lib.concatMapStringsSep ";" dropDot cudaCapabilities;
+          isJetsonBuild =
+            let
+              jetson = builtins.filter (c: capabilityDb.${c}.isJetson or false) cudaCapabilities;
+            in
+            jetson != [ ] && hostPlatform.isAarch64;
+        };
+      flags =
+        {
+          inherit formatCapabilities cudaComputeCapabilityToName dropDot;
+          defaultCapabilities = defaultCudaCapabilities;
+          supportedCapabilities = supportedCudaCapabilities;
+          cudaArchNameToVersions = lib.groupBy' (vs: c: vs ++ [ c ]) [ ] (
+            c: capabilityDb.${c}.archName
+          ) supportedCudaCapabilities;
+          jetsonComputeCapabilities = builtins.filter (c: capabilityDb.${c}.isJetson) allSortedCudaCapabilities;
+        }
+        // formatCapabilities {
+          cudaCapabilities = requestedCapabilities;
+          enableForwardCompat = cudaForwardCompat;
+        };
+
+      # backendStdenv.nix
+      jetsonRequested = builtins.filter (c: capabilityDb.${c}.isJetson or false) requestedCapabilities;
+      unrecognized = lib.subtractLists allSortedCudaCapabilities requestedCapabilities;
+      known = lib.intersectLists allSortedCudaCapabilities requestedCapabilities;
+      tooOld = builtins.filter (
+        c: capabilityDb.${c}.max != null && lib.versionOlder capabilityDb.${c}.max cudaMajorMinorVersion
+      ) known;
+      tooNew = builtins.filter (c: lib.versionOlder cudaMajorMinorVersion capabilityDb.${c}.min) known;
+      assertions = [
+        {
+          message = "Requested unrecognized CUDA capabilities: ${builtins.toJSON unrecognized}";
+          assertion = unrecognized == [ ];
+        }
+        {
+          message = "Requested CUDA capabilities which are too old for CUDA ${cudaMajorMinorVersion}: ${builtins.toJSON tooOld}";
+          assertion = tooOld == [ ];
+        }
+        {
+          message = "Requested CUDA capabilities which are too new for CUDA ${cudaMajorMinorVersion}: ${builtins.toJSON tooNew}";
+          assertion = tooNew == [ ];
+        }
+        {
+          message = "Requested Jetson CUDA capabilities (${builtins.toJSON jetsonRequested}) require hostPlatform (${hostPlatform.system}) to be aarch64-linux";
+          assertion = jetsonRequested != [ ] -> hostPlatform.system == "aarch64-linux";
+        }
+        {
+          message = "Requested pre-Thor (10.1) Jetson CUDA capabilities (${builtins.toJSON jetsonRequested}) cannot be specified with other capabilities (${
+            builtins.toJSON (lib.subtractLists jetsonRequested requestedCapabilities)
+          })";
+          assertion = jetsonRequested != [ ] -> jetsonRequested == requestedCapabilities;
+        }
+      ];
+      failedAssertionsString = lib.concatMapStrings (a: "\n- ${a.message}") (
+        builtins.filter (a: !a.assertion) assertions
+      );
+      mkVersionedName = name: version: "${name}_${builtins.replaceStrings [ "." ] [ "_" ] version}";
+      passthruExtra = {
+        nvccHostCCMatchesStdenvCC = true;
+        hostNixSystem = hostPlatform.system;
+        hostRedistSystem =
+          if hostPlatform.system == "x86_64-linux" then
+            "linux-x86_64"
+          else if hostPlatform.system == "aarch64-linux" then
+            (if jetsonRequested != [ ] then "linux-aarch64" else "linux-sbsa")
+          else
+            "unsupported";
+        inherit cudaForwardCompat supportedCudaCapabilities defaultCudaCapabilities;
+        cudaCapabilities = requestedCapabilities;
+        requestedJetsonCudaCapabilities = jetsonRequested;
+        hasJetsonCudaCapability = jetsonRequested != [ ];
+        requestedArchitectureSpecificCudaCapabilities = builtins.filter (
+          c: capabilityDb.${c}.isArchitectureSpecific or false
+        ) requestedCapabilities;
+        hasArchitectureSpecificCudaCapability = passthruExtra.requestedArchitectureSpecificCudaCapabilities != [ ];
+        requestedFamilySpecificCudaCapabilities = builtins.filter (
+          c: capabilityDb.${c}.isFamilySpecific or false
+        ) requestedCapabilities;
+        hasFamilySpecificCudaCapability = passthruExtra.requestedFamilySpecificCudaCapabilities != [ ];
+      };
+      backendStdenv =
+        assert lib.assertMsg (failedAssertionsString == "") "${mkVersionedName "cudaPackages" cudaMajorMinorVersion}.backendStdenv has failed assertions:${failedAssertionsString}";
+        final.stdenv // passthruExtra;
+
+      componentVersion = if cudaMajorMinorVersion == "13.0" then nvccVersion else "${cudaMajorMinorVersion}.0";
+
+      # One redistributable component, symlinking parts of the host CUDA prefix.
+      #   links: [ "include" "lib" … ] (dirs of the prefix), wrapBins: executables exec-wrapped
+      #   in bin/, empty: the host lacks this component (empty include/ and lib/).
+      mkComponent =
+        {
+          pname,
+          links ? [ ],
+          wrapBins ? [ ],
+          empty ? false,
+          unavailable ? null,
+          description ? "CUDA component ${pname}",
+        }:
+        final.stdenvNoCC.mkDerivation (finalAttrs: {
+          inherit pname;
+          version = componentVersion;
+          name = "cuda${cudaMajorMinorVersion}-${pname}-${componentVersion}";
+          env = {
+            cudaPrefix = hostCuda.prefix or "";
+            linkDirs = toString links;
+            wrapBinsList = toString wrapBins;
+            emptyStub = if empty then "1" else "";
+            wrapperShell = final.runtimeShell;
+            unavailableReason = if unavailable == null then "" else unavailable;
+          };
+          buildCommand = ''
+            if [ -n "$unavailableReason" ]; then
+              echo "stub-nixpkgs: ${pname} is not available on this machine: $unavailableReason" >&2
+              exit 1
+            fi
+            mkdir -p $out/nix-support
+            if [ -n "$emptyStub" ]; then
+              mkdir -p $out/include $out/lib
+              echo "empty stand-in: the host CUDA toolkit has no ${pname}" > $out/nix-support/stub-note
+              exit 0
+            fi
+            if [ -z "$cudaPrefix" ]; then
+              echo "stub-nixpkgs: ${pname}: no CUDA toolkit was found on this machine (host.nix cuda = null)" >&2
+              exit 1
+            fi
+            for d in $linkDirs; do
+              if [ -e "$cudaPrefix/$d" ]; then ln -s "$cudaPrefix/$d" "$out/$d"; fi
+            done
+            if [ -n "$wrapBinsList" ]; then
+              mkdir -p $out/bin
+              for b in $wrapBinsList; do
+                if [ ! -x "$cudaPrefix/bin/$b" ]; then
+                  echo "stub-nixpkgs: ${pname}: $cudaPrefix/bin/$b does not exist" >&2
+                  exit 1
+                fi
+                printf '#!%s\nexec %q "$@"\n' "$wrapperShell" "$cudaPrefix/bin/$b" > "$out/bin/$b"
+                chmod +x "$out/bin/$b"
+              done
+            fi
+          '';
+          passthru =
+            let
+              self = finalAttrs.finalPackage;
+            in
+            {
+              # Real components are multi-output; here every output is the one store path.
+              dev = self;
+              lib = self;
+              bin = self;
+              include = self;
+              static = self;
+              stubs = self;
+              inherit cudaMajorMinorVersion;
+            };
+          meta = {
+            inherit description;
+            license = lib.licenses.nvidiaCudaRedist;
+            platforms = [
+              "x86_64-linux"
+              "aarch64-linux"
+            ];
+          };
+        });
+
+      emptyComponents = [
+        "libcublas"
+        "libcusolver"
+        "libcusparse"
+        "libcusparse_lt"
+        "libcufft"
+        "libcurand"
+        "libnvjitlink"
+        "libcufile"
+        "cuda_nvrtc"
+        "cudnn"
+        "nccl"
+        "cutensor"
+        "libnpp"
+      ];
+    in
+    lib.makeScope final.newScope (
+      self:
+      {
+        inherit
+          cudaMajorMinorVersion
+          flags
+          backendStdenv
+          ;
+        cudaMajorVersion = lib.versions.major cudaMajorMinorVersion;
+        cudaVersion = cudaMajorMinorVersion;
+        cudaOlder = lib.versionOlder cudaMajorMinorVersion;
+        cudaAtLeast = lib.versionAtLeast cudaMajorMinorVersion;
+        cudaFlags = flags;
+        pkgs = final;
+
+        cuda_nvcc = mkComponent {
+          pname = "cuda_nvcc";
+          links = [
+            "include"
+            "lib"
+            "nvvm"
+          ];
+          wrapBins = [
+            "nvcc"
+            "ptxas"
+            "nvlink"
+            "fatbinary"
+            "cudafe++"
+            "bin2c"
+          ];
+          description = "CUDA compiler driver (stand-in: the host nvcc)";
+        };
+        cuda_cudart = mkComponent {
+          pname = "cuda_cudart";
+          links = [
+            "include"
+            "lib"
+          ];
+          description = "CUDA runtime (stand-in: the host libcudart)";
+        };
+        cuda_cccl = mkComponent {
+          pname = "cuda_cccl";
+          links = [ "include" ];
+          description = "CUDA C++ Core Libraries (stand-in: the host headers)";
+        };
+        cuda_cupti = mkComponent {
+          pname = "cuda_cupti";
+          links = [
+            "include"
+            "lib"
+          ];
+        };
+        cuda_nvtx = mkComponent {
+          pname = "cuda_nvtx";
+          links = [ "include" ];
+        };
+        cuda_profiler_api = mkComponent {
+          pname = "cuda_profiler_api";
+          links = [ "include" ];
+        };
+        cuda_cuobjdump = mkComponent {
+          pname = "cuda_cuobjdump";
+          unavailable = "the host CUDA toolkit has no cuobjdump";
+        };
+        cccl = self.cuda_cccl;
+      }
+      // lib.genAttrs emptyComponents (
+        pname:
+        mkComponent {
+          inherit pname;
+          empty = true;
+        }
+      )
+    );
+
+  nvccVersion = hostCuda.version or "13.0.88";
+in
+{
+  cudaPackages_12_6 = mkCudaPackages {
+    cudaMajorMinorVersion = "12.6";
+    inherit nvccVersion;
+  };
+  cudaPackages_13_0 = mkCudaPackages {
+    cudaMajorMinorVersion = "13.0";
+    inherit nvccVersion;
+  };
+  cudaPackages_13_2 = mkCudaPackages {
+    cudaMajorMinorVersion = "13.2";
+    inherit nvccVersion;
+  };
+  cudaPackages_12 = final.cudaPackages_12_6;
+  cudaPackages_13 = final.cudaPackages_13_0;
+  cudaPackages = final.cudaPackages_13_0;
+}

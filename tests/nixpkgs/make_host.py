@@ -1,0 +1,227 @@
+"""Write ``host.nix`` for the stub nixpkgs: the machine paths its stand-ins link to.
+
+The stub nixpkgs (this directory) never names a machine path itself. Everything it needs
+from the machine -- the shell, the PATH to find build tools in, the C/C++ compiler, the Rust
+toolchain, the CUDA prefix, the Python interpreter with its include directory and the torch
+package directory -- is detected here and written to ``host.nix`` (git-ignored). A tool
+that is missing becomes ``null``: evaluation still works, and only a build that needs the
+tool fails, with a message naming it.
+
+Standard library only. Usage::
+
+    python tests/nixpkgs/make_host.py [STUB_DIR] [--python PYTHON]
+
+or ``write_host(stub_dir, python=sys.executable)`` from Python.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+NixValue = None | bool | int | str | list["NixValue"] | dict[str, "NixValue"]
+
+_STANDARD_PATH = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin")
+
+_PYTHON_PROBE = r"""
+import importlib.util, json, platform, re, sysconfig
+paths = sysconfig.get_paths()
+include = paths.get("include") or sysconfig.get_config_var("INCLUDEPY")
+torch_dir = torch_version = None
+spec = importlib.util.find_spec("torch")
+if spec is not None and spec.submodule_search_locations:
+    torch_dir = list(spec.submodule_search_locations)[0]
+    try:
+        text = open(torch_dir + "/version.py", encoding="utf-8").read()
+        m = re.search(r"__version__\s*=\s*['\"]([^'\"]+)['\"]", text)
+        torch_version = m.group(1) if m else None
+    except OSError:
+        pass
+print(json.dumps({
+    "version": platform.python_version(),
+    "include": include,
+    "torch_dir": torch_dir,
+    "torch_version": torch_version,
+}))
+"""
+
+
+def _run(*args: str) -> str | None:
+    """Return the stdout of a command, or None when it cannot run or fails."""
+    try:
+        done = subprocess.run(args, capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _which(name: str, path: str) -> str | None:
+    return shutil.which(name, path=path)
+
+
+def _search_path() -> list[str]:
+    dirs: list[str] = []
+    for d in [*os.environ.get("PATH", "").split(os.pathsep), *_STANDARD_PATH]:
+        if d and os.path.isabs(d) and os.path.isdir(d) and d not in dirs:
+            dirs.append(d)
+    return dirs
+
+
+def _detect_cc(path: str) -> dict[str, NixValue] | None:
+    gcc, gxx = _which("gcc", path), _which("g++", path)
+    if gcc is None or gxx is None:
+        return None
+    cpp = _which("cpp", path)
+    version = (_run(gxx, "-dumpfullversion") or _run(gxx, "-dumpversion") or "0").strip()
+    return {
+        "gcc": os.path.realpath(gcc),
+        "gxx": os.path.realpath(gxx),
+        "cpp": os.path.realpath(cpp) if cpp else None,
+        "version": version,
+    }
+
+
+def _detect_rust(path: str) -> dict[str, NixValue] | None:
+    rustc = _which("rustc", path)
+    if rustc is None:
+        return None
+    sysroot = (_run(rustc, "--print", "sysroot") or "").strip()
+    if not sysroot or not os.path.isfile(os.path.join(sysroot, "bin", "cargo")):
+        return None
+    version_line = _run(os.path.join(sysroot, "bin", "rustc"), "--version") or ""
+    m = re.search(r"rustc (\S+)", version_line)
+    rustup_home = os.environ.get("RUSTUP_HOME") or os.path.expanduser("~/.rustup")
+    under_rustup = os.path.realpath(sysroot).startswith(os.path.realpath(rustup_home) + os.sep)
+    return {
+        "toolchainBin": os.path.join(sysroot, "bin"),
+        "rustupHome": rustup_home if under_rustup else None,
+        "toolchain": os.path.basename(sysroot) if under_rustup else None,
+        "cargoHome": os.environ.get("CARGO_HOME") or os.path.expanduser("~/.cargo"),
+        "version": m.group(1) if m else "0",
+    }
+
+
+def _detect_cuda(path: str) -> dict[str, NixValue] | None:
+    nvcc = _which("nvcc", path)
+    prefix = None
+    if nvcc is not None:
+        # nvcc reports where its real binary lives; wrappers (a script that execs it) and
+        # symlinks both resolve this way.
+        dry = subprocess.run(
+            [nvcc, "--dryrun", "-c", "-x", "cu", os.devnull, "-o", os.devnull],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        m = re.search(r"^#\$ _HERE_=(\S+)$", dry.stdout + dry.stderr, re.MULTILINE)
+        if m:
+            prefix = os.path.realpath(os.path.dirname(m.group(1)))
+        else:
+            prefix = os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
+    else:
+        for var in ("CUDA_HOME", "CUDA_PATH"):
+            if os.environ.get(var) and os.path.isfile(os.path.join(os.environ[var], "bin", "nvcc")):
+                prefix = os.path.realpath(os.environ[var])
+                break
+    if prefix is None or not os.path.isfile(os.path.join(prefix, "bin", "nvcc")):
+        return None
+    version_text = _run(os.path.join(prefix, "bin", "nvcc"), "--version") or ""
+    m = re.search(r"V(\d+\.\d+\.\d+)", version_text)
+    return {"prefix": prefix, "version": m.group(1) if m else "0"}
+
+
+def _detect_python(python: str) -> tuple[dict[str, NixValue] | None, dict[str, NixValue] | None]:
+    out = _run(python, "-c", _PYTHON_PROBE)
+    if out is None:
+        return None, None
+    info = json.loads(out)
+    include = info["include"] if info["include"] and os.path.isdir(info["include"]) else None
+    py = {
+        "executable": os.path.abspath(python),
+        "version": info["version"],
+        "include": include,
+    }
+    torch = None
+    if info["torch_dir"] and os.path.isdir(os.path.join(info["torch_dir"], "include")):
+        torch = {"dir": os.path.realpath(info["torch_dir"]), "version": info["torch_version"]}
+    return py, torch
+
+
+def detect(python: str = sys.executable) -> dict[str, NixValue]:
+    """Detect the host tools; missing ones are None."""
+    dirs = _search_path()
+    path = os.pathsep.join(dirs)
+    shell = _which("bash", path)
+    py, torch = _detect_python(python)
+    icpx = _which("icpx", path)
+    return {
+        "shell": shell,
+        "path": dirs,
+        "cc": _detect_cc(path),
+        "rust": _detect_rust(path),
+        "cuda": _detect_cuda(path),
+        "python": py,
+        "torch": torch,
+        "icpx": os.path.realpath(icpx) if icpx else None,
+    }
+
+
+def _nix_string(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("${", "\\${") + '"'
+
+
+def to_nix(value: NixValue, indent: int = 0) -> str:
+    """Render a JSON-like value as a Nix expression."""
+    pad = "  " * (indent + 1)
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return _nix_string(value)
+    if isinstance(value, list):
+        if not value:
+            return "[ ]"
+        inner = "\n".join(pad + to_nix(v, indent + 1) for v in value)
+        return "[\n" + inner + "\n" + "  " * indent + "]"
+    if isinstance(value, dict):
+        if not value:
+            return "{ }"
+        inner = "\n".join(f"{pad}{k} = {to_nix(v, indent + 1)};" for k, v in sorted(value.items()))
+        return "{\n" + inner + "\n" + "  " * indent + "}"
+    raise TypeError(f"cannot render {type(value).__name__} as Nix")
+
+
+def write_host(stub_dir: str | os.PathLike[str], python: str = sys.executable) -> Path:
+    """Detect the host tools and write ``<stub_dir>/host.nix``; return its path."""
+    target = Path(stub_dir) / "host.nix"
+    text = (
+        "# Written by tests/nixpkgs/make_host.py for this machine. Do not commit.\n"
+        + to_nix(detect(python))
+        + "\n"
+    )
+    tmp = target.with_suffix(".nix.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(target)
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("stub_dir", nargs="?", default=str(Path(__file__).resolve().parent))
+    parser.add_argument("--python", default=sys.executable, help="interpreter to take torch from")
+    args = parser.parse_args(argv)
+    print(write_host(args.stub_dir, python=args.python))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

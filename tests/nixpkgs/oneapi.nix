@@ -1,0 +1,91 @@
+# Intel oneAPI / SYCL (evaluation only).
+#
+# Copies the attribute names of pkgs/development/libraries/intel-oneapi (intel-oneapi.base,
+# .hpc, and the oneAPI stdenv whose cc wraps icpx/icx, unfree `issl`), pkgs/by-name/in/intel-llvm
+# and `intelLlvmStdenv` (open-source DPC++), level-zero, onetbb, oneDNN (+ onednn, oneDNN_2),
+# oneMath, onedpl, intel-compute-runtime; plus the anchor overlay's xpuPackages_2025_3_2 and
+# xpuPackages_2026_0_0 shape (oneapi-torch-dev, onednn-xpu, ocloc, sycl-tla = the header-only
+# stand-in of anchor-overlay.nix) and
+# xpuPackages (= xpuPackages_2026_0_0).
+# Stand-in: no SYCL compiler exists here (host.nix `icpx` is null), so the stdenvs evaluate
+# and any build through them fails with "not available on this machine"; the libraries
+# evaluate and fail to build the same way.
+{
+  lib,
+  final,
+  host,
+  ...
+}:
+let
+  inherit (final.__stub) mkUnavailable mkUnavailableCC mkStdenv;
+  linux = lib.platforms.linux;
+  unavailable =
+    pname: version: extraMeta:
+    mkUnavailable {
+      inherit pname version;
+      reason = "Intel oneAPI / SYCL is not installed (XPU kernels are evaluation-only here)";
+      meta = {
+        platforms = linux;
+      }
+      // extraMeta;
+    };
+
+  oneapiStdenv = mkStdenv {
+    name = "intel-oneapi-stdenv";
+    cc = mkUnavailableCC {
+      name = "icpx-wrapper-2025.3.2";
+      version = "2025.3.2";
+      reason = "there is no Intel oneAPI DPC++/C++ compiler (icpx) on this machine";
+      platforms = linux;
+    };
+  };
+
+  intelLlvmStdenv = mkStdenv {
+    name = "intel-llvm-stdenv";
+    cc = mkUnavailableCC {
+      name = "intel-llvm-wrapper-6.2.0";
+      version = "6.2.0";
+      reason = "there is no open-source DPC++ (clang++ -fsycl) on this machine";
+      platforms = linux;
+    };
+  };
+
+  mkXpuPackages =
+    xpuVersion:
+    lib.makeScope final.newScope (self: {
+      inherit xpuVersion;
+      version = xpuVersion;
+      stdenv = oneapiStdenv;
+      oneapi-torch-dev = unavailable "oneapi-torch-dev" xpuVersion { license = lib.licenses.issl; };
+      onednn-xpu = unavailable "onednn-xpu" xpuVersion { license = lib.licenses.asl20; };
+      ocloc = unavailable "ocloc" xpuVersion { license = lib.licenses.mit; };
+      sycl-tla = final.sycl-tla;
+      intel-oneapi-dpcpp-cpp = unavailable "intel-oneapi-dpcpp-cpp" xpuVersion { license = lib.licenses.issl; };
+      intel-oneapi-mkl = unavailable "intel-oneapi-mkl" xpuVersion { license = lib.licenses.issl; };
+    });
+in
+{
+  intel-oneapi = lib.makeScope final.newScope (self: {
+    base = (unavailable "intel-oneapi-base-toolkit" "2025.3.2" { license = lib.licenses.issl; }) // {
+      stdenv = oneapiStdenv;
+    };
+    hpc = unavailable "intel-oneapi-hpc-toolkit" "2025.3.2" { license = lib.licenses.issl; };
+    stdenv = oneapiStdenv;
+    mkIntelOneApi = _: throw "stub-nixpkgs: intel-oneapi.mkIntelOneApi needs the network and the Intel installers";
+  });
+  inherit intelLlvmStdenv;
+  intel-llvm = unavailable "intel-llvm" "6.2.0" { license = lib.licenses.asl20; };
+  level-zero = unavailable "level-zero" "1.24.2" { license = lib.licenses.mit; };
+  onetbb = unavailable "onetbb" "2022.2.0" { license = lib.licenses.asl20; };
+  tbb = final.onetbb;
+  oneDNN = unavailable "oneDNN" "3.9.1" { license = lib.licenses.asl20; };
+  onednn = final.oneDNN;
+  oneDNN_2 = unavailable "oneDNN" "2.7.5" { license = lib.licenses.asl20; };
+  oneMath = unavailable "oneMath" "0.8" { license = lib.licenses.asl20; };
+  onedpl = unavailable "onedpl" "2022.9.0" { license = lib.licenses.asl20; };
+  intel-compute-runtime = unavailable "intel-compute-runtime" "25.35.35096.9" { license = lib.licenses.mit; };
+
+  xpuPackages_2025_3_2 = mkXpuPackages "2025.3.2";
+  xpuPackages_2026_0_0 = mkXpuPackages "2026.0.0";
+  xpuPackages = final.xpuPackages_2026_0_0;
+}

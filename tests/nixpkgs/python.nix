@@ -1,0 +1,193 @@
+# Python: python3 (with .pkgs, .withPackages, .override { packageOverrides; }), python3Packages
+# (= python3.pkgs) with torch-bin_2_11, torch-bin_2_12, torch-bin_2_13, torch-bin (= 2_13),
+# torch (= torch-bin_2_13, as the anchor's overlay sets it), and the Python dependencies of
+# the anchor's allow-list (einops, helion, tvm-ffi, nvidia-cutlass-dsl, typing-extensions).
+#
+# Copies the passthru names of pkgs/development/interpreters/python (pythonVersion,
+# sitePackages, libPrefix, executable, interpreter, pkgs, withPackages, pythonAtLeast,
+# pythonOlder, isPy3k) and of pkgs/development/python-modules/torch/bin (pname "torch",
+# version, cudaSupport, rocmSupport, cxxdev).
+#
+# Stand-ins (all documented in README.md):
+#  - python3 is the interpreter make_host.py was run with (a venv's python is fine), its
+#    include/pythonX.Y is the host's Python include directory;
+#  - every torch-bin_* is the ONE host torch wheel (2.13 CPU here) under a different version
+#    number: $out/<sitePackages>/torch links to the host package; for compilers it also exposes
+#    $out/include (= torch/include) and $out/lib/*.so (= torch/lib/*.so) and $out/share/cmake.
+#    Real torch-bin keeps headers only under <sitePackages>/torch/include; the C++ API headers
+#    live in include/torch/csrc/api/include in both;
+#  - einops, helion, tvm-ffi, nvidia-cutlass-dsl, typing-extensions are empty packages.
+{
+  lib,
+  final,
+  host,
+  config,
+  ...
+}:
+let
+  hostPython = host.python or null;
+  hostTorch = host.torch or null;
+  pythonFullVersion = hostPython.version or "3.11.0";
+  pythonVersion = lib.versions.majorMinor pythonFullVersion;
+  sitePackages = "lib/python${pythonVersion}/site-packages";
+
+  mkPython =
+    {
+      packageOverrides ? (_: _: { }),
+    }:
+    let
+      python = final.stdenvNoCC.mkDerivation {
+        pname = "python3";
+        version = pythonFullVersion;
+        env = {
+          pyExe = hostPython.executable or "";
+          pyInclude = hostPython.include or "";
+          wrapperShell = final.runtimeShell;
+        };
+        buildCommand = ''
+          if [ -z "$pyExe" ]; then
+            echo "stub-nixpkgs: python3: no Python interpreter was recorded in host.nix" >&2
+            exit 1
+          fi
+          mkdir -p $out/bin $out/include $out/${sitePackages}
+          for n in python3 python${pythonVersion} python; do
+            printf '#!%s\nexec %q "$@"\n' "$wrapperShell" "$pyExe" > $out/bin/$n
+            chmod +x $out/bin/$n
+          done
+          if [ -n "$pyInclude" ]; then ln -s "$pyInclude" $out/include/python${pythonVersion}; fi
+        '';
+        passthru = passthru;
+        meta = {
+          description = "stub-nixpkgs stand-in for CPython (the host interpreter)";
+          license = lib.licenses.psfl;
+          mainProgram = "python3";
+        };
+      };
+      passthru = {
+        inherit pythonVersion sitePackages;
+        libPrefix = "python${pythonVersion}";
+        executable = "python${pythonVersion}";
+        interpreter = "${python}/bin/python${pythonVersion}";
+        implementation = "cpython";
+        isPy3k = true;
+        isPy311 = pythonVersion == "3.11";
+        isPy312 = pythonVersion == "3.12";
+        pythonAtLeast = lib.versionAtLeast pythonVersion;
+        pythonOlder = lib.versionOlder pythonVersion;
+        pythonOnBuildForHost = self;
+        pkgs = pythonPackages;
+        withPackages = f: buildEnv (f pythonPackages);
+        buildEnv = {
+          override = args: buildEnv (args.extraLibs or [ ]);
+        };
+        override = args: mkPython { packageOverrides = args.packageOverrides or packageOverrides; };
+        inherit self;
+      };
+      self = python;
+
+      buildEnv =
+        extraLibs:
+        final.runCommand "python3-${pythonFullVersion}-env"
+          {
+            pythonPath = map (p: "${p}/${sitePackages}") extraLibs;
+            env = {
+              pyExe = hostPython.executable or "";
+              wrapperShell = final.runtimeShell;
+            };
+            passthru = passthru // {
+              env = throw "stub-nixpkgs: python.withPackages(...).env (a nix-shell) is not provided";
+            };
+          }
+          ''
+            mkdir -p $out/bin
+            pp=$(echo $pythonPath | tr ' ' ':')
+            for n in python3 python${pythonVersion} python; do
+              printf '#!%s\nexport PYTHONPATH=%q${"\${PYTHONPATH:+:$PYTHONPATH}"}\nexec %q "$@"\n' "$wrapperShell" "$pp" "$pyExe" > $out/bin/$n
+              chmod +x $out/bin/$n
+            done
+          '';
+
+      mkTorchBin =
+        version: xpuPackages:
+        final.stdenvNoCC.mkDerivation (finalAttrs: {
+          pname = "torch";
+          inherit version;
+          env = {
+            torchDir = hostTorch.dir or "";
+          };
+          buildCommand = ''
+            if [ -z "$torchDir" ]; then
+              echo "stub-nixpkgs: torch-bin: no torch installation was recorded in host.nix (host.nix torch = null)" >&2
+              exit 1
+            fi
+            mkdir -p $out/${sitePackages} $out/lib $out/share
+            ln -s "$torchDir" $out/${sitePackages}/torch
+            ln -s "$torchDir/include" $out/include
+            for f in "$torchDir"/lib/*.so*; do ln -s "$f" $out/lib/; done
+            if [ -d "$torchDir/share/cmake" ]; then ln -s "$torchDir/share/cmake" $out/share/cmake; fi
+          '';
+          passthru =
+            let
+              selfTorch = finalAttrs.finalPackage;
+            in
+            {
+              cxxdev = selfTorch;
+              dev = selfTorch;
+              lib = selfTorch;
+              pythonModule = python;
+              cudaSupport = config.cudaSupport or false;
+              rocmSupport = config.rocmSupport or false;
+              cudaCapabilities = config.cudaCapabilities or [ ];
+              cxx11Abi = true;
+              hostTorchVersion = hostTorch.version or null;
+              inherit xpuPackages;
+              cudaPackages = final.cudaPackages;
+            };
+          meta = {
+            description = "stub-nixpkgs stand-in for torch-bin ${version} (the host torch ${
+              hostTorch.version or "?"
+            } wheel)";
+            license = lib.licenses.bsd3;
+            platforms = lib.platforms.linux ++ lib.platforms.darwin;
+          };
+        });
+
+      mkEmptyPythonPackage =
+        pname: version:
+        final.stdenvNoCC.mkDerivation {
+          inherit pname version;
+          buildCommand = ''
+            mkdir -p $out/${sitePackages}
+          '';
+          passthru.pythonModule = python;
+          meta.description = "stub-nixpkgs: empty stand-in for the Python package ${pname}";
+        };
+
+      basePythonPackages = self: {
+        inherit python;
+        inherit (passthru) pythonAtLeast pythonOlder isPy3k;
+        callPackage = lib.callPackageWith (final // self);
+        torch-bin_2_11 = mkTorchBin "2.11.0" final.xpuPackages_2025_3_2;
+        torch-bin_2_12 = mkTorchBin "2.12.0" final.xpuPackages_2025_3_2;
+        torch-bin_2_13 = mkTorchBin "2.13.0" final.xpuPackages_2026_0_0;
+        torch-bin = self.torch-bin_2_13;
+        torch = self.torch-bin_2_13;
+        einops = mkEmptyPythonPackage "einops" "0.8.1";
+        helion = mkEmptyPythonPackage "helion" "0.2.0";
+        tvm-ffi = mkEmptyPythonPackage "tvm-ffi" "0.1.0";
+        nvidia-cutlass-dsl = mkEmptyPythonPackage "nvidia-cutlass-dsl" "4.2.0";
+        typing-extensions = mkEmptyPythonPackage "typing-extensions" "4.15.0";
+        buildPythonPackage = _: throw "stub-nixpkgs: python3Packages.buildPythonPackage is not provided (use stdenv.mkDerivation)";
+        buildPythonApplication = _: throw "stub-nixpkgs: python3Packages.buildPythonApplication is not provided";
+      };
+
+      pythonPackages = lib.fix (lib.extends packageOverrides basePythonPackages);
+    in
+    python;
+in
+{
+  python3 = mkPython { };
+  python311 = final.python3;
+  python3Packages = final.python3.pkgs;
+  python311Packages = final.python3Packages;
+}

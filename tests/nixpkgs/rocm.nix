@@ -1,0 +1,118 @@
+# ROCm package sets (evaluation only): rocmPackages_7_1, rocmPackages_7_2 and rocmPackages
+# (= rocmPackages_7_1).
+#
+# Copies the attribute names of pkgs/development/rocm-modules (clr with passthru gpuTargets,
+# hipcc, rocm-core, hipcub, rocprim, rocthrust, rocwmma, hipblas, …, llvm.clang) and, for the
+# anchor's RPM-repackaged sets, the `*-devel` names it uses (hipcub-devel, rocprim-devel, …).
+# Stand-in: this machine has no ROCm, so every component evaluates (name, version,
+# meta.platforms = x86_64-linux) and fails to build with "not available on this machine".
+{
+  lib,
+  final,
+  config,
+  ...
+}:
+let
+  components = [
+    "clr"
+    "hipcc"
+    "hip-common"
+    "rocm-core"
+    "rocm-cmake"
+    "rocm-comgr"
+    "rocm-device-libs"
+    "rocm-runtime"
+    "rocm-smi"
+    "rocminfo"
+    "hipcub"
+    "rocprim"
+    "rocthrust"
+    "rocwmma"
+    "rocblas"
+    "rocsparse"
+    "rocrand"
+    "rocsolver"
+    "rocfft"
+    "hipblas"
+    "hipblaslt"
+    "hipsparse"
+    "hipsparselt"
+    "hiprand"
+    "hipfft"
+    "hipsolver"
+    "hipify"
+    "rccl"
+    "miopen"
+    "composable_kernel"
+    "rocshmem"
+    # the anchor's RPM-repackaged names
+    "hipcub-devel"
+    "rocprim-devel"
+    "rocthrust-devel"
+    "rocwmma-devel"
+    "rocshmem-devel"
+    "hipsparselt-devel"
+  ];
+
+  defaultGpuTargets = [
+    "gfx908"
+    "gfx90a"
+    "gfx942"
+    "gfx950"
+    "gfx1030"
+    "gfx1100"
+    "gfx1101"
+    "gfx1200"
+    "gfx1201"
+  ];
+
+  mkRocmPackages =
+    rocmVersion:
+    lib.makeScope final.newScope (
+      self:
+      let
+        mk =
+          pname:
+          final.__stub.mkUnavailable {
+            inherit pname;
+            version = rocmVersion;
+            reason = "ROCm ${rocmVersion} is not installed (ROCm kernels are evaluation-only here)";
+            meta = {
+              license = lib.licenses.mit;
+              platforms = [ "x86_64-linux" ];
+            };
+            passthru = {
+              gpuTargets = config.rocmTargets or defaultGpuTargets;
+              inherit rocmVersion;
+            };
+          };
+      in
+      lib.genAttrs components mk
+      // {
+        inherit rocmVersion;
+        llvm = {
+          clang = mk "rocm-llvm-clang";
+          llvm = mk "rocm-llvm";
+          lld = mk "rocm-llvm-lld";
+          rocmClangStdenv = final.__stub.mkStdenv {
+            cc = final.__stub.mkUnavailableCC {
+              name = "rocm-llvm-clang-wrapper-${rocmVersion}";
+              version = rocmVersion;
+              reason = "ROCm ${rocmVersion} is not installed";
+            };
+          };
+        };
+        clr = (mk "clr") // {
+          gpuTargets = config.rocmTargets or defaultGpuTargets;
+          localGpuTargets = null;
+        };
+        meta.release = rocmVersion;
+      }
+    );
+in
+{
+  rocmPackages_7_1 = mkRocmPackages "7.1.1";
+  rocmPackages_7_2 = mkRocmPackages "7.2.0";
+  rocmPackages_7 = final.rocmPackages_7_2;
+  rocmPackages = final.rocmPackages_7_1;
+}

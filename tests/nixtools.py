@@ -1,0 +1,293 @@
+"""Helpers for tests that run Nix against the stub nixpkgs in ``tests/nixpkgs``.
+
+The stub is a strict, offline stand-in for nixpkgs (see ``tests/nixpkgs/README.md``).
+``make_stub`` copies it to a temporary directory (outside any git work tree, so flakes see
+every file) and writes its ``host.nix``; the other helpers run ``nix-instantiate``,
+``nix-build`` and ``nix`` with the settings these machines need (``NIX_CONFIG``: flakes on,
+no substituters, builds as root so the root-owned rustup toolchain is reachable).
+
+Nix 2.8 has no ``nix build --print-out-paths``: ``nix_build`` uses ``nix-build --no-out-link``
+and ``flake_build`` reads ``nix build --json``.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+TESTS = Path(__file__).resolve().parent
+STUB_SOURCE = TESTS / "nixpkgs"
+
+NIX_CONFIG = "experimental-features = nix-command flakes\nsubstituters =\nbuild-users-group ="
+
+# Host directories a sandboxed build needs besides the store (feasibility report §3):
+# /bin/sh, the compilers and libraries under /usr, /etc/alternatives for `cc`.
+_SANDBOX_BASE = ("/bin", "/lib", "/lib64", "/usr", "/etc/alternatives")
+
+
+class NixError(RuntimeError):
+    """A Nix command failed; ``stderr`` holds its complete error output."""
+
+    def __init__(self, args: Sequence[str], returncode: int, stdout: str, stderr: str):
+        self.args_ = list(args)
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+        tail = "\n".join(stderr.strip().splitlines()[-40:])
+        super().__init__(f"{' '.join(args[:3])} … exited with {returncode}:\n{tail}")
+
+
+def _load_make_host():
+    spec = importlib.util.spec_from_file_location("_stub_make_host", STUB_SOURCE / "make_host.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+make_host = _load_make_host()
+
+
+def have_nix() -> bool:
+    """True when nix-instantiate, nix-build and nix are all on PATH."""
+    return all(shutil.which(tool) for tool in ("nix-instantiate", "nix-build", "nix"))
+
+
+def nix_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``os.environ`` plus the ``NIX_CONFIG`` these tests need (and ``extra``)."""
+    env = dict(os.environ)
+    env["NIX_CONFIG"] = NIX_CONFIG
+    if extra:
+        env.update(extra)
+    return env
+
+
+@functools.cache
+def host_facts(python: str = sys.executable) -> dict[str, Any]:
+    """What ``make_host`` detects on this machine (None for a missing tool), cached."""
+    return make_host.detect(python)
+
+
+def _inside_git_work_tree(path: Path) -> bool:
+    return any((p / ".git").exists() for p in [path, *path.parents])
+
+
+def make_stub(tmp_path: Path, *, python: str = sys.executable) -> Path:
+    """Copy the stub nixpkgs to ``tmp_path/nixpkgs`` and write its ``host.nix``.
+
+    ``python`` is the interpreter whose torch and headers the Python stand-ins use.
+    Raises ValueError when ``tmp_path`` is inside a git work tree (a flake there would only
+    see tracked files).
+    """
+    tmp_path = Path(tmp_path).resolve()
+    if _inside_git_work_tree(tmp_path):
+        raise ValueError(f"{tmp_path} is inside a git work tree; use a directory outside it")
+    target = tmp_path / "nixpkgs"
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(
+        STUB_SOURCE,
+        target,
+        ignore=shutil.ignore_patterns("host.nix", "*.tmp", "__pycache__", "result", "result-*"),
+    )
+    make_host.write_host(target, python=python)
+    return target
+
+
+def _run(
+    args: Sequence[str], *, cwd: Path | str | None, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        list(args),
+        cwd=cwd,
+        env=nix_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise NixError(args, done.returncode, done.stdout, done.stderr)
+    return done
+
+
+def nix_parse(text: str) -> None:
+    """Check that ``text`` is syntactically valid Nix; raise NixError if not."""
+    done = subprocess.run(
+        ["nix-instantiate", "--parse", "-"],
+        input=text,
+        env=nix_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise NixError(
+            ["nix-instantiate", "--parse", "-"], done.returncode, done.stdout, done.stderr
+        )
+
+
+def nix_eval_json(
+    expr: str,
+    *,
+    cwd: Path | str | None = None,
+    read_write: bool = False,
+    timeout: float = 120,
+) -> Any:
+    """Evaluate ``expr`` strictly with ``nix-instantiate --eval --strict --json``.
+
+    Relative paths in ``expr`` resolve against ``cwd``. ``nix-instantiate --eval`` only
+    computes store paths; pass ``read_write=True`` when the test reads files that the
+    evaluation puts into the store (``lib.fileset.toSource``, ``builtins.path``).
+    Raises NixError on failure.
+    """
+    args = ["nix-instantiate", "--eval", "--strict", "--json"]
+    if read_write:
+        args.append("--read-write-mode")
+    done = _run([*args, "--expr", expr], cwd=cwd, timeout=timeout)
+    return json.loads(done.stdout)
+
+
+def sandbox_paths(python: str = sys.executable) -> list[str]:
+    """Host directories to bind into the build sandbox so stub builds find their tools:
+    the system directories, the rustup and cargo homes, the CUDA prefix and the
+    directories of ``python`` (interpreter, include directory, torch)."""
+    facts = host_facts(python)
+    dirs: list[str] = list(_SANDBOX_BASE)
+    rust = facts.get("rust") or {}
+    cuda = facts.get("cuda") or {}
+    py = facts.get("python") or {}
+    torch = facts.get("torch") or {}
+    candidates = [
+        rust.get("rustupHome"),
+        rust.get("cargoHome"),
+        rust.get("toolchainBin") and os.path.dirname(rust["toolchainBin"]),
+        cuda.get("prefix"),
+        py.get("include"),
+        py.get("executable") and os.path.dirname(os.path.dirname(py["executable"])),
+        torch.get("dir"),
+        sys.prefix,
+        sys.base_prefix,
+    ]
+    dirs += [c for c in candidates if c and os.path.isdir(c)]
+    dirs = [d for d in dict.fromkeys(dirs) if os.path.exists(d)]
+    # Bind only the outermost directories (a nested bind would be shadowed or redundant).
+    return [d for d in dirs if not any(d != o and d.startswith(o + "/") for o in dirs)]
+
+
+def nix_build(
+    expr: str | None = None,
+    *,
+    file: Path | str | None = None,
+    attr: str | None = None,
+    cwd: Path | str | None = None,
+    check: bool = False,
+    sandbox: bool = False,
+    max_jobs: int = 2,
+    timeout: float = 600,
+    extra_args: Sequence[str] = (),
+) -> Path:
+    """Build with ``nix-build --no-out-link`` and return the (first) output path.
+
+    Give either ``expr`` (a Nix expression) or ``file``; ``attr`` selects ``-A``.
+    ``check=True`` rebuilds an existing output and fails if it differs (``--check``).
+    ``sandbox=True`` builds in the Nix sandbox with ``sandbox_paths()`` bound in.
+    """
+    if (expr is None) == (file is None):
+        raise ValueError("give exactly one of expr or file")
+    args = ["nix-build", "--no-out-link", "--max-jobs", str(max_jobs)]
+    if sandbox:
+        args += [
+            "--option",
+            "sandbox",
+            "true",
+            "--option",
+            "sandbox-paths",
+            " ".join(sandbox_paths()),
+        ]
+    if check:
+        args.append("--check")
+    args += list(extra_args)
+    args += ["--expr", expr] if expr is not None else [str(file)]
+    if attr is not None:
+        args += ["-A", attr]
+    done = _run(args, cwd=cwd, timeout=timeout)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("/")]
+    if not lines:
+        raise NixError(args, 0, done.stdout, "nix-build printed no output path\n" + done.stderr)
+    return Path(lines[0])
+
+
+def _flake_ref(flake_dir: Path | str, attr: str | None) -> str:
+    ref = f"path:{Path(flake_dir).resolve()}"
+    return f"{ref}#{attr}" if attr else ref
+
+
+def _override(stub: Path | str) -> list[str]:
+    return ["--override-input", "nixpkgs", f"path:{Path(stub).resolve()}"]
+
+
+def flake_eval(
+    flake_dir: Path | str,
+    attr: str,
+    *,
+    stub: Path | str,
+    apply: str | None = None,
+    timeout: float = 120,
+) -> Any:
+    """``nix eval --json path:<flake_dir>#<attr> --override-input nixpkgs path:<stub>``.
+
+    The flake keeps its real ``github:`` nixpkgs URL; nothing is fetched and no lock file is
+    written. ``apply`` is a Nix function applied to the value (``--apply``).
+    """
+    args = ["nix", "eval", "--json", _flake_ref(flake_dir, attr), *_override(stub)]
+    if apply is not None:
+        args += ["--apply", apply]
+    return json.loads(_run(args, cwd=None, timeout=timeout).stdout)
+
+
+def flake_build(
+    flake_dir: Path | str,
+    attr: str,
+    *,
+    stub: Path | str,
+    max_jobs: int = 2,
+    timeout: float = 600,
+) -> list[Path]:
+    """``nix build --json --no-link`` a flake output against the stub; return output paths."""
+    args = [
+        "nix",
+        "build",
+        "--json",
+        "--no-link",
+        "--max-jobs",
+        str(max_jobs),
+        _flake_ref(flake_dir, attr),
+        *_override(stub),
+    ]
+    results = json.loads(_run(args, cwd=None, timeout=timeout).stdout)
+    return [Path(p) for r in results for p in r["outputs"].values()]
+
+
+def flake_check(
+    flake_dir: Path | str, *, stub: Path | str, build: bool = False, timeout: float = 600
+) -> str:
+    """``nix flake check`` (``--no-build`` unless ``build``) against the stub; return stderr."""
+    args = ["nix", "flake", "check", _flake_ref(flake_dir, None), *_override(stub)]
+    if not build:
+        args.append("--no-build")
+    return _run(args, cwd=None, timeout=timeout).stderr
+
+
+def flake_show(flake_dir: Path | str, *, stub: Path | str, timeout: float = 120) -> Any:
+    """``nix flake show --json`` against the stub."""
+    args = ["nix", "flake", "show", "--json", _flake_ref(flake_dir, None), *_override(stub)]
+    return json.loads(_run(args, cwd=None, timeout=timeout).stdout)
