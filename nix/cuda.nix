@@ -25,7 +25,7 @@ rec {
     defaultCapabilities :: [ String ]
     ```
   */
-  defaultCapabilities = fromJSON (readFile ./data/builder-cuda-capabilities.json);
+  defaultCapabilities = (fromJSON (readFile ./data/builder-cuda-capabilities.json)).capabilities;
 
   /**
     Whether CUDA `cudaVersion` can compile for `capability` (`8.0`, `9.0a`, `10.0f`).

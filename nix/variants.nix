@@ -41,7 +41,7 @@ rec {
     buildConfigs :: [ BuildConfig ]
     ```
   */
-  buildConfigs = map decodeConfig (fromJSON (readFile ./data/build-configs.json));
+  buildConfigs = map decodeConfig (fromJSON (readFile ./data/build-configs.json)).configs;
 
   /**
     Decode one raw row of `build-configs.json`.

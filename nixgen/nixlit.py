@@ -69,7 +69,7 @@ WIDTH = 80
 
 _INT_MAX = 2**63 - 1
 _INT_MIN = -(2**63)
-_KEYWORDS = frozenset(
+KEYWORDS = frozenset(
     {"assert", "else", "if", "in", "inherit", "let", "or", "rec", "then", "with", "__curPos"}
 )
 _IDENTIFIER = re.compile(r"[a-zA-Z_][a-zA-Z0-9_'-]*")
@@ -149,7 +149,7 @@ def attr_name(name: str) -> str:
     """
     if not isinstance(name, str):
         raise TypeError(f"an attribute name must be a str, not {type(name).__name__}")
-    if _IDENTIFIER.fullmatch(name) and name not in _KEYWORDS:
+    if _IDENTIFIER.fullmatch(name) and name not in KEYWORDS:
         return name
     return string(name)
 

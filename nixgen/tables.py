@@ -14,6 +14,7 @@ from typing import Any
 
 DATA_FILES = (
     "build-configs.json",
+    "ci-runners.json",
     "builder-cuda-capabilities.json",
     "cpp-dependencies.json",
     "cuda-capabilities.json",
@@ -53,11 +54,11 @@ def version_key(version: str) -> tuple[int, ...]:
 
 
 def build_configs() -> list[dict[str, Any]]:
-    return table("build-configs.json")
+    return table("build-configs.json")["configs"]
 
 
 def builder_cuda_capabilities() -> list[str]:
-    return table("builder-cuda-capabilities.json")
+    return table("builder-cuda-capabilities.json")["capabilities"]
 
 
 @cache

@@ -1,0 +1,344 @@
+/**
+  Build phases that compile a kernel's sources into a static archive, `lib<name>.a`.
+
+  One function per kernel language; each returns the text of a `buildPhase`. Source files
+  are compiled by extension (headers are inputs only), one object per source, named after
+  its flattened path so two files with one basename cannot collide, then archived
+  deterministically (`ar rcsD`). Every value from build.toml is shell-quoted.
+*/
+{ shell, cuda }:
+let
+  inherit (builtins)
+    any
+    concatStringsSep
+    filter
+    head
+    replaceStrings
+    stringLength
+    substring
+    ;
+  esc = shell.escapeShellArgs;
+  hasSuffix = suffix: s: stringLength s >= stringLength suffix && substring (stringLength s - stringLength suffix) (stringLength suffix) s == suffix;
+in
+rec {
+  /**
+    Flags every C++ compile shares: C++20, position-independent code, the C++11 ABI that
+    torch wheels use, no `STB_GNU_UNIQUE` symbols (so an extension can be unloaded).
+
+    # Type
+
+    ```
+    baseCxxFlags :: [ String ]
+    ```
+  */
+  baseCxxFlags = [
+    "-std=c++20"
+    "-O2"
+    "-fPIC"
+    "-D_GLIBCXX_USE_CXX11_ABI=1"
+    "-fno-gnu-unique"
+  ];
+
+  /**
+    Strips the build directory from debug info and `__FILE__`, for reproducible objects.
+    Shell text (expanded at build time), never user data.
+  */
+  prefixMap = "-ffile-prefix-map=$NIX_BUILD_TOP/=";
+
+  /**
+    Preprocessor defines that tell one binding which backend it is compiled for.
+
+    # Examples
+
+    ```nix
+    backendDefines.cuda
+    => [ "-DCUDA_KERNEL" "-DUSE_CUDA=1" ]
+    ```
+  */
+  backendDefines = {
+    cpu = [ "-DCPU_KERNEL" ];
+    cuda = [ "-DCUDA_KERNEL" "-DUSE_CUDA=1" ];
+    rocm = [ "-DROCM_KERNEL" "-DUSE_ROCM=1" ];
+    xpu = [ "-DXPU_KERNEL" "-DUSE_XPU" ];
+    metal = [ "-DMETAL_KERNEL" ];
+  };
+
+  /**
+    `-I` flags for include directories relative to the source root.
+
+    # Examples
+
+    ```nix
+    includeFlags [ "relu_cpu" "." ]
+    => [ "-Irelu_cpu" "-I." ]
+    ```
+  */
+  includeFlags = map (dir: "-I${dir}");
+
+  /**
+    The object file name of a source: its path with `/` turned into `__`.
+
+    # Examples
+
+    ```nix
+    objectName "relu_cpu/relu.cpp"
+    => "relu_cpu__relu.cpp.o"
+    ```
+  */
+  objectName = src: replaceStrings [ "/" ] [ "__" ] src + ".o";
+
+  /**
+    A build phase compiling `sources` with the first matching rule and archiving the
+    objects into `lib<name>.a`. A rule is `{ extensions; command; }` where `command` is
+    shell text (the compiler and its quoted flags).
+
+    # Type
+
+    ```
+    archivePhase :: { name :: String, sources :: [ String ], rules :: [ Rule ] } -> String
+    ```
+  */
+  archivePhase =
+    {
+      name,
+      sources,
+      rules,
+    }:
+    let
+      ruleFor =
+        src:
+        let
+          matching = filter (rule: any (ext: hasSuffix ".${ext}" src) rule.extensions) rules;
+        in
+        if matching == [ ] then null else head matching;
+      compiled = filter (src: ruleFor src != null) sources;
+      object = src: "nixgen-obj/${objectName src}";
+      compile = src: "${(ruleFor src).command} -c ${shell.escapeShellArg src} -o ${shell.escapeShellArg (object src)}";
+    in
+    ''
+      runHook preBuild
+      mkdir -p nixgen-obj
+      ${concatStringsSep "\n" (map compile compiled)}
+      ar rcsD ${shell.escapeShellArg "lib${name}.a"} ${esc (map object compiled)}
+      runHook postBuild
+    '';
+
+  /**
+    An install phase putting `lib<name>.a` into `$out/lib`.
+
+    # Type
+
+    ```
+    installArchivePhase :: String -> String
+    ```
+  */
+  installArchivePhase = name: ''
+    runHook preInstall
+    install -Dm644 ${shell.escapeShellArg "lib${name}.a"} "$out/lib/"${shell.escapeShellArg "lib${name}.a"}
+    runHook postInstall
+  '';
+
+  /**
+    Shell text copying one file inside the source tree (both paths relative to it).
+
+    # Examples
+
+    ```nix
+    copyPhase "Cargo.lock" "crate/Cargo.lock"
+    => "cp Cargo.lock crate/Cargo.lock\n"
+    ```
+  */
+  copyPhase = from: to: "cp ${shell.escapeShellArg from} ${shell.escapeShellArg to}\n";
+
+  cxxExtensions = [ "cpp" "cc" "cxx" "c++" ];
+
+  /**
+    Rule for C and C++ sources compiled by the stdenv's compiler.
+
+    # Inputs
+
+    `flags`
+    : extra flags after the shared ones (defines, dependency includes, include dirs,
+      the kernel's `cxx-flags` last so they win)
+  */
+  cxxRules = flags: [
+    {
+      extensions = cxxExtensions;
+      command = "$CXX ${prefixMap} ${esc (baseCxxFlags ++ flags)}";
+    }
+    {
+      extensions = [ "c" ];
+      command = "$CC ${prefixMap} ${esc ([ "-O2" "-fPIC" ] ++ flags)}";
+    }
+  ];
+
+  /**
+    Build phase of a `cpp-cpu` kernel.
+
+    # Type
+
+    ```
+    cppCpu :: { name, sources, includes, cxxFlags, depFlags } -> String
+    ```
+  */
+  cppCpu =
+    {
+      name,
+      sources,
+      includes,
+      cxxFlags,
+      depFlags ? [ ],
+    }:
+    archivePhase {
+      inherit name sources;
+      rules = cxxRules (backendDefines.cpu ++ depFlags ++ includeFlags includes ++ cxxFlags);
+    };
+
+  /**
+    Build phase of a `cpp-cuda` kernel: `.cu` with nvcc for each capability, C++ with the
+    host compiler.
+
+    # Inputs
+
+    `capabilities`
+    : the capabilities to compile for (already intersected with the toolkit's)
+
+    `cudaFlags`
+    : the kernel's `cuda-flags`, after nixgen's own nvcc flags
+  */
+  cppCuda =
+    {
+      name,
+      sources,
+      includes,
+      cxxFlags,
+      cudaFlags,
+      capabilities,
+      depFlags ? [ ],
+    }:
+    let
+      defines = backendDefines.cuda;
+      hostFlags = "-Xcompiler=-fPIC,-fno-gnu-unique,${prefixMap}";
+    in
+    archivePhase {
+      inherit name sources;
+      rules = [
+        {
+          extensions = [ "cu" ];
+          command = "nvcc -ccbin \"$CXX\" ${hostFlags} ${
+            esc (
+              [
+                "-std=c++20"
+                "-O2"
+                "-D_GLIBCXX_USE_CXX11_ABI=1"
+                "--expt-relaxed-constexpr"
+              ]
+              ++ defines
+              ++ cuda.gencodeFlags capabilities
+              ++ depFlags
+              ++ includeFlags includes
+              ++ cudaFlags
+            )
+          }";
+        }
+      ]
+      ++ cxxRules (defines ++ depFlags ++ includeFlags includes ++ cxxFlags);
+    };
+
+  /**
+    Build phase of a `cpp-rocm` kernel: HIP sources (`.cu`, `.hip`) with hipcc for each
+    `--offload-arch`, C++ with the host compiler.
+  */
+  cppRocm =
+    {
+      name,
+      sources,
+      includes,
+      cxxFlags,
+      hipFlags,
+      archs,
+      depFlags ? [ ],
+    }:
+    let
+      defines = backendDefines.rocm;
+    in
+    archivePhase {
+      inherit name sources;
+      rules = [
+        {
+          extensions = [ "cu" "hip" ];
+          command = "hipcc ${prefixMap} ${
+            esc (
+              baseCxxFlags
+              ++ defines
+              ++ map (arch: "--offload-arch=${arch}") archs
+              ++ depFlags
+              ++ includeFlags includes
+              ++ hipFlags
+            )
+          }";
+        }
+      ]
+      ++ cxxRules (defines ++ depFlags ++ includeFlags includes ++ cxxFlags);
+    };
+
+  /**
+    Build phase of a `cpp-xpu` kernel: SYCL C++ with the oneAPI compiler (`icpx -fsycl`).
+  */
+  cppXpu =
+    {
+      name,
+      sources,
+      includes,
+      cxxFlags,
+      syclFlags,
+      depFlags ? [ ],
+    }:
+    archivePhase {
+      inherit name sources;
+      rules = [
+        {
+          extensions = cxxExtensions;
+          command = "icpx -fsycl ${prefixMap} ${
+            esc (baseCxxFlags ++ backendDefines.xpu ++ depFlags ++ includeFlags includes ++ cxxFlags ++ syclFlags)
+          }";
+        }
+      ];
+    };
+
+  /**
+    Build phase of a `cpp-metal` kernel: Objective-C++ (`.mm`) and C++ with clang, Metal
+    shaders (`.metal`) into a `default.metallib` installed next to the archive.
+  */
+  cppMetal =
+    {
+      name,
+      sources,
+      includes,
+      cxxFlags,
+      depFlags ? [ ],
+    }:
+    let
+      shaders = filter (hasSuffix ".metal") sources;
+    in
+    archivePhase {
+      inherit name sources;
+      rules = [
+        {
+          extensions = [ "mm" ];
+          command = "$CXX -x objective-c++ -fobjc-arc ${
+            esc (baseCxxFlags ++ backendDefines.metal ++ depFlags ++ includeFlags includes ++ cxxFlags)
+          }";
+        }
+      ]
+      ++ cxxRules (backendDefines.metal ++ depFlags ++ includeFlags includes ++ cxxFlags);
+    }
+    + (
+      if shaders == [ ] then
+        ""
+      else
+        ''
+          xcrun -sdk macosx metal ${esc (includeFlags includes)} ${esc shaders} -o default.metallib
+        ''
+    );
+}

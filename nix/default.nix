@@ -1,0 +1,42 @@
+/**
+  nixgen's static Nix library.
+
+  Generated kernel projects call it from their `nix/default.nix`; it is copied into each
+  generated tree (`nix/lib/`), so a project always uses the library of the nixgen version
+  that rendered it. Everything here is plain Nix: functions that need nixpkgs take `lib`
+  or a package set as an argument, and listing variants never imports nixpkgs.
+
+  Modules: `versions`, `variants`, `cuda`, `rocm`, `shell`, `sources`, `compile`,
+  `extension`, `torch`, `tvmFfi`, `toolchains`,
+  `project`, `flake`.
+*/
+let
+  nixgen = {
+    versions = import ./versions.nix;
+    variants = import ./variants.nix;
+    cuda = import ./cuda.nix;
+    rocm = import ./rocm.nix;
+    shell = import ./shell.nix;
+    sources = import ./sources.nix;
+    compile = import ./compile.nix { inherit (nixgen) shell cuda; };
+    extension = import ./extension.nix { inherit (nixgen) shell compile; };
+    torch = import ./torch.nix;
+    tvmFfi = import ./tvm-ffi.nix;
+    toolchains = import ./toolchains.nix;
+    project = import ./project.nix { inherit nixgen; };
+    flake = import ./flake.nix { inherit nixgen; };
+
+    /**
+      The elements of a list without repeats, in first-seen order.
+
+      # Examples
+
+      ```nix
+      unique [ "a" "b" "a" ]
+      => [ "a" "b" ]
+      ```
+    */
+    unique = builtins.foldl' (acc: x: if builtins.elem x acc then acc else acc ++ [ x ]) [ ];
+  };
+in
+nixgen

@@ -1,0 +1,219 @@
+/**
+  The framework extension (Torch or TVM FFI): compile the binding, link the kernel
+  archives into one Python extension module, and lay out the variant directory the PyPI
+  `kernels` client loads:
+
+  ```
+  $out/__init__.py …          the kernel's Python package (torch-ext/<module>/)
+  $out/_ops.py                 op namespace helpers (support/torch/_ops.py.in)
+  $out/_<module>_<backend>_<id>.abi3.so
+  $out/metadata.json
+  ```
+*/
+{ shell, compile }:
+let
+  inherit (builtins)
+    attrValues
+    concatStringsSep
+    hashString
+    map
+    substring
+    toFile
+    toJSON
+    ;
+  esc = shell.escapeShellArgs;
+in
+rec {
+  /**
+    The op namespace of one variant: `_<module>_<backend>_<id>`, where the id hashes the
+    store paths of every source that goes into the variant. Identical sources give the
+    same name (reproducible); any change gives a new one, so two builds can be loaded
+    side by side.
+
+    # Type
+
+    ```
+    opsName :: { moduleName :: String, backend :: String, sources :: [ Path ] } -> String
+    ```
+  */
+  opsName =
+    {
+      moduleName,
+      backend,
+      sources,
+    }:
+    "_${moduleName}_${backend}_${substring 0 10 (hashString "sha256" (concatStringsSep ":" (map toString sources)))}";
+
+  /**
+    The `metadata.json` of one variant (keys as the `kernels` client reads them).
+
+    # Type
+
+    ```
+    metadata :: { project, variant, opsName, archs :: [ String ] } -> AttrSet
+    ```
+  */
+  metadata =
+    {
+      project,
+      variant,
+      opsName,
+      archs ? [ ],
+    }:
+    let
+      optional = cond: attrs: if cond then attrs else { };
+      pythonDepends = project.pythonDepends.general ++ (project.pythonDepends.${variant.backend} or [ ]);
+      kernelDepends = project.kernelDepends.general ++ (project.kernelDepends.${variant.backend} or [ ]);
+    in
+    {
+      name = project.name;
+      id = opsName;
+      version = project.version;
+      license = project.license;
+      "python-depends" = pythonDepends;
+      backend = {
+        type = variant.backend;
+      }
+      // optional (archs != [ ]) { inherit archs; };
+    }
+    // optional (project.upstream != null) { upstream = project.upstream; }
+    // optional (project.source != null) { source = project.source; }
+    // optional (kernelDepends != [ ]) { "kernel-depends" = kernelDepends; }
+    // optional (project.minver != null) { "kernels-minver" = project.minver; };
+
+  /**
+    The `metadata.json` file of one variant, as a store path.
+  */
+  metadataFile = args: toFile "metadata.json" (toJSON (metadata args) + "\n");
+
+  /**
+    Build phase of a framework extension: compile the binding sources for one backend
+    and link them with the kernels' archives into `<opsName>.abi3.so`.
+
+    # Inputs
+
+    `framework`
+    : `{ flags, libs }` of the framework (`nixgen.torch.framework`, `nixgen.tvmFfi.framework`)
+
+    `bindingSources`
+    : the framework table's `src` (headers are inputs only)
+
+    `cxxFlags`, `includes`
+    : the framework table's `cxx-flags` and `include`
+
+    `wholeArchives`
+    : C++ kernel archives, linked whole (static registrations must survive)
+
+    `plainArchives`
+    : Rust static libraries (only the referenced members are needed)
+
+    `linkFlags`
+    : the backend's runtime libraries (`-lcudart`) and flags
+  */
+  buildPhase =
+    {
+      opsName,
+      backend,
+      framework,
+      bindingSources,
+      cxxFlags ? [ ],
+      includes ? [ ],
+      wholeArchives ? [ ],
+      plainArchives ? [ ],
+      linkFlags ? [ ],
+    }:
+    let
+      rule = builtins.head (
+        compile.cxxRules (
+          compile.backendDefines.${backend}
+          ++ [
+            "-DTORCH_EXTENSION_NAME=${opsName}"
+            "-DPy_LIMITED_API=0x03090000"
+            "-I${./support/torch}"
+          ]
+          ++ framework.flags
+          ++ compile.includeFlags includes
+          ++ cxxFlags
+        )
+      );
+      sources = builtins.filter (
+        src: builtins.any (ext: builtins.match ".*\\.${ext}" src != null) compile.cxxExtensions
+      ) bindingSources;
+      object = src: "nixgen-obj/${compile.objectName src}";
+      whole =
+        if wholeArchives == [ ] then [ ] else [ "-Wl,--whole-archive" ] ++ wholeArchives ++ [ "-Wl,--no-whole-archive" ];
+      # What `cargo rustc -- --print native-static-libs` lists for Linux staticlibs.
+      rustLibs = if plainArchives == [ ] then [ ] else [ "-lgcc_s" "-lutil" "-lrt" "-lpthread" "-lm" "-ldl" "-lc" ];
+    in
+    ''
+      runHook preBuild
+      mkdir -p nixgen-obj
+      ${concatStringsSep "\n" (
+        map (src: "${rule.command} -c ${shell.escapeShellArg src} -o ${shell.escapeShellArg (object src)}") sources
+      )}
+      # No rpath: the framework's libraries are already loaded (by soname) when the
+      # kernel's Python package imports this module after importing the framework.
+      $CXX -shared -o ${shell.escapeShellArg "${opsName}.abi3.so"} ${esc (map object sources)} ${esc whole} ${esc plainArchives} \
+        -Wl,--exclude-libs,ALL -Wl,-z,noexecstack -Wl,-O1 -Wl,--build-id=sha1 \
+        ${esc (framework.libs ++ linkFlags ++ rustLibs)}
+      runHook postBuild
+    '';
+
+  /**
+    Install phase of a variant: the Python package, `_ops.py`, the extension module (if
+    any) and `metadata.json`.
+
+    # Inputs
+
+    `packageDir`
+    : the Python package directory in the source (`torch-ext/<module>`)
+
+    `opsName`
+    : the op namespace (also the extension module's name)
+
+    `compiled`
+    : whether an extension module was built
+  */
+  installPhase =
+    {
+      packageDir,
+      opsName,
+      metadataFile,
+      compiled ? true,
+    }:
+    ''
+      runHook preInstall
+      mkdir -p "$out"
+      if [ -d ${shell.escapeShellArg packageDir} ]; then
+        cp -r ${shell.escapeShellArg packageDir}/. "$out/"
+      fi
+      chmod -R u+w "$out"
+      sed 's/@OPS_NAME@/${opsName}/g' ${
+        if compiled then ./support/torch/_ops.py.in else ./support/torch/_ops_noarch.py.in
+      } > "$out/_ops.py"
+      ${if compiled then ''install -m755 ${shell.escapeShellArg "${opsName}.abi3.so"} "$out/"'' else ""}
+      cp ${metadataFile} "$out/metadata.json"
+      chmod 644 "$out/metadata.json"
+      runHook postInstall
+    '';
+
+  /**
+    Archives of built kernels: C++ archives to link whole, Rust archives to link plain.
+
+    # Type
+
+    ```
+    archives :: AttrSet -> { whole :: [ String ], plain :: [ String ] }
+    ```
+  */
+  archives =
+    kernels:
+    let
+      all = attrValues kernels;
+      path = k: "${k}/lib/lib${k.passthru.nixgen.library}.a";
+    in
+    {
+      whole = map path (builtins.filter (k: k.passthru.nixgen.language != "rust-cpu") all);
+      plain = map path (builtins.filter (k: k.passthru.nixgen.language == "rust-cpu") all);
+    };
+}
