@@ -32,6 +32,9 @@
       "${dir}/include"
       "-isystem"
       "${dir}/include/torch/csrc/api/include"
+      # `__FILE__` in torch's inline headers would otherwise put torch's store path into
+      # the objects (a needless runtime reference of the output).
+      "-ffile-prefix-map=${dir}/include/=torch/include/"
     ];
 
   /**
@@ -54,6 +57,7 @@
         "${dir}/include"
         "-isystem"
         "${dir}/include/torch/csrc/api/include"
+        "-ffile-prefix-map=${dir}/include/=torch/include/"
         "-isystem"
         "${python}/include/${python.libPrefix}"
       ];

@@ -94,169 +94,48 @@ def handle_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+#: Verbs and the module that defines each; a module is imported only when its verb runs,
+#: so `nixgen validate` never pays for Jinja2 and `nixgen render` never for tomlkit.
+COMMANDS = {
+    "validate": "validate",
+    "show": "show",
+    "migrate": "migrate",
+    "render": "render",
+    "variants": "variants",
+    "matrix": "matrix",
+    "init": "init",
+    "schema": "schema",
+    "build": "build",
+    "watch": "watch",
+    "completion": "completion",
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose commands live in `nixgen.commands.<module>`, loaded on use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(name for name in COMMANDS if self._available(name))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS or not self._available(cmd_name):
+            return None
+        from importlib import import_module
+
+        module = import_module(f"nixgen.commands.{COMMANDS[cmd_name]}")
+        return module.command
+
+    @staticmethod
+    def _available(name: str) -> bool:
+        from importlib.util import find_spec
+
+        return find_spec(f"nixgen.commands.{COMMANDS[name]}") is not None
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="nixgen")
 def main() -> None:
     """Typed build.toml for compute kernels, rendered to reproducible Nix."""
-
-
-@main.command()
-@project_argument
-@json_option
-@click.option(
-    "--no-file-checks",
-    is_flag=True,
-    help="Check build.toml alone, without looking for the files it lists.",
-)
-@handle_errors
-def validate(project: Path, as_json: bool, no_file_checks: bool) -> None:
-    """Check PROJECT's build.toml (any edition) and the files it lists.
-
-    Prints every problem with file:line:column and key path; exits 2 when there are errors.
-    """
-    from nixgen import project as project_mod
-
-    loaded = project_mod.read(project, check_files=not no_file_checks)
-    if as_json:
-        emit_json(
-            {
-                "ok": True,
-                "edition": loaded.edition,
-                "problems": [p.to_json() for p in loaded.warnings],
-            }
-        )
-        return
-    print_problems(loaded.warnings)
-    kernels = len(loaded.build.kernels)
-    click.echo(
-        f"{loaded.document.display}: ok (edition {loaded.edition}, {kernels} "
-        f"kernel{'s' if kernels != 1 else ''}, backends: "
-        f"{', '.join(loaded.build.general.backends) or 'none'})"
-    )
-    if loaded.edition != 6:
-        click.echo(
-            f"note: edition {loaded.edition} was upgraded in memory; `nixgen migrate` rewrites "
-            "the file as edition 6, keeping its comments"
-        )
-
-
-@main.command()
-@project_argument
-@click.option("--defaults/--no-defaults", default=True, help="Include fields left at defaults.")
-@click.option("--no-file-checks", is_flag=True, help="Do not look for the listed files.")
-@handle_errors
-def show(project: Path, defaults: bool, no_file_checks: bool) -> None:
-    """Print PROJECT's normalised edition-6 model as JSON."""
-    from nixgen import project as project_mod
-    from nixgen.schema import v6
-
-    loaded = project_mod.read(project, check_files=not no_file_checks)
-    print_problems(loaded.warnings)
-    emit_json(v6.to_document(loaded.build, defaults=defaults))
-
-
-def _license_value(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    if value is not None and not value.strip():
-        raise click.BadParameter("must be a license identifier such as `Apache-2.0`")
-    return value.strip() if value is not None else None
-
-
-@main.command()
-@project_argument
-@click.option("--check", is_flag=True, help="Exit 1 when the file needs migrating; write nothing.")
-@click.option(
-    "--diff", "show_diff", is_flag=True, help="Print the changes as a diff; write nothing."
-)
-@click.option(
-    "--license",
-    "license_",
-    metavar="SPDX",
-    callback=_license_value,
-    help="License for a file that has none (instead of `NOASSERTION`).",
-)
-@handle_errors
-def migrate(project: Path, check: bool, show_diff: bool, license_: str | None) -> None:
-    """Rewrite PROJECT's build.toml as edition 6, keeping its comments and layout.
-
-    Only what edition 6 changes is edited; an edition-6 file is left as it is. The file is
-    replaced atomically. With --check or --diff nothing is written.
-    """
-    from nixgen import migrate as migrate_mod
-
-    migration = migrate_mod.plan(project, license=license_)
-    print_problems(migration.warnings)
-    display = migration.document.display
-    if not migration.changed:
-        click.echo(f"{display}: already edition 6; nothing to do")
-        return
-    if show_diff:
-        click.echo(migration.diff(), nl=False)
-    if check or show_diff:
-        # with --diff, stdout carries the diff alone (so that it can be piped to `git apply`)
-        click.echo(f"would migrate {display} {migration.reason}", err=show_diff)
-        if check:
-            sys.exit(1)
-        return
-    migrate_mod.write(migration)
-    click.echo(f"migrated {display} {migration.reason}")
-
-
-def prepare(project: Path, out: str) -> Any:
-    """Read, validate and plan PROJECT, then render it in memory (shared by render/build)."""
-    from nixgen import plan, render
-    from nixgen import project as project_mod
-    from nixgen.errors import ProblemError
-
-    loaded = project_mod.read(project)
-    planned = loaded.document.locate_all(plan.check(loaded.build))
-    problems = [*loaded.warnings, *planned]
-    if any(p.severity == "error" for p in planned):
-        raise ProblemError(problems)
-    try:
-        rendered = render.render(loaded.build, out_dir=out)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--out") from None
-    return loaded, rendered, problems
-
-
-@main.command(name="render")
-@project_argument
-@click.option("--out", default="nix", show_default=True, help="Output directory, relative to PROJECT.")
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 with a diff when files are stale.")
-@click.option("--force", is_flag=True, help="Overwrite hand-written files in the way.")
-@handle_errors
-def render_command(project: Path, out: str, check: bool, force: bool) -> None:
-    """Render PROJECT's Nix: one file per kernel, the extension, the variants, a flake.
-
-    Writes OUT/ (replaced atomically as a whole; unchanged files keep their mtime) and
-    PROJECT/flake.nix when it is absent or still generated. Every generated file starts
-    with an `@generated by nixgen` header; hand-written files are never overwritten
-    without --force.
-    """
-    from nixgen import write
-
-    loaded, rendered, problems = prepare(project, out)
-    print_problems(problems)
-    root = loaded.root
-    if check:
-        result = write.plan(root, rendered, force=True)
-        if result.stale:
-            click.echo(result.diff, nl=False)
-            stale = [*result.added, *result.changed, *result.removed]
-            click.echo(
-                f"nixgen: {len(stale)} generated file(s) are stale: run `nixgen render`", err=True
-            )
-            sys.exit(1)
-        click.echo(f"{out}/ is up to date")
-        return
-    result = write.write(root, rendered, force=force)
-    if not result.stale:
-        click.echo(f"{out}/ is up to date ({len(result.unchanged)} files)")
-        return
-    click.echo(
-        f"rendered {out}/: {len(result.added)} added, {len(result.changed)} changed, "
-        f"{len(result.removed)} removed, {len(result.unchanged)} unchanged"
-    )
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -180,7 +180,7 @@ class Strict:
             for index, item in enumerate(value):
                 try:
                     out.append(structure(item, elem))
-                except Exception as exc:  # noqa: BLE001 - collected and re-raised as a group
+                except Exception as exc:
                     errors.append(_note(exc, IterableValidationNote("index", index, elem)))
             if errors:
                 raise IterableValidationError("invalid array", errors, t)
@@ -199,7 +199,7 @@ class Strict:
             for key, item in value.items():
                 try:
                     out[structure(key, key_type)] = structure(item, value_type)
-                except Exception as exc:  # noqa: BLE001 - collected and re-raised as a group
+                except Exception as exc:
                     errors.append(_note(exc, IterableValidationNote("key", key, value_type)))
             if errors:
                 raise IterableValidationError("invalid table", errors, t)
@@ -328,7 +328,9 @@ def _extra_keys(exc: ForbiddenExtraKeysError, path: tuple[PathPart, ...]) -> lis
             if message:
                 break
         if message is None:
-            message = f"unknown key `{key}`{did_you_mean(key, allowed)}; allowed keys: {one_of(allowed)}"
+            message = (
+                f"unknown key `{key}`{did_you_mean(key, allowed)}; allowed keys: {one_of(allowed)}"
+            )
         out.append(Problem(message=message, path=(*path, key), at_key=True))
     return out
 

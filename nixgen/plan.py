@@ -130,9 +130,12 @@ def _kernels_for(build: model.Build, config: BuildConfig) -> tuple[str, ...]:
         if model.backend_of(kernel) != config.backend:
             continue
         minver = getattr(kernel, "cuda_minver", None)
-        if minver is not None and config.backend_version is not None:
-            if tables.version_key(config.backend_version) < tables.version_key(minver):
-                continue
+        if (
+            minver is not None
+            and config.backend_version is not None
+            and tables.version_key(config.backend_version) < tables.version_key(minver)
+        ):
+            continue
         names.append(name)
     return tuple(names)
 
@@ -155,9 +158,12 @@ def variants(build: model.Build, *, system: str | None = None) -> list[Variant]:
     for config in build_configs():
         if config.backend not in backends:
             continue
-        if config.backend == "cuda" and cuda is not None:
-            if not _within(config.backend_version or "0", cuda.minver, cuda.maxver):
-                continue
+        if (
+            config.backend == "cuda"
+            and cuda is not None
+            and not _within(config.backend_version or "0", cuda.minver, cuda.maxver)
+        ):
+            continue
         if isinstance(fw, model.TvmFfi) and config.tvm_ffi is None:
             continue
         if isinstance(fw, model.Torch):
@@ -189,7 +195,9 @@ def variants(build: model.Build, *, system: str | None = None) -> list[Variant]:
                 continue
             name = stable_abi_variant_name(abi, config.backend, config.backend_version, sys)
         elif isinstance(fw, model.TvmFfi):
-            name = tvm_ffi_variant_name(config.tvm_ffi or "", config.backend, config.backend_version, sys)
+            name = tvm_ffi_variant_name(
+                config.tvm_ffi or "", config.backend, config.backend_version, sys
+            )
         else:
             name = torch_variant_name(config.torch, config.backend, config.backend_version, sys)
         _add(

@@ -197,7 +197,16 @@ class _Scanner:
 
 def _unescape(scanner: _Scanner) -> str:
     c = scanner.peek()
-    simple = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "b": "\b", "f": "\f", "e": "\x1b"}
+    simple = {
+        "n": "\n",
+        "t": "\t",
+        "r": "\r",
+        '"': '"',
+        "\\": "\\",
+        "b": "\b",
+        "f": "\f",
+        "e": "\x1b",
+    }
     if c in simple:
         scanner.advance()
         return simple[c]

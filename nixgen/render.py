@@ -171,9 +171,7 @@ def project_data(build: model.Build) -> dict[str, Any]:
         sub = g if section == "general" else getattr(g, section)
         values = getattr(sub, field, []) if sub is not None else []
         return [
-            {k: v for k, v in attrs.asdict(d).items() if v is not None}
-            if attrs.has(type(d))
-            else d
+            {k: v for k, v in attrs.asdict(d).items() if v is not None} if attrs.has(type(d)) else d
             for d in values
         ]
 
@@ -247,7 +245,9 @@ def render(build: model.Build, *, out_dir: str = DEFAULT_OUT) -> Rendered:
     tree: dict[str, bytes] = {}
     for name, kernel in sorted(build.kernels.items()):
         template = f"kernel-{kernel.language}.nix.j2"
-        tree[f"kernels/{name}.nix"] = _template(template, **_kernel_context(build, name, kernel)).encode()
+        tree[f"kernels/{name}.nix"] = _template(
+            template, **_kernel_context(build, name, kernel)
+        ).encode()
     fw = build.framework
     package = python_package_dir(build)
     common = {

@@ -134,7 +134,11 @@ def from_v1(raw: Raw, warnings: list[Problem]) -> dict[str, Any]:
         "backends": ALL_LEGACY_BACKENDS if universal else _backends_of(kernels),
     }
     _missing_license(general, warnings)
-    return {"general": _ordered_general(general), **_framework(raw, False, kernels), "kernel": kernels}
+    return {
+        "general": _ordered_general(general),
+        **_framework(raw, False, kernels),
+        "kernel": kernels,
+    }
 
 
 def from_v2(raw: Raw, warnings: list[Problem]) -> dict[str, Any]:

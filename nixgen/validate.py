@@ -31,10 +31,14 @@ def _general(build: model.Build) -> list[Problem]:
     g = build.general
     out: list[Problem] = []
     if not g.backends:
-        out.append(warning("no backends are listed, so nothing will be built", ("general", "backends")))
+        out.append(
+            warning("no backends are listed, so nothing will be built", ("general", "backends"))
+        )
     for backend, count in Counter(g.backends).items():
         if count > 1:
-            out.append(error(f"backend `{backend}` is listed {count} times", ("general", "backends")))
+            out.append(
+                error(f"backend `{backend}` is listed {count} times", ("general", "backends"))
+            )
     for section in ("cuda", "xpu", "neuron", "tpu"):
         if getattr(g, section) is not None and section not in g.backends:
             out.append(
@@ -60,7 +64,9 @@ def _general(build: model.Build) -> list[Problem]:
     return out
 
 
-def _kernel_depends(g: model.General) -> list[tuple[tuple[str | int, ...], list[model.KernelDependency]]]:
+def _kernel_depends(
+    g: model.General,
+) -> list[tuple[tuple[str | int, ...], list[model.KernelDependency]]]:
     out = [(("general", "kernel-depends"), g.kernel_depends)]
     for section in ("cuda", "xpu", "neuron"):
         sub = getattr(g, section)
@@ -110,7 +116,9 @@ def _duplicates(items: list[str], path: tuple[str | int, ...]) -> list[Problem]:
     out = []
     for index, item in enumerate(items):
         if item in seen:
-            out.append(warning(f"`{item}` is listed twice (first at index {seen[item]})", (*path, index)))
+            out.append(
+                warning(f"`{item}` is listed twice (first at index {seen[item]})", (*path, index))
+            )
         seen.setdefault(item, index)
     return out
 
@@ -135,11 +143,18 @@ def _kernel(build: model.Build, name: str, kernel: model.Kernel) -> list[Problem
         out.extend(_rust(name, kernel, path))
     if isinstance(kernel, model.CppCudaKernel):
         if kernel.cuda_capabilities == []:
-            out.append(error("`cuda-capabilities` is empty; omit it to build for all", (*path, "cuda-capabilities")))
+            out.append(
+                error(
+                    "`cuda-capabilities` is empty; omit it to build for all",
+                    (*path, "cuda-capabilities"),
+                )
+            )
         out.extend(_duplicates(kernel.cuda_capabilities or [], (*path, "cuda-capabilities")))
     if isinstance(kernel, model.CppRocmKernel):
         if kernel.rocm_archs == []:
-            out.append(error("`rocm-archs` is empty; omit it to build for all", (*path, "rocm-archs")))
+            out.append(
+                error("`rocm-archs` is empty; omit it to build for all", (*path, "rocm-archs"))
+            )
         elif kernel.rocm_archs is not None:
             supported = tables.supported_rocm_archs()
             if not set(kernel.rocm_archs) & set(supported):
@@ -201,7 +216,14 @@ def files(build: model.Build, root: Path) -> list[Problem]:
         out.extend(_paths(real_root, fw.include, (fw.table, "include"), want_dir=True))
     for name, kernel in sorted(build.kernels.items()):
         out.extend(_paths(real_root, kernel.src, ("kernel", name, "src"), want_dir=False))
-        out.extend(_paths(real_root, getattr(kernel, "include", []), ("kernel", name, "include"), want_dir=True))
+        out.extend(
+            _paths(
+                real_root,
+                getattr(kernel, "include", []),
+                ("kernel", name, "include"),
+                want_dir=True,
+            )
+        )
     package = python_package_dir(build)
     init = real_root / package / "__init__.py"
     if not init.is_file():
@@ -230,7 +252,13 @@ def _paths(
         where = (*base, index)
         real = Path(os.path.realpath(full))
         if real != root and root not in real.parents:
-            out.append(error(f"`{rel}` resolves outside the project (to {real}); symlinks must stay inside it", where))
+            out.append(
+                error(
+                    f"`{rel}` resolves outside the project (to {real}); symlinks must stay "
+                    "inside it",
+                    where,
+                )
+            )
         elif not full.exists():
             kind = "directory" if want_dir else "file"
             out.append(error(f"{kind} `{rel}` does not exist", where))

@@ -63,14 +63,10 @@ def git_url(value: str) -> str | None:
         return None
     scheme, sep, rest = value.partition("://")
     if not sep or not rest.strip("/") or any(c.isspace() for c in value):
-        return (
-            f"invalid git URL `{value}`: expected `<scheme>://host/path` or "
-            "`git@host:org/repo`"
-        )
+        return f"invalid git URL `{value}`: expected `<scheme>://host/path` or `git@host:org/repo`"
     if scheme not in GIT_SCHEMES:
-        return (
-            f"unsupported scheme `{scheme}` in git URL `{value}`, expected one of: "
-            + ", ".join(GIT_SCHEMES)
+        return f"unsupported scheme `{scheme}` in git URL `{value}`, expected one of: " + ", ".join(
+            GIT_SCHEMES
         )
     return None
 
@@ -111,8 +107,7 @@ def cuda_capability(value: str) -> str | None:
     if value in known:
         return None
     return (
-        f"unknown CUDA capability `{value}`{did_you_mean(value, known)} "
-        f"(known: {', '.join(known)})"
+        f"unknown CUDA capability `{value}`{did_you_mean(value, known)} (known: {', '.join(known)})"
     )
 
 
@@ -120,7 +115,8 @@ def rocm_arch(value: str) -> str | None:
     known = tables.known_rocm_archs()
     if value in known:
         return None
-    return f"unknown ROCm architecture `{value}`{did_you_mean(value, known)} (known: {', '.join(known)})"
+    suggestion = did_you_mean(value, known)
+    return f"unknown ROCm architecture `{value}`{suggestion} (known: {', '.join(known)})"
 
 
 def cargo_feature(value: str) -> str | None:

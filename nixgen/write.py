@@ -124,7 +124,10 @@ def _diff(rel: str, before: bytes, after: bytes) -> str:
     b = after.decode("utf-8", "replace").splitlines(keepends=True)
     return "".join(
         difflib.unified_diff(
-            a, b, fromfile=f"a/{rel}" if before else "/dev/null", tofile=f"b/{rel}" if after else "/dev/null"
+            a,
+            b,
+            fromfile=f"a/{rel}" if before else "/dev/null",
+            tofile=f"b/{rel}" if after else "/dev/null",
         )
     )
 
@@ -160,9 +163,13 @@ def write(root: Path, rendered: Rendered, *, force: bool = False) -> Plan:
                 if name in result.added or name in result.changed:
                     atomic_write(root / name, data)
         except PermissionError as exc:
-            raise OutputError(f"{exc.filename or root}: permission denied; cannot write the output") from None
+            raise OutputError(
+                f"{exc.filename or root}: permission denied; cannot write the output"
+            ) from None
         except OSError as exc:
-            raise OutputError(f"{exc.filename or root}: cannot write the output ({exc.strerror})") from None
+            raise OutputError(
+                f"{exc.filename or root}: cannot write the output ({exc.strerror})"
+            ) from None
         return result
 
 
@@ -243,7 +250,9 @@ def _exchange(a: Path, b: Path) -> None:
     """Swap two paths atomically (Linux `renameat2`); elsewhere, two renames with a
     recoverable intermediate state (see `recover`)."""
     libc_name = ctypes.util.find_library("c")
-    renameat2 = getattr(ctypes.CDLL(libc_name, use_errno=True), "renameat2", None) if libc_name else None
+    renameat2 = (
+        getattr(ctypes.CDLL(libc_name, use_errno=True), "renameat2", None) if libc_name else None
+    )
     if renameat2 is not None:
         if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
             return

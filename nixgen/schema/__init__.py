@@ -45,7 +45,9 @@ def detect(document: dict[str, Any]) -> Detected | Problem:
             )
         return Detected(edition, f"general.edition = {edition}")
     kernels = document.get("kernel")
-    kernels = [k for k in kernels.values() if isinstance(k, dict)] if isinstance(kernels, dict) else []
+    kernels = (
+        [k for k in kernels.values() if isinstance(k, dict)] if isinstance(kernels, dict) else []
+    )
     languages = {k.get("language") for k in kernels if isinstance(k.get("language"), str)}
     if any(lang.startswith(("cpp-", "rust-")) for lang in languages):
         return Problem(

@@ -53,7 +53,7 @@ def _stable_abi(value: object, _: type) -> Any:
     if isinstance(value, dict):
         return STRICT.structure(value, dict[model.Backend, model.Version])
     raise InvalidValue(
-        f"expected a Torch version such as `\"2.11\"` or a table of backend = version, "
+        f'expected a Torch version such as `"2.11"` or a table of backend = version, '
         f"got {show(value)}"
     )
 
@@ -103,7 +103,7 @@ def structure(document: dict[str, Any], layout: Layout) -> tuple[Raw | None, lis
     else:
         try:
             general = STRICT.structure(document["general"], layout.general)
-        except Exception as exc:  # noqa: BLE001 - translated into problems
+        except Exception as exc:
             problems.extend(problems_from(exc, ("general",)))
     present = [name for name in layout.frameworks if name in document]
     for extra in present[1:]:
@@ -120,12 +120,14 @@ def structure(document: dict[str, Any], layout: Layout) -> tuple[Raw | None, lis
         name = present[0]
         try:
             framework = STRICT.structure(document[name], layout.frameworks[name])
-        except Exception as exc:  # noqa: BLE001 - translated into problems
+        except Exception as exc:
             problems.extend(problems_from(exc, (name,)))
     kernels: dict[str, Any] = {}
     try:
-        kernels = STRICT.structure(document.get("kernel", {}), dict[model.KernelName, layout.kernel])
-    except Exception as exc:  # noqa: BLE001 - translated into problems
+        kernels = STRICT.structure(
+            document.get("kernel", {}), dict[model.KernelName, layout.kernel]
+        )
+    except Exception as exc:
         problems.extend(problems_from(exc, ("kernel",)))
     if any(p.severity == "error" for p in problems):
         return None, problems

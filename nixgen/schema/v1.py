@@ -1,4 +1,5 @@
-"""Edition 1 (kernel-builder, 2025): no ``backend`` tag; ``language`` is cuda, cuda-hipify or metal."""
+"""Edition 1 (kernel-builder, 2025): no ``backend`` tag; ``language`` is cuda,
+cuda-hipify or metal."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any, Literal
 import attrs
 
 from nixgen import model
-from nixgen.schema.common import LegacyDep, LegacyName, Layout
+from nixgen.schema.common import Layout, LegacyDep, LegacyName
 
 
 @attrs.frozen(kw_only=True)

@@ -8,7 +8,7 @@ import attrs
 
 from nixgen import model
 from nixgen.schema import tagged_by_backend
-from nixgen.schema.common import LegacyName, Layout
+from nixgen.schema.common import Layout, LegacyName
 
 
 @attrs.frozen(kw_only=True)

@@ -6,7 +6,7 @@ import attrs
 
 from nixgen import model
 from nixgen.schema import tagged_by_backend
-from nixgen.schema.common import LegacyName, Layout
+from nixgen.schema.common import Layout, LegacyName
 from nixgen.schema.v2 import Hub
 
 V3Backend = model.Backend

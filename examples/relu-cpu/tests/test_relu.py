@@ -80,3 +80,11 @@ def test_op_namespace(kernel):
     namespace, op = name.split("::")
     assert op == "relu"
     assert getattr(torch.ops, namespace).relu is kernel.ops.relu
+
+
+def test_relu_in_place(kernel):
+    x = torch.randn(1000)
+    expected = torch.relu(x)
+    y = kernel.relu(x, out=x)
+    assert y.data_ptr() == x.data_ptr()
+    torch.testing.assert_close(x, expected, rtol=0, atol=0)
