@@ -22,7 +22,7 @@ from cattrs.errors import (
     IterableValidationError,
     IterableValidationNote,
 )
-from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+from cattrs.gen import make_dict_structure_fn, override
 
 from nixgen import values
 from nixgen.errors import PathPart, Problem, did_you_mean, one_of
@@ -71,6 +71,28 @@ def key_of(field: attrs.Attribute) -> str:
 
 def keys_of(cls: type) -> list[str]:
     return [key_of(f) for f in attrs.fields(cls)]
+
+
+def to_table(value: Any, *, defaults: bool = True) -> Any:
+    """An attrs instance as a TOML table (kebab-case keys), recursively; the inverse of
+    structuring. Unset (None) fields are dropped, and so are fields at their default
+    unless `defaults`. A kernel's ``language`` tag is always kept."""
+    if attrs.has(type(value)):
+        out: dict[str, Any] = {}
+        for field in attrs.fields(type(value)):
+            item = getattr(value, field.name)
+            default = field.default
+            if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+                default = default.factory()  # type: ignore[union-attr]
+            if item is None or (not defaults and item == default and field.name != "language"):
+                continue
+            out[key_of(field)] = to_table(item, defaults=defaults)
+        return out
+    if isinstance(value, list):
+        return [to_table(v, defaults=defaults) for v in value]
+    if isinstance(value, dict):
+        return {k: to_table(v, defaults=defaults) for k, v in value.items()}
+    return value
 
 
 # ------------------------------------------------------------------------------ hooks
@@ -166,7 +188,6 @@ class Strict:
         c.register_structure_hook_factory(_is_list, self._list_hook)
         c.register_structure_hook_factory(_is_dict, self._dict_hook)
         c.register_structure_hook_factory(attrs.has, self._class_hook)
-        c.register_unstructure_hook_factory(attrs.has, self._class_unstructure_hook)
 
     # -- containers ----------------------------------------------------------------------
     def _list_hook(self, t: Any) -> Callable[[object, type], list[Any]]:
@@ -221,21 +242,12 @@ class Strict:
 
         return hook
 
-    def _class_unstructure_hook(self, cls: type) -> Callable[[Any], dict[str, Any]]:
-        renames = {
-            f.name: override(rename=key_of(f), omit_if_default=True) for f in attrs.fields(cls)
-        }
-        return make_dict_unstructure_fn(cls, self.converter, **renames)
-
     # -- entry points --------------------------------------------------------------------
     def register(self, t: Any, hook: Callable[[object, type], Any]) -> None:
         self.converter.register_structure_hook(t, hook)
 
     def structure(self, value: object, t: type[T] | Any) -> T:
         return self.converter.structure(value, t)
-
-    def unstructure(self, value: object) -> Any:
-        return self.converter.unstructure(value)
 
 
 def tagged_union_hook(

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
-
 from nixgen import tables
-from nixgen.convert import key_of
+from nixgen.convert import to_table
 from nixgen.errors import Problem, warning
 from nixgen.schema.common import Raw
 
@@ -25,17 +23,7 @@ V1_LANGUAGES = {"cuda": "cpp-cuda", "metal": "cpp-metal", "cuda-hipify": "cpp-cu
 
 def table(obj: Any) -> dict[str, Any]:
     """An attrs instance as a TOML table: kebab-case keys, unset (None) fields dropped."""
-    out: dict[str, Any] = {}
-    for field in attrs.fields(type(obj)):
-        value = getattr(obj, field.name)
-        if value is None:
-            continue
-        if attrs.has(type(value)):
-            value = table(value)
-        elif isinstance(value, list):
-            value = [table(v) if attrs.has(type(v)) else v for v in value]
-        out[key_of(field)] = value
-    return out
+    return to_table(obj)
 
 
 def _depends(depends: list[str]) -> list[str]:

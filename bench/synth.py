@@ -1,0 +1,73 @@
+"""Synthetic kernel projects for benchmarks and scale tests.
+
+`make_project(root, kernels)` writes an edition-6 project with `kernels` kernels (a mix of
+cpp-cpu, cpp-cuda and rust-cpu) and every file they list, so validation with file checks,
+rendering and Nix evaluation all see a complete project.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+LANGUAGES = ("cpp-cpu", "cpp-cuda", "rust-cpu")
+
+
+def build_toml(kernels: int, *, backends: tuple[str, ...] = ("cpu", "cuda")) -> str:
+    lines = [
+        "[general]",
+        f'name = "synth{kernels}"',
+        "version = 1",
+        "edition = 6",
+        'license = "Apache-2.0"',
+        "backends = [" + ", ".join(f'"{b}"' for b in backends) + "]",
+        "",
+        "[torch]",
+        'src = ["torch-ext/torch_binding.cpp", "torch-ext/torch_binding.h"]',
+        "",
+    ]
+    for i in range(kernels):
+        language = LANGUAGES[i % len(LANGUAGES)]
+        if "cuda" not in backends and language == "cpp-cuda":
+            language = "cpp-cpu"
+        name = f"k{i:05d}"
+        lines.append(f"[kernel.{name}]")
+        lines.append(f'language = "{language}"')
+        if language == "rust-cpu":
+            lines.append(f'src = ["{name}/Cargo.toml", "{name}/Cargo.lock", "{name}/src/lib.rs"]')
+        elif language == "cpp-cuda":
+            lines.append('depends = ["torch"]')
+            lines.append(f'src = ["{name}/{name}.cu", "{name}/{name}.h"]')
+            lines.append('cuda-capabilities = ["8.0", "9.0"]')
+        else:
+            lines.append('depends = ["torch"]')
+            lines.append(f'src = ["{name}/{name}.cpp", "{name}/{name}.h"]')
+            lines.append(f'cxx-flags = ["-DKERNEL_{i}"]')
+        lines.append("")
+    return "\n".join(lines)
+
+
+def make_project(root: Path, kernels: int, *, backends: tuple[str, ...] = ("cpu", "cuda")) -> Path:
+    """Write a synthetic project with `kernels` kernels under `root` (created)."""
+    root.mkdir(parents=True, exist_ok=True)
+    text = build_toml(kernels, backends=backends)
+    (root / "build.toml").write_text(text)
+    binding = root / "torch-ext"
+    (binding / f"synth{kernels}").mkdir(parents=True, exist_ok=True)
+    (binding / f"synth{kernels}" / "__init__.py").write_text("")
+    (binding / "torch_binding.cpp").write_text("// binding\n")
+    (binding / "torch_binding.h").write_text("// binding\n")
+    for i in range(kernels):
+        name = f"k{i:05d}"
+        directory = root / name
+        (directory / "src").mkdir(parents=True, exist_ok=True)
+        for suffix in (".cpp", ".cu", ".h"):
+            (directory / f"{name}{suffix}").write_text(f"// {name}\n")
+        (directory / "Cargo.toml").write_text(
+            f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2021"\n\n'
+            f'[lib]\ncrate-type = ["staticlib"]\n'
+        )
+        (directory / "Cargo.lock").write_text(
+            f'version = 4\n\n[[package]]\nname = "{name}"\nversion = "0.1.0"\n'
+        )
+        (directory / "src" / "lib.rs").write_text("// lib\n")
+    return root

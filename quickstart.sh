@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# nixgen in one command: set up, then run nixgen on the shipped example examples/relu-cpu:
+# validate it, list its build variants, render its Nix and — where Nix is installed — build
+# the torch 2.13 CPU variant offline through the test nixpkgs (host compilers) and load the
+# result with the PyPI `kernels` client.
+set -euo pipefail
+cd "$(dirname "$0")"
+scripts/setup.sh
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp -r examples/relu-cpu "$work/relu-cpu"
+rm -rf "$work/relu-cpu/nix" "$work/relu-cpu/flake.nix"
+nixgen=.venv/bin/nixgen
+
+echo "== nixgen validate"
+"$nixgen" validate "$work/relu-cpu"
+echo "== nixgen variants --system x86_64-linux"
+"$nixgen" variants --system x86_64-linux "$work/relu-cpu" 2>/dev/null || true
+echo "== nixgen render"
+"$nixgen" render "$work/relu-cpu"
+find "$work/relu-cpu/nix" -maxdepth 2 -name '*.nix' | sed "s|$work/||" | sort
+
+if ! command -v nix >/dev/null 2>&1; then
+  echo "Nix is not installed: stopping after render."
+  exit 0
+fi
+export NIX_CONFIG=$'experimental-features = nix-command flakes\nsubstituters =\nbuild-users-group ='
+stub=$(.venv/bin/python -c "from pathlib import Path; from tests.nixtools import make_stub; print(make_stub(Path('$work')))")
+variant=torch213-cxx11-cpu-$(uname -m)-linux
+echo "== nix build .#$variant (offline, test nixpkgs)"
+out=$(cd "$work/relu-cpu" && nix build ".#$variant" --override-input nixpkgs "path:$stub" \
+  --no-link --json 2>/dev/null | .venv/bin/python -c 'import json,sys; print(json.load(sys.stdin)[0]["outputs"]["out"])')
+ls "$out"
+mkdir -p "$work/load" && ln -s "$out" "$work/load/$variant"
+echo "== kernels.get_local_kernel + check against torch.relu"
+.venv/bin/python -W ignore - "$work/load" <<'PY'
+import sys
+from pathlib import Path
+
+import kernels
+import torch
+
+relu = kernels.get_local_kernel(Path(sys.argv[1]), backend="cpu")
+x = torch.randn(1024, 33)
+assert torch.equal(relu.relu(x), torch.relu(x))
+print(f"ok: {relu.__name__}.relu matches torch.relu on {tuple(x.shape)}")
+PY
