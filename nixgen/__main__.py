@@ -1,3 +1,3 @@
-from nixgen.cli import main
+from nixgen.entry import main
 
 main()

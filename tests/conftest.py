@@ -52,6 +52,12 @@ def materialize(build_toml: Path | str, root: Path) -> Path:
     return root
 
 
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Render stamps go to a per-session cache, never the user's ~/.cache."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-cache"))
+
+
 @pytest.fixture
 def make_project(tmp_path: Path) -> Callable[..., Path]:
     """Write a build.toml (text or corpus path) into a fresh directory, with its files."""
