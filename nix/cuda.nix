@@ -5,7 +5,7 @@
 */
 let
   versions = import ./versions.nix;
-  inherit (builtins) filter fromJSON head length listToAttrs match readFile replaceStrings;
+  inherit (builtins) filter fromJSON head listToAttrs match readFile replaceStrings;
 
   db = fromJSON (readFile ./data/cuda-capabilities.json);
   ranges = listToAttrs (
@@ -51,7 +51,8 @@ rec {
       parts = match "([0-9]+)\\.([0-9]+)([af]?)" capability;
       base = if parts == null then null else "${head parts}.${builtins.elemAt parts 1}";
       suffix = if parts == null then "" else builtins.elemAt parts 2;
-      row = ranges.${base} or null;
+      # Anything that is not a capability (`sm_80`, `8`) is simply not supported.
+      row = if base == null then null else ranges.${base} or null;
       low =
         if suffix == "a" then
           versions.max row.min db.arch_specific_min
@@ -108,8 +109,10 @@ rec {
   archName = capability: replaceStrings [ "." ] [ "" ] capability;
 
   /**
-    nvcc `-gencode` flags: real code (SASS) for every capability, plus PTX for the newest
-    plain capability so newer GPUs can JIT-compile it (nixpkgs' `cudaForwardCompat`).
+    nvcc `-gencode` flags: real code (SASS) for every capability, in the given order, plus
+    PTX for the newest plain capability (whatever its position in the list) so newer GPUs
+    can JIT-compile it (nixpkgs' `cudaForwardCompat`). `9.0a`/`10.0f` code runs only on
+    its own architecture (family), so it never provides the PTX.
 
     # Type
 
@@ -131,7 +134,7 @@ rec {
         c: "-gencode=arch=compute_${archName c},code=sm_${archName c}"
       ) capabilities;
       plain = filter (c: match ".*[af]" c == null) capabilities;
-      newest = if plain == [ ] then null else builtins.elemAt plain (length plain - 1);
+      newest = if plain == [ ] then null else builtins.foldl' versions.max (head plain) plain;
     in
     real ++ (if newest == null then [ ] else [ "-gencode=arch=compute_${archName newest},code=compute_${archName newest}" ]);
 }

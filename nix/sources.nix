@@ -27,7 +27,7 @@
 
     ```nix
     select lib ./. [ "relu_cpu/relu.cpp" ]
-    => /nix/store/…-source (containing relu_cpu/relu.cpp only)
+    => «a store path named `source` that holds relu_cpu/relu.cpp and nothing else»
     ```
   */
   select =

@@ -1,0 +1,153 @@
+# Tests of `compile.nix`: object names and the shape of the build phases.
+let
+  nixgen = import ../default.nix;
+  inherit (nixgen) compile;
+  hasInfix = infix: s: builtins.match ".*${infix}.*" s != null;
+  lines = s: builtins.filter (l: builtins.isString l && l != "") (builtins.split "\n" s);
+in
+{
+  testObjectNameFlattensThePath = {
+    expr = map compile.objectName [ "relu_cpu/relu.cpp" "a.cu" "x/y/z.c" ];
+    expected = [ "relu_cpu__relu.cpp.o" "a.cu.o" "x__y__z.c.o" ];
+  };
+
+  testObjectNamesOfOneBasenameInTwoDirectoriesDiffer = {
+    expr = compile.objectName "a/k.cpp" != compile.objectName "b/k.cpp";
+    expected = true;
+  };
+
+  testArchivePhaseCompilesSourcesByRuleAndArchivesDeterministically = {
+    expr = lines (compile.archivePhase {
+      name = "k";
+      sources = [ "a/x.cpp" "a/x.h" "b/x.cpp" "k.cu" "notes.txt" ];
+      rules = [
+        { extensions = [ "cu" ]; command = "NVCC"; }
+        { extensions = [ "cpp" "cu" ]; command = "CXX"; }
+      ];
+    });
+    expected = [
+      "runHook preBuild"
+      "mkdir -p nixgen-obj"
+      "CXX -c a/x.cpp -o nixgen-obj/a__x.cpp.o"
+      "CXX -c b/x.cpp -o nixgen-obj/b__x.cpp.o"
+      "NVCC -c k.cu -o nixgen-obj/k.cu.o"
+      "ar rcsD libk.a nixgen-obj/a__x.cpp.o nixgen-obj/b__x.cpp.o nixgen-obj/k.cu.o"
+      "runHook postBuild"
+    ];
+  };
+
+  testArchivePhaseQuotesPaths = {
+    expr = lines (compile.archivePhase {
+      name = "k";
+      sources = [ "my dir/it's.cpp" ];
+      rules = [ { extensions = [ "cpp" ]; command = "CXX"; } ];
+    });
+    expected = [
+      "runHook preBuild"
+      "mkdir -p nixgen-obj"
+      "CXX -c 'my dir/it'\\''s.cpp' -o 'nixgen-obj/my dir__it'\\''s.cpp.o'"
+      "ar rcsD libk.a 'nixgen-obj/my dir__it'\\''s.cpp.o'"
+      "runHook postBuild"
+    ];
+  };
+
+  testInstallArchivePhase = {
+    expr = lines (compile.installArchivePhase "relu_cpu");
+    expected = [
+      "runHook preInstall"
+      "install -Dm644 librelu_cpu.a \"$out/lib/\"librelu_cpu.a"
+      "runHook postInstall"
+    ];
+  };
+
+  testCopyPhase = {
+    expr = compile.copyPhase "Cargo.lock" "my crate/Cargo.lock";
+    expected = "cp Cargo.lock 'my crate/Cargo.lock'\n";
+  };
+
+  testCppCpuPutsTheKernelsFlagsLast = {
+    # The kernel's cxx-flags come after nixgen's (so they win), includes before them.
+    expr =
+      let
+        phase = compile.cppCpu {
+          name = "k";
+          sources = [ "k/k.cpp" ];
+          includes = [ "k/include" ];
+          cxxFlags = [ "-O3" "-DNAME=\"a b\"" ];
+        };
+      in
+      builtins.head (builtins.filter (hasInfix "-c k/k.cpp") (lines phase));
+    expected = "$CXX -ffile-prefix-map=$NIX_BUILD_TOP/= -std=c++20 -O2 -fPIC -D_GLIBCXX_USE_CXX11_ABI=1 -fno-gnu-unique -DCPU_KERNEL -Ik/include -O3 '-DNAME=\"a b\"' -c k/k.cpp -o nixgen-obj/k__k.cpp.o";
+  };
+
+  testCppCudaCompilesCuWithNvccForEachCapability = {
+    expr =
+      let
+        phase = compile.cppCuda {
+          name = "k";
+          sources = [ "k/k.cu" "k/host.cpp" ];
+          includes = [ ];
+          cxxFlags = [ "-DHOST" ];
+          cudaFlags = [ "-lineinfo" ];
+          capabilities = [ "8.0" "9.0a" ];
+        };
+        compileLines = builtins.filter (hasInfix " -c ") (lines phase);
+      in
+      {
+        nvcc = builtins.match "nvcc .* -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_80,code=compute_80 -lineinfo -c k/k.cu -o nixgen-obj/k__k.cu.o" (builtins.elemAt compileLines 0) != null;
+        host = builtins.match "\\$CXX .* -DCUDA_KERNEL -DUSE_CUDA=1 -DHOST -c k/host.cpp .*" (builtins.elemAt compileLines 1) != null;
+      };
+    expected = {
+      nvcc = true;
+      host = true;
+    };
+  };
+
+  testCppRocmPassesOneOffloadArchPerTarget = {
+    expr =
+      let
+        phase = compile.cppRocm {
+          name = "k";
+          sources = [ "k/k.hip" ];
+          includes = [ ];
+          cxxFlags = [ ];
+          hipFlags = [ "-ffast-math" ];
+          archs = [ "gfx942" "gfx90a" ];
+        };
+      in
+      builtins.match "hipcc .* --offload-arch=gfx942 --offload-arch=gfx90a -ffast-math -c k/k.hip .*" (builtins.head (builtins.filter (hasInfix " -c ") (lines phase))) != null;
+    expected = true;
+  };
+
+  testCppXpuUsesIcpxWithSyclFlagsLast = {
+    expr =
+      let
+        phase = compile.cppXpu {
+          name = "k";
+          sources = [ "k/k.cpp" ];
+          includes = [ ];
+          cxxFlags = [ "-DA" ];
+          syclFlags = [ "-fsycl-targets=spir64" ];
+        };
+      in
+      builtins.match "icpx -fsycl .* -DXPU_KERNEL -DUSE_XPU -DA -fsycl-targets=spir64 -c k/k.cpp .*" (builtins.head (builtins.filter (hasInfix " -c ") (lines phase))) != null;
+    expected = true;
+  };
+
+  testCppMetalBuildsAMetallibFromShaders = {
+    expr =
+      let
+        phase = compile.cppMetal {
+          name = "k";
+          sources = [ "k/k.mm" "k/k.metal" ];
+          includes = [ "k" ];
+          cxxFlags = [ ];
+        };
+      in
+      builtins.filter (hasInfix "(-c|metal )") (lines phase);
+    expected = [
+      "$CXX -x objective-c++ -fobjc-arc -std=c++20 -O2 -fPIC -D_GLIBCXX_USE_CXX11_ABI=1 -fno-gnu-unique -DMETAL_KERNEL -Ik -c k/k.mm -o nixgen-obj/k__k.mm.o"
+      "xcrun -sdk macosx metal -Ik k/k.metal -o default.metallib"
+    ];
+  };
+}

@@ -1,0 +1,296 @@
+"""The static Nix library (`nix/`), tested with `nix-instantiate --eval`.
+
+The nix-unit style tests in ``nix/tests/<module>.nix`` (``{ testName = { expr; expected; };
+}``, or ``expectedError = true;`` for an expression that must fail) are evaluated one file
+per `nix-instantiate` call and reported one pytest test per Nix test. The tests that need
+Python on the other side live here: shell quoting through a real ``sh -c``, and CUDA
+capability intersection agreeing with `nixgen.plan` for every capability and toolkit.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nixgen import model, nixlit, plan, tables
+
+from .nixtools import nix_env, nix_eval_json
+
+REPO = Path(__file__).resolve().parent.parent
+NIX_TESTS = REPO / "nix" / "tests"
+NIX_TEST_FILES = sorted(NIX_TESTS.glob("*.nix"))
+HAVE_NIX = shutil.which("nix-instantiate") is not None
+
+pytestmark = [
+    pytest.mark.nix,
+    pytest.mark.skipif(not HAVE_NIX, reason="nix-instantiate is not installed"),
+]
+
+# Each test is evaluated on its own, so one failing expression does not hide the others
+# (`tryEval` catches `throw` and failed `assert`s).
+_RUNNER = """
+let
+  tests = import FILE;
+  force = v: builtins.deepSeq v v;
+  run = name: t:
+    if t ? expectedError then
+      { ok = !(builtins.tryEval (force t.expr)).success; }
+    else
+      let r = builtins.tryEval (force t.expr); in
+      if !r.success then { ok = false; error = "evaluation failed (throw or assert)"; }
+      else { ok = r.value == t.expected; expr = r.value; inherit (t) expected; };
+in builtins.mapAttrs run tests
+"""
+
+
+@functools.cache
+def _results(path: Path) -> dict[str, Any]:
+    done = subprocess.run(
+        [
+            "nix-instantiate",
+            "--eval",
+            "--strict",
+            "--json",
+            "--read-write-mode",
+            "--expr",
+            _RUNNER.replace("FILE", str(path)),
+        ],
+        env=nix_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise AssertionError(f"{path.name} does not evaluate:\n{done.stderr}")
+    return json.loads(done.stdout)
+
+
+def _nix_test_ids() -> list[Any]:
+    if not HAVE_NIX:
+        return []
+    cases = []
+    for path in NIX_TEST_FILES:
+        try:
+            names = sorted(_results(path))
+        except AssertionError as exc:  # reported by the test instead of breaking collection
+            cases.append(pytest.param(path, None, id=f"{path.stem}::<file>", marks=[]))
+            _BROKEN[path] = str(exc)
+            continue
+        cases += [pytest.param(path, name, id=f"{path.stem}::{name}") for name in names]
+    return cases
+
+
+_BROKEN: dict[Path, str] = {}
+
+
+def test_every_library_module_has_tests() -> None:
+    tested = {p.stem for p in NIX_TEST_FILES}
+    assert {"versions", "cuda", "rocm", "shell", "sources", "compile", "extension", "variants"} <= (
+        tested
+    )
+
+
+@pytest.mark.parametrize(("path", "name"), _nix_test_ids())
+def test_nix(path: Path, name: str | None) -> None:
+    if name is None:
+        pytest.fail(_BROKEN[path])
+    result = _results(path)[name]
+    if "error" in result:
+        pytest.fail(f"{path.name}: {name}: {result['error']}")
+    assert result["ok"], (
+        f"{path.name}: {name}\n"
+        f"expected: {json.dumps(result.get('expected'), indent=2)}\n"
+        f"got:      {json.dumps(result.get('expr'), indent=2)}"
+    )
+
+
+# ------------------------------------------------------------------ shell round trip
+
+
+def _nix_escape_all(args: list[str]) -> list[str]:
+    """`shell.escapeShellArg` of each string (one evaluation), plus `escapeShellArgs`."""
+    expr = (
+        f"let shell = import {REPO / 'nix' / 'shell.nix'}; args = {nixlit.value(args)}; in "
+        "{ each = map shell.escapeShellArg args; joined = shell.escapeShellArgs args; }"
+    )
+    out = nix_eval_json(expr)
+    return [*out["each"], out["joined"]]
+
+
+def _through_sh(command_line: str) -> list[str]:
+    """The argv a POSIX shell passes to `printf` for `printf '%s\\0' <command_line>`.
+
+    Runs in an empty scratch directory: if quoting ever broke, a payload could only
+    create files there."""
+    with tempfile.TemporaryDirectory() as scratch:
+        done = subprocess.run(
+            ["sh", "-c", f"printf '%s\\0' {command_line}"],
+            cwd=scratch,
+            capture_output=True,
+            check=True,
+        )
+        assert not os.listdir(scratch), f"a payload escaped its quotes: {command_line}"
+    return done.stdout.decode().split("\0")[:-1]
+
+
+NASTY = [
+    "",
+    " ",
+    "a b",
+    "it's",
+    "''",
+    "'\\''",
+    '"',
+    "\\",
+    "\\\\n",
+    "$HOME",
+    "${HOME}",
+    '${builtins.abort "pwned"}',
+    "`id`",
+    "$(id)",
+    '-DX="a b"; touch pwned',
+    "a\nb",
+    "\n",
+    "\t",
+    "*",
+    "?",
+    "[a]",
+    "~",
+    "~root",
+    "#comment",
+    "a#b",
+    "!",
+    "&&",
+    "|",
+    ">out",
+    "<in",
+    "-n",
+    "--",
+    "é ü 中文 🙂",
+    "%s",
+    "x=y",
+    "{a,b}",
+]
+
+
+def test_escape_shell_arg_round_trips_through_sh() -> None:
+    escaped = _nix_escape_all(NASTY)
+    each, joined = escaped[:-1], escaped[-1]
+    for original, quoted in zip(NASTY, each, strict=True):
+        assert _through_sh(quoted) == [original], quoted
+    assert _through_sh(joined) == NASTY
+
+
+@settings(
+    max_examples=5,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    st.lists(
+        st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x00")),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_escape_shell_args_round_trips_any_text(args: list[str]) -> None:
+    # Single quotes keep every byte, control characters and CR included.
+    assert _through_sh(_nix_escape_all(args)[-1]) == args
+
+
+# ---------------------------------------------------- CUDA: Python and Nix agree
+
+
+def _cuda_versions() -> list[str]:
+    """Every CUDA version the tables mention: build configurations and capability ranges."""
+    found = {c["cudaVersion"] for c in tables.build_configs() if c.get("cudaVersion")}
+    db = tables.table("cuda-capabilities.json")
+    for row in db["capabilities"]:
+        found.add(row["min"])
+        if row["max"]:
+            found.add(row["max"])
+    found |= {db["arch_specific_min"], db["family_specific_min"], "11.1", "12.7", "13.1", "14.0"}
+    return sorted(found, key=tables.version_key)
+
+
+def test_cuda_capability_intersection_agrees_with_python() -> None:
+    capabilities = [*tables.known_cuda_capabilities(), "8.0a", "9.0f", "99.0", "sm_80"]
+    versions = _cuda_versions()
+    expr = (
+        f"let cuda = import {REPO / 'nix' / 'cuda.nix'}; "
+        f"caps = {nixlit.value(capabilities)}; versions = {nixlit.value(versions)}; in "
+        "builtins.listToAttrs (map (v: { name = v; value = "
+        "{ listed = cuda.capabilitiesFor caps v; default = cuda.capabilitiesFor null v; }; }) "
+        "versions)"
+    )
+    nix = nix_eval_json(expr)
+    listed = model.CppCudaKernel(language="cpp-cuda", src=["k.cu"], cuda_capabilities=capabilities)
+    default = model.CppCudaKernel(language="cpp-cuda", src=["k.cu"])
+    mismatches = []
+    for version in versions:
+        python = {
+            "listed": plan.cuda_capabilities(listed, version),
+            "default": plan.cuda_capabilities(default, version),
+        }
+        if nix[version] != python:
+            mismatches.append(f"CUDA {version}: nix {nix[version]} != python {python}")
+    assert not mismatches, "\n".join(mismatches)
+    # The comparison is not vacuous: toolkits differ in what they support.
+    assert len({tuple(nix[v]["listed"]) for v in versions}) >= 6
+    assert "7.0" in nix["12.6"]["listed"] and "7.0" not in nix["13.0"]["listed"]
+
+
+# ------------------------------------------------ documentation examples are true
+
+#: Examples that illustrate rather than compute (their result is prose or needs a project).
+ILLUSTRATIVE = {("sources.nix", "select lib ./."), ("flake.nix", "(githubMatrix")}
+_ATTR = {"tvm-ffi": "tvmFfi"}
+
+
+def _doc_examples() -> list[tuple[str, str, str]]:
+    """`(file, expression, result)` of every ```nix … => … ``` example in `nix/*.nix`."""
+    examples = []
+    for path in sorted((REPO / "nix").glob("*.nix")):
+        for block in re.finditer(r"```nix\n(.*?)\n\s*```", path.read_text(), re.S):
+            expression: list[str] = []
+            for line in (line.strip() for line in block.group(1).splitlines()):
+                if not line.startswith("=>"):
+                    expression.append(line)
+                    continue
+                expr = " ".join(expression)
+                expression = []
+                if not any(path.name == f and expr.startswith(p) for f, p in ILLUSTRATIVE):
+                    examples.append((path.name, expr, line[2:].strip()))
+    return examples
+
+
+def test_documentation_examples_hold() -> None:
+    """Every `=>` in the library's doc comments is what the function really returns."""
+    examples = _doc_examples()
+    assert len(examples) >= 20
+    checks = " ".join(
+        f"(let m = nixgen.{_ATTR.get(Path(f).stem, Path(f).stem)} or "
+        f"(import {REPO / 'nix' / f}); in builtins.tryEval (with m; ({e}) == ({r})))"
+        for f, e, r in examples
+    )
+    expr = f"let nixgen = import {REPO / 'nix' / 'default.nix'}; in [ {checks} ]"
+    results = nix_eval_json(expr)
+    wrong = [
+        f"{f}: {e}  =>  {r}  ({'false' if res['success'] else 'does not evaluate'})"
+        for (f, e, r), res in zip(examples, results, strict=True)
+        if not (res["success"] and res["value"])
+    ]
+    assert not wrong, "documentation examples that do not hold:\n" + "\n".join(wrong)

@@ -1,0 +1,806 @@
+"""Render stage: golden files, determinism, and safety of every string that reaches Nix.
+
+Golden files pin each template's output for the examples and for small synthetic
+edition-6 projects covering every language and framework. They live in
+``tests/golden/<case>/`` at the path each file has in a project (``nix/kernels/x.nix``,
+``flake.nix``), with ``FILES`` listing every generated path. The static library copies
+(``nix/lib/``) are not duplicated there: they are compared byte for byte with ``nix/``.
+
+Update goldens only through the flag, never by hand::
+
+    NIXGEN_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_render.py -k golden
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nixgen import __version__, model, project, render, write
+from nixgen.commands.render import prepare
+from nixgen.errors import ProblemError
+
+from .conftest import EXAMPLES, materialize
+from .nixtools import make_stub, nix_eval_json, nix_parse
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+GOLDEN = TESTS / "golden"
+UPDATE = os.environ.get("NIXGEN_UPDATE_GOLDEN") == "1"
+REGENERATE = "NIXGEN_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_render.py -k golden"
+HAVE_NIX = shutil.which("nix-instantiate") is not None
+needs_nix = pytest.mark.skipif(not HAVE_NIX, reason="nix-instantiate is not installed")
+
+# ------------------------------------------------------------------------ the cases
+
+TORCH = """
+[torch]
+src = ["torch-ext/torch_binding.cpp", "torch-ext/torch_binding.h"]
+"""
+
+
+def _general(name: str, backends: str, extra: str = "") -> str:
+    return f"""[general]
+name = "{name}"
+version = 3
+edition = 6
+license = "Apache-2.0"
+backends = {backends}
+{extra}"""
+
+
+SYNTHETIC: dict[str, str] = {
+    "cpp-cpu": _general("synth-cpu", '["cpu"]')
+    + """
+[torch]
+src = ["torch-ext/torch_binding.cpp", "torch-ext/torch_binding.h"]
+include = ["include"]
+cxx-flags = ["-DBINDING=1"]
+
+[kernel.act_cpu]
+language = "cpp-cpu"
+depends = ["torch"]
+src = ["act_cpu/act.cpp", "act_cpu/act.h", "act_cpu/simd/avx2.cpp"]
+include = ["act_cpu", "include"]
+cxx-flags = ["-O3", "-march=x86-64-v2", "-DACT_NAME=\\"act cpu\\""]
+
+[kernel.plain-c]
+language = "cpp-cpu"
+src = ["plain/plain.c"]
+""",
+    "cpp-cuda": _general("synth-cuda", '["cuda"]', '\n[general.cuda]\nminver = "12.6"\n')
+    + TORCH
+    + """
+[kernel.gemm]
+language = "cpp-cuda"
+depends = ["torch", "cutlass_3_8"]
+src = ["gemm/gemm.cu", "gemm/gemm.h", "gemm/host.cpp"]
+include = ["gemm"]
+cxx-flags = ["-DHOST_SIDE"]
+cuda-flags = ["-lineinfo", "--use_fast_math", "-DTILE=\\"128 x 128\\""]
+cuda-capabilities = ["7.0", "8.0", "9.0a", "10.0f"]
+
+[kernel.fp4]
+language = "cpp-cuda"
+src = ["fp4/fp4.cu"]
+cuda-capabilities = ["10.0", "12.0"]
+cuda-minver = "12.8"
+
+[kernel.defaults]
+language = "cpp-cuda"
+src = ["defaults/k.cu"]
+""",
+    "cpp-rocm": _general("synth-rocm", '["rocm"]')
+    + TORCH
+    + """
+[kernel.attn_rocm]
+language = "cpp-rocm"
+depends = ["torch"]
+src = ["attn_rocm/attn.hip", "attn_rocm/attn.h", "attn_rocm/host.cpp"]
+include = ["attn_rocm"]
+cxx-flags = ["-DHOST"]
+hip-flags = ["-ffast-math", "-DWAVE=\\"64 lanes\\""]
+rocm-archs = ["gfx942", "gfx90a", "gfx1100"]
+
+[kernel.all_archs]
+language = "cpp-rocm"
+src = ["all_archs/k.hip"]
+""",
+    "cpp-xpu": _general("synth-xpu", '["xpu"]')
+    + TORCH
+    + """
+[kernel.gemm_xpu]
+language = "cpp-xpu"
+depends = ["torch", "sycl_tla"]
+src = ["gemm_xpu/gemm.cpp", "gemm_xpu/gemm.hpp"]
+include = ["gemm_xpu"]
+cxx-flags = ["-DXPU_HOST"]
+sycl-flags = ["-fsycl-targets=spir64", "-Xs", "-device pvc"]
+""",
+    "cpp-metal": _general("synth-metal", '["metal"]')
+    + TORCH
+    + """
+[kernel.relu_metal]
+language = "cpp-metal"
+depends = ["torch", "metal-cpp"]
+src = ["relu_metal/relu.mm", "relu_metal/relu.metal", "relu_metal/relu.h"]
+include = ["relu_metal"]
+cxx-flags = ["-DMETAL_BLOCK=256"]
+""",
+    # DESIGN's example shape: the lock file at the project root, next to no manifest.
+    "rust-cpu": _general("synth-rust", '["cpu"]')
+    + TORCH
+    + """
+[kernel.relu-rs]
+language = "rust-cpu"
+depends = []
+src = ["relu_rs/Cargo.toml", "relu_rs/src/lib.rs", "Cargo.lock"]
+features = ["simd", "serde/std"]
+
+[kernel.at_root]
+language = "rust-cpu"
+src = ["Cargo.toml", "src/lib.rs", "Cargo.lock"]
+""",
+    "tvm-ffi": _general("synth-tvm-ffi", '["cpu", "cuda"]')
+    + """
+[tvm-ffi]
+src = ["tvm-ffi-ext/binding.cpp"]
+include = ["tvm-ffi-ext"]
+cxx-flags = ["-DTVM_BINDING"]
+
+[kernel.relu_cpu]
+language = "cpp-cpu"
+src = ["relu_cpu/relu.cpp"]
+
+[kernel.relu_cuda]
+language = "cpp-cuda"
+src = ["relu_cuda/relu.cu"]
+cuda-capabilities = ["8.0", "9.0"]
+""",
+    "torch-noarch": _general("synth-noarch", '["cuda", "rocm", "xpu"]')
+    + """
+[torch-noarch]
+pyext = ["py", "json"]
+""",
+}
+EXAMPLE_CASES = {
+    f"example-{p.name}": p for p in sorted(EXAMPLES.iterdir()) if (p / "build.toml").is_file()
+}
+CASES = sorted([*EXAMPLE_CASES, *SYNTHETIC])
+
+
+def case_root(case: str, tmp: Path) -> Path:
+    """The project directory of a case (examples are read in place)."""
+    if case in EXAMPLE_CASES:
+        return EXAMPLE_CASES[case]
+    return materialize(SYNTHETIC[case], tmp / case)
+
+
+def render_case(case: str, tmp: Path) -> render.Rendered:
+    _, rendered, problems = prepare(case_root(case, tmp), "nix")
+    assert not [p for p in problems if p.severity == "error"]
+    return rendered
+
+
+def all_files(rendered: render.Rendered) -> dict[str, bytes]:
+    """Every generated file, by its path relative to the project root."""
+    files = {f"{rendered.out_dir}/{k}": v for k, v in rendered.tree.items()}
+    files.update(rendered.root)
+    return dict(sorted(files.items()))
+
+
+def pinned(rendered: render.Rendered) -> dict[str, bytes]:
+    """The files golden files pin: everything but the static library copies."""
+    return {k: v for k, v in all_files(rendered).items() if not k.startswith("nix/lib/")}
+
+
+@pytest.fixture(scope="module")
+def rendered_cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, render.Rendered]:
+    tmp = tmp_path_factory.mktemp("cases")
+    return {case: render_case(case, tmp) for case in CASES}
+
+
+# ---------------------------------------------------------------------- golden files
+
+
+def _golden_files(case: str) -> dict[str, bytes]:
+    directory = GOLDEN / case
+    return {
+        str(p.relative_to(directory)): p.read_bytes()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file() and p.name != "FILES"
+    }
+
+
+def _manifest(rendered: render.Rendered) -> bytes:
+    return ("\n".join(all_files(rendered)) + "\n").encode()
+
+
+def _write_golden(case: str, rendered: render.Rendered) -> None:
+    directory = GOLDEN / case
+    if directory.exists():
+        shutil.rmtree(directory)
+    for rel, data in pinned(rendered).items():
+        path = directory / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    (directory / "FILES").write_bytes(_manifest(rendered))
+
+
+def _mismatch_report(case: str, want: dict[str, bytes], got: dict[str, bytes]) -> str:
+    lines = [f"golden files of `{case}` differ from what nixgen renders:"]
+    for rel in sorted(set(want) | set(got)):
+        if want.get(rel) == got.get(rel):
+            continue
+        before = want.get(rel, b"").decode().splitlines(keepends=True)
+        after = got.get(rel, b"").decode().splitlines(keepends=True)
+        lines.append(
+            "".join(
+                difflib.unified_diff(
+                    before,
+                    after,
+                    fromfile=f"golden/{case}/{rel}" if rel in want else "/dev/null",
+                    tofile=f"rendered/{rel}" if rel in got else "/dev/null",
+                )
+            )
+        )
+    lines.append(f"If the change is intended, regenerate the golden files with:\n  {REGENERATE}")
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_golden(case: str, rendered_cases: dict[str, render.Rendered]) -> None:
+    rendered = rendered_cases[case]
+    if UPDATE:
+        _write_golden(case, rendered)
+    got = {**pinned(rendered), "FILES": _manifest(rendered)}
+    want = _golden_files(case) if (GOLDEN / case).is_dir() else {}
+    if (GOLDEN / case / "FILES").is_file():
+        want["FILES"] = (GOLDEN / case / "FILES").read_bytes()
+    if want != got:
+        pytest.fail(_mismatch_report(case, want, got), pytrace=False)
+
+
+def test_golden_has_no_stale_cases() -> None:
+    stale = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir() and p.name not in CASES)
+    if UPDATE:
+        for name in stale:
+            shutil.rmtree(GOLDEN / name)
+        return
+    assert not stale, f"golden cases without a test case: {stale}; regenerate: {REGENERATE}"
+
+
+def test_golden_cases_cover_every_language_and_framework(tmp_path: Path) -> None:
+    languages, frameworks = set(), set()
+    for case in CASES:
+        build = project.read(case_root(case, tmp_path)).build
+        languages |= {k.language for k in build.kernels.values()}
+        frameworks.add(build.framework_table)
+    assert languages == set(model.KERNEL_CLASSES)
+    assert frameworks == {"torch", "torch-noarch", "tvm-ffi"}
+
+
+@needs_nix
+def test_golden_nix_files_parse() -> None:
+    files = sorted(GOLDEN.rglob("*.nix"))
+    assert len(files) >= 40
+    for path in files:
+        nix_parse(path.read_text())
+
+
+@needs_nix
+def test_static_library_parses() -> None:
+    for path in sorted((REPO / "nix").rglob("*.nix")):
+        nix_parse(path.read_text())
+
+
+# ------------------------------------------------------------- the static library copy
+
+
+def test_library_copy_is_the_static_library_byte_for_byte(
+    rendered_cases: dict[str, render.Rendered],
+) -> None:
+    header = f"{render.MARKER} {__version__} (a copy of its static library); do not edit."
+    expected: dict[str, bytes] = {}
+    for name in render.LIB_FILES:
+        source = (REPO / "nix" / name).read_bytes()
+        comment = "//" if name.endswith(".h") else "#"
+        expected[f"lib/{name}"] = f"{comment} {header}\n".encode() + source
+    for name in render.LIB_DATA:
+        data = json.loads((REPO / "nixgen" / "data" / name).read_text())
+        assert list(json.loads(json.dumps(data))) == list(data)
+    for case, rendered in rendered_cases.items():
+        library = {k: v for k, v in rendered.tree.items() if k.startswith("lib/")}
+        code = {k: v for k, v in library.items() if not k.startswith("lib/data/")}
+        assert code == expected, case
+        for name in render.LIB_DATA:
+            stamped = json.loads(library[f"lib/data/{name}"])
+            assert stamped.pop("_generated").startswith(render.MARKER)
+            assert stamped == json.loads((REPO / "nixgen" / "data" / name).read_text())
+
+
+def test_library_copy_has_every_module_and_support_file() -> None:
+    """A library file missing from `LIB_FILES` would break every generated tree."""
+    on_disk = {
+        str(p.relative_to(REPO / "nix"))
+        for p in (REPO / "nix").rglob("*")
+        if p.is_file() and not p.is_relative_to(REPO / "nix" / "tests") and "data" not in p.parts
+    }
+    assert on_disk == set(render.LIB_FILES)
+    used = {
+        m
+        for p in (REPO / "nix").glob("*.nix")
+        for m in re.findall(r"\./data/([\w.-]+\.json)", p.read_text())
+    }
+    assert used <= set(render.LIB_DATA)
+
+
+# ------------------------------------------------------------------- reproducibility
+
+
+ABSOLUTE = re.compile(r"(/home|/tmp|/nix/store|/work|/root|/usr|/var|/private)\b")
+TIMESTAMP = re.compile(
+    r"\b(19|20)\d\d-[01]\d-[0-3]\d\b|\b[0-2]\d:[0-5]\d:[0-5]\d\b|"
+    r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d|\b1[5-9]\d{8}\b"
+)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_output_has_no_absolute_path_or_timestamp(
+    case: str, rendered_cases: dict[str, render.Rendered]
+) -> None:
+    for rel, data in all_files(rendered_cases[case]).items():
+        text = data.decode()
+        assert not ABSOLUTE.search(text), (rel, ABSOLUTE.search(text))
+        assert not TIMESTAMP.search(text), (rel, TIMESTAMP.search(text))
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_every_file_carries_the_marker_in_its_first_lines(
+    case: str, rendered_cases: dict[str, render.Rendered]
+) -> None:
+    for rel, data in all_files(rendered_cases[case]).items():
+        head = b"\n".join(data.splitlines()[:3])
+        assert render.MARKER.encode() in head, rel
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_rendering_twice_gives_identical_bytes(
+    case: str, rendered_cases: dict[str, render.Rendered], tmp_path: Path
+) -> None:
+    assert all_files(render_case(case, tmp_path)) == all_files(rendered_cases[case])
+
+
+def test_output_does_not_depend_on_where_the_project_is(tmp_path: Path) -> None:
+    text = SYNTHETIC["cpp-cuda"]
+    here = materialize(text, tmp_path / "a")
+    there = materialize(text, tmp_path / "deeper" / "elsewhere" / "b")
+    assert all_files(prepare(here, "nix")[1]) == all_files(prepare(there, "nix")[1])
+
+
+_DIGEST = """
+import hashlib, sys
+from pathlib import Path
+from nixgen.commands.render import prepare
+_, rendered, _ = prepare(Path(sys.argv[1]), "nix")
+files = {**{"nix/" + k: v for k, v in rendered.tree.items()}, **rendered.root}
+h = hashlib.sha256()
+for k in sorted(files):
+    h.update(k.encode() + b"\\0" + files[k] + b"\\0")
+print(h.hexdigest())
+"""
+
+
+def test_output_does_not_depend_on_hash_seed(tmp_path: Path) -> None:
+    """Set and dict iteration order change with PYTHONHASHSEED; output must not."""
+    root = materialize(SYNTHETIC["tvm-ffi"], tmp_path)
+    digests = set()
+    for seed in ("1", "2", "3"):
+        done = subprocess.run(
+            [sys.executable, "-c", _DIGEST, str(root)],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        digests.add(done.stdout.strip())
+    expected = hashlib.sha256()
+    files = all_files(prepare(root, "nix")[1])
+    for k in sorted(files):
+        expected.update(k.encode() + b"\0" + files[k] + b"\0")
+    assert digests == {expected.hexdigest()}
+
+
+def test_invalid_output_directory_is_refused() -> None:
+    build = project.read(EXAMPLES / "relu-cpu").build
+    for bad in ("/abs", "../up", "a/../b", "", "a//b", "a b", 'x"y'):
+        with pytest.raises(ValueError, match="invalid output directory"):
+            render.render(build, out_dir=bad)
+    assert render.render(build, out_dir="gen/nix").root["flake.nix"].count(b"./gen/nix") == 1
+
+
+def test_cuda_kernel_without_any_buildable_capability_is_an_error_naming_it(
+    tmp_path: Path,
+) -> None:
+    text = (
+        _general("no-caps", '["cuda"]')
+        + TORCH
+        + (
+            '\n[kernel.old_gpu]\nlanguage = "cpp-cuda"\nsrc = ["k.cu"]\n'
+            'cuda-capabilities = ["7.0", "7.2"]\n'
+        )
+    )
+    root = materialize(text, tmp_path)
+    with pytest.raises(ProblemError) as info:
+        prepare(root, "nix")
+    messages = [p.render() for p in info.value.errors]
+    assert any("kernel `old_gpu`" in m and "CUDA 13.0" in m for m in messages), messages
+    assert any(p.key == "kernel.old_gpu.cuda-capabilities" for p in info.value.errors)
+
+
+# ---------------------------------------------------------------- hostile strings
+
+#: Strings that would break out of a Nix string or a shell word if not escaped. The
+#: build phases are really run with these: a payload that escaped its quoting only ever
+#: creates a `pwned-*` file in the scratch directory, which the test looks for.
+NASTY_FLAGS = [
+    '-DX="a b"; touch pwned-semicolon',
+    '${builtins.abort "pwned"}',
+    "''${builtins.abort \"pwned\"}''",
+    "'' + builtins.abort \"pwned\" + ''",
+    "$(touch pwned-subshell)",
+    "`touch pwned-backtick`",
+    "a && touch pwned-and || touch pwned-or",
+    "a\ntouch pwned-newline",
+    "back\\slash\\\\n",
+    "it's",
+    "line\nbreak",
+    "cr\rlf",
+    "tab\there",
+    "$HOME",
+    "$${x}",
+    "\\${x}",
+    "",
+    " ",
+    "-DEMPTY=",
+    "é🙂",
+    # Line breaks to str.splitlines(), not to Nix or a shell; and a trailing blank.
+    "vt\x0bff\x0cnel\x85ls\u2028ps\u2029",
+    "trailing blank ",
+]
+#: Paths may not contain glob characters (`{}` included) or backslashes, but everything
+#: else a shell or Nix treats specially.
+NASTY_DIRS = ['we"ird', "it's dir", "a''b", "dollar$x", "semi;colon & pipe|", "#hash ~tilde"]
+
+
+def _toml_list(values: list[str]) -> str:
+    return "[" + ", ".join(json.dumps(v, ensure_ascii=False) for v in values) + "]"
+
+
+NASTY_LICENSE = 'MIT "or" ${builtins.abort "pwned"} \\ ' + "''x''\nsecond line"
+#: Git URLs forbid whitespace, but not quotes or interpolation.
+NASTY_UPSTREAM = "git@github.com:org/re\"po${builtins.abort\"pwned\"}''\\'"
+NASTY_SOURCE = "https://example.com/${x}/''/$HOME\\"
+
+
+def hostile_build_toml() -> str:
+    d = NASTY_DIRS
+    flags = _toml_list(NASTY_FLAGS)
+    return f"""[general]
+name = "hostile"
+version = 1
+edition = 6
+license = {json.dumps(NASTY_LICENSE, ensure_ascii=False)}
+upstream = {json.dumps(NASTY_UPSTREAM)}
+source = {json.dumps(NASTY_SOURCE)}
+backends = ["cpu", "cuda", "rocm", "xpu"]
+
+[torch]
+src = {_toml_list([f"{d[0]}/binding $1.cpp", "torch-ext/binding.h"])}
+include = {_toml_list([d[1]])}
+cxx-flags = {flags}
+
+[kernel.cpu-k]
+language = "cpp-cpu"
+depends = ["torch"]
+src = {_toml_list([f"{d[0]}/k.cpp", f"{d[1]}/it's.cpp", f"{d[2]}/x.h"])}
+include = {_toml_list([d[1], d[3]])}
+cxx-flags = {flags}
+
+[kernel.cuda_k]
+language = "cpp-cuda"
+src = {_toml_list([f"{d[3]}/k.cu", f"{d[4]}/host.cpp"])}
+include = {_toml_list([d[4]])}
+cxx-flags = {flags}
+cuda-flags = {flags}
+cuda-capabilities = ["8.0", "9.0a"]
+
+[kernel.rocm_k]
+language = "cpp-rocm"
+src = {_toml_list([f"{d[5]}/k.hip"])}
+include = {_toml_list([d[5]])}
+cxx-flags = {flags}
+hip-flags = {flags}
+rocm-archs = ["gfx942"]
+
+[kernel.xpu_k]
+language = "cpp-xpu"
+src = {_toml_list([f"{d[2]}/k.cpp"])}
+include = {_toml_list([d[2]])}
+cxx-flags = {flags}
+sycl-flags = {flags}
+
+[kernel.or]
+language = "cpp-cpu"
+src = ["or/or.cpp"]
+
+[kernel.inherit]
+language = "cpp-cpu"
+src = ["inherit/__curPos.cpp"]
+
+[kernel.rs]
+language = "rust-cpu"
+src = {_toml_list([f"{d[1]}/Cargo.toml", f"{d[1]}/src/lib.rs", "Cargo.lock"])}
+features = ["a+b", "x.y", "serde/std"]
+"""
+
+
+CARGO_LOCK = '# test\nversion = 3\n\n[[package]]\nname = "rs"\nversion = "0.1.0"\n'
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, model.Build]:
+    root = materialize(hostile_build_toml(), tmp_path_factory.mktemp("hostile") / "p")
+    (root / "Cargo.lock").write_text(CARGO_LOCK)
+    loaded = project.read(root)
+    write.write(root, render.render(loaded.build))
+    return root, loaded.build
+
+
+def test_hostile_project_is_valid_and_renders(hostile: tuple[Path, model.Build]) -> None:
+    root, build = hostile
+    # Nix keywords are fine kernel names: quoted where an attribute name is needed.
+    assert set(build.kernels) == {"cpu-k", "cuda_k", "rocm_k", "xpu_k", "rs", "or", "inherit"}
+    assert build.kernels["cpu-k"].cxx_flags == NASTY_FLAGS
+    generated = [p.read_text() for p in (root / "nix").glob("**/*.nix")]
+    # Interpolation only ever appears escaped (`\${`), never as live Nix code.
+    assert any("\\${builtins.abort" in text for text in generated)
+    assert not any(re.search(r"(?<!\\)\$\{builtins\.abort", text) for text in generated)
+    if HAVE_NIX:
+        for text in generated:
+            nix_parse(text)
+
+
+def test_paths_with_nix_interpolation_are_rejected_before_rendering(
+    make_project: Any,
+) -> None:
+    text = (
+        _general("xx", '["cpu"]')
+        + TORCH
+        + ('\n[kernel.k]\nlanguage = "cpp-cpu"\nsrc = ["${builtins.abort \\"x\\"}.cpp"]\n')
+    )
+    with pytest.raises(ProblemError) as info:
+        project.read(make_project(text, files=False), check_files=False)
+    assert "glob character" in info.value.errors[0].message
+
+
+# Every argument a template passes on, captured by calling the generated files with
+# stand-ins that return their arguments (no nixpkgs, no library).
+_CAPTURE = """
+let
+  lib = import TESTS/nixpkgs/lib;
+  same = x: x;
+  builder = { mkDerivation = same; };
+  nixgen = {
+    sources.select = lib: root: files: { select = files; };
+    sources.selectWithPackage = lib: root: files: dir: exts: { inherit files dir exts; };
+    compile = {
+      cppCpu = same; cppCuda = same; cppRocm = same; cppXpu = same; cppMetal = same;
+      installArchivePhase = name: { install = name; };
+      copyPhase = from: to: { copy = [ from to ]; };
+    };
+    cuda.capabilitiesFor = requested: version: requested;
+    rocm.archsFor = same;
+    torch = { includeFlags = torch: [ "TORCH-FLAGS" ]; framework = same; };
+    tvmFfi.framework = same;
+    extension = {
+      archives = kernels: { whole = [ ]; plain = [ ]; };
+      opsName = args: "OPS";
+      buildPhase = same;
+      installPhase = same;
+      metadataFile = args: "METADATA";
+    };
+  };
+  args = {
+    inherit lib nixgen;
+    root = "ROOT";
+    stdenv = builder;
+    stdenvNoCC = builder;
+    cudaPackages = {
+      backendStdenv = builder;
+      cuda_nvcc = "cuda_nvcc"; cuda_cudart = "cuda_cudart"; cuda_cccl = "cuda_cccl";
+      cudaMajorMinorVersion = "13.0";
+    };
+    rocmPackages.clr = "clr";
+    intel-oneapi.base.stdenv = builder;
+    rustPlatform.buildRustPackage = same;
+    python3 = { pkgs.tvm-ffi = "tvm-ffi"; };
+    torch = "torch";
+    toolchain = { stdenv = builder; nativeBuildInputs = [ ]; buildInputs = [ ]; linkFlags = [ ]; };
+    kernels = { };
+    variant = { backend = "cpu"; };
+    projectData = { };
+  };
+  call = file:
+    let fn = import file;
+    in fn (builtins.intersectAttrs (builtins.functionArgs fn) args);
+  project = import OUT/project.nix;
+in {
+  kernels = builtins.mapAttrs (name: k: call k.file) project.kernels;
+  extension = call OUT/extension.nix;
+  project = project // {
+    kernels = builtins.mapAttrs (n: k: removeAttrs k [ "file" ]) project.kernels;
+  };
+}
+"""
+
+
+@needs_nix
+def test_every_string_reaches_nix_unchanged(hostile: tuple[Path, model.Build]) -> None:
+    root, build = hostile
+    expr = _CAPTURE.replace("TESTS", str(TESTS)).replace("OUT", str(root / "nix"))
+    got = nix_eval_json(expr)
+    for name, kernel in build.kernels.items():
+        args = got["kernels"][name]
+        assert args["pname"] == f"hostile-{name}"
+        assert args["src"] == {"select": kernel.src}
+        if isinstance(kernel, model.RustCpuKernel):
+            assert args["buildFeatures"] == kernel.features
+            assert args["cargoLock"] == {"lockFile": "ROOT/Cargo.lock"}
+            assert args["prePatch"] == {"copy": ["Cargo.lock", f"{NASTY_DIRS[1]}/Cargo.lock"]}
+            assert args["cargoRoot"] == args["buildAndTestSubdir"] == NASTY_DIRS[1]
+            continue
+        phase = args["buildPhase"]
+        assert phase["name"] == name
+        assert phase["sources"] == kernel.src
+        assert phase["includes"] == kernel.include
+        assert phase["cxxFlags"] == kernel.cxx_flags
+        for field, key in (("cuda_flags", "cudaFlags"), ("hip_flags", "hipFlags")):
+            if hasattr(kernel, field):
+                assert phase[key] == getattr(kernel, field)
+        if isinstance(kernel, model.CppXpuKernel):
+            assert phase["syclFlags"] == kernel.sycl_flags
+        if isinstance(kernel, model.CppCudaKernel):
+            assert phase["capabilities"] == kernel.cuda_capabilities
+        assert args["installPhase"] == {"install": name}
+        assert args["passthru"]["nixgen"]["kernel"] == name
+    torch = build.framework
+    assert isinstance(torch, model.Torch)
+    ext = got["extension"]
+    assert ext["src"] == {"files": torch.src, "dir": "torch-ext/hostile", "exts": ["py", "pyi"]}
+    assert ext["buildPhase"]["bindingSources"] == torch.src
+    assert ext["buildPhase"]["cxxFlags"] == torch.cxx_flags == NASTY_FLAGS
+    assert ext["buildPhase"]["includes"] == torch.include
+    data = render.project_data(build)
+    data["kernels"] = {
+        k: {kk: vv for kk, vv in v.items() if kk != "file"} for k, v in data["kernels"].items()
+    }
+    assert got["project"] == json.loads(json.dumps(data))
+    assert got["project"]["license"] == build.general.license == NASTY_LICENSE
+    assert got["project"]["upstream"] == NASTY_UPSTREAM
+    assert got["project"]["source"] == NASTY_SOURCE
+
+
+# The build phases, run by a real shell with recording stand-ins for the compilers:
+# every flag and path must arrive as exactly one argument.
+_RECORD = r"""
+record() { for a in "$@"; do printf '%s\0' "$a"; done >> "$LOG"; printf '\1\0' >> "$LOG"; }
+runHook() { :; }
+cxx() { record CXX "$@"; }
+cc() { record CC "$@"; }
+nvcc() { record NVCC "$@"; }
+hipcc() { record HIPCC "$@"; }
+icpx() { record ICPX "$@"; }
+ar() { record AR "$@"; }
+CXX=cxx CC=cc NIX_BUILD_TOP=/build
+"""
+
+
+def _run_phase(phase: str, tmp: Path) -> list[list[str]]:
+    log = tmp / "argv"
+    log.write_bytes(b"")
+    subprocess.run(
+        ["bash", "-euc", _RECORD + phase],
+        cwd=tmp,
+        env={"PATH": os.environ["PATH"], "LOG": str(log)},
+        check=True,
+    )
+    calls, current = [], []
+    for item in log.read_bytes().decode().split("\0")[:-1]:
+        if item == "\1":
+            calls.append(current)
+            current = []
+        else:
+            current.append(item)
+    return calls
+
+
+def _contains_run(haystack: list[str], needle: list[str]) -> bool:
+    n = len(needle)
+    return any(haystack[i : i + n] == needle for i in range(len(haystack) - n + 1))
+
+
+_PHASES = """
+let
+  p = import ./nix;
+  nixpkgs = STUB;
+  pick = backend:
+    builtins.head (builtins.filter (v: v.backend == backend) (p.variants "x86_64-linux"));
+  ext = backend: (p.variantPackage { inherit nixpkgs; system = "x86_64-linux"; } (pick backend));
+  phases = backend: builtins.mapAttrs (n: k: k.buildPhase or null) (ext backend).nixgen.kernels;
+in {
+  cpu = phases "cpu"; cuda = phases "cuda"; rocm = phases "rocm"; xpu = phases "xpu";
+  extension = (ext "cpu").buildPhase;
+}
+"""
+
+
+@needs_nix
+def test_build_phases_pass_each_hostile_string_as_one_argument(
+    hostile: tuple[Path, model.Build], tmp_path: Path
+) -> None:
+    root, build = hostile
+    stub = make_stub(tmp_path)
+    phases = nix_eval_json(_PHASES.replace("STUB", str(stub)), cwd=root)
+    work = tmp_path / "work"
+    work.mkdir()
+    compilers = {"cpu-k": "CXX", "cuda_k": "NVCC", "rocm_k": "HIPCC", "xpu_k": "ICPX"}
+    for backend, name in (
+        ("cpu", "cpu-k"),
+        ("cuda", "cuda_k"),
+        ("rocm", "rocm_k"),
+        ("xpu", "xpu_k"),
+    ):
+        kernel = build.kernels[name]
+        calls = _run_phase(phases[backend][name], work)
+        assert not list(work.glob("pwned*")), name
+        compiled = [c for c in calls if c[0] != "AR"]
+        archive = [c for c in calls if c[0] == "AR"]
+        sources = [s for s in kernel.src if not s.endswith((".h", ".hpp"))]
+        assert [c[c.index("-c") + 1] for c in compiled] == sources, name
+        assert len(archive) == 1 and archive[0][1:3] == ["rcsD", f"lib{name}.a"]
+        for call in compiled:
+            tail = call[: call.index("-c")]
+            includes = [f"-I{d}" for d in kernel.include]
+            assert _contains_run(tail, includes), (name, call)
+            own = {
+                "CXX": kernel.cxx_flags,
+                "CC": kernel.cxx_flags,
+                "NVCC": getattr(kernel, "cuda_flags", None),
+                "HIPCC": getattr(kernel, "hip_flags", None),
+                "ICPX": [*kernel.cxx_flags, *getattr(kernel, "sycl_flags", [])],
+            }[call[0]]
+            # The kernel's own flags come last, so they override nixgen's defaults.
+            assert tail[len(tail) - len(own) :] == own, (name, call[0])
+        if compilers[name] == "NVCC":
+            nvcc = next(c for c in calls if c[0] == "NVCC")
+            assert "-gencode=arch=compute_90a,code=sm_90a" in nvcc
+        if compilers[name] == "HIPCC":
+            assert "--offload-arch=gfx942" in next(c for c in calls if c[0] == "HIPCC")
+    torch = build.framework
+    assert isinstance(torch, model.Torch)
+    ext_calls = _run_phase(phases["extension"], work)
+    binding = next(c for c in ext_calls if "-c" in c)
+    assert binding[binding.index("-c") + 1] == torch.src[0]
+    assert binding[: binding.index("-c")][-len(NASTY_FLAGS) :] == NASTY_FLAGS
+    assert not list(work.glob("pwned*"))

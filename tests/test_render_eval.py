@@ -1,0 +1,590 @@
+"""Generated Nix, evaluated against the strict test nixpkgs (`tests/nixpkgs`).
+
+Every corpus file that loads, every example and the synthetic projects of
+`test_render` are materialised, rendered and evaluated with one
+``nix-instantiate --eval --strict --json --read-write-mode`` per project. The evaluation
+instantiates every variant of every system and returns a summary: for each variant its
+drvPath and builder, and for each kernel its builder, inputs, build phase, CUDA
+capabilities or ROCm targets, Cargo settings and `src` store path. The tests then assert,
+per language, what a user of real nixpkgs would get.
+
+The builder is observed, not trusted: an overlay wraps `stdenv.mkDerivation`,
+`cudaPackages.backendStdenv.mkDerivation`, `intel-oneapi.base.stdenv.mkDerivation`,
+`stdenvNoCC.mkDerivation` and `rustPlatform.buildRustPackage` so each records (in
+`passthru`, which does not change a drvPath) the outermost one that was called.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nixgen import model, plan, project, render, tables, write
+from nixgen.errors import ProblemError
+
+from .conftest import CORPUS_FILES, EXAMPLES, materialize
+from .nixtools import NixError, make_stub, nix_env, nix_eval_json
+from .test_render import SYNTHETIC
+
+pytestmark = [
+    pytest.mark.nix,
+    pytest.mark.skipif(
+        shutil.which("nix-instantiate") is None, reason="nix-instantiate is not installed"
+    ),
+]
+
+#: Records the outermost builder function in `passthru.nixgenTest.builder`.
+SPY = """
+final: prev:
+let
+  tag = name: args: args // {
+    passthru = (args.passthru or { }) // {
+      nixgenTest.builder = args.passthru.nixgenTest.builder or name;
+    };
+  };
+  wrap = name: mk: args:
+    mk (if builtins.isFunction args then (fa: tag name (args fa)) else tag name args);
+  wrapStdenv = name: s: s // { mkDerivation = wrap name s.mkDerivation; };
+in
+{
+  stdenv = wrapStdenv "stdenv" prev.stdenv;
+  stdenvNoCC = wrapStdenv "stdenvNoCC" prev.stdenvNoCC;
+  cudaPackages = prev.cudaPackages // {
+    backendStdenv = wrapStdenv "cudaPackages.backendStdenv" prev.cudaPackages.backendStdenv;
+  };
+  intel-oneapi = prev.intel-oneapi // {
+    base = prev.intel-oneapi.base // {
+      stdenv = wrapStdenv "intel-oneapi.base.stdenv" prev.intel-oneapi.base.stdenv;
+    };
+  };
+  rustPlatform = prev.rustPlatform // {
+    buildRustPackage = wrap "rustPlatform.buildRustPackage" prev.rustPlatform.buildRustPackage;
+  };
+}
+"""
+
+SUMMARY = """
+let
+  p = import ./nix;
+  nixpkgs = STUB;
+  spy = SPY;
+  input = d:
+    if builtins.isString d then { name = d; pname = d; }
+    else { name = d.name; pname = d.pname or d.name; };
+  builderOf = d: d.passthru.nixgenTest.builder or null;
+  kernel = k: {
+    drvPath = k.drvPath;
+    builder = builderOf k;
+    stdenv = k.stdenv.name;
+    pname = k.pname;
+    nativeBuildInputs = map input (k.nativeBuildInputs or [ ]);
+    buildInputs = map input (k.buildInputs or [ ]);
+    buildPhase = k.buildPhase or null;
+    src = "${k.src}";
+    capabilities = k.passthru.nixgen.capabilities or null;
+    archs = k.passthru.nixgen.archs or null;
+    library = k.passthru.nixgen.library;
+    platforms = k.meta.platforms or null;
+    cargo = if k ? cargoDeps then {
+      features = k.cargoBuildFeatures;
+      lockFile = toString k.cargoDeps.lockFile;
+      lockFileText = k.cargoDeps.lockFileText;
+      cargoRoot = k.cargoRoot or null;
+      buildAndTestSubdir = k.buildAndTestSubdir or null;
+      prePatch = k.prePatch or null;
+    } else null;
+  };
+  variant = v:
+    let d = p.variantPackage { inherit nixpkgs; inherit (v) system; overlays = [ spy ]; } v;
+    in {
+      inherit (v) name system backend framework backendVersion torch;
+      variantKernels = v.kernels;
+      drvPath = d.drvPath;
+      builder = builderOf d;
+      buildInputs = map input (d.buildInputs or [ ]);
+      src = "${d.src}";
+      kernels = builtins.mapAttrs (n: kernel) (d.nixgen.kernels or { });
+    };
+in map variant (p.variants null)
+"""
+
+
+@pytest.fixture(scope="module")
+def stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_stub(tmp_path_factory.mktemp("stub"))
+
+
+def summarize(root: Path, stub: Path) -> list[dict[str, Any]]:
+    """Evaluate every variant of the rendered project at `root` (one Nix process)."""
+    expr = SUMMARY.replace("STUB", str(stub)).replace("SPY", SPY)
+    return nix_eval_json(expr, cwd=root, read_write=True)
+
+
+def render_into(root: Path) -> model.Build:
+    loaded = project.read(root)
+    errors = [p for p in plan.check(loaded.build) if p.severity == "error"]
+    assert not errors, errors
+    write.write(root, render.render(loaded.build))
+    return loaded.build
+
+
+def parse_all(root: Path) -> None:
+    """Every generated Nix file parses (one `nix-instantiate --parse` for all of them)."""
+    files = [root / "flake.nix", *sorted((root / "nix").rglob("*.nix"))]
+    done = subprocess.run(
+        ["nix-instantiate", "--parse", *map(str, files)],
+        env=nix_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def files_under(path: str | Path) -> list[str]:
+    base = Path(path)
+    return sorted(str(p.relative_to(base)) for p in base.rglob("*") if p.is_file())
+
+
+# ------------------------------------------------------------- what each kernel is
+
+
+SUPPORTED_ROCM = tables.supported_rocm_archs()
+_CXX = {"cpp", "cc", "cxx", "c++"}
+#: The source extensions each language compiles (everything else is an input only).
+COMPILED = {
+    "cpp-cpu": _CXX | {"c"},
+    "cpp-cuda": _CXX | {"c", "cu"},
+    "cpp-rocm": _CXX | {"c", "cu", "hip"},
+    "cpp-xpu": _CXX,
+    "cpp-metal": _CXX | {"c", "mm"},
+}
+
+
+def _is_dependency(dep: str, got: dict[str, str]) -> bool:
+    """Whether build input `got` is the nixpkgs package of `depends` entry `dep`."""
+    if dep.startswith("cutlass_"):
+        return got["name"].startswith("cutlass-" + dep.removeprefix("cutlass_").replace("_", "."))
+    return got["pname"] == render.DEPENDENCY_ATTRS.get(dep, dep)
+
+
+def _commands(phase: str) -> list[list[str]]:
+    """The compile commands of a build phase, split the way a shell splits them."""
+    return [shlex.split(line) for line in phase.splitlines() if " -c " in line]
+
+
+def _ends_with(argv: list[str], flags: list[str]) -> bool:
+    before_c = argv[: argv.index("-c")]
+    return not flags or before_c[-len(flags) :] == flags
+
+
+def _has_run(argv: list[str], run: list[str]) -> bool:
+    return not run or any(argv[i : i + len(run)] == run for i in range(len(argv)))
+
+
+def check_kernel(name: str, kernel: model.Kernel, got: dict[str, Any], v: dict[str, Any]) -> None:
+    """Assert what the derivation of `kernel` is in variant `v`."""
+    inputs = {i["pname"] for i in got["buildInputs"]}
+    depends = list(getattr(kernel, "depends", []))
+    if "torch" in depends:
+        # The variant's own torch, not just any.
+        torch = next(i for i in got["buildInputs"] if i["pname"] == "torch")
+        version = torch["name"].removeprefix("torch-")
+        assert tables.version_key(version) == tables.version_key(v["torch"]), (name, v["name"])
+    else:
+        assert "torch" not in inputs, name
+    for dep in depends:
+        if dep != "torch":
+            assert any(_is_dependency(dep, i) for i in got["buildInputs"]), (name, dep, inputs)
+    library = name.replace("-", "_") if kernel.language == "rust-cpu" else name
+    assert got["library"] == library
+    if isinstance(kernel, model.RustCpuKernel):
+        _check_rust(kernel, got)
+        return
+    commands = _commands(got["buildPhase"])
+    compiled = [c[c.index("-c") + 1] for c in commands]
+    assert compiled == [
+        s for s in dict.fromkeys(kernel.src) if s.rpartition(".")[2] in COMPILED[kernel.language]
+    ], (name, compiled)
+    includes = [f"-I{d}" for d in kernel.include]
+    for argv in commands:
+        assert _has_run(argv, includes), (name, argv)
+    _CHECKS[kernel.language](kernel, got, v, commands)
+
+
+def _check_rust(kernel: model.RustCpuKernel, got: dict[str, Any]) -> None:
+    assert got["builder"] == "rustPlatform.buildRustPackage"
+    cargo = got["cargo"]
+    assert cargo["features"] == kernel.features
+    assert cargo["lockFile"].endswith("/" + kernel.lockfile())
+    crate = kernel.manifest().rpartition("/")[0] or None
+    assert cargo["cargoRoot"] == cargo["buildAndTestSubdir"] == crate
+    if kernel.lockfile().rpartition("/")[0] != (crate or ""):
+        # The lock file is copied next to the manifest before Cargo runs.
+        copy = ["cp", kernel.lockfile(), f"{crate}/Cargo.lock"]
+        assert shlex.split(cargo["prePatch"]) == copy
+    else:
+        assert cargo["prePatch"] is None
+
+
+def _gencode(capability: str, code: str) -> str:
+    arch = capability.replace(".", "")
+    return f"-gencode=arch=compute_{arch},code={code}_{arch}"
+
+
+def _check_cuda(kernel: Any, got: dict[str, Any], v: dict[str, Any], commands: Any) -> None:
+    assert got["builder"] == "cudaPackages.backendStdenv"
+    assert "cuda_nvcc" in {i["pname"] for i in got["nativeBuildInputs"]}
+    assert {"cuda_cudart", "cuda_cccl"} <= {i["pname"] for i in got["buildInputs"]}
+    # The variant's toolkit: cuda_nvcc is named after its CUDA version.
+    nvcc_input = next(i for i in got["nativeBuildInputs"] if i["pname"] == "cuda_nvcc")
+    assert nvcc_input["name"].startswith(f"cuda{v['backendVersion']}-"), nvcc_input
+    expected = plan.cuda_capabilities(kernel, v["backendVersion"])
+    assert got["capabilities"] == expected, v["name"]
+    plain = [c for c in expected if c[-1].isdigit()]
+    newest = max(plain, key=tables.version_key, default=None)
+    for argv in commands:
+        if argv[0] != "nvcc":
+            assert argv[0] in ("$CXX", "$CC") and _ends_with(argv, kernel.cxx_flags)
+            continue
+        sass = [a for a in argv if a.startswith("-gencode=") and ",code=sm_" in a]
+        assert sass == [_gencode(c, "sm") for c in expected]
+        ptx = [a for a in argv if ",code=compute_" in a]
+        assert ptx == ([_gencode(newest, "compute")] if newest else [])
+        assert _ends_with(argv, kernel.cuda_flags), argv
+
+
+def _check_rocm(kernel: Any, got: dict[str, Any], v: dict[str, Any], commands: Any) -> None:
+    assert got["builder"] == "stdenv"
+    assert "clr" in {i["pname"] for i in got["nativeBuildInputs"]}
+    expected = [a for a in (kernel.rocm_archs or SUPPORTED_ROCM) if a in SUPPORTED_ROCM]
+    assert got["archs"] == expected
+    for argv in commands:
+        if argv[0] != "hipcc":
+            assert _ends_with(argv, kernel.cxx_flags)
+            continue
+        offload = [a for a in argv if a.startswith("--offload-arch=")]
+        assert offload == [f"--offload-arch={a}" for a in expected]
+        assert _ends_with(argv, kernel.hip_flags), argv
+
+
+def _check_xpu(kernel: Any, got: dict[str, Any], v: dict[str, Any], commands: Any) -> None:
+    assert got["builder"] == "intel-oneapi.base.stdenv"
+    assert got["stdenv"] == "intel-oneapi-stdenv"
+    for argv in commands:
+        assert argv[:2] == ["icpx", "-fsycl"]
+        assert _ends_with(argv, [*kernel.cxx_flags, *kernel.sycl_flags]), argv
+
+
+def _check_metal(kernel: Any, got: dict[str, Any], v: dict[str, Any], commands: Any) -> None:
+    assert got["builder"] == "stdenv"
+    assert v["system"].endswith("-darwin") and got["stdenv"] == "stdenv-darwin"
+    assert v["system"] in got["platforms"]
+    assert "apple-sdk-26.0" in {i["name"] for i in got["buildInputs"]}
+    if any(s.endswith(".metal") for s in kernel.src):
+        assert "xcrun -sdk macosx metal" in got["buildPhase"]
+    for argv in commands:
+        assert _ends_with(argv, kernel.cxx_flags)
+
+
+def _check_cpu(kernel: Any, got: dict[str, Any], v: dict[str, Any], commands: Any) -> None:
+    assert got["builder"] == "stdenv"
+    assert got["stdenv"] == ("stdenv-darwin" if v["system"].endswith("-darwin") else "stdenv-linux")
+    for argv in commands:
+        assert argv[0] in ("$CXX", "$CC") and _ends_with(argv, kernel.cxx_flags), argv
+
+
+_CHECKS = {
+    "cpp-cuda": _check_cuda,
+    "cpp-rocm": _check_rocm,
+    "cpp-xpu": _check_xpu,
+    "cpp-metal": _check_metal,
+    "cpp-cpu": _check_cpu,
+}
+
+
+EXTENSION_BUILDER = {
+    "cpu": "stdenv",
+    "cuda": "cudaPackages.backendStdenv",
+    "rocm": "stdenv",
+    "xpu": "intel-oneapi.base.stdenv",
+    "metal": "stdenv",
+}
+
+
+def check_project(root: Path, build: model.Build, summary: list[dict[str, Any]]) -> None:
+    """Every variant instantiates, is the variant nixgen plans, and is built right."""
+    planned = {(v.name, v.system): v for v in plan.variants(build)}
+    assert {(v["name"], v["system"]) for v in summary} == set(planned)
+    seen_src: set[str] = set()
+    for v in summary:
+        assert v["drvPath"].startswith("/nix/store/") and v["drvPath"].endswith(".drv")
+        expected = planned[(v["name"], v["system"])]
+        assert v["variantKernels"] == list(expected.kernels)
+        assert sorted(v["kernels"]) == sorted(expected.kernels)
+        if v["framework"] == "torch-noarch":
+            assert v["builder"] == "stdenvNoCC", v["name"]
+            assert v["kernels"] == {}
+        else:
+            assert v["builder"] == EXTENSION_BUILDER[v["backend"]], v["name"]
+            inputs = {i["pname"] for i in v["buildInputs"]}
+            assert {k["pname"] for k in v["kernels"].values()} <= inputs
+            assert ("torch" if v["framework"] == "torch" else "tvm-ffi") in inputs
+        for name, got in v["kernels"].items():
+            check_kernel(name, build.kernels[name], got, v)
+            if got["src"] not in seen_src:
+                seen_src.add(got["src"])
+                assert files_under(got["src"]) == sorted(set(build.kernels[name].src)), name
+        if v["src"] not in seen_src:
+            seen_src.add(v["src"])
+            check_extension_src(root, build, v["src"], compiled=v["framework"] != "torch-noarch")
+
+
+def check_extension_src(root: Path, build: model.Build, src: str, *, compiled: bool) -> None:
+    from nixgen.validate import python_package_dir
+
+    fw = build.framework
+    package = python_package_dir(build)
+    pyext = tuple(f".{e}" for e in (fw.pyext if fw is not None else ["py", "pyi"]))
+    own = set(getattr(fw, "src", [])) if compiled else set()
+    python = {
+        str(p.relative_to(root))
+        for p in (root / package).rglob("*")
+        if p.is_file() and p.name.endswith(pyext)
+    }
+    assert files_under(src) == sorted(own | python)
+
+
+# ------------------------------------------------------------------------- the corpus
+
+
+def _loads(path: Path) -> bool:
+    try:
+        project.read(path, check_files=False)
+    except ProblemError:
+        return False
+    return True
+
+
+LOADING = [p for p in CORPUS_FILES if _loads(p)]
+
+
+def test_corpus_has_files_that_load() -> None:
+    assert len(LOADING) >= 55
+
+
+def _corpus_summary(path: Path, root: Path, stub: Path) -> tuple[Any, Any]:
+    materialize(path, root)
+    build = render_into(root)
+    return build, summarize(root, stub)
+
+
+@pytest.mark.parametrize("path", LOADING, ids=lambda p: p.stem)
+def test_corpus_file_evaluates_to_the_right_derivations(
+    path: Path, stub: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    root = tmp_path_factory.mktemp("corpus") / path.stem
+    build, summary = _corpus_summary(path, root, stub)
+    parse_all(root)
+    check_project(root, build, summary)
+    _SEEN.update((v["system"], v["backend"]) for v in summary)
+    _SEEN.update(("language", k.language) for k in build.kernels.values())
+
+
+_SEEN: set[tuple[str, str]] = set()
+
+
+def test_corpus_evaluation_covered_every_system_and_backend() -> None:
+    if not _SEEN:
+        pytest.skip("run together with the corpus tests")
+    systems = {s for s, _ in _SEEN if s != "language"}
+    assert {"x86_64-linux", "aarch64-linux", "aarch64-darwin"} <= systems
+    backends = {b for s, b in _SEEN if s != "language"}
+    assert {"cpu", "cuda", "rocm", "xpu", "metal"} <= backends
+    languages = {b for s, b in _SEEN if s == "language"}
+    assert {"cpp-cpu", "cpp-cuda", "cpp-rocm", "cpp-xpu", "cpp-metal"} <= languages
+
+
+# --------------------------------------------------------- examples and synthetic cases
+
+CARGO_LOCK = '# test\nversion = 3\n\n[[package]]\nname = "{name}"\nversion = "0.1.0"\n'
+
+
+def _synthetic(case: str, root: Path) -> Path:
+    materialize(SYNTHETIC[case], root)
+    for lock in root.rglob("Cargo.lock"):
+        lock.write_text(CARGO_LOCK.format(name="k"))
+    return root
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        *(f"example-{p.name}" for p in sorted(EXAMPLES.iterdir()) if (p / "build.toml").exists()),
+        *sorted(SYNTHETIC),
+    ],
+)
+def test_project_evaluates_to_the_right_derivations(case: str, stub: Path, tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    if case.startswith("example-"):
+        shutil.copytree(
+            EXAMPLES / case.removeprefix("example-"),
+            root,
+            ignore=shutil.ignore_patterns("nix", "flake.nix", "result*", "target"),
+        )
+    else:
+        _synthetic(case, root)
+    build = render_into(root)
+    parse_all(root)
+    summary = summarize(root, stub)
+    assert summary, "no variants"
+    check_project(root, build, summary)
+
+
+def test_cuda_capabilities_are_intersected_per_toolkit(stub: Path, tmp_path: Path) -> None:
+    build = render_into(_synthetic("cpp-cuda", tmp_path / "p"))
+    summary = summarize(tmp_path / "p", stub)
+    by_cuda = {v["backendVersion"]: v for v in summary if v["system"] == "x86_64-linux"}
+    gemm = {ver: v["kernels"]["gemm"]["capabilities"] for ver, v in by_cuda.items()}
+    # 7.0 (Volta) ends with CUDA 12.9; 10.0f needs 12.9.
+    assert gemm["12.6"] == ["7.0", "8.0", "9.0a"]
+    assert gemm["13.0"] == gemm["13.2"] == ["8.0", "9.0a", "10.0f"]
+    # cuda-minver = 12.8: not built for 12.6 at all.
+    assert "fp4" not in by_cuda["12.6"]["kernels"]
+    assert by_cuda["13.0"]["kernels"]["fp4"]["capabilities"] == ["10.0", "12.0"]
+    # No cuda-capabilities: the builder's default set, intersected.
+    assert by_cuda["12.6"]["kernels"]["defaults"]["capabilities"][0] == "7.0"
+    assert "7.0" not in by_cuda["13.0"]["kernels"]["defaults"]["capabilities"]
+    assert build.kernels["gemm"].cuda_capabilities == ["7.0", "8.0", "9.0a", "10.0f"]
+
+
+def test_empty_capability_set_fails_evaluation_naming_the_kernel(
+    stub: Path, tmp_path: Path
+) -> None:
+    """Planning rejects it first; the generated Nix also refuses it on its own."""
+    root = _synthetic("cpp-cuda", tmp_path / "p")
+    render_into(root)
+    gemm = root / "nix" / "kernels" / "gemm.nix"
+    gemm.write_text(gemm.read_text().replace('[ "7.0" "8.0" "9.0a" "10.0f" ]', '[ "7.0" ]'))
+    with pytest.raises(NixError) as info:
+        summarize(root, stub)
+    assert "kernel gemm: none of its CUDA capabilities can be built with CUDA 13" in str(
+        info.value.stderr
+    )
+
+
+# ------------------------------------------------------------- incremental rebuilds
+
+DRVS = """
+let
+  p = import ./nix;
+  nixpkgs = STUB;
+  one = v: let d = p.variantPackage { inherit nixpkgs; inherit (v) system; } v; in {
+    name = v.name;
+    value = { extension = d.drvPath; } // builtins.mapAttrs (n: k: k.drvPath) d.nixgen.kernels;
+  };
+in builtins.listToAttrs (map one (p.variants "x86_64-linux"))
+"""
+
+
+def test_editing_one_kernel_changes_only_it_and_the_extensions_that_link_it(
+    stub: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "p"
+    shutil.copytree(
+        EXAMPLES / "relu-mixed", root, ignore=shutil.ignore_patterns("nix", "flake.nix")
+    )
+    render_into(root)
+
+    def drvs() -> dict[str, dict[str, str]]:
+        return nix_eval_json(DRVS.replace("STUB", str(stub)), cwd=root)
+
+    before = drvs()
+    cpu_variants = {n for n, d in before.items() if "relu_cpu" in d}
+    assert cpu_variants and len(cpu_variants) < len(before)
+
+    source = root / "relu_cpu" / "relu_cpu.cpp"
+    source.write_text(source.read_text() + "\n// edited\n")
+    after = drvs()
+    for variant, paths in before.items():
+        for what, drv in paths.items():
+            changed = after[variant][what] != drv
+            should = (what == "relu_cpu") or (what == "extension" and variant in cpu_variants)
+            assert changed == should, (variant, what)
+
+    # A file no kernel declares changes nothing at all.
+    (root / "relu_cpu" / "notes.txt").write_text("not a source")
+    (root / "README.md").write_text("# readme")
+    assert drvs() == after
+
+    # The Python package goes into the extensions only.
+    init = next((root / "torch-ext").glob("*/__init__.py"))
+    init.write_text(init.read_text() + "\n# edited\n")
+    final = drvs()
+    for variant, paths in after.items():
+        for what, drv in paths.items():
+            assert (final[variant][what] != drv) == (what == "extension"), (variant, what)
+
+
+def test_spy_overlay_does_not_change_derivations(stub: Path, tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    shutil.copytree(
+        EXAMPLES / "relu-mixed", root, ignore=shutil.ignore_patterns("nix", "flake.nix")
+    )
+    render_into(root)
+    plain = nix_eval_json(DRVS.replace("STUB", str(stub)), cwd=root)
+    spied = {v["name"]: v for v in summarize(root, stub) if v["system"] == "x86_64-linux"}
+    for name, paths in plain.items():
+        assert paths["extension"] == spied[name]["drvPath"]
+        for kernel, drv in paths.items():
+            if kernel != "extension":
+                assert drv == spied[name]["kernels"][kernel]["drvPath"]
+
+
+# ------------------------------------------------------------------------ a real build
+
+
+RUST_AT_ROOT = """[general]
+name = "rust-root"
+version = 1
+edition = 6
+license = "Apache-2.0"
+backends = ["cpu"]
+
+[torch]
+src = ["torch-ext/torch_binding.cpp"]
+
+[kernel.relu_rs]
+language = "rust-cpu"
+src = ["relu_rs/Cargo.toml", "relu_rs/src/lib.rs", "Cargo.lock"]
+features = ["chunked"]
+"""
+
+
+@pytest.mark.build
+def test_rust_kernel_with_the_lock_file_at_the_root_builds(stub: Path, tmp_path: Path) -> None:
+    """DESIGN's shape: the lock file at the project root, copied next to the manifest."""
+    from .nixtools import nix_build
+
+    example = EXAMPLES / "relu-rust" / "relu_rs"
+    root = materialize(RUST_AT_ROOT, tmp_path / "p")
+    shutil.copy(example / "Cargo.toml", root / "relu_rs" / "Cargo.toml")
+    shutil.copy(example / "src" / "lib.rs", root / "relu_rs" / "src" / "lib.rs")
+    shutil.copy(example / "Cargo.lock", root / "Cargo.lock")
+    render_into(root)
+    out = nix_build(
+        f"""let p = import ./nix; v = builtins.head (p.variants "x86_64-linux");
+        in (p.variantPackage {{ nixpkgs = {stub}; system = "x86_64-linux"; }} v)
+           .nixgen.kernels.relu_rs""",
+        cwd=root,
+    )
+    archive = out / "lib" / "librelu_rs.a"
+    symbols = subprocess.run(
+        ["nm", "--defined-only", str(archive)], capture_output=True, text=True, check=True
+    ).stdout
+    assert " T relu_rs_f32" in symbols and " T relu_rs_f64" in symbols
