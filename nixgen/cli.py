@@ -8,6 +8,7 @@ own failure); a traceback is shown only with ``NIXGEN_DEBUG=1``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -75,6 +76,11 @@ def handle_errors(fn: F) -> F:
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(130)
+        except BrokenPipeError:
+            # The reader went away (`nixgen schema | head`): stop quietly, like `cat`.
+            with contextlib.suppress(OSError):
+                sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed pipe
+            sys.exit(0)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
         except Exception as exc:

@@ -20,7 +20,9 @@ from nixgen import tables
 
 EDITION = 6
 
+#: A backend: the kind of device a variant runs on.
 Backend = Literal["cann", "cpu", "cuda", "metal", "neuron", "rocm", "tpu", "xpu"]
+#: A kernel language: the source language and the backend it builds for.
 Language = Literal["cpp-cpu", "cpp-cuda", "cpp-rocm", "cpp-xpu", "cpp-metal", "rust-cpu"]
 
 #: ``general.name``: lowercase letters, digits and dashes (the anchor's rule).
@@ -54,15 +56,24 @@ def _lit(values: list[str]) -> Any:
     return Literal[tuple(values)] if values else Literal[()]  # type: ignore[valid-type]
 
 
+#: A Python package every variant may depend on.
 GeneralPythonDep = _lit(tables.python_dependencies("general"))
+#: A Python package the CUDA variants may depend on.
 CudaPythonDep = _lit(tables.python_dependencies("cuda"))
+#: A Python package the XPU variants may depend on.
 XpuPythonDep = _lit(tables.python_dependencies("xpu"))
+#: A Python package the Neuron variants may depend on.
 NeuronPythonDep = _lit(tables.python_dependencies("neuron"))
 TpuPythonDep = _lit(tables.python_dependencies("tpu"))
+#: A library a `cpp-cpu` kernel may compile against.
 CpuDep = _lit(tables.cpp_dependencies("cpp-cpu"))
+#: A library a `cpp-cuda` kernel may compile against.
 CudaDep = _lit(tables.cpp_dependencies("cpp-cuda"))
+#: A library a `cpp-rocm` kernel may compile against.
 RocmDep = _lit(tables.cpp_dependencies("cpp-rocm"))
+#: A library a `cpp-xpu` kernel may compile against.
 XpuDep = _lit(tables.cpp_dependencies("cpp-xpu"))
+#: A library a `cpp-metal` kernel may compile against.
 MetalDep = _lit(tables.cpp_dependencies("cpp-metal"))
 
 
@@ -82,7 +93,9 @@ def _list() -> Any:
 class Hub:
     """``[general.hub]``: where the built kernel is uploaded."""
 
+    #: The Hub repository the built kernel is uploaded to.
     repo_id: RepoId | None = None
+    #: The branch to upload to (default: `v<version>`).
     branch: str | None = None
 
 
@@ -90,8 +103,11 @@ class Hub:
 class KernelDependency:
     """A kernel this kernel needs at run time: a Hub repo at a version or a revision."""
 
+    #: The Hub repository of the kernel needed.
     repo_id: RepoId
+    #: Its major version (the `v<version>` branch).
     version: int | None = None
+    #: Or a git revision of it.
     revision: str | None = None
 
 
@@ -99,26 +115,36 @@ class KernelDependency:
 class CudaGeneral:
     """``[general.cuda]``: bounds on the CUDA toolkit versions to build for."""
 
+    #: The oldest CUDA toolkit to build for (inclusive). Fewer variants mean fewer systems the
+    #: kernel runs on: set it only when needed.
     minver: Version | None = None
+    #: The newest CUDA toolkit to build for (inclusive).
     maxver: Version | None = None
+    #: Python packages the CUDA variants need.
     python_depends: list[CudaPythonDep] = _list()
+    #: Kernels the CUDA variants need at run time.
     kernel_depends: list[KernelDependency] = _list()
 
 
 @attrs.frozen(kw_only=True)
 class XpuGeneral:
+    #: Python packages the XPU variants need.
     python_depends: list[XpuPythonDep] = _list()
+    #: Kernels the XPU variants need at run time.
     kernel_depends: list[KernelDependency] = _list()
 
 
 @attrs.frozen(kw_only=True)
 class NeuronGeneral:
+    #: Python packages the Neuron variants need.
     python_depends: list[NeuronPythonDep] = _list()
+    #: Kernels the Neuron variants need at run time.
     kernel_depends: list[KernelDependency] = _list()
 
 
 @attrs.frozen(kw_only=True)
 class TpuGeneral:
+    #: Python packages the TPU variants need (none are allowed yet).
     python_depends: list[TpuPythonDep] = _list()
 
 
@@ -126,21 +152,37 @@ class TpuGeneral:
 class General:
     """``[general]``."""
 
+    #: The kernel's name; its Python module is the name with `-` turned into `_`.
     name: ProjectName
+    #: The kernel's major (API) version, written to metadata.json; uploads go to the Hub branch
+    #: `v<version>`.
     version: int
+    #: The format edition.
     edition: Literal[6]
+    #: The license, as a Hub (SPDX) identifier such as `Apache-2.0`.
     license: str
+    #: The backends to build for. A kernel is built only when the backend of its language is listed;
+    #: a listed backend without kernels ships pure Python.
     backends: list[Backend]
+    #: The git URL of the code this kernel comes from.
     upstream: GitUrl | None = None
+    #: The git URL of this kernel project.
     source: GitUrl | None = None
     #: The oldest `kernels` client that can load this kernel.
     minver: Version | None = None
+    #: Python packages every variant needs (an allowlist shared with the `kernels` client).
     python_depends: list[GeneralPythonDep] = _list()
+    #: Kernels this kernel needs at run time, on every backend.
     kernel_depends: list[KernelDependency] = _list()
+    #: Where the kernel is uploaded.
     hub: Hub | None = None
+    #: Settings for the CUDA variants only.
     cuda: CudaGeneral | None = None
+    #: Settings for the XPU variants only.
     xpu: XpuGeneral | None = None
+    #: Settings for the Neuron variants only.
     neuron: NeuronGeneral | None = None
+    #: Settings for the TPU variants only.
     tpu: TpuGeneral | None = None
 
     @property
@@ -157,12 +199,22 @@ class Torch:
     """``[torch]``: an ahead-of-time compiled Torch extension."""
 
     table: ClassVar[str] = "torch"
+    #: The binding sources (`torch-ext/torch_binding.cpp`, `.h`): they register the ops with torch
+    #: and call the kernels.
     src: list[RelPath] = _list()
+    #: Include directories for the binding sources.
     include: list[RelDir] = _list()
+    #: Extensions of the files under `torch-ext/<module>/` that ship with the kernel.
     pyext: list[Extension] = attrs.field(factory=lambda: ["py", "pyi"])
+    #: The oldest torch version to build for (inclusive).
     minver: Version | None = None
+    #: The newest torch version to build for (inclusive).
     maxver: Version | None = None
+    #: Build against torch's stable ABI from this torch version on (one build per backend version
+    #: instead of one per torch version); one version for every backend or a table of backend =
+    #: version.
     stable_abi: Version | dict[Backend, Version] | None = None
+    #: Extra compiler flags for the binding sources.
     cxx_flags: list[Flag] = _list()
 
     def stable_abi_for(self, backend: str) -> str | None:
@@ -176,8 +228,11 @@ class TorchNoarch:
     """``[torch-noarch]``: a pure-Python (JIT, Triton, …) Torch kernel."""
 
     table: ClassVar[str] = "torch-noarch"
+    #: Extensions of the files under `torch-ext/<module>/` that ship with the kernel.
     pyext: list[Extension] = attrs.field(factory=lambda: ["py", "pyi"])
+    #: The CUDA capabilities the kernel supports (metadata.json).
     cuda_capabilities: list[CudaCapability] = _list()
+    #: The ROCm targets the kernel supports (metadata.json).
     rocm_archs: list[RocmArch] = _list()
 
 
@@ -186,9 +241,13 @@ class TvmFfi:
     """``[tvm-ffi]``: an extension bound through the TVM FFI C ABI."""
 
     table: ClassVar[str] = "tvm-ffi"
+    #: The binding sources (under `tvm-ffi-ext/`).
     src: list[RelPath] = _list()
+    #: Include directories for the binding sources.
     include: list[RelDir] = _list()
+    #: Extensions of the files under `tvm-ffi-ext/<module>/` that ship with the kernel.
     pyext: list[Extension] = attrs.field(factory=lambda: ["py", "pyi"])
+    #: Extra compiler flags for the binding sources.
     cxx_flags: list[Flag] = _list()
 
 
@@ -202,10 +261,15 @@ FRAMEWORKS: dict[str, type] = {cls.table: cls for cls in (Torch, TorchNoarch, Tv
 class CppCpuKernel:
     """``language = "cpp-cpu"``: C++ for the CPU, built with ``stdenv``."""
 
+    #: The kernel's source language and backend; decides which other keys are allowed.
     language: Literal["cpp-cpu"]
+    #: The kernel's files, headers included; only listed files enter the build.
     src: list[RelPath]
+    #: Libraries to compile against (`torch`: the ATen and c10 headers).
     depends: list[CpuDep] = _list()
+    #: Include directories, relative to the project root.
     include: list[RelDir] = _list()
+    #: Extra flags for the C++ compiler, after nixgen's own.
     cxx_flags: list[Flag] = _list()
 
 
@@ -213,13 +277,22 @@ class CppCpuKernel:
 class CppCudaKernel:
     """``language = "cpp-cuda"``: CUDA C++, built with ``cudaPackages.backendStdenv``."""
 
+    #: The kernel's source language and backend; decides which other keys are allowed.
     language: Literal["cpp-cuda"]
+    #: The kernel's files, headers included; only listed files enter the build.
     src: list[RelPath]
+    #: Libraries to compile against: `torch`, a CUTLASS version.
     depends: list[CudaDep] = _list()
+    #: Include directories, relative to the project root.
     include: list[RelDir] = _list()
+    #: Extra flags for the C++ compiler, after nixgen's own.
     cxx_flags: list[Flag] = _list()
+    #: Extra flags for nvcc, after nixgen's own.
     cuda_flags: list[Flag] = _list()
+    #: The CUDA capabilities to compile for (default: every one the builder supports), intersected
+    #: with what each toolkit can build.
     cuda_capabilities: list[CudaCapability] | None = None
+    #: Leave this kernel out of variants whose CUDA toolkit is older.
     cuda_minver: Version | None = None
 
 
@@ -227,12 +300,19 @@ class CppCudaKernel:
 class CppRocmKernel:
     """``language = "cpp-rocm"``: HIP C++, built with ``rocmPackages``."""
 
+    #: The kernel's source language and backend; decides which other keys are allowed.
     language: Literal["cpp-rocm"]
+    #: The kernel's files, headers included; only listed files enter the build.
     src: list[RelPath]
+    #: Libraries to compile against (`torch`).
     depends: list[RocmDep] = _list()
+    #: Include directories, relative to the project root.
     include: list[RelDir] = _list()
+    #: Extra flags for the C++ compiler, after nixgen's own.
     cxx_flags: list[Flag] = _list()
+    #: Extra flags for hipcc, after nixgen's own.
     hip_flags: list[Flag] = _list()
+    #: The ROCm targets to compile for (default: every one the builder supports).
     rocm_archs: list[RocmArch] | None = None
 
 
@@ -240,11 +320,17 @@ class CppRocmKernel:
 class CppXpuKernel:
     """``language = "cpp-xpu"``: SYCL C++, built with the Intel oneAPI stdenv."""
 
+    #: The kernel's source language and backend; decides which other keys are allowed.
     language: Literal["cpp-xpu"]
+    #: The kernel's files, headers included; only listed files enter the build.
     src: list[RelPath]
+    #: Libraries to compile against: `torch`, `sycl_tla`.
     depends: list[XpuDep] = _list()
+    #: Include directories, relative to the project root.
     include: list[RelDir] = _list()
+    #: Extra flags for the C++ compiler, after nixgen's own.
     cxx_flags: list[Flag] = _list()
+    #: Extra flags for the SYCL compiler (`icpx -fsycl`).
     sycl_flags: list[Flag] = _list()
 
 
@@ -252,10 +338,15 @@ class CppXpuKernel:
 class CppMetalKernel:
     """``language = "cpp-metal"``: Objective-C++ and Metal, built with the darwin stdenv."""
 
+    #: The kernel's source language and backend; decides which other keys are allowed.
     language: Literal["cpp-metal"]
+    #: The kernel's files, headers included; only listed files enter the build.
     src: list[RelPath]
+    #: Libraries to compile against: `torch`, `metal-cpp`.
     depends: list[MetalDep] = _list()
+    #: Include directories, relative to the project root.
     include: list[RelDir] = _list()
+    #: Extra flags for the C++ compiler, after nixgen's own.
     cxx_flags: list[Flag] = _list()
 
 
@@ -268,9 +359,13 @@ class RustCpuKernel:
     and is built as a ``staticlib`` exporting ``extern "C"`` functions.
     """
 
+    #: The kernel's source language and backend; decides which other keys are allowed.
     language: Literal["rust-cpu"]
+    #: The crate's `Cargo.toml`, its `Cargo.lock` and its `.rs` files.
     src: list[RelPath]
+    #: Always empty: a Rust kernel links no C++ library.
     depends: list[Literal[()]] = _list()  # type: ignore[valid-type]
+    #: Cargo features to enable.
     features: list[CargoFeature] = _list()
 
     def manifest(self) -> str:

@@ -1,0 +1,88 @@
+"""`nixgen init`: start a kernel project that builds as it is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from nixgen.cli import handle_errors, print_problems
+from nixgen.tables import LANGUAGES
+
+
+def _name(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    from nixgen import scaffold
+
+    problem = scaffold.check_name(value)
+    if problem:
+        raise click.BadParameter(problem)
+    return value
+
+
+def _license(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    if not value.strip():
+        raise click.BadParameter("must be a license identifier such as `Apache-2.0`")
+    return value.strip()
+
+
+@click.command()
+@click.argument("name", callback=_name)
+@click.option(
+    "--language",
+    "-l",
+    "languages",
+    type=click.Choice(LANGUAGES),
+    multiple=True,
+    help="A kernel language; repeat for several (default: cpp-cpu).",
+)
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Where to create the project (default: ./NAME).",
+)
+@click.option(
+    "--license",
+    "license_",
+    default="Apache-2.0",
+    show_default=True,
+    callback=_license,
+    metavar="SPDX",
+    help="general.license of the new project.",
+)
+@click.option(
+    "--force", is_flag=True, help="Write into a non-empty directory (same-name files replaced)."
+)
+@handle_errors
+def init(
+    name: str, languages: tuple[str, ...], directory: Path | None, license_: str, force: bool
+) -> None:
+    """Create a kernel project NAME: a ReLU kernel per --language, ready to build.
+
+    Writes an edition-6 build.toml, the kernel sources (a Rust crate with its Cargo.lock
+    for rust-cpu), the torch binding, the Python package, tests that compare the kernels
+    with torch.relu, and then the Nix files (flake.nix, nix/) exactly as `nixgen render`
+    makes them. Refuses a directory that is not empty unless --force.
+    """
+    from nixgen import scaffold, write
+    from nixgen.commands.render import prepare
+
+    chosen = list(dict.fromkeys(languages)) or ["cpp-cpu"]
+    root = directory if directory is not None else Path(name)
+    written = scaffold.create(root, name, chosen, license=license_, force=force)
+    loaded, rendered, problems = prepare(root, "nix")
+    print_problems(problems)
+    result = write.write(loaded.root, rendered, force=force)
+    generated = len(result.added) + len(result.changed) + len(result.unchanged)
+    click.echo(
+        f"created {root}/ ({', '.join(k.language for k in scaffold.kernels(chosen))}): "
+        f"{len(written)} files, and {generated} generated Nix files"
+    )
+    click.echo("next:")
+    if root.resolve() != Path.cwd().resolve():
+        click.echo(f"  cd {root}")
+    click.echo("  nixgen build              # build the variants for this machine into build/")
+    click.echo("  python -m pytest tests    # check the built kernels against torch.relu")
+
+
+command = init

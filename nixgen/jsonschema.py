@@ -1,0 +1,414 @@
+"""A JSON Schema (Draft 2020-12) of the edition-6 build.toml, derived from the model.
+
+Nothing here restates the format by hand: tables and keys come from the attrs classes of
+`nixgen.model` and the edition-6 layout (`nixgen.schema.v6.LAYOUT`), allowed values from the
+Literal types (built from the data tables, so a new CUTLASS version reaches the schema by
+itself), descriptions from class docstrings and the ``#:`` comments above fields and
+NewTypes, and the rule of each NewType from the regular expressions and tables of
+`nixgen.values`. The kernel union becomes a discriminated union: ``language`` must be one of
+the tags, and ``if language == X then <X's table>`` picks the one table that applies.
+
+Rules of `nixgen.validate` that JSON Schema can express are added as constraints (each
+names the rule it mirrors); the rest are listed in `NOT_EXPRESSED`, so users and tests know
+what only ``nixgen validate`` catches.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import types
+import typing
+from collections.abc import Callable
+from functools import cache
+from typing import Any, Literal, get_args, get_origin
+
+import attrs
+
+from nixgen import model, tables, values
+from nixgen.schema import v6
+
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+#: Identifies the schema (it is not fetched from there: save `nixgen schema` to a file).
+SCHEMA_ID = "urn:nixgen:schema:build-toml:edition-6"
+TITLE = "nixgen build.toml, edition 6"
+
+#: Model rules that this schema cannot express; `nixgen validate` checks them.
+NOT_EXPRESSED = (
+    "listed files and include directories exist, are files or directories, and stay inside "
+    "the project once symlinks are resolved",
+    "the Python package `torch-ext/<module>/__init__.py` (or `tvm-ffi-ext/…`) exists",
+    "`minver` is not greater than `maxver` (versions compare numerically)",
+    "kernel names stay distinct once `-` becomes `_` (compared case-insensitively)",
+    "strings carry no NUL character",
+    "CUDA capabilities that no toolkit of the build matrix supports (`nixgen render` checks "
+    "this while planning)",
+)
+
+
+# ------------------------------------------------------------------- value rules (NewTypes)
+
+
+def _strip_anchors(pattern: str) -> str:
+    return pattern.removeprefix("^").removesuffix("$")
+
+
+_PATH_CHAR = r"[^/\\*?\[\]{}\x00-\x1f\x7f]"
+_SEGMENT = rf"{_PATH_CHAR}+"
+
+
+def _rel_path() -> dict[str, Any]:
+    # Mirrors values.rel_path: relative, `/`-separated, no glob or control characters,
+    # no empty, `.` or `..` segment, no Windows drive.
+    return {
+        "type": "string",
+        "pattern": rf"^{_SEGMENT}(/{_SEGMENT})*$",
+        "not": {"anyOf": [{"pattern": r"(^|/)\.\.?(/|$)"}, {"pattern": r"^[A-Za-z]:/"}]},
+    }
+
+
+def _git_url() -> dict[str, Any]:
+    schemes = "|".join(re.escape(s) for s in values.GIT_SCHEMES)
+    return {
+        "type": "string",
+        "anyOf": [
+            {"pattern": values._SCP_URL.pattern},
+            {"pattern": rf"^({schemes})://\S*[^\s/]\S*$"},
+        ],
+    }
+
+
+def _pattern(regex: re.Pattern[str], max_length: int | None = None) -> Callable[[], dict]:
+    def make() -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "string", "pattern": regex.pattern}
+        if max_length is not None:
+            out["maxLength"] = max_length
+        return out
+
+    return make
+
+
+#: The JSON Schema of each NewType's rule (`nixgen.values`), by NewType.
+NEWTYPES: dict[Any, Callable[[], dict[str, Any]]] = {
+    model.ProjectName: _pattern(values._PROJECT_NAME, values.MAX_NAME),
+    model.KernelName: _pattern(values._KERNEL_NAME, values.MAX_NAME),
+    model.Version: _pattern(values._VERSION),
+    model.GitUrl: _git_url,
+    model.RelPath: _rel_path,
+    model.RelDir: lambda: {"anyOf": [{"const": "."}, _rel_path()]},
+    model.Flag: lambda: {"type": "string"},
+    model.CudaCapability: lambda: {
+        "type": "string",
+        "enum": list(tables.known_cuda_capabilities()),
+    },
+    model.RocmArch: lambda: {"type": "string", "enum": list(tables.known_rocm_archs())},
+    model.RepoId: _pattern(values._REPO_ID),
+    model.CargoFeature: _pattern(values._FEATURE),
+    model.Extension: _pattern(values._EXTENSION),
+}
+
+
+# ----------------------------------------------------------------------- descriptions
+
+
+def _doc_comments(source: str) -> dict[str, str]:
+    """``#:`` comment blocks, keyed by the name assigned or annotated on the next line."""
+    out: dict[str, str] = {}
+    block: list[str] = []
+    for line in source.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("#:"):
+            block.append(stripped[2:].strip())
+            continue
+        match = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)\s*[:=]", stripped)
+        if block and match:
+            out[match.group(1)] = _plain(" ".join(block))
+        block = []
+    return out
+
+
+@cache
+def _module_comments() -> dict[str, str]:
+    return _doc_comments(inspect.getsource(model))
+
+
+def _class_doc(cls: type) -> str | None:
+    doc = inspect.getdoc(cls)
+    return _plain(doc) if doc else None
+
+
+def _plain(text: str) -> str:
+    """Paragraphs joined into single lines (editors wrap descriptions themselves)."""
+    paragraphs = [" ".join(p.replace("``", "`").split()) for p in text.split("\n\n")]
+    return "\n\n".join(p for p in paragraphs if p)
+
+
+def _literal_aliases() -> dict[str, Any]:
+    """Named Literal types of the model (`Backend`, `CudaDep`, …), by name."""
+    return {
+        name: value
+        for name, value in vars(model).items()
+        if get_origin(value) is Literal and get_args(value)
+    }
+
+
+# -------------------------------------------------------------------------- the walker
+
+
+class _Walker:
+    """Turns model types into schema fragments, collecting named ones in `defs`."""
+
+    def __init__(self) -> None:
+        self.defs: dict[str, Any] = {}
+        self.aliases = _literal_aliases()
+
+    def ref(self, name: str, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        if name not in self.defs:
+            self.defs[name] = {}  # placeholder against recursion
+            self.defs[name] = make()
+        return {"$ref": f"#/$defs/{name}"}
+
+    def type(self, t: Any, names: dict[Any, str]) -> dict[str, Any]:
+        """The schema of type `t`; `names` names the Literal aliases of this annotation."""
+        origin = get_origin(t)
+        if hasattr(t, "__supertype__"):
+            return self.ref(t.__name__, lambda: self._newtype(t))
+        if attrs.has(t):
+            return self.ref(t.__name__, lambda: self.cls(t))
+        if origin is Literal:
+            return self._literal(t, names)
+        if origin in (typing.Union, types.UnionType):
+            options = [a for a in get_args(t) if a is not type(None)]
+            if len(options) == 1:
+                return self.type(options[0], names)
+            return {"oneOf": [self.type(a, names) for a in options]}
+        if origin is list:
+            (item,) = get_args(t)
+            if get_origin(item) is Literal and not get_args(item):
+                return {"type": "array", "maxItems": 0, "description": "Must be empty."}
+            return {"type": "array", "items": self.type(item, names)}
+        if origin is dict:
+            key, value = get_args(t)
+            return {
+                "type": "object",
+                "propertyNames": self.type(key, names),
+                "additionalProperties": self.type(value, names),
+            }
+        if t is str:
+            return {"type": "string"}
+        if t is bool:
+            return {"type": "boolean"}
+        if t is int:
+            return {"type": "integer", "minimum": 0}
+        raise TypeError(f"no JSON Schema for {t!r}")
+
+    def _newtype(self, t: Any) -> dict[str, Any]:
+        if t not in NEWTYPES:
+            raise TypeError(f"NewType {t.__name__} has no JSON Schema rule in NEWTYPES")
+        out = NEWTYPES[t]()
+        doc = _module_comments().get(t.__name__)
+        return {"description": doc, **out} if doc else out
+
+    def _literal(self, t: Any, names: dict[Any, str]) -> dict[str, Any]:
+        allowed = list(get_args(t))
+        if not allowed:
+            return {"not": {}, "description": "No value is allowed here."}
+        kind = "string" if all(isinstance(a, str) for a in allowed) else "integer"
+        body: dict[str, Any] = (
+            {"type": kind, "const": allowed[0]}
+            if len(allowed) == 1 and t not in names
+            else {"type": kind, "enum": allowed}
+        )
+        if t in names:
+            doc = _module_comments().get(names[t])
+            return self.ref(names[t], lambda: {"description": doc, **body} if doc else body)
+        return body
+
+    def cls(self, cls: type) -> dict[str, Any]:
+        """An attrs class as a closed table: its keys, their types, defaults and docs."""
+        hints = typing.get_type_hints(cls)
+        comments = _doc_comments(inspect.getsource(cls))
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        for field in attrs.fields(cls):
+            # The annotation as written (cattrs replaces `field.type` by the resolved type),
+            # to recover the names of the Literal aliases it uses.
+            annotation = str(cls.__annotations__.get(field.name, ""))
+            names = {
+                self.aliases[n]: n
+                for n in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", annotation)
+                if n in self.aliases
+            }
+            prop = self.type(hints[field.name], names)
+            extra: dict[str, Any] = {}
+            if field.name in comments:
+                extra["description"] = comments[field.name]
+            default = field.default
+            if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+                default = default.factory()  # type: ignore[union-attr]
+            if default is attrs.NOTHING:
+                required.append(model.toml_key(field))
+            elif default is not None:
+                extra["default"] = default
+            properties[model.toml_key(field)] = {**prop, **extra} if extra else prop
+        out: dict[str, Any] = {"type": "object"}
+        doc = _class_doc(cls)
+        if doc:
+            out["description"] = doc
+        out["properties"] = properties
+        if required:
+            out["required"] = required
+        out["additionalProperties"] = False
+        for rule in RULES.get(cls, ()):
+            rule(out)
+        return out
+
+
+# ------------------------------------------------- rules of nixgen.validate, where expressible
+
+
+def _unique_backends(general: dict[str, Any]) -> None:
+    """validate._general: a backend listed twice is an error."""
+    general["properties"]["backends"]["uniqueItems"] = True
+
+
+def _version_xor_revision(dep: dict[str, Any]) -> None:
+    """validate._general: a kernel dependency gives exactly one of version and revision."""
+    dep["oneOf"] = [{"required": ["version"]}, {"required": ["revision"]}]
+
+
+def _kernel_src(kernel: dict[str, Any]) -> None:
+    """validate._kernel: a kernel needs at least one source file."""
+    kernel["properties"]["src"]["minItems"] = 1
+
+
+def _cuda_capabilities(kernel: dict[str, Any]) -> None:
+    """validate._kernel: `cuda-capabilities`, when given, is not empty."""
+    kernel["properties"]["cuda-capabilities"]["minItems"] = 1
+
+
+def _rocm_archs(kernel: dict[str, Any]) -> None:
+    """validate._kernel: `rocm-archs`, when given, names at least one supported target."""
+    prop = kernel["properties"]["rocm-archs"]
+    prop["minItems"] = 1
+    prop["contains"] = {"enum": tables.supported_rocm_archs()}
+
+
+def _rust_src(kernel: dict[str, Any]) -> None:
+    """validate._rust: exactly one Cargo.toml, one Cargo.lock, and `.rs` sources."""
+    src = kernel["properties"]["src"]
+    src["allOf"] = [
+        {"contains": {"pattern": r"(^|/)Cargo\.toml$"}, "minContains": 1, "maxContains": 1},
+        {"contains": {"pattern": r"(^|/)Cargo\.lock$"}, "minContains": 1, "maxContains": 1},
+        {"contains": {"pattern": r"\.rs$"}},
+    ]
+
+
+RULES: dict[type, tuple[Callable[[dict[str, Any]], None], ...]] = {
+    model.General: (_unique_backends,),
+    model.KernelDependency: (_version_xor_revision,),
+    model.CppCpuKernel: (_kernel_src,),
+    model.CppCudaKernel: (_kernel_src, _cuda_capabilities),
+    model.CppRocmKernel: (_kernel_src, _rocm_archs),
+    model.CppXpuKernel: (_kernel_src,),
+    model.CppMetalKernel: (_kernel_src,),
+    model.RustCpuKernel: (_kernel_src, _rust_src),
+}
+
+
+def _kernel_union(walker: _Walker) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "description": "A kernel: `language` names its source language and backend, and "
+        "decides which other keys the table may have.",
+        "properties": {"language": {"$ref": "#/$defs/Language"}},
+        "required": ["language"],
+        "allOf": [
+            {
+                "if": {"required": ["language"], "properties": {"language": {"const": tag}}},
+                "then": walker.type(cls, {}),
+            }
+            for tag, cls in model.KERNEL_CLASSES.items()
+        ],
+    }
+
+
+def _backend_listed(backend: str) -> dict[str, Any]:
+    """validate._kernel: the backend of every kernel's language is in general.backends."""
+    languages = [lang for lang, b in tables.LANGUAGE_BACKEND.items() if b == backend]
+    some_kernel_builds_for_it = {
+        "required": ["kernel"],
+        "not": {
+            "properties": {
+                "kernel": {
+                    "additionalProperties": {
+                        "not": {
+                            "required": ["language"],
+                            "properties": {"language": {"enum": languages}},
+                        }
+                    }
+                }
+            }
+        },
+    }
+    return {
+        "if": some_kernel_builds_for_it,
+        "then": {
+            "properties": {
+                "general": {"properties": {"backends": {"contains": {"const": backend}}}}
+            }
+        },
+    }
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of an edition-6 build.toml."""
+    walker = _Walker()
+    walker.defs["Language"] = {"type": "string", "enum": list(model.KERNEL_CLASSES)}
+    frameworks = v6.LAYOUT.frameworks
+    properties: dict[str, Any] = {"general": walker.type(v6.LAYOUT.general, {})}
+    for table, cls in frameworks.items():
+        properties[table] = walker.type(cls, {})
+    kernel = walker.ref("Kernel", lambda: _kernel_union(walker))
+    properties["kernel"] = {
+        "type": "object",
+        "description": "The compiled kernels, one table per kernel: `[kernel.<name>]`.",
+        "propertyNames": walker.type(model.KernelName, {}),
+        "additionalProperties": kernel,
+    }
+    compiled = [name for name, cls in frameworks.items() if hasattr(cls, "src")]
+    rules: list[dict[str, Any]] = [
+        # common.structure: only one framework table. (Pairs under `not` rather than
+        # `dependentSchemas`, which draft-7 validators such as taplo 0.9 ignore.)
+        {
+            "not": {
+                "anyOf": [
+                    {"required": [a, b]}
+                    for i, a in enumerate(frameworks)
+                    for b in list(frameworks)[i + 1 :]
+                ]
+            }
+        },
+        # validate._framework: compiled kernels need a framework that binds them.
+        {
+            "if": {"required": ["kernel"], "properties": {"kernel": {"minProperties": 1}}},
+            "then": {"anyOf": [{"required": [name]} for name in compiled]},
+        },
+        *(_backend_listed(b) for b in dict.fromkeys(tables.LANGUAGE_BACKEND.values())),
+    ]
+    return {
+        "$schema": DIALECT,
+        "$id": SCHEMA_ID,
+        "title": TITLE,
+        "description": _plain(
+            "The build.toml of a compute-kernel project, edition 6, as nixgen reads it. "
+            "Older editions are read too; `nixgen migrate` rewrites them as edition 6. "
+            "Not expressed here (run `nixgen validate`): " + "; ".join(NOT_EXPRESSED) + "."
+        ),
+        "type": "object",
+        "properties": properties,
+        "required": ["general"],
+        "additionalProperties": False,
+        "allOf": rules,
+        "$defs": dict(sorted(walker.defs.items())),
+    }

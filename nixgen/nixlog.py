@@ -1,0 +1,136 @@
+"""Reading ``nix build --log-format internal-json``: what is being built, and its logs.
+
+Nix writes one event per line to stderr, ``@nix {json}``: activities start and stop
+(``type`` 105 is one derivation being built, with its ``.drv`` path in ``fields``), build
+log lines arrive as results of their activity (result ``type`` 101), and errors as
+messages (``action: msg``, level 0) such as ``builder for '/nix/store/…drv' failed``.
+`NixLog` folds these events into what a progress display and a failure report need: the
+derivations running now, the ones finished, and the last lines of each one's log.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import deque
+from collections.abc import Callable
+
+import attrs
+
+ACT_BUILD = 105
+RES_BUILD_LOG_LINE = 101
+LEVEL_ERROR = 0
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_FAILED = re.compile(r"builder for '(/nix/store/[^']+\.drv)' failed")
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text)
+
+
+def drv_name(drv: str) -> str:
+    """``/nix/store/<hash>-relu-cpu-relu_cpu-1.drv`` → ``relu-cpu-relu_cpu-1``."""
+    base = drv.rsplit("/", 1)[-1].removesuffix(".drv")
+    return base.split("-", 1)[1] if "-" in base else base
+
+
+@attrs.define
+class Build:
+    """One derivation that Nix builds."""
+
+    drv: str
+    started: float
+    finished: float | None = None
+    failed: bool = False
+    log: deque[str] = attrs.field(factory=lambda: deque(maxlen=200))
+
+    @property
+    def name(self) -> str:
+        return drv_name(self.drv)
+
+    def duration(self, now: float) -> float:
+        return (self.finished or now) - self.started
+
+
+@attrs.define
+class NixLog:
+    """The state of one ``nix build`` run, fed its stderr line by line."""
+
+    clock: Callable[[], float] = time.monotonic
+    builds: dict[int, Build] = attrs.field(factory=dict)
+    #: Error messages (ANSI stripped), in order.
+    errors: list[str] = attrs.field(factory=list)
+    #: Lines that were not internal-json events (kept for error reports).
+    other: list[str] = attrs.field(factory=list)
+
+    def feed(self, line: str) -> tuple[str, Build] | None:
+        """Take one stderr line; return ``("start" | "stop", build)`` when one changes."""
+        line = line.rstrip("\n")
+        if not line.startswith("@nix "):
+            if line.strip():
+                self.other.append(strip_ansi(line))
+            return None
+        try:
+            event = json.loads(line[5:])
+        except ValueError:
+            self.other.append(strip_ansi(line))
+            return None
+        action = event.get("action")
+        if action == "start" and event.get("type") == ACT_BUILD:
+            fields = event.get("fields") or [""]
+            build = Build(drv=str(fields[0]), started=self.clock())
+            self.builds[event["id"]] = build
+            return ("start", build)
+        if action == "stop" and event.get("id") in self.builds:
+            build = self.builds[event["id"]]
+            if build.finished is None:
+                build.finished = self.clock()
+                build.failed = build.drv in self.failed_drvs()
+                return ("stop", build)
+            return None
+        if action == "result" and event.get("type") == RES_BUILD_LOG_LINE:
+            build = self.builds.get(event.get("id"))
+            if build is not None:
+                text = (event.get("fields") or [""])[0]
+                build.log.append(strip_ansi(str(text)))
+            return None
+        if action == "msg" and event.get("level") == LEVEL_ERROR:
+            message = strip_ansi(str(event.get("msg", ""))).strip()
+            if message:
+                self.errors.append(message.removeprefix("error: ").strip())
+            for build in self.builds.values():
+                if build.drv in self.failed_drvs():
+                    build.failed = True
+        return None
+
+    def failed_drvs(self) -> list[str]:
+        """Derivations whose builder failed, in the order Nix reported them."""
+        out = []
+        for message in self.errors:
+            match = _FAILED.search(message)
+            if match and match.group(1) not in out:
+                out.append(match.group(1))
+        return out
+
+    def running(self) -> list[Build]:
+        return [b for b in self.builds.values() if b.finished is None]
+
+    def build_of(self, drv: str) -> Build | None:
+        return next((b for b in self.builds.values() if b.drv == drv), None)
+
+    def failure_report(self, lines: int) -> list[str]:
+        """What to show when the run failed: each failed derivation's log tail, then Nix's
+        error messages (or, when nothing was built, the evaluation error)."""
+        out: list[str] = []
+        for drv in self.failed_drvs():
+            build = self.build_of(drv)
+            tail = list(build.log)[-lines:] if build and lines > 0 else []
+            out.append(f"--- last {len(tail)} log lines of {drv_name(drv)} ---")
+            out.extend(tail)
+            out.append(f"--- (full log: nix log {drv})")
+        out.extend(f"error: {message}" for message in self.errors)
+        if not self.errors:
+            out.extend(self.other[-lines:])
+        return out

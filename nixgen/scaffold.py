@@ -1,0 +1,209 @@
+"""``nixgen init``: a new kernel project that builds as it is.
+
+A project holds one ReLU kernel per requested language (`relu_cpu`, `relu_cuda`, …,
+`relu_rs` for Rust), the torch binding that registers them (``torch-ext/torch_binding.cpp``
+with the `registration.h` macros), the Python package, tests that compare the built kernels
+with ``torch.relu``, and an edition-6 ``build.toml``. The Nix files (``flake.nix``,
+``nix/``) are not templated here: the caller renders them from the new build.toml through
+the normal render stage, so a new project is exactly what ``nixgen render`` would make.
+
+Templates live in ``nixgen/templates/init``. They produce C++, Rust, Python and TOML, never
+Nix; values reach TOML and Python through the ``toml`` filter (a JSON string or list is a
+valid TOML and Python literal).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from nixgen import tables, values
+from nixgen.errors import OutputError
+
+LANGUAGES = tables.LANGUAGES
+DEFAULT_LICENSE = "Apache-2.0"
+
+#: Kernel table name and (path, template) of each source, per language.
+SOURCES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
+    "cpp-cpu": ("relu_cpu", (("relu_cpu/relu_cpu.cpp", "cpp-cpu/relu_cpu.cpp.j2"),)),
+    "cpp-cuda": ("relu_cuda", (("relu_cuda/relu_cuda.cu", "cpp-cuda/relu_cuda.cu.j2"),)),
+    "cpp-rocm": ("relu_rocm", (("relu_rocm/relu_rocm.hip", "cpp-rocm/relu_rocm.hip.j2"),)),
+    "cpp-xpu": ("relu_xpu", (("relu_xpu/relu_xpu.cpp", "cpp-xpu/relu_xpu.cpp.j2"),)),
+    "cpp-metal": ("relu_metal", (("relu_metal/relu_metal.mm", "cpp-metal/relu_metal.mm.j2"),)),
+    "rust-cpu": (
+        "relu_rs",
+        (
+            ("relu_rs/Cargo.toml", "rust-cpu/Cargo.toml.j2"),
+            ("relu_rs/Cargo.lock", "rust-cpu/Cargo.lock.j2"),
+            ("relu_rs/src/lib.rs", "rust-cpu/lib.rs.j2"),
+        ),
+    ),
+}
+
+#: The torch dispatch key and device of each backend's tensors.
+DISPATCH_KEYS = {"cpu": "kCPU", "cuda": "kCUDA", "rocm": "kCUDA", "xpu": "kXPU", "metal": "kMPS"}
+DEVICES = {"cpu": "cpu", "cuda": "cuda", "rocm": "cuda", "xpu": "xpu", "metal": "mps"}
+
+
+@attrs.frozen(kw_only=True)
+class Kernel:
+    """One scaffolded kernel."""
+
+    name: str
+    language: str
+    #: The torch op it implements: `relu`, or its own name when another kernel of the
+    #: same backend already implements `relu` (cpp-cpu and rust-cpu together).
+    op: str
+    sources: tuple[tuple[str, str], ...]
+
+    @property
+    def backend(self) -> str:
+        return tables.LANGUAGE_BACKEND[self.language]
+
+    @property
+    def src(self) -> list[str]:
+        return [path for path, _ in self.sources]
+
+    @property
+    def dir(self) -> str:
+        return self.src[0].split("/", 1)[0]
+
+    @property
+    def lib(self) -> str:
+        return self.name.replace("-", "_")
+
+    @property
+    def depends(self) -> list[str]:
+        return [] if self.language == "rust-cpu" else ["torch"]
+
+
+def check_name(name: str) -> str | None:
+    """Why `name` cannot be a project name, or None."""
+    return values.project_name(name)
+
+
+def kernels(languages: list[str]) -> list[Kernel]:
+    """The kernels of a project in `languages`, in canonical language order."""
+    unknown = [lang for lang in languages if lang not in SOURCES]
+    if unknown:
+        raise ValueError(f"unknown language(s): {', '.join(unknown)}")
+    out: list[Kernel] = []
+    has_relu: set[str] = set()
+    for language in LANGUAGES:
+        if language not in languages:
+            continue
+        name, sources = SOURCES[language]
+        backend = tables.LANGUAGE_BACKEND[language]
+        op = "relu" if backend not in has_relu else name
+        has_relu.add(backend)
+        out.append(Kernel(name=name, language=language, op=op, sources=sources))
+    return out
+
+
+@cache
+def _environment() -> Any:
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("nixgen", "templates/init"),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["toml"] = lambda value: json.dumps(value, ensure_ascii=False)
+    return env
+
+
+def files(name: str, languages: list[str], *, license: str = DEFAULT_LICENSE) -> dict[str, str]:
+    """Every file of a new project, by path relative to its root (Nix files excepted)."""
+    problem = check_name(name)
+    if problem:
+        raise ValueError(problem)
+    plan = kernels(languages)
+    module = name.replace("-", "_")
+    backends = sorted({k.backend for k in plan})
+    # `relu` is implemented by one kernel per backend; a second kernel of a backend (Rust
+    # next to C++ on the CPU) gets an op of its own, named after it.
+    ops = [{"name": "relu", "doc": ""}] + [
+        {
+            "name": k.op,
+            "doc": f"\n\n    Computed by the {k.language} kernel, for {k.backend} tensors "
+            "only.\n    ",
+        }
+        for k in plan
+        if k.op != "relu"
+    ]
+    context = {
+        "name": name,
+        "module": module,
+        "license": license,
+        "languages": [k.language for k in plan],
+        "backends": backends,
+        "kernels": plan,
+        "ops": ops,
+        "exports": sorted(["add_op_namespace_prefix", "ops", *(op["name"] for op in ops)]),
+        "op_names": [op["name"] for op in ops],
+        "only_on": {k.op: k.backend for k in plan if k.op != "relu"},
+        "devices": {b: DEVICES[b] for b in backends},
+        "dispatch_keys": DISPATCH_KEYS,
+    }
+    env = _environment()
+
+    def render(template: str, **extra: Any) -> str:
+        return env.get_template(template).render(**context, **extra)
+
+    out = {
+        "build.toml": render("build.toml.j2"),
+        "README.md": render("README.md.j2"),
+        ".gitignore": render("gitignore.j2"),
+        "torch-ext/torch_binding.cpp": render("torch_binding.cpp.j2"),
+        "torch-ext/torch_binding.h": render("torch_binding.h.j2"),
+        f"torch-ext/{module}/__init__.py": render("__init__.py.j2"),
+        f"tests/test_{module}.py": render("test.py.j2"),
+    }
+    for kernel in plan:
+        for path, template in kernel.sources:
+            out[path] = render(template, kernel=kernel)
+    return dict(sorted(out.items()))
+
+
+def create(
+    directory: Path,
+    name: str,
+    languages: list[str],
+    *,
+    license: str = DEFAULT_LICENSE,
+    force: bool = False,
+) -> list[str]:
+    """Write a new project into `directory`; returns the paths written, relative to it.
+
+    Refuses a directory that exists and is not empty unless `force`; with `force`, the
+    project's files replace files of the same name and everything else stays.
+    """
+    contents = files(name, languages, license=license)
+    if directory.exists() and not directory.is_dir():
+        raise OutputError(f"{directory} exists and is not a directory")
+    if directory.is_dir() and any(directory.iterdir()) and not force:
+        raise OutputError(
+            f"{directory} is not empty; choose another directory, or pass --force to write "
+            "the new project's files into it (files of the same name are replaced)"
+        )
+    try:
+        for rel, text in contents.items():
+            path = directory / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.nixgen-init")
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
+    except OSError as exc:
+        raise OutputError(
+            f"{exc.filename or directory}: cannot write the project ({exc.strerror})"
+        ) from None
+    return list(contents)

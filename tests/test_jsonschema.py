@@ -1,0 +1,358 @@
+"""The JSON Schema (`nixgen schema`) accepts what the model accepts and rejects what it rejects.
+
+Good inputs: every real-world corpus file that loads, migrated to edition 6, and the example
+projects. Bad inputs: a sample of edition-6 documents the model rejects, one rule each. The
+rules JSON Schema cannot express (`jsonschema.NOT_EXPRESSED`) are pinned too: the schema
+accepts those documents, the model does not.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import attrs
+import jsonschema as js
+import pytest
+import tomli
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nixgen import jsonschema, load, migrate, model, project, tables, validate, values
+from nixgen.cli import main
+from nixgen.errors import ProblemError
+
+from .conftest import CORPUS_FILES, EXAMPLES
+
+SCHEMA = jsonschema.schema()
+VALIDATOR = js.Draft202012Validator(SCHEMA)
+
+
+def model_errors(text: str) -> list[str]:
+    """The errors the model (schema stage and validate stage, no file checks) finds."""
+    document = load.parse(text, Path("build.toml"), "build.toml")
+    try:
+        _, build, _ = project.structure(document)
+    except ProblemError as exc:
+        return [p.render() for p in exc.errors]
+    return [p.render() for p in validate.validate(build, None) if p.severity == "error"]
+
+
+def schema_errors(text: str) -> list[str]:
+    return [e.message for e in VALIDATOR.iter_errors(tomli.loads(text))]
+
+
+# --------------------------------------------------------------------------- the schema
+
+
+def test_is_a_valid_draft_2020_12_schema_with_id_and_title():
+    js.Draft202012Validator.check_schema(SCHEMA)
+    assert SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert SCHEMA["$id"] == jsonschema.SCHEMA_ID
+    assert "edition 6" in SCHEMA["title"]
+    assert SCHEMA["additionalProperties"] is False
+
+
+def test_cli_prints_pure_json(runner):
+    result = runner.invoke(main, ["schema"])
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == SCHEMA
+    assert json.loads(runner.invoke(main, ["schema", "--json"]).stdout) == SCHEMA
+
+
+def _model_classes() -> list[type]:
+    seen: list[type] = []
+
+    def visit(cls: type) -> None:
+        if cls in seen:
+            return
+        seen.append(cls)
+        for field in attrs.fields(cls):
+            for inner in re.findall(r"[A-Za-z_]+", str(field.type)):
+                candidate = getattr(model, inner, None)
+                if isinstance(candidate, type) and attrs.has(candidate):
+                    visit(candidate)
+
+    for cls in (model.General, *model.FRAMEWORKS.values(), *model.KERNEL_CLASSES.values()):
+        visit(cls)
+    return seen
+
+
+@pytest.mark.parametrize("cls", _model_classes(), ids=lambda c: c.__name__)
+def test_every_model_class_is_a_closed_table_with_its_toml_keys(cls):
+    definition = SCHEMA["$defs"][cls.__name__]
+    assert list(definition["properties"]) == [model.toml_key(f) for f in attrs.fields(cls)]
+    assert definition["additionalProperties"] is False
+    required = [model.toml_key(f) for f in attrs.fields(cls) if f.default is attrs.NOTHING]
+    assert definition.get("required", []) == required
+
+
+def test_allowed_values_come_from_the_data_tables():
+    defs = SCHEMA["$defs"]
+    assert defs["CudaDep"]["enum"] == tables.cpp_dependencies("cpp-cuda")
+    assert defs["XpuDep"]["enum"] == tables.cpp_dependencies("cpp-xpu")
+    assert defs["CudaCapability"]["enum"] == list(tables.known_cuda_capabilities())
+    assert defs["RocmArch"]["enum"] == tables.known_rocm_archs()
+    assert defs["GeneralPythonDep"]["enum"] == tables.python_dependencies("general")
+    assert defs["Language"]["enum"] == list(model.KERNEL_CLASSES)
+    rust = defs["RustCpuKernel"]["properties"]["depends"]
+    assert rust["maxItems"] == 0
+
+
+def test_descriptions_come_from_docstrings_and_comments():
+    defs = SCHEMA["$defs"]
+    assert defs["CudaGeneral"]["description"].startswith("`[general.cuda]`: bounds")
+    assert "oldest `kernels` client" in defs["General"]["properties"]["minver"]["description"]
+    assert defs["Version"]["description"].startswith("Dot-separated unsigned integers")
+    assert defs["Torch"]["properties"]["pyext"]["default"] == ["py", "pyi"]
+
+
+def test_every_newtype_of_the_model_has_a_rule():
+    newtypes = {v for v in vars(model).values() if hasattr(v, "__supertype__")}
+    assert newtypes == set(jsonschema.NEWTYPES)
+
+
+def test_kernel_tables_are_discriminated_by_language():
+    kernel = SCHEMA["$defs"]["Kernel"]
+    tags = [rule["if"]["properties"]["language"]["const"] for rule in kernel["allOf"]]
+    assert tags == list(model.KERNEL_CLASSES)
+    assert kernel["required"] == ["language"]
+    # An error names the key that is wrong for this language, not "no variant matched".
+    text = BASE + '\n[kernel.k]\nlanguage = "cpp-cpu"\nsrc = ["k.cpp"]\ncuda-flags = ["-O3"]\n'
+    assert any("'cuda-flags' was unexpected" in e for e in schema_errors(text))
+
+
+# ------------------------------------------------------------------------ good inputs
+
+
+def _loads(path: Path) -> bool:
+    try:
+        migrate.plan(path)
+    except ProblemError:
+        return False
+    return True
+
+
+LOADING = [p for p in CORPUS_FILES if _loads(p)]
+
+
+def test_most_of_the_corpus_loads():
+    assert len(LOADING) >= 55
+
+
+@pytest.mark.parametrize("path", LOADING, ids=lambda p: p.stem)
+def test_corpus_file_migrated_to_edition_6_validates(path):
+    after = tomli.loads(migrate.plan(path).after)
+    assert after["general"]["edition"] == 6
+    assert [e.message for e in VALIDATOR.iter_errors(after)] == []
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*/build.toml")), ids=lambda p: p.parent.name)
+def test_example_validates(path):
+    assert schema_errors(path.read_text()) == []
+
+
+# ------------------------------------------------------------------------- bad inputs
+
+BASE = """\
+[general]
+name = "relu"
+version = 1
+edition = 6
+license = "Apache-2.0"
+backends = ["cpu", "cuda"]
+
+[torch]
+src = ["torch-ext/torch_binding.cpp"]
+"""
+CPU = '\n[kernel.relu_cpu]\nlanguage = "cpp-cpu"\nsrc = ["relu_cpu/relu.cpp"]\n'
+
+
+def _general(**changes: str) -> str:
+    text = BASE
+    for key, value in changes.items():
+        pattern = rf"^{key.replace('_', '-')} = .*$"
+        line = f"{key.replace('_', '-')} = {value}"
+        text = re.sub(pattern, lambda _, line=line: line, text, count=1, flags=re.M)
+        if line not in text:
+            text = text.replace("[torch]", f"{line}\n\n[torch]", 1)
+    return text
+
+
+BAD: dict[str, str] = {
+    "unknown top-level table": BASE + "\n[torchh]\nsrc = []\n",
+    "two framework tables": BASE + "\n[tvm-ffi]\nsrc = []\n",
+    "general missing": '[torch]\nsrc = ["a.cpp"]\n',
+    "unknown edition": _general(edition="7"),
+    "name with underscore": _general(name='"relu_kernel"'),
+    "name too long": _general(name='"' + "a" * 65 + '"'),
+    "version negative": _general(version="-1"),
+    "version is a string": _general(version='"1"'),
+    "license missing": BASE.replace('license = "Apache-2.0"\n', ""),
+    "unknown backend": _general(backends='["cpu", "cuda", "tensor"]'),
+    "backend twice": _general(backends='["cpu", "cpu"]'),
+    "bad upstream scheme": _general(upstream='"ftp://example.com/x"'),
+    "bad general minver": _general(minver='"2.x"'),
+    "unknown python dependency": _general(python_depends='["numpy"]'),
+    "unknown key in general": _general(licence='"MIT"'),
+    "kernel-depends without version or revision": _general(
+        kernel_depends='[{ repo-id = "org/relu" }]'
+    ),
+    "kernel-depends with both": _general(
+        kernel_depends='[{ repo-id = "org/relu", version = 1, revision = "abc" }]'
+    ),
+    "bad repo id": _general(kernel_depends='[{ repo-id = "relu", version = 1 }]'),
+    "absolute src path": BASE + CPU.replace("relu_cpu/relu.cpp", "/abs/relu.cpp"),
+    "parent directory in src": BASE + CPU.replace("relu_cpu/relu.cpp", "../relu.cpp"),
+    "glob in src": BASE + CPU.replace("relu_cpu/relu.cpp", "relu_cpu/*.cpp"),
+    "backslash in src": BASE + CPU.replace("relu_cpu/relu.cpp", "relu_cpu\\\\relu.cpp"),
+    "empty src": BASE + CPU.replace('["relu_cpu/relu.cpp"]', "[]"),
+    "src missing": BASE + CPU.replace('src = ["relu_cpu/relu.cpp"]\n', ""),
+    "src is a string": BASE + CPU.replace('["relu_cpu/relu.cpp"]', '"relu_cpu/relu.cpp"'),
+    "language missing": BASE + CPU.replace('language = "cpp-cpu"\n', ""),
+    "unknown language": BASE + CPU.replace("cpp-cpu", "cpp-tpu"),
+    "backend key of edition 5": BASE + CPU.replace('language = "cpp-cpu"', 'backend = "cpu"'),
+    "cuda key on a cpu kernel": BASE + CPU + 'cuda-flags = ["-O3"]\n',
+    "cutlass on a cpu kernel": BASE + CPU + 'depends = ["cutlass_3_6"]\n',
+    "snake_case key": BASE + CPU + 'cxx_flags = ["-O3"]\n',
+    "flag that is a number": BASE + CPU + "cxx-flags = [3]\n",
+    "invalid kernel name": BASE + CPU.replace("[kernel.relu_cpu]", '[kernel."relu cpu"]'),
+    "kernel of a backend not listed": BASE
+    + CPU.replace("cpp-cpu", "cpp-xpu").replace("relu_cpu]", "relu_xpu]"),
+    "rust kernel of a project without cpu": _general(backends='["cuda"]')
+    + '\n[kernel.r]\nlanguage = "rust-cpu"\nsrc = ["r/Cargo.toml", "r/Cargo.lock", "r/lib.rs"]\n',
+    "kernels without a binding framework": BASE.replace(
+        '[torch]\nsrc = ["torch-ext/torch_binding.cpp"]\n', "[torch-noarch]\n"
+    )
+    + CPU,
+    "empty cuda-capabilities": BASE
+    + '\n[kernel.k]\nlanguage = "cpp-cuda"\nsrc = ["k.cu"]\ncuda-capabilities = []\n',
+    "unknown cuda capability": BASE
+    + '\n[kernel.k]\nlanguage = "cpp-cuda"\nsrc = ["k.cu"]\ncuda-capabilities = ["8.1"]\n',
+    "no supported rocm arch": _general(backends='["rocm"]')
+    + '\n[kernel.k]\nlanguage = "cpp-rocm"\nsrc = ["k.hip"]\nrocm-archs = ["gfx900"]\n',
+    "rust without Cargo.lock": BASE
+    + '\n[kernel.r]\nlanguage = "rust-cpu"\nsrc = ["r/Cargo.toml", "r/src/lib.rs"]\n',
+    "rust with two manifests": BASE + '\n[kernel.r]\nlanguage = "rust-cpu"\n'
+    'src = ["r/Cargo.toml", "s/Cargo.toml", "Cargo.lock", "r/src/lib.rs"]\n',
+    "rust without sources": BASE
+    + '\n[kernel.r]\nlanguage = "rust-cpu"\nsrc = ["r/Cargo.toml", "r/Cargo.lock"]\n',
+    "rust with depends": BASE + '\n[kernel.r]\nlanguage = "rust-cpu"\ndepends = ["torch"]\n'
+    'src = ["r/Cargo.toml", "r/Cargo.lock", "r/src/lib.rs"]\n',
+    "bad cargo feature": BASE + '\n[kernel.r]\nlanguage = "rust-cpu"\nfeatures = ["a b"]\n'
+    'src = ["r/Cargo.toml", "r/Cargo.lock", "r/src/lib.rs"]\n',
+    "pyext with a dot": BASE.replace("[torch]\n", '[torch]\npyext = [".json"]\n'),
+    "stable-abi for an unknown backend": BASE.replace(
+        "[torch]\n", '[torch]\nstable-abi = { gpu = "2.11" }\n'
+    ),
+    "a date where a string belongs": _general(license="1979-05-27"),
+}
+
+
+def test_the_sample_of_bad_inputs_is_large_enough():
+    assert len(BAD) >= 20
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_schema_rejects_what_the_model_rejects(name):
+    text = BAD[name]
+    assert model_errors(text), f"the model accepts the bad input {name!r}"
+    assert schema_errors(text), f"the schema accepts the bad input {name!r}"
+
+
+def test_good_base_inputs_pass_both():
+    for text in (BASE, BASE + CPU):
+        assert model_errors(text) == []
+        assert schema_errors(text) == []
+
+
+#: Documents only the model rejects, one per rule the schema cannot express.
+NOT_EXPRESSED = {
+    "minver above maxver": _general(backends='["cuda"]').replace(
+        "[torch]\n", '[torch]\nminver = "2.12"\nmaxver = "2.9"\n'
+    ),
+    "kernel names colliding once - becomes _": BASE
+    + CPU
+    + CPU.replace("[kernel.relu_cpu]", "[kernel.relu-cpu]"),
+    "a NUL character": _general(license='"MIT\\u0000"'),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NOT_EXPRESSED))
+def test_rules_the_schema_cannot_express_are_known(name):
+    text = NOT_EXPRESSED[name]
+    assert model_errors(text)
+    assert schema_errors(text) == []
+
+
+def test_not_expressed_is_stated_in_the_schema():
+    for rule in jsonschema.NOT_EXPRESSED:
+        assert rule in SCHEMA["description"]
+
+
+# ------------------------------------------------------------- value rules, property-tested
+
+CHARS = st.sampled_from([*"ab-_.:/@+0123456789Gz \\*?[]{}~\t", "é", "gfx942", "9.0a"])
+
+
+def _rule_case(newtype: Any):
+    rule = {
+        model.ProjectName: values.project_name,
+        model.KernelName: values.kernel_name,
+        model.Version: values.version,
+        model.GitUrl: values.git_url,
+        model.RelPath: values.rel_path,
+        model.RelDir: values.rel_dir,
+        model.RepoId: values.repo_id,
+        model.CargoFeature: values.cargo_feature,
+        model.Extension: values.extension,
+        model.CudaCapability: values.cuda_capability,
+        model.RocmArch: values.rocm_arch,
+    }[newtype]
+    fragment = {**jsonschema.NEWTYPES[newtype](), "$defs": {}}
+    return rule, js.Draft202012Validator(fragment)
+
+
+RULED = [t for t in jsonschema.NEWTYPES if t is not model.Flag]
+PREFIXES = ["", "https://", "git@host:", "a/", "./", "../", "C:/", "git+ssh://"]
+
+
+@pytest.mark.parametrize("newtype", RULED, ids=lambda t: t.__name__)
+@settings(
+    max_examples=300,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(prefix=st.sampled_from(PREFIXES), body=st.lists(CHARS, max_size=12).map("".join))
+def test_value_rule_and_schema_pattern_agree(newtype, prefix, body):
+    # No newline in the alphabet: Python's `$` (which jsonschema uses) also matches before
+    # a final newline, unlike ECMA-262's, so the two engines differ there by design.
+    rule, validator = _rule_case(newtype)
+    value = prefix + body
+    assert (rule(value) is None) == validator.is_valid(value), value
+
+
+# ------------------------------------------------------------------ an editor's validator
+
+
+@pytest.mark.skipif(shutil.which("taplo") is None, reason="taplo (pip install taplo) is absent")
+def test_taplo_uses_the_schema_through_the_schema_directive(tmp_path):
+    """What Even Better TOML runs: `#:schema` on the first line of build.toml."""
+    schema_file = tmp_path / "build-toml.schema.json"
+    schema_file.write_text(json.dumps(SCHEMA))
+
+    def check(text: str) -> subprocess.CompletedProcess[str]:
+        (tmp_path / "build.toml").write_text(f"#:schema ./{schema_file.name}\n{text}")
+        return subprocess.run(
+            ["taplo", "check", "build.toml"], cwd=tmp_path, capture_output=True, text=True
+        )
+
+    assert check(BASE + CPU).returncode == 0
+    wrong = check(BASE + CPU + 'cuda-flags = ["-O3"]\n')
+    assert wrong.returncode != 0
+    assert "'cuda-flags' was unexpected" in wrong.stderr
