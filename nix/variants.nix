@@ -9,7 +9,6 @@
 let
   versions = import ./versions.nix;
   inherit (builtins)
-    all
     attrNames
     elem
     filter
@@ -17,7 +16,6 @@ let
     fromJSON
     hasAttr
     head
-    length
     readFile
     sort
     ;
@@ -158,6 +156,16 @@ rec {
   /**
     Every variant of a project, sorted by system then name.
 
+    The anchor's rules, as in `nixgen/plan.py`: keep the configurations within the
+    project's bounds; for a backend built against the torch stable ABI keep only the
+    newest torch per (backend version, system); a backend without a compiled kernel gets
+    the pure-Python variant `torch-<backend>`; names that coincide are built once, from
+    the first configuration in table order, and are bundled when any of them is. nixgen
+    adds: a CUDA kernel is left out of configurations older than its `cudaMinver`, a
+    configuration left without any kernel of its (kernel-bearing) backend is dropped,
+    a torch older than the stable ABI its kernels target is not used, and a `tvm-ffi`
+    backend without kernels builds nothing.
+
     # Inputs
 
     `project`
@@ -173,43 +181,69 @@ rec {
     ```
     variants :: Project -> String | Null -> [ Variant ]
     ```
+
+    # Examples
+
+    ```nix
+    map (v: v.name) (variants {
+      framework = "torch-noarch"; backends = [ "cuda" ]; kernels = { };
+      torch = { minver = null; maxver = null; stableAbi = { }; };
+      cuda = { minver = null; maxver = null; };
+    } "x86_64-linux")
+    => [ "torch-cuda" ]
+    ```
   */
   variants =
     project: system:
     let
-      forSystem = config: filter (s: system == null || s == system) config.systems;
-      wanted = filter (c: elem c.backend project.backends) buildConfigs;
-      noarch = config: sys: {
-        name = noarchVariantName config.backend;
-        system = sys;
-        backend = config.backend;
-        framework = "torch-noarch";
-        torch = null;
-        backendVersion = null;
-        tvmFfi = null;
-        stableAbi = null;
-        bundle = true;
-        kernels = [ ];
-      };
-      compiled = project.framework == "torch" || project.framework == "tvm-ffi";
-      stableAbiFor = backend: project.torch.stableAbi.${backend} or null;
+      isTorch = project.framework == "torch";
+      isTvmFfi = project.framework == "tvm-ffi";
+      compiled = isTorch || isTvmFfi;
+      stableAbiFor = backend: if isTorch then project.torch.stableAbi.${backend} or null else null;
+      kernelNames = sort (a: b: a < b) (attrNames project.kernels);
+      hasKernels = backend: builtins.any (name: project.kernels.${name}.backend == backend) kernelNames;
       accepted =
         config:
-        (config.backend != "cuda" || versions.within {
-          low = project.cuda.minver;
-          high = project.cuda.maxver;
-        } config.backendVersion)
-        && (project.framework != "tvm-ffi" || config.tvmFfi != null)
+        elem config.backend project.backends
         && (
-          project.framework != "torch"
+          config.backend != "cuda"
+          || versions.within {
+            low = project.cuda.minver;
+            high = project.cuda.maxver;
+          } config.backendVersion
+        )
+        && (!isTvmFfi || config.tvmFfi != null)
+        && (
+          !isTorch
           || (
             versions.within {
               low = project.torch.minver;
               high = project.torch.maxver;
             } config.torch
-            && (stableAbiFor config.backend == null || versions.compare config.torch (stableAbiFor config.backend) >= 0)
+            && (
+              stableAbiFor config.backend == null
+              || !hasKernels config.backend
+              || versions.compare config.torch (stableAbiFor config.backend) >= 0
+            )
           )
         );
+      rows = builtins.concatMap (
+        config:
+        map (sys: { inherit config sys; }) (
+          filter (s: system == null || s == system) config.systems
+        )
+      ) (filter accepted buildConfigs);
+      groupKey = row: "${row.config.backend}/${toString row.config.backendVersion}/${row.sys}";
+      newest = foldl' (
+        acc: row:
+        let
+          key = groupKey row;
+        in
+        acc
+        // {
+          ${key} = if hasAttr key acc then versions.max acc.${key} row.config.torch else row.config.torch;
+        }
+      ) { } rows;
       kernelsFor =
         config:
         filter (
@@ -223,35 +257,31 @@ rec {
             || config.backendVersion == null
             || versions.compare config.backendVersion kernel.cudaMinver >= 0
           )
-        ) (sort (a: b: a < b) (attrNames project.kernels));
-      candidates = builtins.concatMap (
-        config: map (sys: { inherit config sys; kernels = kernelsFor config; }) (forSystem config)
-      ) (filter accepted wanted);
-      groupKey = c: "${c.config.backend}/${toString c.config.backendVersion}/${c.sys}";
-      newest = foldl' (
-        acc: c:
-        acc
-        // {
-          ${groupKey c} =
-            if hasAttr (groupKey c) acc then versions.max acc.${groupKey c} c.config.torch else c.config.torch;
-        }
-      ) { } candidates;
+        ) kernelNames;
+      noarch = config: sys: {
+        name = noarchVariantName config.backend;
+        system = sys;
+        backend = config.backend;
+        framework = "torch-noarch";
+        torch = null;
+        backendVersion = null;
+        tvmFfi = null;
+        stableAbi = null;
+        bundle = config.bundle;
+        kernels = [ ];
+      };
       toVariant =
-        c:
+        row:
         let
-          inherit (c) config sys kernels;
-          abi = if project.framework == "torch" then stableAbiFor config.backend else null;
+          inherit (row) config sys;
+          abi = stableAbiFor config.backend;
+          kernels = kernelsFor config;
         in
-        if kernels == [ ] then
-          # A backend without any kernel ships pure Python; one whose kernels all need a
-          # newer toolkit (cuda-minver) is not built for this configuration at all.
-          (
-            if project.framework == "torch" && !(builtins.any (k: k.backend == config.backend) (builtins.attrValues project.kernels)) then
-              [ (noarch config sys) ]
-            else
-              [ ]
-          )
-        else if abi != null && config.torch != newest.${groupKey c} then
+        if abi != null && config.torch != newest.${groupKey row} then
+          [ ]
+        else if !compiled || !hasKernels config.backend then
+          (if isTvmFfi then [ ] else [ (noarch config sys) ])
+        else if kernels == [ ] then
           [ ]
         else
           [
@@ -259,40 +289,79 @@ rec {
               name =
                 if abi != null then
                   stableAbiVariantName abi config.backend config.backendVersion sys
-                else if project.framework == "tvm-ffi" then
+                else if isTvmFfi then
                   tvmFfiVariantName config.tvmFfi config.backend config.backendVersion sys
                 else
                   torchVariantName config.torch config.backend config.backendVersion sys;
               system = sys;
               inherit (config) backend torch backendVersion bundle;
               inherit (project) framework;
-              tvmFfi = if project.framework == "tvm-ffi" then config.tvmFfi else null;
+              tvmFfi = if isTvmFfi then config.tvmFfi else null;
               stableAbi = abi;
               inherit kernels;
             }
           ];
-      all' =
-        if compiled then
-          builtins.concatMap toVariant candidates
+      # The first configuration of a name wins (the anchor's `listToAttrs`); it is
+      # bundled when any configuration of that name is.
+      merged = foldl' (
+        acc: v:
+        let
+          key = "${v.name}@${v.system}";
+        in
+        if hasAttr key acc then
+          acc // { ${key} = acc.${key} // { bundle = acc.${key}.bundle || v.bundle; }; }
         else
-          builtins.concatMap (config: map (noarch config) (forSystem config)) wanted;
-      # Two configurations can map to one name: the first in table order wins.
-      deduped =
-        (foldl' (
-          acc: v:
-          let
-            key = "${v.name}@${v.system}";
-          in
-          if hasAttr key acc.seen then
-            acc
-          else
-            {
-              seen = acc.seen // { ${key} = true; };
-              list = acc.list ++ [ v ];
-            }
-        ) { seen = { }; list = [ ]; } all').list;
+          acc // { ${key} = v; }
+      ) { } (builtins.concatMap toVariant rows);
     in
-    sort (a: b: if a.system == b.system then a.name < b.name else a.system < b.system) deduped;
+    sort (a: b: if a.system == b.system then a.name < b.name else a.system < b.system) (
+      builtins.attrValues merged
+    );
+
+  /**
+    One variant per (system, backend) for quick pull-request builds: bundled first, then
+    the newest torch, then the oldest backend version (the anchor's default-variant
+    rule); ties go to the earlier variant. Mirrors `nixgen.plan.select_ci`.
+
+    # Type
+
+    ```
+    selectCi :: [ Variant ] -> [ Variant ]
+    ```
+  */
+  selectCi =
+    variants':
+    let
+      # null sorts before every version, as in Python.
+      compareOpt =
+        a: b:
+        if a == b then
+          0
+        else if a == null then
+          -1
+        else if b == null then
+          1
+        else
+          versions.compare a b;
+      better =
+        a: b:
+        if a.bundle != b.bundle then
+          a.bundle
+        else if compareOpt a.torch b.torch != 0 then
+          compareOpt a.torch b.torch > 0
+        else
+          compareOpt a.backendVersion b.backendVersion < 0;
+      best = foldl' (
+        acc: v:
+        let
+          key = "${v.system}/${v.backend}";
+        in
+        if hasAttr key acc && !(better v acc.${key}) then acc else acc // { ${key} = v; }
+      ) { } variants';
+    in
+    sort (a: b: if a.system == b.system then a.name < b.name else a.system < b.system) (
+      builtins.attrValues best
+    );
 
   /**
     Variant names only (what `nixgen variants` prints).

@@ -53,7 +53,7 @@ class Variant:
     """One thing to build: a framework extension for one backend version on one system."""
 
     name: str
-    system: str | None
+    system: str
     backend: str
     framework: str
     torch: str | None
@@ -65,9 +65,11 @@ class Variant:
 
     @property
     def compute(self) -> str:
+        """The compute part of the name (``cu130``, ``cpu``, …)."""
         return compute_name(self.backend, self.backend_version)
 
     def to_json(self) -> dict[str, Any]:
+        """The variant as `nixgen variants --json` prints it (the Nix library's field names)."""
         return {
             "name": self.name,
             "system": self.system,
@@ -83,6 +85,7 @@ class Variant:
 
 
 def build_configs() -> list[BuildConfig]:
+    """The build-configuration table, in table order (the order decides name clashes)."""
     return [BuildConfig.from_json(row) for row in tables.build_configs()]
 
 
@@ -93,6 +96,7 @@ def short(version: str, parts: int = 2) -> str:
 
 
 def compute_name(backend: str, version: str | None) -> str:
+    """The compute part of a variant name: ``cu130``, ``rocm71``, ``xpu20253``, ``cpu``."""
     if backend == "cuda":
         return f"cu{short(version or '')}"
     if backend in ("rocm", "xpu"):
@@ -101,19 +105,23 @@ def compute_name(backend: str, version: str | None) -> str:
 
 
 def torch_variant_name(torch: str, backend: str, version: str | None, system: str) -> str:
+    """``torch213-cxx11-cu130-x86_64-linux``; macOS names carry no ``cxx11`` tag."""
     cxx11 = "" if system.endswith("-darwin") else "-cxx11"
     return f"torch{short(torch)}{cxx11}-{compute_name(backend, version)}-{system}"
 
 
 def stable_abi_variant_name(abi: str, backend: str, version: str | None, system: str) -> str:
+    """``torch-stable-abi211-cu126-x86_64-linux`` (named for the ABI, not the torch)."""
     return f"torch-stable-abi{short(abi)}-{compute_name(backend, version)}-{system}"
 
 
 def tvm_ffi_variant_name(tvm_ffi: str, backend: str, version: str | None, system: str) -> str:
+    """``tvm-ffi01-cu126-x86_64-linux``."""
     return f"tvm-ffi{short(tvm_ffi)}-{compute_name(backend, version)}-{system}"
 
 
 def noarch_variant_name(backend: str) -> str:
+    """``torch-cuda``: pure Python, the same on every system."""
     return f"torch-{backend}"
 
 
@@ -124,11 +132,45 @@ def _within(version: str, low: str | None, high: str | None) -> bool:
     return high is None or key <= tables.version_key(high)
 
 
+def _accepted(build: model.Build, config: BuildConfig) -> bool:
+    """The anchor's bounds filter, plus: a torch older than the stable ABI its kernels
+    must target cannot build for it (the anchor would name such a build after the newer
+    ABI). Pure-Python variants do not target an ABI."""
+    fw = build.framework
+    cuda = build.general.cuda
+    if config.backend not in build.general.backends:
+        return False
+    if (
+        config.backend == "cuda"
+        and cuda is not None
+        and not _within(config.backend_version or "0", cuda.minver, cuda.maxver)
+    ):
+        return False
+    if isinstance(fw, model.TvmFfi) and config.tvm_ffi is None:
+        return False
+    if isinstance(fw, model.Torch):
+        if not _within(config.torch, fw.minver, fw.maxver):
+            return False
+        abi = fw.stable_abi_for(config.backend)
+        if (
+            abi is not None
+            and build.kernels_for(config.backend)
+            and tables.version_key(config.torch) < tables.version_key(abi)
+        ):
+            return False
+    return True
+
+
+def _stable_abi(build: model.Build, backend: str) -> str | None:
+    fw = build.framework
+    return fw.stable_abi_for(backend) if isinstance(fw, model.Torch) else None
+
+
 def _kernels_for(build: model.Build, config: BuildConfig) -> tuple[str, ...]:
+    """The kernels a configuration links: its backend's, minus CUDA kernels whose
+    `cuda-minver` is newer than the configuration's toolkit."""
     names = []
-    for name, kernel in sorted(build.kernels.items()):
-        if model.backend_of(kernel) != config.backend:
-            continue
+    for name, kernel in build.kernels_for(config.backend).items():
         minver = getattr(kernel, "cuda_minver", None)
         if (
             minver is not None
@@ -141,58 +183,58 @@ def _kernels_for(build: model.Build, config: BuildConfig) -> tuple[str, ...]:
 
 
 def variants(build: model.Build, *, system: str | None = None) -> list[Variant]:
-    """Every variant of `build` (for one `system`, or all), sorted by name then system."""
-    out: dict[tuple[str, str | None], Variant] = {}
-    backends = build.general.backends
+    """Every variant of `build` (for one `system`, or all), sorted by system then name.
+
+    The anchor's rules (``reference/anchor-hf-kernels.md`` §3.3), in order:
+
+    1. a configuration is kept when its backend is in ``general.backends``, its CUDA
+       version within ``general.cuda`` bounds, its torch within ``[torch]`` bounds and,
+       for ``[tvm-ffi]``, it has a tvm-ffi version;
+    2. for a backend built against the torch stable ABI, only the newest torch of each
+       (backend version, system) is kept;
+    3. a backend without a compiled kernel (or a project without a compiled framework)
+       gets the pure-Python variant ``torch-<backend>``;
+    4. names that coincide (``torch-cpu`` from several torch versions, tvm-ffi 0.1 with
+       two torch versions) are built once, from the first configuration in table order,
+       and are in the bundle when any of them is.
+
+    nixgen adds: a CUDA kernel is left out of configurations older than its
+    ``cuda-minver``, and a configuration left with no kernel of a backend that has
+    kernels is not built at all (there would be nothing to bind); a torch older than the
+    stable ABI its kernels target is not used; a ``[tvm-ffi]`` backend without kernels
+    builds nothing.
+    """
     fw = build.framework
-    if not isinstance(fw, (model.Torch, model.TvmFfi)):
-        for config in build_configs():
-            if config.backend in backends:
-                for sys in config.systems:
-                    if system is None or sys == system:
-                        _add(out, _noarch(config.backend, sys, ()))
-        return _sorted(out)
-    cuda = build.general.cuda
-    newest_stable: dict[tuple[str, str | None, str], str] = {}
-    candidates: list[tuple[BuildConfig, str, tuple[str, ...]]] = []
-    for config in build_configs():
-        if config.backend not in backends:
-            continue
+    compiled = isinstance(fw, (model.Torch, model.TvmFfi))
+    rows = [
+        (config, sys)
+        for config in build_configs()
+        if _accepted(build, config)
+        for sys in config.systems
+        if system is None or sys == system
+    ]
+    newest: dict[tuple[str, str | None, str], str] = {}
+    for config, sys in rows:
+        key = (config.backend, config.backend_version, sys)
+        if key not in newest or tables.version_key(config.torch) > tables.version_key(newest[key]):
+            newest[key] = config.torch
+    out: dict[tuple[str, str], Variant] = {}
+    for config, sys in rows:
+        abi = _stable_abi(build, config.backend)
         if (
-            config.backend == "cuda"
-            and cuda is not None
-            and not _within(config.backend_version or "0", cuda.minver, cuda.maxver)
+            abi is not None
+            and config.torch != newest[(config.backend, config.backend_version, sys)]
         ):
             continue
-        if isinstance(fw, model.TvmFfi) and config.tvm_ffi is None:
+        if not compiled or not build.kernels_for(config.backend):
+            if isinstance(fw, model.TvmFfi):
+                continue
+            _add(out, _noarch(config, sys))
             continue
-        if isinstance(fw, model.Torch):
-            if not _within(config.torch, fw.minver, fw.maxver):
-                continue
-            abi = fw.stable_abi_for(config.backend)
-            if abi is not None and tables.version_key(config.torch) < tables.version_key(abi):
-                continue
-        for sys in config.systems:
-            if system is not None and sys != system:
-                continue
-            kernels = _kernels_for(build, config)
-            candidates.append((config, sys, kernels))
-            key = (config.backend, config.backend_version, sys)
-            if not newest_stable.get(key) or tables.version_key(config.torch) > tables.version_key(
-                newest_stable[key]
-            ):
-                newest_stable[key] = config.torch
-    for config, sys, kernels in candidates:
+        kernels = _kernels_for(build, config)
         if not kernels:
-            # A backend without any kernel ships pure Python; one whose kernels all need a
-            # newer toolkit (cuda-minver) is not built for this configuration at all.
-            if isinstance(fw, model.Torch) and not build.kernels_for(config.backend):
-                _add(out, _noarch(config.backend, sys, ()))
             continue
-        abi = fw.stable_abi_for(config.backend) if isinstance(fw, model.Torch) else None
         if abi is not None:
-            if config.torch != newest_stable[(config.backend, config.backend_version, sys)]:
-                continue
             name = stable_abi_variant_name(abi, config.backend, config.backend_version, sys)
         elif isinstance(fw, model.TvmFfi):
             name = tvm_ffi_variant_name(
@@ -206,7 +248,7 @@ def variants(build: model.Build, *, system: str | None = None) -> list[Variant]:
                 name=name,
                 system=sys,
                 backend=config.backend,
-                framework=fw.table,
+                framework=build.framework_table,
                 torch=config.torch,
                 backend_version=config.backend_version,
                 tvm_ffi=config.tvm_ffi if isinstance(fw, model.TvmFfi) else None,
@@ -215,43 +257,45 @@ def variants(build: model.Build, *, system: str | None = None) -> list[Variant]:
                 kernels=kernels,
             ),
         )
-    return _sorted(out)
+    return sorted(out.values(), key=lambda v: (v.system, v.name))
 
 
-def _noarch(backend: str, system: str, kernels: tuple[str, ...]) -> Variant:
+def _noarch(config: BuildConfig, system: str) -> Variant:
     return Variant(
-        name=noarch_variant_name(backend),
+        name=noarch_variant_name(config.backend),
         system=system,
-        backend=backend,
+        backend=config.backend,
         framework="torch-noarch",
         torch=None,
         backend_version=None,
         tvm_ffi=None,
         stable_abi=None,
-        bundle=True,
-        kernels=kernels,
+        bundle=config.bundle,
+        kernels=(),
     )
 
 
-def _add(out: dict[tuple[str, str | None], Variant], variant: Variant) -> None:
-    # Two configurations can map to one name (tvm-ffi 0.1 with torch 2.12 and 2.13): the
-    # first one in table order wins, as in the anchor's `listToAttrs`.
-    out.setdefault((variant.name, variant.system), variant)
-
-
-def _sorted(out: dict[tuple[str, str | None], Variant]) -> list[Variant]:
-    return sorted(out.values(), key=lambda v: (v.system or "", v.name))
+def _add(out: dict[tuple[str, str], Variant], variant: Variant) -> None:
+    # The first configuration of a name wins, as in the anchor's `listToAttrs`; the
+    # anchor's bundle is built from bundle configurations only, so any of them counts.
+    key = (variant.name, variant.system)
+    first = out.setdefault(key, variant)
+    if variant.bundle and not first.bundle:
+        out[key] = attrs.evolve(first, bundle=True)
 
 
 def select_ci(variants_: list[Variant]) -> list[Variant]:
     """One variant per (system, backend): bundle first, newest torch, oldest backend version
-    (the anchor's default-variant rule), for quick pull-request builds."""
-    best: dict[tuple[str | None, str], Variant] = {}
+    (the anchor's default-variant rule), for quick pull-request builds.
+
+    Ties go to the earlier variant; the result is sorted like `variants`.
+    """
+    best: dict[tuple[str, str], Variant] = {}
     for variant in variants_:
         key = (variant.system, variant.backend)
         if key not in best or _rank(variant) > _rank(best[key]):
             best[key] = variant
-    return sorted(best.values(), key=lambda v: (v.system or "", v.name))
+    return sorted(best.values(), key=lambda v: (v.system, v.name))
 
 
 def _rank(variant: Variant) -> tuple[Any, ...]:
@@ -262,7 +306,8 @@ def _rank(variant: Variant) -> tuple[Any, ...]:
 
 
 def check(build: model.Build) -> list[Problem]:
-    """Planning problems: a CUDA kernel whose capabilities no toolkit in the matrix supports."""
+    """Planning problems: nothing to build, a [tvm-ffi] backend without kernels, a CUDA
+    kernel whose capabilities no toolkit in the matrix supports."""
     problems: list[Problem] = []
     all_variants = variants(build)
     if not all_variants and build.general.backends:
@@ -273,6 +318,16 @@ def check(build: model.Build) -> list[Problem]:
                 ("general", "backends"),
             )
         )
+    if isinstance(build.framework, model.TvmFfi):
+        for backend in build.general.backends:
+            if not build.kernels_for(backend):
+                problems.append(
+                    warning(
+                        f"backend `{backend}` has no kernel, and a [tvm-ffi] project has no "
+                        "pure-Python variant: nothing is built for it",
+                        ("general", "backends"),
+                    )
+                )
     for name, kernel in sorted(build.kernels.items()):
         if not isinstance(kernel, model.CppCudaKernel):
             continue

@@ -1,0 +1,508 @@
+"""The plan stage: which variants a project builds, and what they are called.
+
+The rules are the anchor's (reference/anchor-hf-kernels.md §3.2–3.3) plus nixgen's few
+additions (documented on `plan.variants`). The Nix library (nix/variants.nix) must give the
+same list: a seeded sample of random projects is evaluated by both here; the examples and
+the corpus are compared through generated flakes in test_variants_cli.py.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from kernels.variants import parse_variant
+
+from nixgen import model, plan, project, tables
+from tests.nixtools import have_nix, nix_eval_json
+
+REPO = Path(__file__).resolve().parent.parent
+ANCHOR_VARIANTS = Path("/work/shared/reference/anchor-data/build-variants.json")
+
+HEADER = """\
+[general]
+name = "demo"
+version = 1
+edition = 6
+license = "Apache-2.0"
+backends = {backends}
+{general}
+"""
+
+KERNEL_SOURCES = {
+    "cpp-cpu": "k_cpu/k.cpp",
+    "cpp-cuda": "k_cuda/k.cu",
+    "cpp-rocm": "k_rocm/k.hip",
+    "cpp-xpu": "k_xpu/k.cpp",
+    "cpp-metal": "k_metal/k.mm",
+}
+
+
+def kernel(name: str, language: str, extra: str = "") -> str:
+    return (
+        f'[kernel.{name}]\nlanguage = "{language}"\ndepends = []\n'
+        f'src = ["{KERNEL_SOURCES[language]}"]\n{extra}\n'
+    )
+
+
+@pytest.fixture
+def build_of(make_project: Callable[..., Path]) -> Callable[..., model.Build]:
+    """A Build from build.toml text: `backends`, extra [general] lines, then the rest."""
+
+    def make(backends: list[str], rest: str, general: str = "") -> model.Build:
+        text = HEADER.format(backends=json.dumps(backends), general=general) + rest
+        return project.read(make_project(text, files=False), check_files=False).build
+
+    return make
+
+
+TORCH = '[torch]\nsrc = ["torch-ext/torch_binding.cpp"]\n'
+
+
+def names(variants: list[plan.Variant], system: str | None = None) -> list[str]:
+    return [v.name for v in variants if system is None or v.system == system]
+
+
+# ------------------------------------------------------------------------------ names
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        (plan.torch_variant_name("2.13", "cuda", "13.0", "x86_64-linux"),
+         "torch213-cxx11-cu130-x86_64-linux"),
+        (plan.torch_variant_name("2.13", "cpu", None, "aarch64-darwin"),
+         "torch213-cpu-aarch64-darwin"),
+        (plan.torch_variant_name("2.12", "xpu", "2025.3.2", "x86_64-linux"),
+         "torch212-cxx11-xpu20253-x86_64-linux"),
+        (plan.torch_variant_name("2.13", "rocm", "7.1", "x86_64-linux"),
+         "torch213-cxx11-rocm71-x86_64-linux"),
+        (plan.stable_abi_variant_name("2.11", "cuda", "12.6", "x86_64-linux"),
+         "torch-stable-abi211-cu126-x86_64-linux"),
+        (plan.tvm_ffi_variant_name("0.1", "cuda", "12.6", "x86_64-linux"),
+         "tvm-ffi01-cu126-x86_64-linux"),
+        (plan.noarch_variant_name("cuda"), "torch-cuda"),
+        (plan.torch_variant_name("2", "cuda", "13", "x86_64-linux"),
+         "torch20-cxx11-cu130-x86_64-linux"),
+    ],
+)  # fmt: skip
+def test_names_follow_the_anchor(name: str, expected: str) -> None:
+    assert name == expected
+    assert parse_variant(name).variant_str == expected
+
+
+#: The anchor's bundle builds by system and backend (its nix-builder/build-variants.json,
+#: copied in reference/anchor-data/build-variants.json).
+ANCHOR_BUNDLE = {
+    "aarch64-darwin": {
+        "cpu": ["torch212-cpu-aarch64-darwin", "torch213-cpu-aarch64-darwin"],
+        "metal": ["torch212-metal-aarch64-darwin", "torch213-metal-aarch64-darwin"],
+    },
+    "aarch64-linux": {
+        "cpu": ["torch212-cxx11-cpu-aarch64-linux", "torch213-cxx11-cpu-aarch64-linux"],
+        "cuda": [f"torch21{t}-cxx11-cu{c}-aarch64-linux" for t in (2, 3) for c in (126, 130, 132)],
+    },
+    "x86_64-linux": {
+        "cpu": ["torch212-cxx11-cpu-x86_64-linux", "torch213-cxx11-cpu-x86_64-linux"],
+        "cuda": [f"torch21{t}-cxx11-cu{c}-x86_64-linux" for t in (2, 3) for c in (126, 130, 132)],
+        "rocm": [f"torch21{t}-cxx11-rocm{r}-x86_64-linux" for t in (2, 3) for r in (71, 72)],
+        "xpu": ["torch212-cxx11-xpu20253-x86_64-linux", "torch213-cxx11-xpu20260-x86_64-linux"],
+    },
+}
+
+
+def test_the_anchors_default_bundle_matrix() -> None:
+    """A project with a kernel for every backend builds the anchor's bundle list exactly."""
+    build = model.Build(
+        general=model.General(
+            name="all", version=1, edition=6, license="MIT",
+            backends=["cpu", "cuda", "metal", "rocm", "xpu"],
+        ),
+        framework=model.Torch(src=["b.cpp"]),
+        kernels={
+            f"k_{language}": model.KERNEL_CLASSES[language](language=language, src=["k"])
+            for language in ("cpp-cpu", "cpp-cuda", "cpp-rocm", "cpp-xpu", "cpp-metal")
+        },
+    )  # fmt: skip
+    got: dict[str, dict[str, list[str]]] = {}
+    for v in plan.variants(build):
+        if v.bundle:
+            got.setdefault(v.system, {}).setdefault(v.backend, []).append(v.name)
+    assert got == ANCHOR_BUNDLE
+    if ANCHOR_VARIANTS.exists():
+        assert json.loads(ANCHOR_VARIANTS.read_text()) == ANCHOR_BUNDLE
+
+
+# -------------------------------------------------------------------------- filtering
+
+
+def test_only_listed_backends(build_of: Callable[..., model.Build]) -> None:
+    build = build_of(["cpu"], TORCH + kernel("k", "cpp-cpu"))
+    assert {v.backend for v in plan.variants(build)} == {"cpu"}
+    # torch 2.11 cpu exists (x86_64-linux only) but is not part of the bundle.
+    by_name = {(v.name, v.system): v for v in plan.variants(build)}
+    assert by_name[("torch211-cxx11-cpu-x86_64-linux", "x86_64-linux")].bundle is False
+    assert names(plan.variants(build), "aarch64-darwin") == [
+        "torch212-cpu-aarch64-darwin",
+        "torch213-cpu-aarch64-darwin",
+    ]
+
+
+def test_torch_bounds(build_of: Callable[..., model.Build]) -> None:
+    """The anchor's own check: minver = maxver = 2.12 keeps only torch 2.12."""
+    build = build_of(
+        ["cuda"],
+        '[torch]\nsrc = ["b.cpp"]\nminver = "2.12"\nmaxver = "2.12"\n' + kernel("k", "cpp-cuda"),
+    )
+    assert {v.torch for v in plan.variants(build)} == {"2.12"}
+    assert names(plan.variants(build), "x86_64-linux") == [
+        "torch212-cxx11-cu126-x86_64-linux",
+        "torch212-cxx11-cu130-x86_64-linux",
+        "torch212-cxx11-cu132-x86_64-linux",
+    ]
+
+
+def test_cuda_bounds(build_of: Callable[..., model.Build]) -> None:
+    build = build_of(
+        ["cpu", "cuda"],
+        TORCH + kernel("k", "cpp-cuda") + kernel("c", "cpp-cpu"),
+        general='[general.cuda]\nminver = "12.8"\nmaxver = "13.0"\n',
+    )
+    cuda = {v.backend_version for v in plan.variants(build) if v.backend == "cuda"}
+    assert cuda == {"13.0"}
+    # CUDA bounds never touch other backends.
+    assert "torch213-cxx11-cpu-x86_64-linux" in names(plan.variants(build))
+
+
+def test_stable_abi_keeps_the_newest_torch_per_backend_version(
+    build_of: Callable[..., model.Build],
+) -> None:
+    build = build_of(
+        ["cuda", "xpu"],
+        '[torch]\nsrc = ["b.cpp"]\nstable-abi = "2.11"\n'
+        + kernel("k", "cpp-cuda")
+        + kernel("x", "cpp-xpu"),
+    )
+    found = plan.variants(build, system="x86_64-linux")
+    assert names(found) == [
+        "torch-stable-abi211-cu126-x86_64-linux",
+        "torch-stable-abi211-cu130-x86_64-linux",
+        "torch-stable-abi211-cu132-x86_64-linux",
+        "torch-stable-abi211-xpu20253-x86_64-linux",
+        "torch-stable-abi211-xpu20260-x86_64-linux",
+    ]
+    # Built with the newest torch that has the toolkit (xpu 2025.3.2 exists only for 2.12).
+    assert [v.torch for v in found] == ["2.13", "2.13", "2.13", "2.12", "2.13"]
+    assert all(v.stable_abi == "2.11" for v in found)
+
+
+def test_stable_abi_per_backend(build_of: Callable[..., model.Build]) -> None:
+    build = build_of(
+        ["cpu", "cuda"],
+        '[torch]\nsrc = ["b.cpp"]\n[torch.stable-abi]\ncuda = "2.12"\n'
+        + kernel("k", "cpp-cuda")
+        + kernel("c", "cpp-cpu"),
+    )
+    found = names(plan.variants(build), "x86_64-linux")
+    assert "torch-stable-abi212-cu130-x86_64-linux" in found
+    assert "torch212-cxx11-cpu-x86_64-linux" in found  # cpu keeps every torch
+    assert not any(n.startswith("torch213-cxx11-cu") for n in found)
+
+
+def test_a_torch_older_than_the_stable_abi_is_not_built(
+    build_of: Callable[..., model.Build],
+) -> None:
+    build = build_of(
+        ["xpu"], '[torch]\nsrc = ["b.cpp"]\nstable-abi = "2.13"\n' + kernel("x", "cpp-xpu")
+    )
+    # xpu 2025.3.2 only exists with torch 2.12, which cannot target the 2.13 ABI.
+    assert names(plan.variants(build)) == ["torch-stable-abi213-xpu20260-x86_64-linux"]
+
+
+def test_pure_python_variants_target_no_abi(build_of: Callable[..., model.Build]) -> None:
+    build = build_of(
+        ["cuda", "metal"],
+        '[torch]\nsrc = ["b.cpp"]\nstable-abi = "2.14"\n' + kernel("k", "cpp-cuda"),
+    )
+    # No torch in the table reaches ABI 2.14, so no CUDA variant; metal has no kernel,
+    # its pure-Python variant needs no ABI and stays.
+    assert [(v.name, v.system) for v in plan.variants(build)] == [("torch-metal", "aarch64-darwin")]
+
+
+def test_cuda_minver_leaves_a_kernel_out(build_of: Callable[..., model.Build]) -> None:
+    build = build_of(
+        ["cuda"],
+        TORCH + kernel("new", "cpp-cuda", 'cuda-minver = "13.0"') + kernel("old", "cpp-cuda"),
+    )
+    by_version = {
+        v.backend_version: v.kernels
+        for v in plan.variants(build, system="x86_64-linux")
+        if v.torch == "2.13"
+    }
+    assert by_version == {"12.6": ("old",), "13.0": ("new", "old"), "13.2": ("new", "old")}
+
+
+def test_a_configuration_without_any_kernel_is_not_built(
+    build_of: Callable[..., model.Build],
+) -> None:
+    build = build_of(["cuda"], TORCH + kernel("new", "cpp-cuda", 'cuda-minver = "13.0"'))
+    assert {v.backend_version for v in plan.variants(build)} == {"13.0", "13.2"}
+
+
+def test_a_backend_without_kernels_is_noarch(build_of: Callable[..., model.Build]) -> None:
+    build = build_of(["cpu", "metal", "tpu"], TORCH + kernel("c", "cpp-cpu"))
+    found = plan.variants(build)
+    noarch = {(v.name, v.system): v for v in found if v.framework == "torch-noarch"}
+    assert sorted(noarch) == [("torch-metal", "aarch64-darwin"), ("torch-tpu", "x86_64-linux")]
+    metal = noarch[("torch-metal", "aarch64-darwin")]
+    assert (metal.torch, metal.kernels, metal.bundle) == (None, (), True)
+    # The anchor builds torch 2.11 tpu but does not bundle it.
+    assert noarch[("torch-tpu", "x86_64-linux")].bundle is False
+
+
+def test_a_noarch_project(build_of: Callable[..., model.Build]) -> None:
+    build = build_of(
+        ["cpu", "cuda"], "[torch-noarch]\n", general='[general.cuda]\nminver = "99.0"\n'
+    )
+    # CUDA bounds apply to noarch projects too (as in the anchor): no CUDA variant left.
+    assert sorted((v.name, v.system) for v in plan.variants(build)) == [
+        ("torch-cpu", "aarch64-darwin"),
+        ("torch-cpu", "aarch64-linux"),
+        ("torch-cpu", "x86_64-linux"),
+    ]
+    assert all(v.bundle for v in plan.variants(build))
+
+
+def test_tvm_ffi(build_of: Callable[..., model.Build]) -> None:
+    build = build_of(
+        ["cuda", "metal"],
+        '[tvm-ffi]\nsrc = ["tvm-ffi-ext/b.cpp"]\n' + kernel("k", "cpp-cuda"),
+    )
+    found = plan.variants(build, system="x86_64-linux")
+    assert names(found) == [
+        "tvm-ffi01-cu126-x86_64-linux",
+        "tvm-ffi01-cu130-x86_64-linux",
+        "tvm-ffi01-cu132-x86_64-linux",
+    ]
+    # cu132 has tvm-ffi 0.1 with torch 2.12 and 2.13: the first in table order wins.
+    assert {v.torch for v in found} == {"2.12"}
+    assert all(v.tvm_ffi == "0.1" and v.framework == "tvm-ffi" for v in found)
+    # metal has no kernel and tvm-ffi has no pure-Python variant: nothing, and a warning.
+    assert not [v for v in plan.variants(build) if v.backend == "metal"]
+    warnings = [p.message for p in plan.check(build)]
+    assert any("backend `metal` has no kernel" in m for m in warnings)
+
+
+def test_system_filter_is_a_filter(build_of: Callable[..., model.Build]) -> None:
+    build = build_of(["cpu", "cuda", "tpu"], TORCH + kernel("k", "cpp-cuda"))
+    every = plan.variants(build)
+    for system in plan.SYSTEMS:
+        assert plan.variants(build, system=system) == [v for v in every if v.system == system]
+
+
+def test_systems_constant_matches_the_table() -> None:
+    assert set(plan.SYSTEMS) == {s for c in plan.build_configs() for s in c.systems}
+
+
+# ------------------------------------------------------------------------ CI selection
+
+
+def test_select_ci_one_per_system_and_backend(build_of: Callable[..., model.Build]) -> None:
+    build = build_of(["cpu", "cuda"], TORCH + kernel("k", "cpp-cuda") + kernel("c", "cpp-cpu"))
+    picked = plan.select_ci(plan.variants(build))
+    assert names(picked) == [
+        "torch213-cpu-aarch64-darwin",
+        "torch213-cxx11-cpu-aarch64-linux",
+        "torch213-cxx11-cu126-aarch64-linux",
+        "torch213-cxx11-cpu-x86_64-linux",
+        "torch213-cxx11-cu126-x86_64-linux",
+    ]
+
+
+def test_select_ci_prefers_bundled_variants(build_of: Callable[..., model.Build]) -> None:
+    build = build_of(
+        ["cpu"], '[torch]\nsrc = ["b.cpp"]\nmaxver = "2.12"\n' + kernel("c", "cpp-cpu")
+    )
+    picked = plan.select_ci(plan.variants(build, system="x86_64-linux"))
+    assert names(picked) == ["torch212-cxx11-cpu-x86_64-linux"]
+    # With maxver 2.11 the unbundled torch 2.11 build is all there is, and is picked.
+    only_211 = build_of(
+        ["cpu"], '[torch]\nsrc = ["b.cpp"]\nmaxver = "2.11"\n' + kernel("c", "cpp-cpu")
+    )
+    assert names(plan.select_ci(plan.variants(only_211))) == ["torch211-cxx11-cpu-x86_64-linux"]
+
+
+# ------------------------------------------------------------------------------ check
+
+
+def test_check_warns_when_nothing_is_built(build_of: Callable[..., model.Build]) -> None:
+    build = build_of(
+        ["cuda"], TORCH + kernel("k", "cpp-cuda"), general='[general.cuda]\nminver = "99"\n'
+    )
+    assert plan.variants(build) == []
+    [problem] = plan.check(build)
+    assert problem.severity == "warning" and "nothing will be built" in problem.message
+
+
+def test_check_rejects_capabilities_no_toolkit_builds(
+    build_of: Callable[..., model.Build],
+) -> None:
+    build = build_of(["cuda"], TORCH + kernel("k", "cpp-cuda", 'cuda-capabilities = ["5.0"]'))
+    errors = [p for p in plan.check(build) if p.severity == "error"]
+    assert errors and all(p.path == ("kernel", "k", "cuda-capabilities") for p in errors)
+
+
+# ------------------------------------------------------------- random projects, both ways
+
+BACKENDS_WITH_KERNELS = {"cpu": "cpp-cpu", "cuda": "cpp-cuda", "rocm": "cpp-rocm",
+                         "xpu": "cpp-xpu", "metal": "cpp-metal"}  # fmt: skip
+VERSIONS = ["2.11", "2.12", "2.13", "12.6", "12.8", "13.0", "13.2"]
+
+
+def random_project(rng: random.Random) -> model.Build:
+    """A random, valid project: backends, bounds, stable ABI, kernels with cuda-minver."""
+    backends = sorted(rng.sample([*BACKENDS_WITH_KERNELS, "tpu"], rng.randint(1, 4)))
+    framework_kind = rng.choice(["torch", "torch", "torch", "tvm-ffi", "torch-noarch"])
+    kernels: dict[str, Any] = {}
+    if framework_kind != "torch-noarch":
+        for backend in backends:
+            if backend == "tpu" or rng.random() < 0.25:
+                continue
+            language = BACKENDS_WITH_KERNELS[backend]
+            for index in range(rng.randint(1, 2)):
+                extra: dict[str, Any] = {}
+                if backend == "cuda" and rng.random() < 0.5:
+                    extra["cuda_minver"] = rng.choice(["12.8", "13.0", "13.2"])
+                kernels[f"{backend}_{index}"] = model.KERNEL_CLASSES[language](
+                    language=language, src=["k"], **extra
+                )
+    cuda = None
+    if rng.random() < 0.3:
+        low, high = sorted(rng.sample(["12.6", "12.8", "13.0", "13.2"], 2), key=tables.version_key)
+        cuda = model.CudaGeneral(minver=rng.choice([low, None]), maxver=rng.choice([high, None]))
+    framework: Any
+    if framework_kind == "torch":
+        abi: Any = None
+        if rng.random() < 0.4:
+            abi = rng.choice(["2.11", "2.12", "2.13", "2.14"])
+            if rng.random() < 0.5:
+                abi = {b: abi for b in backends if rng.random() < 0.6}
+        low = rng.choice([None, "2.11", "2.12"])
+        high = rng.choice([None, "2.12", "2.13"])
+        if low and high and tables.version_key(low) > tables.version_key(high):
+            low, high = high, low
+        framework = model.Torch(src=["b.cpp"], minver=low, maxver=high, stable_abi=abi)
+    elif framework_kind == "tvm-ffi":
+        framework = model.TvmFfi(src=["b.cpp"])
+    else:
+        framework = model.TorchNoarch()
+    general = model.General(
+        name="demo", version=1, edition=6, license="MIT", backends=backends, cuda=cuda
+    )
+    return model.Build(general=general, framework=framework, kernels=kernels)
+
+
+def nix_project(build: model.Build) -> dict[str, Any]:
+    """What `project.nix` holds for the variant computation (render.project_data, less
+    the kernel file paths)."""
+    fw = build.framework
+    torch: dict[str, Any] = {"minver": None, "maxver": None, "stableAbi": {}}
+    if isinstance(fw, model.Torch):
+        torch = {
+            "minver": fw.minver,
+            "maxver": fw.maxver,
+            "stableAbi": {
+                b: fw.stable_abi_for(b)
+                for b in build.general.backends
+                if fw.stable_abi_for(b) is not None
+            },
+        }
+    cuda = build.general.cuda
+    return {
+        "framework": build.framework_table,
+        "backends": list(build.general.backends),
+        "torch": torch,
+        "cuda": {"minver": cuda and cuda.minver, "maxver": cuda and cuda.maxver},
+        "kernels": {
+            name: {"backend": model.backend_of(k), "cudaMinver": getattr(k, "cuda_minver", None)}
+            for name, k in build.kernels.items()
+        },
+    }
+
+
+def test_random_projects_keep_the_invariants() -> None:
+    rng = random.Random(5)
+    for _ in range(300):
+        build = random_project(rng)
+        found = plan.variants(build)
+        assert len({(v.name, v.system) for v in found}) == len(found)
+        for v in found:
+            parsed = parse_variant(v.name)
+            assert parsed.variant_str == v.name
+            assert v.backend in build.general.backends
+            if v.framework == "torch-noarch":
+                assert v.name == f"torch-{v.backend}" and not v.kernels
+            else:
+                assert v.kernels and all(
+                    model.backend_of(build.kernels[k]) == v.backend for k in v.kernels
+                )
+        fw = build.framework
+        if isinstance(fw, model.Torch):
+            abi_groups = Counter(
+                (v.backend, v.backend_version, v.system) for v in found if v.stable_abi
+            )
+            assert all(n == 1 for n in abi_groups.values())
+
+
+@pytest.mark.nix
+@pytest.mark.skipif(not have_nix(), reason="nix is not installed")
+def test_nix_library_agrees_on_random_projects() -> None:
+    """nix/variants.nix gives the same variants and CI selection as plan.py, field for
+    field, for 150 seeded random projects (one nix-instantiate run)."""
+    rng = random.Random(11)
+    builds = [random_project(rng) for _ in range(150)]
+    data = json.dumps([nix_project(b) for b in builds])
+    expr = f"""
+      let
+        lib = import {REPO / "nix/variants.nix"};
+        projects = builtins.fromJSON {json.dumps(data)};
+      in map (p: let all = lib.variants p null; in {{
+        inherit all;
+        ci = lib.selectCi all;
+        x86 = lib.variants p "x86_64-linux";
+      }}) projects
+    """
+    got = nix_eval_json(expr)
+    for build, nix in zip(builds, got, strict=True):
+        found = plan.variants(build)
+        assert nix["all"] == [v.to_json() for v in found], nix_project(build)
+        assert nix["ci"] == [v.to_json() for v in plan.select_ci(found)]
+        assert nix["x86"] == [v.to_json() for v in plan.variants(build, system="x86_64-linux")]
+
+
+@settings(
+    max_examples=200, derandomize=True, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)  # fmt: skip
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1))
+def test_select_ci_picks_the_best_of_each_group(seed: int) -> None:
+    build = random_project(random.Random(seed))
+    found = plan.variants(build)
+    picked = plan.select_ci(found)
+    assert len({(v.system, v.backend) for v in picked}) == len(picked)
+    assert {(v.system, v.backend) for v in picked} == {(v.system, v.backend) for v in found}
+    for choice in picked:
+        rivals = [v for v in found if (v.system, v.backend) == (choice.system, choice.backend)]
+        if any(v.bundle for v in rivals):
+            assert choice.bundle
+        same_bundle = [v for v in rivals if v.bundle == choice.bundle and v.torch]
+        if choice.torch:
+            newest = max(tables.version_key(v.torch) for v in same_bundle)
+            assert tables.version_key(choice.torch) == newest

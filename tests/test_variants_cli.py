@@ -1,0 +1,372 @@
+"""`nixgen variants`: what a project builds, pinned for the corpus and checked against Nix.
+
+* every corpus file that loads has its `nixgen variants --json` pinned in
+  tests/golden_variants/<stem>.json (update: ``NIXGEN_UPDATE_GOLDEN=1 .venv/bin/python -m
+  pytest tests/test_variants_cli.py -k golden``);
+* every variant name nixgen emits parses with the PyPI `kernels` client's
+  ``parse_variant``, round-trips, and means what nixgen meant (torch, backend, system);
+* the generated flake's `variants` output and ``(import <generated>/nix).variants`` give
+  the same list as Python, for the examples and a sample of the corpus;
+* listing variants through the flake imports no nixpkgs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from kernels.backends import CPU, CUDA, XPU, Metal, ROCm
+from kernels.variants import ArchVariant, NoarchVariant, TorchStableAbi, TvmFfi, parse_variant
+
+from nixgen import plan, project
+from nixgen.cli import main
+from nixgen.commands.render import prepare
+from nixgen.errors import ProblemError
+from tests.nixtools import flake_eval, have_nix, make_stub, nix_env, nix_eval_json
+
+from .conftest import CORPUS, CORPUS_FILES, EXAMPLES, materialize
+
+GOLDEN = Path(__file__).parent / "golden_variants"
+UPDATE = os.environ.get("NIXGEN_UPDATE_GOLDEN") == "1"
+EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "build.toml").exists())
+
+
+def _loads(path: Path) -> bool:
+    try:
+        project.read(path, check_files=False)
+    except ProblemError:
+        return False
+    return True
+
+
+LOADING = [p for p in CORPUS_FILES if _loads(p)]
+
+#: Corpus projects whose flakes are evaluated: each rule at least once (stable ABI, noarch
+#: backends and projects, tvm-ffi, torch and CUDA bounds, cuda-minver, editions 1–5).
+NIX_SAMPLE = [
+    "community__activation",
+    "community__deep-gemm",
+    "community__einops",
+    "community__flash-attn3",
+    "community__nvfp4-gemm",
+    "community__quantization-eetq",
+    "history-v1__examples_cutlass-gemm_build__8ae8bb8f",
+    "history-v2__flash-attn2_build__deeda02b",
+    "history-v3__examples_silu-and-mul_build__c42fbecc",
+    "kernels-examples__cutlass-gemm-tvm-ffi",
+    "kernels-examples__relu-metal-cpp",
+    "kernels-examples__relu-torch-bounds",
+    "kernels-examples__relu-torch-stable-abi",
+    "kernels-examples__relu-tpu",
+    "kernels-examples__relu-tvm-ffi",
+]
+
+
+def run(runner: CliRunner, *args: str) -> Any:
+    return runner.invoke(main, list(args), catch_exceptions=False)
+
+
+def variants_json(runner: CliRunner, path: Path, *args: str) -> str:
+    result = run(runner, "variants", str(path), "--json", *args)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+# ----------------------------------------------------------------------------- golden
+
+
+def test_the_corpus_mostly_loads() -> None:
+    assert len(LOADING) >= 50
+
+
+@pytest.mark.parametrize("path", LOADING, ids=lambda p: p.stem)
+def test_golden_variants(runner: CliRunner, path: Path) -> None:
+    out = variants_json(runner, path)
+    golden = GOLDEN / f"{path.stem}.json"
+    if UPDATE:
+        GOLDEN.mkdir(exist_ok=True)
+        golden.write_text(out)
+    assert golden.exists(), f"no golden file: rerun with NIXGEN_UPDATE_GOLDEN=1 ({golden})"
+    assert out == golden.read_text(), f"{golden.name} is stale (NIXGEN_UPDATE_GOLDEN=1)"
+
+
+def test_no_orphan_golden_files() -> None:
+    assert sorted(p.stem for p in GOLDEN.glob("*.json")) == sorted(p.stem for p in LOADING)
+
+
+def test_golden_files_are_not_trivial() -> None:
+    counts = {p.stem: len(json.loads(p.read_text())) for p in GOLDEN.glob("*.json")}
+    assert sum(counts.values()) > 500
+    assert counts["kernels-examples__relu-tpu"] == 1  # torch-tpu only
+
+
+# ------------------------------------------------------------------ the kernels client
+
+BACKEND_CLASSES = {"cpu": CPU, "cuda": CUDA, "rocm": ROCm, "xpu": XPU, "metal": Metal}
+
+
+def check_parses(v: dict[str, Any]) -> None:
+    """`v` (a variant as JSON) parses, round-trips, and the client reads nixgen's meaning."""
+    parsed = parse_variant(v["name"])
+    assert parsed.variant_str == v["name"]
+    if v["framework"] == "torch-noarch":
+        assert isinstance(parsed, NoarchVariant)
+        assert parsed.arch.backend_name == v["backend"]
+        return
+    assert isinstance(parsed, ArchVariant)
+    assert f"{parsed.arch.platform}-{parsed.arch.os}" == v["system"]
+    backend = parsed.arch.backend
+    assert isinstance(backend, BACKEND_CLASSES[v["backend"]])
+    if v["backendVersion"] is not None:
+        major, minor = ([*v["backendVersion"].split("."), "0"])[:2]
+        assert (backend.version.major, backend.version.minor) == (int(major), int(minor))
+    framework = parsed.framework
+    if v["framework"] == "tvm-ffi":
+        assert isinstance(framework, TvmFfi) and str(framework.version) == v["tvmFfi"]
+    elif v["stableAbi"] is not None:
+        assert isinstance(framework, TorchStableAbi) and str(framework.version) == v["stableAbi"]
+    else:
+        assert str(framework.version) == v["torch"]
+        assert framework.cxx11_abi is (None if v["system"].endswith("darwin") else True)
+
+
+@pytest.mark.parametrize("path", LOADING, ids=lambda p: p.stem)
+def test_corpus_names_parse_in_the_kernels_client(path: Path) -> None:
+    for v in plan.variants(project.read(path, check_files=False).build):
+        check_parses(v.to_json())
+
+
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+def test_example_names_parse_in_the_kernels_client(name: str) -> None:
+    found = plan.variants(project.read(EXAMPLES / name).build)
+    assert found
+    for v in found:
+        check_parses(v.to_json())
+
+
+# -------------------------------------------------------------------------------- CLI
+
+
+def test_json_is_the_plan(runner: CliRunner) -> None:
+    build = project.read(EXAMPLES / "relu-mixed").build
+    out = json.loads(variants_json(runner, EXAMPLES / "relu-mixed"))
+    assert out == [v.to_json() for v in plan.variants(build)]
+    assert len(out) == 19
+
+
+def test_table(runner: CliRunner) -> None:
+    result = run(runner, "variants", str(EXAMPLES / "relu-mixed"), "--system", "x86_64-linux")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == [
+        "NAME",
+        "SYSTEM",
+        "BACKEND",
+        "TORCH",
+        "VERSION",
+        "KERNELS",
+        "BUNDLE",
+    ]
+    rows = {line.split()[0]: line.split() for line in lines[1:-1]}
+    assert rows["torch213-cxx11-cu130-x86_64-linux"][1:] == [
+        "x86_64-linux", "cuda", "2.13", "13.0", "relu_cuda", "yes"
+    ]  # fmt: skip
+    assert rows["torch211-cxx11-cpu-x86_64-linux"][-2:] == ["leaky_relu_rs,relu_cpu", "no"]
+    assert lines[-1] == "9 variant(s), 8 in the bundle"
+
+
+def test_table_shows_the_stable_abi_torch(runner: CliRunner) -> None:
+    path = CORPUS / "kernels-examples__relu-torch-stable-abi.toml"
+    result = run(runner, "variants", str(path), "--system", "aarch64-darwin")
+    assert "torch-stable-abi211-cpu-aarch64-darwin" in result.stdout
+    assert "2.13 (stable ABI 2.11)" in result.stdout
+    assert "torch-metal" in result.stdout
+
+
+def test_filters(runner: CliRunner) -> None:
+    every = json.loads(variants_json(runner, EXAMPLES / "relu-mixed"))
+    cuda_arm = json.loads(
+        variants_json(
+            runner, EXAMPLES / "relu-mixed", "--backend", "cuda", "--system", "aarch64-linux"
+        )
+    )
+    assert cuda_arm == [
+        v for v in every if v["backend"] == "cuda" and v["system"] == "aarch64-linux"
+    ]
+    assert len(cuda_arm) == 6
+    assert json.loads(variants_json(runner, EXAMPLES / "relu-mixed", "--backend", "rocm")) == []
+
+
+def test_no_variants(runner: CliRunner) -> None:
+    result = run(runner, "variants", str(EXAMPLES / "relu-cpu"), "--backend", "rocm")
+    assert result.exit_code == 0
+    assert result.stdout == "" and "no variants" in result.stderr
+
+
+def test_unknown_system_is_a_usage_error(runner: CliRunner) -> None:
+    result = run(runner, "variants", str(EXAMPLES / "relu-cpu"), "--system", "x86_64-darwin")
+    assert result.exit_code == 2
+    assert "x86_64-linux" in result.stderr  # the choices are listed
+
+
+def test_planning_warnings_go_to_stderr(runner: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / "build.toml").write_text(
+        textwrap.dedent(
+            """\
+            [general]
+            name = "tt"
+            version = 1
+            edition = 6
+            license = "MIT"
+            backends = ["cuda"]
+            [general.cuda]
+            minver = "99.0"
+            [torch]
+            src = ["b.cpp"]
+            [kernel.k]
+            language = "cpp-cuda"
+            src = ["k.cu"]
+            """
+        )
+    )
+    result = run(runner, "variants", str(tmp_path), "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == []
+    assert "nothing will be built" in result.stderr and "build.toml:6" in result.stderr
+
+
+def test_invalid_project_exits_2(runner: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / "build.toml").write_text('[general]\nname = "x"\n')
+    result = run(runner, "variants", str(tmp_path))
+    assert result.exit_code == 2
+
+
+def test_variants_imports_neither_jinja_nor_tomlkit() -> None:
+    """`nixgen variants` stays fast: no template engine, no round-trip TOML library."""
+    code = textwrap.dedent(
+        f"""
+        import sys
+        from nixgen.cli import main
+        try:
+            main(["variants", {str(EXAMPLES / "relu-mixed")!r}, "--json"])
+        except SystemExit as exit:
+            assert not exit.code, exit.code
+        heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("jinja2", "tomlkit"))
+        print("HEAVY", heavy, file=sys.stderr)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "torch213-cxx11-cu130-x86_64-linux" in done.stdout
+    assert "HEAVY []" in done.stderr
+
+
+# ---------------------------------------------------------------------------------- Nix
+
+
+@pytest.fixture(scope="module")
+def stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_stub(tmp_path_factory.mktemp("stub"))
+
+
+def render_into(root: Path) -> Path:
+    """Render the project at `root` and return `root`. Files are written plainly: the
+    write stage's fsyncs would triple this module's run time and are tested elsewhere."""
+    _, rendered, _ = prepare(root, "nix")
+    files = {**{f"nix/{k}": v for k, v in rendered.tree.items()}, **rendered.root}
+    for rel, data in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    return root
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Rendered copies of the examples and of the corpus sample, outside any git tree."""
+    import shutil
+
+    base = tmp_path_factory.mktemp("generated")
+    out: dict[str, Path] = {}
+    for name in EXAMPLE_NAMES:
+        target = base / name
+        shutil.copytree(
+            EXAMPLES / name, target, ignore=shutil.ignore_patterns("nix", "flake.nix", "build")
+        )
+        out[name] = render_into(target)
+    for stem in NIX_SAMPLE:
+        out[stem] = render_into(materialize(CORPUS / f"{stem}.toml", base / stem))
+    return out
+
+
+def python_variants(root: Path, system: str | None = None) -> list[dict[str, Any]]:
+    build = project.read(root, check_files=False).build
+    return [v.to_json() for v in plan.variants(build, system=system)]
+
+
+def test_the_sample_is_big_enough() -> None:
+    assert len(NIX_SAMPLE) >= 10
+    assert all((CORPUS / f"{stem}.toml") in LOADING for stem in NIX_SAMPLE)
+
+
+@pytest.mark.nix
+@pytest.mark.skipif(not have_nix(), reason="nix is not installed")
+def test_nix_library_lists_the_same_variants(generated: dict[str, Path]) -> None:
+    """``(import <generated>/nix).variants system`` equals plan.variants, field for field,
+    for every system and for all at once (one nix-instantiate for every project)."""
+    roots = sorted(generated.items())
+    systems = [None, *plan.SYSTEMS]
+    expr = "[ " + " ".join(
+        "(let p = import " + str(root / "nix") + "; in ["
+        + " ".join(f"(p.variants {json.dumps(s) if s else 'null'})" for s in systems)
+        + "])"
+        for _, root in roots
+    ) + " ]"  # fmt: skip
+    got = nix_eval_json(expr)
+    for (name, root), per_system in zip(roots, got, strict=True):
+        for system, nix_list in zip(systems, per_system, strict=True):
+            assert nix_list == python_variants(root, system), (name, system)
+
+
+@pytest.mark.nix
+@pytest.mark.skipif(not have_nix(), reason="nix is not installed")
+@pytest.mark.parametrize("name", [*EXAMPLE_NAMES, *NIX_SAMPLE])
+def test_flake_variants_output(generated: dict[str, Path], stub: Path, name: str) -> None:
+    root = generated[name]
+    got = flake_eval(root, "variants", stub=stub)
+    expected = {
+        system: [v["name"] for v in python_variants(root, system)] for system in plan.SYSTEMS
+    }
+    assert got == expected
+
+
+@pytest.fixture(scope="module")
+def thrower(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A nixpkgs stand-in that throws as soon as anything imports or uses it."""
+    path = tmp_path_factory.mktemp("thrower")
+    (path / "default.nix").write_text('throw "nixgen test: nixpkgs was imported"\n')
+    (path / "flake.nix").write_text(
+        '{ outputs = _: { lib = throw "nixgen test: nixpkgs lib was used"; }; }\n'
+    )
+    return path
+
+
+@pytest.mark.nix
+@pytest.mark.skipif(not have_nix(), reason="nix is not installed")
+def test_listing_variants_imports_no_nixpkgs(generated: dict[str, Path], thrower: Path) -> None:
+    root = generated["relu-mixed"]
+    got = flake_eval(root, "variants", stub=thrower)
+    assert got["x86_64-linux"][0] == "torch211-cxx11-cpu-x86_64-linux"
+    matrix = flake_eval(root, "githubActions", stub=thrower)
+    assert len(matrix["matrix"]["include"]) == 19
+    # The control: building anything does import it.
+    args = ["nix", "eval", "--raw", f"path:{root}#packages.x86_64-linux.kernels.drvPath",
+            "--override-input", "nixpkgs", f"path:{thrower}"]  # fmt: skip
+    done = subprocess.run(args, env=nix_env(), capture_output=True, text=True, check=False)
+    assert done.returncode != 0 and "nixpkgs was imported" in done.stderr
