@@ -8,6 +8,7 @@ deep, becomes a `Problem` with the key path where it happened.
 
 from __future__ import annotations
 
+import json
 import types
 import typing
 from collections.abc import Callable
@@ -29,15 +30,27 @@ from nixgen.errors import PathPart, Problem, did_you_mean, one_of
 
 T = typing.TypeVar("T")
 
+#: The largest integer a Nix literal can hold (Nix integers are signed 64-bit).
+INT_MAX = 2**63 - 1
+
 
 class InvalidValue(ValueError):
     """A value that breaks a rule; `subpath` points below the value being structured."""
 
-    def __init__(self, message: str, subpath: tuple[PathPart, ...] = (), hint: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        subpath: tuple[PathPart, ...] = (),
+        hint: str | None = None,
+        *,
+        at_key: bool = False,
+    ):
         super().__init__(message)
         self.message = message
         self.subpath = subpath
         self.hint = hint
+        #: The value is a table key (a kernel name, a backend in `stable-abi`): point at it.
+        self.at_key = at_key
 
 
 def toml_type(value: object) -> str:
@@ -58,11 +71,20 @@ def toml_type(value: object) -> str:
 
 
 def show(value: object) -> str:
-    """A short rendering of a wrong value: ``integer `5```."""
-    text = repr(value) if not isinstance(value, (dict, list)) else ""
+    """A short rendering of a wrong value, written the way TOML writes it: ``an integer `5```."""
+    if isinstance(value, (dict, list)):
+        return toml_type(value)
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=False)
+    elif hasattr(value, "isoformat"):
+        text = value.isoformat()
+    else:
+        text = repr(value)
     if len(text) > 40:
         text = text[:37] + "..."
-    return f"{toml_type(value)} `{text}`" if text else toml_type(value)
+    return f"{toml_type(value)} `{text}`"
 
 
 def key_of(field: attrs.Attribute) -> str:
@@ -114,6 +136,10 @@ def _strict_int(value: object, _: type) -> int:
         raise InvalidValue(f"expected an integer, got {show(value)}")
     if value < 0:
         raise InvalidValue(f"expected a non-negative integer, got `{value}`")
+    if value > INT_MAX:
+        raise InvalidValue(
+            f"integer `{value}` is too large; Nix integers are signed 64-bit (at most {INT_MAX})"
+        )
     return value
 
 
@@ -132,7 +158,7 @@ def _structure_literal(value: object, t: Any) -> Any:
     if value in allowed and type(value) is type(allowed[0]):
         return value
     if not allowed:
-        raise InvalidValue(f"no value is allowed here, got {show(value)}")
+        raise InvalidValue(f"no value is allowed here, got {show(value)}; this array must be empty")
     if isinstance(value, str) and all(isinstance(a, str) for a in allowed):
         raise InvalidValue(
             f"unknown value `{value}`{did_you_mean(value, allowed)}; expected one of "
@@ -219,7 +245,12 @@ class Strict:
             out, errors = {}, []
             for key, item in value.items():
                 try:
-                    out[structure(key, key_type)] = structure(item, value_type)
+                    try:
+                        name = structure(key, key_type)
+                    except InvalidValue as exc:
+                        exc.at_key = True
+                        raise
+                    out[name] = structure(item, value_type)
                 except Exception as exc:
                     errors.append(_note(exc, IterableValidationNote("key", key, value_type)))
             if errors:
@@ -256,7 +287,7 @@ def tagged_union_hook(
     classes: dict[str, type],
     *,
     what: str,
-    hint: Callable[[str], str | None] | None = None,
+    hint: Callable[[str, dict[str, Any]], str | None] | None = None,
 ) -> Callable[[object, type], Any]:
     """A hook for a union of attrs classes told apart by the string field `tag`."""
 
@@ -266,7 +297,7 @@ def tagged_union_hook(
         if tag not in value:
             raise InvalidValue(
                 f"missing `{tag}`: every {what} needs one of {one_of(classes)}",
-                hint=hint("") if hint else None,
+                hint=hint("", value) if hint else None,
             )
         name = value[tag]
         if not isinstance(name, str) or name not in classes:
@@ -275,7 +306,7 @@ def tagged_union_hook(
             raise InvalidValue(
                 f"unknown {tag} {shown}{extra}; expected one of {one_of(classes)}",
                 subpath=(tag,),
-                hint=hint(name) if hint and isinstance(name, str) else None,
+                hint=hint(name, value) if hint and isinstance(name, str) else None,
             )
         return strict.structure(value, classes[name])
 
@@ -315,7 +346,11 @@ def problems_from(exc: BaseException, path: tuple[PathPart, ...] = ()) -> list[P
     if isinstance(exc, ForbiddenExtraKeysError):
         return _extra_keys(exc, path)
     if isinstance(exc, InvalidValue):
-        return [Problem(message=exc.message, path=(*path, *exc.subpath), hint=exc.hint)]
+        return [
+            Problem(
+                message=exc.message, path=(*path, *exc.subpath), hint=exc.hint, at_key=exc.at_key
+            )
+        ]
     if isinstance(exc, ExceptionGroup):
         return [p for sub in exc.exceptions for p in problems_from(sub, path)]
     return [Problem(message=str(exc) or type(exc).__name__, path=path)]

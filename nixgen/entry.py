@@ -23,6 +23,8 @@ def _fast_render(argv: list[str]) -> bool:
         return False
     project = args[0] if args else "."
     is_project_dir = os.path.isdir(project) and not project.endswith(".toml")
+    if not is_project_dir and os.path.basename(project) != "build.toml":
+        return False  # the stamp records build.toml; another file is always rendered
     root = project if is_project_dir else os.path.dirname(project) or "."
     from nixgen import stamp
 

@@ -47,6 +47,30 @@ def _is_bare_key(key: str) -> bool:
     return bool(key) and all(c.isascii() and (c.isalnum() or c in "-_") for c in key)
 
 
+def printable(text: str) -> str:
+    """`text` with every invisible or line-breaking character escaped (``\\n``, ``\\x1b``,
+    ``\\u202e``), so a value from a hostile build.toml can neither forge extra output
+    lines nor send terminal escape sequences or bidi overrides to the reader's screen."""
+    if text.isprintable():
+        return text
+    out = []
+    for c in text:
+        if c.isprintable() or c == " ":
+            out.append(c)
+        elif c in _SHORT_ESCAPES:
+            out.append(_SHORT_ESCAPES[c])
+        elif ord(c) <= 0xFF:
+            out.append(f"\\x{ord(c):02x}")
+        elif ord(c) <= 0xFFFF:
+            out.append(f"\\u{ord(c):04x}")
+        else:
+            out.append(f"\\U{ord(c):08x}")
+    return "".join(out)
+
+
+_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
 def closest(word: str, choices: Iterable[str]) -> str | None:
     """The valid choice closest to `word`, or None when nothing is reasonably close."""
     choices = list(choices)
@@ -102,7 +126,7 @@ class Problem:
         text += self.message
         if self.hint:
             text += f" ({self.hint})"
-        return text
+        return printable(text)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -130,7 +154,7 @@ class NixgenError(Exception):
     exit_code = EXIT_INTERNAL
 
     def render(self) -> str:
-        return f"error: {self}"
+        return f"error: {printable(str(self))}"
 
     def to_json(self) -> dict[str, object]:
         return {"ok": False, "problems": [{"severity": "error", "message": str(self)}]}

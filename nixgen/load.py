@@ -6,7 +6,9 @@ permission, not UTF-8, too big, not TOML) becomes a located `Problem`, never a t
 
 from __future__ import annotations
 
+import ast
 import os
+import stat
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,7 @@ import attrs
 import tomli
 
 from nixgen import positions
-from nixgen.errors import Problem, ProblemError
+from nixgen.errors import Problem, ProblemError, format_path
 
 #: A build.toml larger than this is refused before parsing (real files are a few KiB).
 MAX_BYTES = 8 * 1024 * 1024
@@ -71,11 +73,13 @@ def read_text(path: Path, display: str) -> str:
         return ProblemError([Problem(message=message, file=display, line=line, column=column)])
 
     try:
-        if path.is_dir():
-            raise fail("is a directory, expected a build.toml file")
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_BYTES + 1)
+        # O_NONBLOCK: a FIFO (or a device) must be refused, not block nixgen forever.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
+        if path.is_symlink():
+            raise fail(
+                f"is a symbolic link to `{os.readlink(path)}`, which does not exist"
+            ) from None
         raise fail("no such file; a kernel project needs a build.toml at its root") from None
     except PermissionError:
         raise fail("permission denied while reading the file") from None
@@ -83,6 +87,24 @@ def read_text(path: Path, display: str) -> str:
         raise fail("is a directory, expected a build.toml file") from None
     except OSError as exc:
         raise fail(f"cannot read the file: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise fail("is a directory, expected a build.toml file")
+        if not stat.S_ISREG(mode):
+            raise fail(
+                "is not a regular file (a FIFO, socket or device); expected a build.toml file"
+            )
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            raw = handle.read(MAX_BYTES + 1)
+    except PermissionError:
+        raise fail("permission denied while reading the file") from None
+    except IsADirectoryError:
+        raise fail("is a directory, expected a build.toml file") from None
+    except OSError as exc:
+        raise fail(f"cannot read the file: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
     if len(raw) > MAX_BYTES:
         raise fail(f"file is larger than {MAX_BYTES // (1024 * 1024)} MiB; refusing to parse it")
     if raw.startswith(b"\xef\xbb\xbf"):
@@ -100,17 +122,121 @@ def read_text(path: Path, display: str) -> str:
 
 
 def parse(text: str, path: Path, display: str) -> Document:
-    """Parse TOML text; a syntax error keeps tomli's line and column."""
+    """Parse TOML text; a syntax error keeps tomli's line and column, and a key defined
+    twice is reported at the second definition with its key path."""
     try:
         data = tomli.loads(text)
     except tomli.TOMLDecodeError as exc:
-        message = getattr(exc, "msg", None) or str(exc).split(" (at ")[0]
-        line = getattr(exc, "lineno", None)
-        column = getattr(exc, "colno", None)
-        raise ProblemError(
-            [Problem(message=f"invalid TOML: {message}", file=display, line=line, column=column)]
-        ) from None
+        raise ProblemError([toml_problem(exc, text, display)]) from None
     return Document(path=path, display=display, text=text, data=data)
+
+
+#: tomli's messages for a key or table defined twice (or extended after it was closed).
+_REDEFINED = (
+    "Cannot overwrite a value",
+    "Cannot declare ",
+    "Cannot mutate immutable namespace",
+    "Cannot redefine namespace",
+    "Duplicate inline table key",
+)
+
+
+def toml_problem(exc: tomli.TOMLDecodeError, text: str, display: str) -> Problem:
+    """A located, actionable problem for a TOML syntax error."""
+    message = getattr(exc, "msg", None) or str(exc).split(" (at ")[0]
+    line = getattr(exc, "lineno", None)
+    column = getattr(exc, "colno", None)
+    offset = getattr(exc, "pos", None)
+    if isinstance(offset, int) and message.startswith(_REDEFINED):
+        found = positions.last_statement(text[:offset])
+        if found is not None:
+            return _redefined(message, found, text, display)
+    hint = None
+    bad = text[offset] if isinstance(offset, int) and 0 <= offset < len(text) else ""
+    if message.startswith(("Illegal character", "Found invalid character")) and (
+        bad in ("\n", "\r") or not bad.isprintable()
+    ):
+        if bad in ("\n", "\r"):
+            message = "unterminated string: a string in quotes must end on the same line"
+            hint = 'use """triple quotes""" for text over several lines'
+        else:
+            message = f"control character U+{ord(bad):04X} is not allowed in TOML text"
+            hint = f"remove it; inside a string, write it as the escape `\\u{ord(bad):04X}`"
+    elif message == "Invalid value" and (bad.isalpha() or bad == "_"):
+        hint = 'strings need quotes: write `"..."`'
+    elif message.startswith("Unescaped '\\'"):
+        hint = "write `\\\\` for a backslash, or use a 'literal string' in single quotes"
+    return Problem(
+        message=f"invalid TOML: {message}", file=display, line=line, column=column, hint=hint
+    )
+
+
+def _set_prefix(
+    path: tuple[str | int, ...], seen: dict[Any, tuple[int, int]], before: tuple[int, int]
+) -> tuple[str | int, ...] | None:
+    """The longest proper prefix of `path` defined before `before` (``a.b`` for ``a.b.c``)."""
+    for end in range(len(path) - 1, 0, -1):
+        where = seen.get(path[:end])
+        if where is not None and where < before:
+            return path[:end]
+    return None
+
+
+def _key_in(message: str) -> tuple[str, ...] | None:
+    """The key tuple some tomli messages end with: ``Cannot declare ('a', 'b') twice``."""
+    start, end = message.find("("), message.rfind(")")
+    if start < 0 or end < start:
+        return None
+    try:
+        key = ast.literal_eval(message[start : end + 1])
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if isinstance(key, tuple) and key and all(isinstance(k, str) for k in key):
+        return key
+    return None
+
+
+def _redefined(message: str, found: positions.Statement, text: str, display: str) -> Problem:
+    (line, column), seen = found.where, found.keys
+    path = _key_in(message) or found.path
+    first = seen.get(path)
+    before = f" (first at line {first[0]})" if first is not None and first < (line, column) else ""
+    key = format_path(path)
+    if message.startswith("Cannot declare "):
+        detail = f"table `[{key}]` is declared twice{before}; merge the two tables into one"
+    elif message.startswith(("Cannot mutate", "Cannot redefine")):
+        detail = (
+            f"cannot add keys to `{key}` here: it is already {_what_is(path, found, text)}"
+            f"{before}; define each table in one place"
+        )
+    elif not before and (prefix := _set_prefix(path, seen, (line, column))) is not None:
+        detail = (
+            f"`{key}` cannot be defined: `{format_path(prefix)}` is already "
+            f"{_what_is(prefix, found, text)} (at line {seen[prefix][0]})"
+        )
+    else:
+        detail = f"`{key}` is defined twice{before}; TOML allows each key once per table"
+    return Problem(
+        message=f"invalid TOML: {detail}",
+        path=tuple(path),
+        file=display,
+        line=line,
+        column=column,
+    )
+
+
+def _what_is(path: tuple[str | int, ...], found: positions.Statement, text: str) -> str:
+    """What `path` was defined as, judged by the first character of its value."""
+    where = found.values.get(path)
+    if where is None:
+        return "a table made by dotted keys"
+    lines = text.split("\n")
+    start = lines[where[0] - 1][where[1] - 1 :] if where[0] <= len(lines) else ""
+    if start.startswith("{"):
+        return "an inline table"
+    if start.startswith("["):
+        return "an array"
+    return "a value"
 
 
 def load(project: Path | str) -> Document:

@@ -10,6 +10,7 @@ not to check them. It runs only when there is a problem to report.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 Position = tuple[int, int]
 KeyPath = tuple[str | int, ...]
@@ -26,6 +27,8 @@ class _Scanner:
         self.positions: dict[KeyPath, Position] = {}
         self.values: dict[KeyPath, Position] = {}
         self.aot_counts: dict[KeyPath, int] = {}
+        #: The last statement (key/value or table header) read, and where it starts.
+        self.last: tuple[KeyPath, Position] | None = None
 
     # -- low level ---------------------------------------------------------------------
     def pos(self) -> Position:
@@ -129,12 +132,15 @@ class _Scanner:
                 if self.peek() in ("]", ""):
                     self.advance()
                     return
+                start = self.i
                 self.record((*path, index), self.pos())
                 self.read_value((*path, index))
                 index += 1
                 self.skip_ws_comments_newlines()
                 if self.peek() == ",":
                     self.advance()
+                elif self.i == start:
+                    self.advance()  # not valid TOML; never loop on it
         elif c == "{":
             self.advance()
             while True:
@@ -142,20 +148,26 @@ class _Scanner:
                 if self.peek() in ("}", ""):
                     self.advance()
                     return
+                start = self.i
                 self.key_value(path)
                 self.skip_ws()
                 if self.peek() == ",":
                     self.advance()
+                elif self.i == start:
+                    self.advance()  # not valid TOML; never loop on it
         else:
             while self.peek() not in ("", ",", "]", "}", "\n", "#", "\r"):
                 self.advance()
 
     def key_value(self, prefix: KeyPath) -> None:
+        self.skip_ws()
+        start = self.pos()
         parts = self.read_key()
         path = prefix
         for name, where in parts:
             path = (*path, name)
             self.record(path, where)
+        self.last = (path, start)
         self.skip_ws()
         if self.peek() == "=":
             self.advance()
@@ -164,6 +176,7 @@ class _Scanner:
         self.read_value(path)
 
     def header(self) -> KeyPath:
+        start = self.pos()
         array = self.text.startswith("[[", self.i)
         self.advance(2 if array else 1)
         parts = self.read_key()
@@ -179,7 +192,9 @@ class _Scanner:
             index = self.aot_counts.get(path, 0)
             self.aot_counts[path] = index + 1
             self.record((*path, index), parts[-1][1])
-            path = (*path, index)
+            self.last = (path, start)
+            return (*path, index)
+        self.last = (path, start)
         return path
 
     def scan(self) -> dict[KeyPath, Position]:
@@ -189,10 +204,13 @@ class _Scanner:
             c = self.peek()
             if not c:
                 return self.positions
+            start = self.i
             if c == "[":
                 prefix = self.header()
             else:
                 self.key_value(prefix)
+            if self.i == start:
+                self.advance()  # not valid TOML; never loop on it
 
 
 def _unescape(scanner: _Scanner) -> str:
@@ -247,3 +265,27 @@ def scan(text: str) -> Positions:
     scanner = _Scanner(text)
     scanner.scan()
     return Positions(scanner.positions, scanner.values)
+
+
+class Statement(NamedTuple):
+    """The last statement of a (partial) document, and what the scan saw before it."""
+
+    path: KeyPath
+    where: Position
+    keys: dict[KeyPath, Position]
+    values: dict[KeyPath, Position]
+
+
+def last_statement(text: str) -> Statement | None:
+    """The key path of the last statement in `text`, where that statement starts, and
+    where every key (and value) in `text` was first seen.
+
+    `text` may end in the middle of a statement: it is the part of a document before a
+    TOML error, scanned to name the key that was defined twice.
+    """
+    scanner = _Scanner(text)
+    scanner.scan()
+    if scanner.last is None:
+        return None
+    path, where = scanner.last
+    return Statement(path, where, scanner.positions, scanner.values)

@@ -42,6 +42,12 @@ def legacy_project_name(value: str) -> str | None:
 
 
 def kernel_name(value: str) -> str | None:
+    if value.startswith("__") or value == "outPath":
+        return (
+            f"kernel name `{value}` is reserved: Nix gives attributes named `outPath` and "
+            "`__…` a special meaning (`__toString`, `__functor`), and C++ reserves names "
+            "starting with `__`; rename the kernel"
+        )
     if _KERNEL_NAME.match(value) and len(value) <= MAX_NAME:
         return None
     return (
@@ -81,6 +87,8 @@ def rel_path(value: str) -> str | None:
     """A project file: relative, ``/``-separated, inside the project, no glob patterns."""
     if not value:
         return "empty path"
+    if any(ord(c) < 0x20 or c == "\x7f" for c in value):
+        return f"path {value!r} contains a control character"
     if value.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", value):
         return f"absolute path `{value}`: paths are relative to the project root"
     if "\\" in value:
@@ -92,8 +100,6 @@ def rel_path(value: str) -> str | None:
         return f"path `{value}` leaves the project (`..`); paths must stay inside it"
     if any(p in ("", ".") for p in parts[:-1]) or parts[-1] in ("", "."):
         return f"path `{value}` has an empty or `.` segment; write it as `a/b/c`"
-    if any(ord(c) < 0x20 or c == "\x7f" for c in value):
-        return f"path {value!r} contains a control character"
     return None
 
 

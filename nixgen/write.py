@@ -20,7 +20,7 @@ import fcntl
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import attrs
@@ -32,6 +32,8 @@ from nixgen.render import MARKER, Rendered
 MARKER_WINDOW = 512
 _STAGING = ".nixgen-staging-"
 _OLD = ".nixgen-old-"
+#: Prefix of the temporary file `atomic_write` renames into place.
+_TMP = ".nixgen-tmp-"
 
 
 @attrs.frozen
@@ -50,7 +52,11 @@ class Plan:
 
 
 def is_generated(path: Path) -> bool:
-    """Whether `path` carries nixgen's marker (so nixgen may rewrite or delete it)."""
+    """Whether `path` carries nixgen's marker (so nixgen may rewrite or delete it).
+
+    A symbolic link never is: nixgen writes none, so a link is the user's."""
+    if path.is_symlink():
+        return False
     try:
         with path.open("rb") as handle:
             head = handle.read(MARKER_WINDOW)
@@ -71,18 +77,21 @@ def _read(path: Path) -> bytes | None:
 
 
 def _files_under(directory: Path) -> list[str]:
+    """Files under `directory`, and symbolic links (to files or directories) as entries."""
     if not directory.is_dir():
         return []
     found = []
     for dirpath, dirnames, filenames in os.walk(directory):
         dirnames.sort()
-        for name in sorted(filenames):
+        links = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
+        for name in sorted([*filenames, *links]):
             found.append(str((Path(dirpath) / name).relative_to(directory)))
     return found
 
 
 def plan(root: Path, rendered: Rendered, *, force: bool = False) -> Plan:
     """Compare `rendered` with what is on disk under `root`."""
+    check_output_dir(root, rendered.out_dir)
     out = root / rendered.out_dir
     wanted = {f"{rendered.out_dir}/{k}": v for k, v in rendered.tree.items()}
     for name, data in rendered.root.items():
@@ -136,27 +145,84 @@ def _diff(rel: str, before: bytes, after: bytes) -> str:
 def project_lock(root: Path) -> Iterator[None]:
     """Serialise writers of one project (two renders at once cannot interleave).
 
-    The lock is taken on the project's build.toml itself, so no lock file is left behind.
+    The lock is taken on the project directory itself: it leaves no lock file behind, and
+    unlike build.toml it keeps its inode when an editor (or `nixgen migrate`) replaces
+    build.toml by renaming a new file over it.
     """
     try:
-        handle = (root / "build.toml").open("rb")
+        fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError as exc:
-        raise OutputError(f"{root}: cannot lock build.toml ({exc.strerror})") from None
-    with handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        raise OutputError(f"{root}: cannot lock the project directory ({exc.strerror})") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             yield
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def check_output_dir(root: Path, out_dir: str) -> None:
+    """Refuse an output directory that is not a plain directory inside the project: a
+    symlink (hostile or not) must never send nixgen's writes elsewhere."""
+    _check_inside(root, out_dir, what="the output directory")
+
+
+def _check_inside(root: Path, rel_dir: str, *, what: str) -> None:
+    real_root = Path(os.path.realpath(root))
+    path = root
+    for part in (p for p in rel_dir.split("/") if p):
+        path = path / part
+        if path.is_symlink():
+            raise OutputError(
+                f"{path}: is a symbolic link; nixgen writes {what} into a real directory "
+                "inside the project (remove the link, or choose another --out)"
+            )
+        if path.exists() and not path.is_dir():
+            raise OutputError(
+                f"{path}: exists and is not a directory (move it away, or choose another --out)"
+            )
+    real = Path(os.path.realpath(path))
+    if real != real_root and real_root not in real.parents:
+        raise OutputError(f"{path}: resolves outside the project (to {real})")
+
+
+def _check_writable(root: Path, out_dir: str) -> None:
+    """A clear error, before anything is written, when the output cannot be replaced: its
+    parent is read-only (or on a read-only file system), or the existing output tree has a
+    read-only directory, which says that someone wants it left alone."""
+    out = root / out_dir
+    parent = out.parent
+    while not parent.exists() and parent != root:
+        parent = parent.parent
+    if not os.access(parent, os.W_OK):
+        raise OutputError(
+            f"{parent}: directory is not writable (read-only, or on a read-only file system); "
+            f"nixgen cannot create or replace {out_dir}/ there"
+        )
+    if out.is_dir():
+        for dirpath, dirnames, _ in os.walk(out):
+            dirnames.sort()
+            if not os.access(dirpath, os.W_OK):
+                rel = os.path.relpath(dirpath, root)
+                raise OutputError(
+                    f"{rel}/: the output directory is read-only; make it writable "
+                    f"(`chmod -R u+w {out_dir}`) or render elsewhere with --out"
+                )
 
 
 def write(root: Path, rendered: Rendered, *, force: bool = False) -> Plan:
     """Make the files under `root` match `rendered`; returns what changed."""
+    check_output_dir(root, rendered.out_dir)
+    for name in rendered.root:
+        _check_inside(root, name.rpartition("/")[0], what=name)
     with project_lock(root):
-        recover(root, rendered.out_dir)
+        recover(root, rendered.out_dir, root_files=list(rendered.root))
         result = plan(root, rendered, force=force)
         if not result.stale:
             return result
+        _check_writable(root, rendered.out_dir)
         try:
             _swap_tree(root, rendered)
             for name, data in rendered.root.items():
@@ -176,7 +242,7 @@ def write(root: Path, rendered: Rendered, *, force: bool = False) -> Plan:
 def atomic_write(path: Path, data: bytes) -> None:
     """Write one file atomically (temp file in the same directory, fsync, rename)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f"{_TMP}{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -195,17 +261,19 @@ def _swap_tree(root: Path, rendered: Rendered) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=_STAGING, dir=out.parent))
     try:
-        # Hand-written files in the output directory stay where they are.
+        # Hand-written files in the output directory stay where they are; links are
+        # linked themselves (never their targets), so a link stays a link.
         for rel in _files_under(out):
             if rel not in rendered.tree and not is_generated(out / rel):
                 target = staging / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
-                os.link(out / rel, target)
+                os.link(out / rel, target, follow_symlinks=False)
         for rel, data in rendered.tree.items():
             target = staging / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             if _read(out / rel) == data:
-                os.link(out / rel, target)  # unchanged: same inode, same mtime
+                # unchanged: same inode, same mtime
+                os.link(out / rel, target, follow_symlinks=False)
             else:
                 target.write_bytes(data)
                 os.chmod(target, 0o644)
@@ -265,8 +333,9 @@ def _exchange(a: Path, b: Path) -> None:
     os.rename(old, a)
 
 
-def recover(root: Path, out_dir: str) -> None:
-    """Finish or undo a swap that was interrupted, and remove leftover staging trees."""
+def recover(root: Path, out_dir: str, *, root_files: Iterable[str] = ()) -> None:
+    """Finish or undo a swap that was interrupted, and remove what a killed render left
+    behind: staging trees, and temporary files next to `root_files` (``flake.nix``)."""
     out = root / out_dir
     old = out.parent / f"{_OLD}{out.name}"
     if old.exists():
@@ -277,3 +346,9 @@ def recover(root: Path, out_dir: str) -> None:
     if out.parent.is_dir():
         for leftover in out.parent.glob(f"{_STAGING}*"):
             shutil.rmtree(leftover, ignore_errors=True)
+    for name in root_files:
+        path = root / name
+        if path.parent.is_dir():
+            for leftover in path.parent.glob(f"{_TMP}{path.name}.*"):
+                with contextlib.suppress(FileNotFoundError):
+                    leftover.unlink()

@@ -62,7 +62,10 @@ EXPECTED: dict[str, Loads | Rejected] = {
     "community__triton-kernels": Loads(4),
     "community__vllm-moe": Loads(4),
     "history-invalid-toml__bitsandbytes-mps_build__163a0fa1": Rejected(
-        16, "", "invalid TOML: Cannot declare ('general', 'hub') twice", "duplicate table"
+        16,
+        "general.hub",
+        "invalid TOML: table `[general.hub]` is declared twice",
+        "duplicate table",
     ),
     "history-invalid-toml__kernel-builder_src_init_templates_build__739779be": Rejected(
         3, "", "invalid TOML: Invalid initial character for a key part", "a Jinja template"

@@ -33,7 +33,7 @@ def detect(document: dict[str, Any]) -> Detected | Problem:
         edition = general["edition"]
         if isinstance(edition, bool) or not isinstance(edition, int):
             return Problem(
-                message=f"`edition` must be an integer (6 is current), got {edition!r}",
+                message=f"`edition` must be an integer (6 is current), got {common.show(edition)}",
                 path=("general", "edition"),
             )
         if edition not in (5, 6):

@@ -134,10 +134,33 @@ def structure(document: dict[str, Any], layout: Layout) -> tuple[Raw | None, lis
     return Raw(general, present[0] if present else None, framework, kernels), problems
 
 
+def _other_edition_hint(tag: str) -> Any:
+    """Explain a kernel table written for another edition than the file declares."""
+
+    def hint(_: str, value: dict[str, Any]) -> str | None:
+        language = value.get("language")
+        if (
+            tag == "backend"
+            and isinstance(language, str)
+            and language.startswith(("cpp-", "rust-"))
+        ):
+            return f'`language = "{language}"` is edition 6: set `edition = 6` in [general]'
+        if tag == "language" and isinstance(value.get("backend"), str):
+            return (
+                "`backend` tags kernels before edition 6; edition 6 writes "
+                '`language = "cpp-cuda"` and the like'
+            )
+        return None
+
+    return hint
+
+
 def kernel_union(tag: str, classes: dict[str, type], *, what: str) -> Any:
     """Register a tagged kernel union on the shared converter and return its type."""
     union = Any if not classes else _union(tuple(classes.values()))
-    STRICT.register(union, tagged_union_hook(STRICT, tag, classes, what=what))
+    STRICT.register(
+        union, tagged_union_hook(STRICT, tag, classes, what=what, hint=_other_edition_hint(tag))
+    )
 
     def foreign(cls: type, key: str) -> str | None:
         if cls not in classes.values():
