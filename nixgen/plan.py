@@ -328,14 +328,16 @@ def check(build: model.Build) -> list[Problem]:
                         ("general", "backends"),
                     )
                 )
+    # CUDA versions each kernel is built with: one pass over the variants, not one per kernel.
+    built_with: dict[str, set[str]] = {}
+    for variant in all_variants:
+        if variant.backend == "cuda" and variant.backend_version:
+            for name in variant.kernels:
+                built_with.setdefault(name, set()).add(variant.backend_version)
     for name, kernel in sorted(build.kernels.items()):
         if not isinstance(kernel, model.CppCudaKernel):
             continue
-        versions = sorted(
-            {v.backend_version for v in all_variants if name in v.kernels and v.backend_version},
-            key=tables.version_key,
-        )
-        for version in versions:
+        for version in sorted(built_with.get(name, ()), key=tables.version_key):
             if not cuda_capabilities(kernel, version):
                 problems.append(
                     error(

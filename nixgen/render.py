@@ -11,6 +11,7 @@ out at an indentation).
 from __future__ import annotations
 
 import json
+import os
 import re
 from functools import cache
 from importlib import resources
@@ -91,11 +92,27 @@ def _at(value: Any, indent: int) -> nixlit.Raw:
 
 
 @cache
+def _bytecode_cache() -> Any:
+    """Compiled templates, cached on disk per nixgen version: compiling the templates is
+    most of a small render's work. A cache directory that cannot be made is not used."""
+    import jinja2
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    directory = os.path.join(base, "nixgen", f"jinja-{__version__}")
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(directory)
+
+
+@cache
 def environment() -> Any:
     import jinja2
 
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("nixgen", "templates"),
+        bytecode_cache=_bytecode_cache(),
+        loader=jinja2.FileSystemLoader(str(resources.files("nixgen").joinpath("templates"))),
         undefined=jinja2.StrictUndefined,
         finalize=nixlit.finalize,
         autoescape=False,

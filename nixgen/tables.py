@@ -83,6 +83,7 @@ def known_cuda_capabilities() -> tuple[str, ...]:
     return tuple(names)
 
 
+@cache
 def cuda_capability_supported(capability: str, cuda_version: str) -> bool:
     """Whether CUDA `cuda_version` can compile for `capability` (e.g. ``"9.0a"``)."""
     match = _CAPABILITY.match(capability)

@@ -9,6 +9,7 @@ Every problem is collected; nothing stops at the first one.
 from __future__ import annotations
 
 import os
+import stat
 from collections import Counter
 from pathlib import Path
 
@@ -209,24 +210,24 @@ def _name_collisions(build: model.Build) -> list[Problem]:
 def files(build: model.Build, root: Path) -> list[Problem]:
     """Every declared path exists and, symlinks resolved, stays inside `root`."""
     out: list[Problem] = []
-    real_root = Path(os.path.realpath(root))
+    resolver = _Resolver(os.path.realpath(root))
     fw = build.framework
     if isinstance(fw, (model.Torch, model.TvmFfi)):
-        out.extend(_paths(real_root, fw.src, (fw.table, "src"), want_dir=False))
-        out.extend(_paths(real_root, fw.include, (fw.table, "include"), want_dir=True))
+        out.extend(_paths(resolver, fw.src, (fw.table, "src"), want_dir=False))
+        out.extend(_paths(resolver, fw.include, (fw.table, "include"), want_dir=True))
     for name, kernel in sorted(build.kernels.items()):
-        out.extend(_paths(real_root, kernel.src, ("kernel", name, "src"), want_dir=False))
+        out.extend(_paths(resolver, kernel.src, ("kernel", name, "src"), want_dir=False))
         out.extend(
             _paths(
-                real_root,
+                resolver,
                 getattr(kernel, "include", []),
                 ("kernel", name, "include"),
                 want_dir=True,
             )
         )
     package = python_package_dir(build)
-    init = real_root / package / "__init__.py"
-    if not init.is_file():
+    _, info = resolver.resolve(f"{package}/__init__.py")
+    if info is None or not stat.S_ISREG(info.st_mode):
         out.append(
             error(
                 f"the Python package `{package}/__init__.py` is missing; the kernel's Python "
@@ -243,15 +244,47 @@ def python_package_dir(build: model.Build) -> str:
     return f"{ext}/{build.general.module_name}"
 
 
+class _Resolver:
+    """Resolves project paths like `os.path.realpath`, but each directory only once: a
+    project lists hundreds of files in a handful of directories."""
+
+    def __init__(self, root: str):
+        self.root = root
+        self._dirs: dict[str, str] = {"": root, ".": root}
+
+    def real_dir(self, rel: str) -> str:
+        if rel not in self._dirs:
+            self._dirs[rel] = os.path.realpath(os.path.join(self.root, rel))
+        return self._dirs[rel]
+
+    def resolve(self, rel: str) -> tuple[str, os.stat_result | None]:
+        """The real path of `rel` and its status (None when it does not exist)."""
+        parent, _, name = rel.rpartition("/")
+        full = os.path.join(self.real_dir(parent), name)
+        try:
+            info = os.lstat(full)
+        except OSError:
+            return full, None
+        if stat.S_ISLNK(info.st_mode):
+            full = os.path.realpath(full)
+            try:
+                info = os.stat(full)
+            except OSError:
+                return full, None
+        return full, info
+
+    def inside(self, real: str) -> bool:
+        return real == self.root or real.startswith(self.root.rstrip("/") + "/")
+
+
 def _paths(
-    root: Path, paths: list[str], base: tuple[str | int, ...], *, want_dir: bool
+    resolver: _Resolver, paths: list[str], base: tuple[str | int, ...], *, want_dir: bool
 ) -> list[Problem]:
     out = []
     for index, rel in enumerate(paths):
-        full = root / rel
         where = (*base, index)
-        real = Path(os.path.realpath(full))
-        if real != root and root not in real.parents:
+        real, info = resolver.resolve(rel.rstrip("/") if rel != "." else "")
+        if not resolver.inside(real):
             out.append(
                 error(
                     f"`{rel}` resolves outside the project (to {real}); symlinks must stay "
@@ -259,11 +292,11 @@ def _paths(
                     where,
                 )
             )
-        elif not full.exists():
+        elif info is None:
             kind = "directory" if want_dir else "file"
             out.append(error(f"{kind} `{rel}` does not exist", where))
-        elif want_dir and not full.is_dir():
+        elif want_dir and not stat.S_ISDIR(info.st_mode):
             out.append(error(f"`{rel}` is not a directory", where))
-        elif not want_dir and not full.is_file():
+        elif not want_dir and not stat.S_ISREG(info.st_mode):
             out.append(error(f"`{rel}` is not a regular file", where))
     return out

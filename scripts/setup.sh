@@ -36,6 +36,8 @@ if [[ ${NIXGEN_SKIP_TORCH:-0} != 1 ]]; then
 fi
 say "installing nixgen and its test dependencies"
 pip install -e '.[test]'
+# Bytecode for the editable install, as a wheel install would have (startup time).
+.venv/bin/python -m compileall -q nixgen >/dev/null
 if [[ ${NIXGEN_SKIP_TORCH:-0} != 1 ]]; then
   pip install 'kernels>=0.17.2' numpy
 fi
