@@ -82,10 +82,13 @@ rec {
 
     ```nix
     objectName "relu_cpu/relu.cpp"
-    => "relu_cpu__relu.cpp.o"
+    => "relu_cpu%2Frelu.cpp.o"
     ```
+
+    The encoding is one-to-one (`%` → `%25`, `/` → `%2F`), so two sources never share an
+    object name (`a/b_c.cpp` and `a_b/c.cpp` stay apart); archives keep base names only.
   */
-  objectName = src: replaceStrings [ "/" ] [ "__" ] src + ".o";
+  objectName = src: replaceStrings [ "%" "/" ] [ "%25" "%2F" ] src + ".o";
 
   /**
     A build phase compiling `sources` with the first matching rule and archiving the
@@ -195,6 +198,22 @@ rec {
     };
 
   /**
+    A flag as nvcc takes it: nvcc rejects the host compiler's path-mapping options
+    (`-ffile-prefix-map=…`, e.g. from `nixgen.torch.includeFlags`), so those go to the host
+    compiler through `-Xcompiler`; every other flag is passed as it is.
+
+    # Examples
+
+    ```nix
+    map nvccFlag [ "-isystem" "/t/include" "-ffile-prefix-map=/t/include/=torch/include/" ]
+    => [ "-isystem" "/t/include" "-Xcompiler=-ffile-prefix-map=/t/include/=torch/include/" ]
+    ```
+  */
+  nvccFlag =
+    flag:
+    if builtins.match "-f(file|macro|debug)-prefix-map=.*" flag != null then "-Xcompiler=${flag}" else flag;
+
+  /**
     Build phase of a `cpp-cuda` kernel: `.cu` with nvcc for each capability, C++ with the
     host compiler.
 
@@ -235,7 +254,7 @@ rec {
               ]
               ++ defines
               ++ cuda.gencodeFlags capabilities
-              ++ depFlags
+              ++ map nvccFlag depFlags
               ++ includeFlags includes
               ++ cudaFlags
             )
@@ -301,6 +320,12 @@ rec {
           extensions = cxxExtensions;
           command = "icpx -fsycl ${prefixMap} ${
             esc (baseCxxFlags ++ backendDefines.xpu ++ depFlags ++ includeFlags includes ++ cxxFlags ++ syclFlags)
+          }";
+        }
+        {
+          extensions = [ "c" ];
+          command = "icx ${prefixMap} ${
+            esc ([ "-O2" "-fPIC" ] ++ backendDefines.xpu ++ depFlags ++ includeFlags includes ++ cxxFlags)
           }";
         }
       ];

@@ -17,8 +17,6 @@ from nixgen import model, tables
 from nixgen.errors import Problem, error, one_of, warning
 
 SYSTEMS = ("x86_64-linux", "aarch64-linux", "aarch64-darwin")
-#: Preference when one variant must stand for a system (default builds, PR CI).
-BACKEND_PREFERENCE = ("cuda", "rocm", "xpu", "metal", "cpu", "tpu", "neuron", "cann")
 CONFIG_BACKENDS = ("cuda", "rocm", "xpu", "metal", "cpu", "tpu")
 VERSION_KEYS = {"cuda": "cudaVersion", "rocm": "rocmVersion", "xpu": "xpuVersion"}
 

@@ -256,10 +256,21 @@ def _comment_header(name: str) -> str:
     return f"# {line}\n"
 
 
+class OutDirError(ValueError):
+    """An output directory that is not a plain relative path inside the project."""
+
+
+def check_out_dir(out_dir: str) -> None:
+    if not _OUT_DIR.fullmatch(out_dir) or ".." in out_dir.split("/"):
+        raise OutDirError(
+            f"invalid output directory {out_dir!r}: use a relative path inside the project "
+            "made of letters, digits, `.`, `_`, `-` and `/`"
+        )
+
+
 def render(build: model.Build, *, out_dir: str = DEFAULT_OUT) -> Rendered:
     """Render every generated file of `build`, in memory."""
-    if not _OUT_DIR.match(out_dir) or ".." in out_dir.split("/"):
-        raise ValueError(f"invalid output directory {out_dir!r}")
+    check_out_dir(out_dir)
     g = build.general
     tree: dict[str, bytes] = {}
     for name, kernel in sorted(build.kernels.items()):

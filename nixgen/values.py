@@ -27,7 +27,7 @@ Rule = Callable[[str], str | None]
 
 
 def project_name(value: str) -> str | None:
-    if _PROJECT_NAME.match(value) and len(value) <= MAX_NAME:
+    if _PROJECT_NAME.fullmatch(value) and len(value) <= MAX_NAME:
         return None
     return (
         f"invalid name `{value}`: use lowercase letters, digits and dashes, start with a "
@@ -48,7 +48,7 @@ def kernel_name(value: str) -> str | None:
             "`__…` a special meaning (`__toString`, `__functor`), and C++ reserves names "
             "starting with `__`; rename the kernel"
         )
-    if _KERNEL_NAME.match(value) and len(value) <= MAX_NAME:
+    if _KERNEL_NAME.fullmatch(value) and len(value) <= MAX_NAME:
         return None
     return (
         f"invalid kernel name `{value}`: use ASCII letters, digits, `_` and `-`, starting "
@@ -57,7 +57,7 @@ def kernel_name(value: str) -> str | None:
 
 
 def version(value: str) -> str | None:
-    if _VERSION.match(value):
+    if _VERSION.fullmatch(value):
         return None
     if not value:
         return "empty version string"
@@ -65,7 +65,7 @@ def version(value: str) -> str | None:
 
 
 def git_url(value: str) -> str | None:
-    if _SCP_URL.match(value):
+    if _SCP_URL.fullmatch(value):
         return None
     scheme, sep, rest = value.partition("://")
     if not sep or not rest.strip("/") or any(c.isspace() for c in value):
@@ -78,7 +78,7 @@ def git_url(value: str) -> str | None:
 
 
 def repo_id(value: str) -> str | None:
-    if _REPO_ID.match(value):
+    if _REPO_ID.fullmatch(value):
         return None
     return f"invalid Hub repository id `{value}`: expected `org/name`"
 
@@ -126,13 +126,13 @@ def rocm_arch(value: str) -> str | None:
 
 
 def cargo_feature(value: str) -> str | None:
-    if _FEATURE.match(value):
+    if _FEATURE.fullmatch(value):
         return None
     return f"invalid Cargo feature name `{value}`"
 
 
 def extension(value: str) -> str | None:
-    if _EXTENSION.match(value):
+    if _EXTENSION.fullmatch(value):
         return None
     return f"invalid file extension `{value}`: write it without the dot, e.g. `json`"
 

@@ -1,44 +1,54 @@
 #!/usr/bin/env bash
 # Set up everything nixgen and its test suite need on a fresh Debian-like machine:
-#   - Nix (Debian's nix-bin) when `nix` is missing and apt is available,
-#   - .venv with nixgen (editable) and its test dependencies,
-#   - torch 2.13.0 (CPU wheel) and the PyPI `kernels` client, to load built kernels.
-# Idempotent: a second run only checks. Set NIXGEN_SKIP_NIX=1 / NIXGEN_SKIP_TORCH=1 to skip.
+#   - Nix (Debian's nix-bin, Nix 2.8) when it is missing and apt is usable (root),
+#   - .venv with nixgen (editable) and its test extras,
+#   - torch 2.13.0+cpu, installed first and pinned so nothing pulls a CUDA torch,
+#     the PyPI `kernels` client and numpy (to load built kernels),
+#   - cuobjdump (PyPI nvidia-cuda-cuobjdump; optional: its test skips without it).
+# Idempotent. Used by quickstart.sh and .ci/run.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+started=$SECONDS
+step() { printf '== %s (%ds)\n' "$*" "$((SECONDS - started))" >&2; }
 
-say() { printf 'setup: %s\n' "$*" >&2; }
-
-if ! command -v nix-instantiate >/dev/null 2>&1 && [[ ${NIXGEN_SKIP_NIX:-0} != 1 ]]; then
-  if command -v apt-get >/dev/null 2>&1 && [[ $(id -u) == 0 ]]; then
-    say "installing Nix (Debian nix-bin)"
-    apt-get install -y -q nix-bin >/dev/null 2>&1 || {
-      apt-get update -q >/dev/null
-      apt-get install -y -q nix-bin >/dev/null
+step "Nix"
+if ! command -v nix-build >/dev/null || ! command -v nix-instantiate >/dev/null; then
+  if command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -qq nix-bin >/dev/null 2>&1 || {
+      apt-get update -qq
+      apt-get install -y -qq nix-bin
     }
   else
-    say "Nix is not installed and cannot be installed here; Nix-backed tests will be skipped"
+    echo "Nix is missing and cannot be installed here: Nix-backed tests will be skipped" >&2
   fi
 fi
+command -v nix >/dev/null && nix --version
 
-PYTHON=${PYTHON:-python3}
+step "Python environment"
 if [[ ! -x .venv/bin/python ]]; then
-  say "creating .venv with $($PYTHON --version)"
-  "$PYTHON" -m venv .venv
+  python=$(command -v python3.11 || command -v python3)
+  "$python" -m venv .venv
 fi
-pip() { .venv/bin/python -m pip -q --disable-pip-version-check "$@" 2>&1 | grep -v "^WARNING: Location" || true; }
+pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
+# torch first, pinned to the CPU build: the machine's wheel directory (pip's find-links)
+# has it; elsewhere PyTorch's CPU index does.
+torch_pin='torch==2.13.0+cpu'
+if ! "${pip[@]}" --no-index --no-deps "$torch_pin" 2>/dev/null; then
+  "${pip[@]}" --no-deps --extra-index-url https://download.pytorch.org/whl/cpu "$torch_pin"
+fi
+"${pip[@]}" "$torch_pin" numpy
+.venv/bin/python - <<'PY'
+import torch
 
-if [[ ${NIXGEN_SKIP_TORCH:-0} != 1 ]]; then
-  # torch first and pinned: anything later that asks for torch is then already satisfied
-  # (an unpinned torch would pull a multi-GB CUDA build).
-  .venv/bin/python -c 'import torch, sys; sys.exit(torch.__version__.split("+")[0] != "2.13.0")' 2>/dev/null \
-    || { say "installing torch 2.13.0 (CPU)"; pip install torch==2.13.0; }
-fi
-say "installing nixgen and its test dependencies"
-pip install -e '.[test]'
+assert torch.__version__.startswith("2.13.0"), torch.__version__
+assert torch.version.cuda is None, f"a CUDA torch was installed ({torch.version.cuda})"
+print("torch", torch.__version__)
+PY
+"${pip[@]}" -e '.[test]' "$torch_pin"
 # Bytecode for the editable install, as a wheel install would have (startup time).
 .venv/bin/python -m compileall -q nixgen >/dev/null
-if [[ ${NIXGEN_SKIP_TORCH:-0} != 1 ]]; then
-  pip install 'kernels>=0.17.2' numpy
+if ! "${pip[@]}" --no-deps 'nvidia-cuda-cuobjdump==13.4.92' 2>/dev/null; then
+  echo "warning: could not install cuobjdump; its test will be skipped" >&2
 fi
-say "ready: $(.venv/bin/nixgen --version)"
+step "ready: $(.venv/bin/nixgen --version)"

@@ -80,6 +80,59 @@ def _inside_git_work_tree(path: Path) -> bool:
     return any((p / ".git").exists() for p in [path, *path.parents])
 
 
+# What a copy of the work tree leaves out when git cannot say what is tracked.
+_UNTRACKED = (
+    ".git",
+    ".venv",
+    "__pycache__",
+    "*.pyc",
+    "*.egg-info",
+    ".pytest_cache",
+    ".hypothesis",
+    ".ruff_cache",
+    "result",
+    "result-*",
+    "build",
+    "dist",
+)
+
+
+def _git_files(repo: Path) -> list[str] | None:
+    if not shutil.which("git") or not (repo / ".git").exists():
+        return None
+    done = subprocess.run(
+        ["git", "ls-files", "-z", "-co", "--exclude-standard"],
+        cwd=repo,
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        return None
+    return sorted({rel for rel in done.stdout.decode().split("\0") if rel})
+
+
+def copy_worktree(target: Path) -> Path:
+    """Copy the repository to ``target`` (outside any git work tree) as a commit would hold
+    it: the tracked files plus untracked ones git does not ignore (``git ls-files -co
+    --exclude-standard``), so the root flake there sees the examples' generated Nix. Without
+    git, copies the tree minus virtual environments, caches and build outputs."""
+    target = Path(target).resolve()
+    if _inside_git_work_tree(target):
+        raise ValueError(f"{target} is inside a git work tree; use a directory outside it")
+    repo = TESTS.parent
+    files = _git_files(repo)
+    if files is None:
+        shutil.copytree(repo, target, symlinks=True, ignore=shutil.ignore_patterns(*_UNTRACKED))
+        return target
+    for rel in files:
+        source, dest = repo / rel, target / rel
+        if not source.is_symlink() and not source.exists():
+            continue  # deleted in the work tree, not yet from the index
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, dest, follow_symlinks=False)
+    return target
+
+
 def make_stub(tmp_path: Path, *, python: str = sys.executable) -> Path:
     """Copy the stub nixpkgs to ``tmp_path/nixpkgs`` and write its ``host.nix``.
 

@@ -8,7 +8,12 @@ in
 {
   testObjectNameFlattensThePath = {
     expr = map compile.objectName [ "relu_cpu/relu.cpp" "a.cu" "x/y/z.c" ];
-    expected = [ "relu_cpu__relu.cpp.o" "a.cu.o" "x__y__z.c.o" ];
+    expected = [ "relu_cpu%2Frelu.cpp.o" "a.cu.o" "x%2Fy%2Fz.c.o" ];
+  };
+
+  testObjectNamesAreOneToOne = {
+    expr = map compile.objectName [ "a/b__c.cpp" "a__b/c.cpp" "a%2Fb.cpp" "a/b.cpp" ];
+    expected = [ "a%2Fb__c.cpp.o" "a__b%2Fc.cpp.o" "a%252Fb.cpp.o" "a%2Fb.cpp.o" ];
   };
 
   testObjectNamesOfOneBasenameInTwoDirectoriesDiffer = {
@@ -28,10 +33,10 @@ in
     expected = [
       "runHook preBuild"
       "mkdir -p nixgen-obj"
-      "CXX -c a/x.cpp -o nixgen-obj/a__x.cpp.o"
-      "CXX -c b/x.cpp -o nixgen-obj/b__x.cpp.o"
+      "CXX -c a/x.cpp -o nixgen-obj/a%2Fx.cpp.o"
+      "CXX -c b/x.cpp -o nixgen-obj/b%2Fx.cpp.o"
       "NVCC -c k.cu -o nixgen-obj/k.cu.o"
-      "ar rcsD libk.a nixgen-obj/a__x.cpp.o nixgen-obj/b__x.cpp.o nixgen-obj/k.cu.o"
+      "ar rcsD libk.a nixgen-obj/a%2Fx.cpp.o nixgen-obj/b%2Fx.cpp.o nixgen-obj/k.cu.o"
       "runHook postBuild"
     ];
   };
@@ -45,8 +50,8 @@ in
     expected = [
       "runHook preBuild"
       "mkdir -p nixgen-obj"
-      "CXX -c 'my dir/it'\\''s.cpp' -o 'nixgen-obj/my dir__it'\\''s.cpp.o'"
-      "ar rcsD libk.a 'nixgen-obj/my dir__it'\\''s.cpp.o'"
+      "CXX -c 'my dir/it'\\''s.cpp' -o 'nixgen-obj/my dir%2Fit'\\''s.cpp.o'"
+      "ar rcsD libk.a 'nixgen-obj/my dir%2Fit'\\''s.cpp.o'"
       "runHook postBuild"
     ];
   };
@@ -77,7 +82,7 @@ in
         };
       in
       builtins.head (builtins.filter (hasInfix "-c k/k.cpp") (lines phase));
-    expected = "$CXX -ffile-prefix-map=$NIX_BUILD_TOP/= -std=c++20 -O2 -fPIC -D_GLIBCXX_USE_CXX11_ABI=1 -fno-gnu-unique -DCPU_KERNEL -Ik/include -O3 '-DNAME=\"a b\"' -c k/k.cpp -o nixgen-obj/k__k.cpp.o";
+    expected = "$CXX -ffile-prefix-map=$NIX_BUILD_TOP/= -std=c++20 -O2 -fPIC -D_GLIBCXX_USE_CXX11_ABI=1 -fno-gnu-unique -DCPU_KERNEL -Ik/include -O3 '-DNAME=\"a b\"' -c k/k.cpp -o nixgen-obj/k%2Fk.cpp.o";
   };
 
   testCppCudaCompilesCuWithNvccForEachCapability = {
@@ -94,7 +99,7 @@ in
         compileLines = builtins.filter (hasInfix " -c ") (lines phase);
       in
       {
-        nvcc = builtins.match "nvcc .* -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_80,code=compute_80 -lineinfo -c k/k.cu -o nixgen-obj/k__k.cu.o" (builtins.elemAt compileLines 0) != null;
+        nvcc = builtins.match "nvcc .* -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_80,code=compute_80 -lineinfo -c k/k.cu -o nixgen-obj/k%2Fk.cu.o" (builtins.elemAt compileLines 0) != null;
         host = builtins.match "\\$CXX .* -DCUDA_KERNEL -DUSE_CUDA=1 -DHOST -c k/host.cpp .*" (builtins.elemAt compileLines 1) != null;
       };
     expected = {
@@ -146,8 +151,30 @@ in
       in
       builtins.filter (hasInfix "(-c|metal )") (lines phase);
     expected = [
-      "$CXX -x objective-c++ -fobjc-arc -std=c++20 -O2 -fPIC -D_GLIBCXX_USE_CXX11_ABI=1 -fno-gnu-unique -DMETAL_KERNEL -Ik -c k/k.mm -o nixgen-obj/k__k.mm.o"
+      "$CXX -x objective-c++ -fobjc-arc -std=c++20 -O2 -fPIC -D_GLIBCXX_USE_CXX11_ABI=1 -fno-gnu-unique -DMETAL_KERNEL -Ik -c k/k.mm -o nixgen-obj/k%2Fk.mm.o"
       "xcrun -sdk macosx metal -Ik k/k.metal -o default.metallib"
+    ];
+  };
+
+  # nvcc rejects GCC's path maps (torch's include flags carry one); they go through -Xcompiler.
+  testCppCudaPassesPrefixMapsOfDependenciesToTheHostCompiler = {
+    expr =
+      let
+        phase = compile.cppCuda {
+          name = "k";
+          sources = [ "k/k.cu" "k/k.cpp" ];
+          includes = [ ];
+          cxxFlags = [ ];
+          cudaFlags = [ ];
+          capabilities = [ "8.0" ];
+          depFlags = [ "-isystem" "/t/include" "-ffile-prefix-map=/t/include/=torch/include/" ];
+        };
+        compiles = builtins.filter (hasInfix " -c ") (lines phase);
+      in
+      map (line: builtins.match ".* (-isystem /t/include [^ ]*) .*" line) compiles;
+    expected = [
+      [ "-isystem /t/include -Xcompiler=-ffile-prefix-map=/t/include/=torch/include/" ]
+      [ "-isystem /t/include -ffile-prefix-map=/t/include/=torch/include/" ]
     ];
   };
 }

@@ -23,10 +23,10 @@ def prepare(project: Path, out: str) -> Any:
     if any(p.severity == "error" for p in planned):
         raise ProblemError(problems)
     try:
-        rendered = render.render(loaded.build, out_dir=out)
-    except ValueError as exc:
+        render.check_out_dir(out)
+    except render.OutDirError as exc:
         raise click.BadParameter(str(exc), param_hint="--out") from None
-    return loaded, rendered, problems
+    return loaded, render.render(loaded.build, out_dir=out), problems
 
 
 def with_github_workflow(loaded: Any, rendered: Any) -> Any:

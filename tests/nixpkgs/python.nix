@@ -163,6 +163,66 @@ let
           meta.description = "stub-nixpkgs: empty stand-in for the Python package ${pname}";
         };
 
+      # pkgs/development/interpreters/python/mk-python-derivation.nix, for pure-Python
+      # applications (the nixgen CLI): argument names checked, `pyproject` or `format`
+      # required. Stand-in: the host's pip installs the source tree (no build isolation, no
+      # index), and each program is wrapped to import the installed package first. The
+      # dependency packages are empty stand-ins: the host interpreter has them.
+      pythonArgNames = [
+        "pyproject" "format" "build-system" "dependencies" "optional-dependencies"
+        "pythonImportsCheck" "pythonRelaxDeps" "pythonRemoveDeps" "nativeCheckInputs"
+        "disabledTests" "disabledTestPaths" "pytestFlags" "pytestFlagsArray" "makeWrapperArgs"
+        "disabled" "catchConflicts" "pypaBuildFlags" "pipInstallFlags" "permitUserSite"
+      ];
+      buildPythonApplication =
+        attrs:
+        assert final.__stub.checkArgNames "python3Packages.buildPythonApplication" (
+          final.__stub.knownArgNames ++ pythonArgNames
+        ) attrs;
+        assert
+          attrs ? pyproject
+          || attrs ? format
+          || throw "${attrs.pname or "buildPythonApplication"}: `pyproject` or `format` must be set (real nixpkgs: buildPythonPackage requires one of them)";
+        final.stdenvNoCC.mkDerivation (
+          removeAttrs attrs pythonArgNames
+          // {
+            env = (attrs.env or { }) // {
+              pyExe = hostPython.executable or "";
+              wrapperShell = final.runtimeShell;
+              importsCheck = lib.concatStringsSep " " (attrs.pythonImportsCheck or [ ]);
+            };
+            dontConfigure = true;
+            dontBuild = true;
+            installPhase = ''
+              runHook preInstall
+              if [ -z "$pyExe" ]; then
+                echo "stub-nixpkgs: buildPythonApplication: no Python interpreter was recorded in host.nix" >&2
+                exit 1
+              fi
+              export HOME=$TMPDIR PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
+              "$pyExe" -m pip install --quiet --no-deps --no-build-isolation --no-index \
+                --no-compile --no-warn-script-location --prefix "$out" .
+              site=$out/${sitePackages}
+              for prog in "$out"/bin/*; do
+                name=$(basename "$prog")
+                # As wrapPythonPrograms: the program keeps its name in `sys.argv[0]`.
+                sed "1a import sys; sys.argv[0] = '$name'" "$prog" > "$out/bin/.$name-wrapped"
+                rm "$prog"
+                printf '#!%s\nexport PYTHONPATH=%q${"\${PYTHONPATH:+:$PYTHONPATH}"}\nexec %q %q "$@"\n' \
+                  "$wrapperShell" "$site" "$pyExe" "$out/bin/.$name-wrapped" > "$prog"
+                chmod +x "$prog"
+              done
+              for module in $importsCheck; do
+                PYTHONPATH=$site "$pyExe" -c "import $module"
+              done
+              runHook postInstall
+            '';
+            passthru = (attrs.passthru or { }) // {
+              pythonModule = python;
+            };
+          }
+        );
+
       basePythonPackages = self: {
         inherit python;
         inherit (passthru) pythonAtLeast pythonOlder isPy3k;
@@ -177,8 +237,16 @@ let
         tvm-ffi = mkEmptyPythonPackage "tvm-ffi" "0.1.0";
         nvidia-cutlass-dsl = mkEmptyPythonPackage "nvidia-cutlass-dsl" "4.2.0";
         typing-extensions = mkEmptyPythonPackage "typing-extensions" "4.15.0";
+        # The nixgen CLI's build and runtime dependencies.
+        setuptools = mkEmptyPythonPackage "setuptools" "80.9.0";
+        attrs = mkEmptyPythonPackage "attrs" "25.4.0";
+        cattrs = mkEmptyPythonPackage "cattrs" "25.3.0";
+        click = mkEmptyPythonPackage "click" "8.3.1";
+        jinja2 = mkEmptyPythonPackage "jinja2" "3.1.6";
+        tomli = mkEmptyPythonPackage "tomli" "2.3.0";
+        tomlkit = mkEmptyPythonPackage "tomlkit" "0.15.2";
         buildPythonPackage = _: throw "stub-nixpkgs: python3Packages.buildPythonPackage is not provided (use stdenv.mkDerivation)";
-        buildPythonApplication = _: throw "stub-nixpkgs: python3Packages.buildPythonApplication is not provided";
+        inherit buildPythonApplication;
       };
 
       pythonPackages = lib.fix (lib.extends packageOverrides basePythonPackages);

@@ -17,7 +17,7 @@ project
 
   /**
     Flake outputs: `packages.<system>` (one package per variant, `kernels`, `default`,
-    `bundle-<backend>`), `variants.<system>` and `githubActions.matrix`.
+    `bundle-<backend>`), `variants.<system>` and `githubActions.{matrix,pullRequestMatrix}`.
   */
   flakeOutputs =
     {

@@ -1,0 +1,262 @@
+# nixgen's own flake: the CLI, the example kernel projects built for real, the static Nix
+# library for kernel projects' flakes, and cheap checks.
+#
+# No flake.lock is committed: a real lock needs the network (to hash the nixpkgs input).
+# `nix` writes one on first use; offline, run everything with
+# `--override-input nixpkgs path:<a nixpkgs checkout>` (the tests use tests/nixpkgs).
+{
+  description = "nixgen: typed build.toml for compute kernels, rendered to reproducible Nix derivations";
+
+  # The anchor's known-good revision (huggingface/kernels' flake.lock); the same revision
+  # generated kernel flakes pin. Update both deliberately.
+  inputs.nixpkgs.url = "github:NixOS/nixpkgs/ec1a11210589d294f0ac99d3290a27e6c73dfa1d";
+
+  outputs =
+    { self, nixpkgs }:
+    let
+      nixgen = import ./nix;
+      inherit (builtins)
+        attrNames
+        concatMap
+        filter
+        fromJSON
+        listToAttrs
+        map
+        pathExists
+        readDir
+        readFile
+        ;
+      inherit (nixgen.flake) systems;
+
+      genAttrs =
+        names: f:
+        listToAttrs (
+          map (name: {
+            inherit name;
+            value = f name;
+          }) names
+        );
+
+      # Example kernel projects through their committed, generated entry points
+      # (`nixgen render examples/<name>`; tests/test_examples.py keeps them fresh).
+      buildable = [
+        "relu-cpu"
+        "relu-rust"
+        "relu-cuda"
+        "relu-mixed"
+      ];
+      # No SYCL compiler on the machines this repository is tested on: evaluated, not built.
+      evalOnly = [ "relu-xpu" ];
+      examples = genAttrs (buildable ++ evalOnly) (name: import (./examples + "/${name}/nix"));
+
+      # The examples that have variants on `system`, each with its packages there.
+      examplesOn =
+        system: names:
+        map (name: {
+          inherit name;
+          packages = examples.${name}.packages { inherit nixpkgs system; };
+        }) (filter (name: examples.${name}.variants system != [ ]) names);
+
+      # `<example>/<variant>/…`: every bundled variant of every example, for `get_local_kernel`.
+      joined =
+        system: name: names:
+        nixpkgs.legacyPackages.${system}.linkFarm name (
+          map (example: {
+            inherit (example) name;
+            path = example.packages.kernels;
+          }) (examplesOn system names)
+        );
+
+      nixgenPackage =
+        pkgs:
+        let
+          pyproject = fromTOML (readFile ./pyproject.toml);
+          py = pkgs.python3Packages;
+        in
+        py.buildPythonApplication {
+          pname = "nixgen";
+          inherit (pyproject.project) version;
+          pyproject = true;
+          src = pkgs.lib.fileset.toSource {
+            root = ./.;
+            fileset = pkgs.lib.fileset.unions [
+              ./pyproject.toml
+              (pkgs.lib.fileset.maybeMissing ./README.md)
+              ./nixgen
+              ./nix
+            ];
+          };
+          build-system = [ py.setuptools ];
+          dependencies = with py; [
+            attrs
+            cattrs
+            click
+            jinja2
+            tomli
+            tomlkit
+          ];
+          pythonImportsCheck = [ "nixgen" ];
+          meta = {
+            description = pyproject.project.description;
+            license = pkgs.lib.licenses.asl20;
+            mainProgram = "nixgen";
+          };
+        };
+
+      # The library's unit tests (`nix/tests/*.nix`: `{ <name> = { expr; expected; }; }`, or
+      # `expectedError = true`), evaluated when the check is: a failure fails evaluation and
+      # names the test. tests/test_nixlib.py runs the same files one by one.
+      libTestFailures =
+        let
+          dir = ./nix/tests;
+          files =
+            if pathExists dir then
+              filter (f: builtins.match ".*\\.nix" f != null) (attrNames (readDir dir))
+            else
+              [ ];
+          passes =
+            t:
+            let
+              r = builtins.tryEval (builtins.deepSeq t.expr t.expr);
+            in
+            if t ? expectedError then !r.success else r.success && r.value == t.expected;
+        in
+        concatMap (
+          file:
+          let
+            tests = import (dir + "/${file}");
+          in
+          map (name: "${file}: ${name}") (filter (name: !passes tests.${name}) (attrNames tests))
+        ) files;
+    in
+    {
+      /**
+        nixgen's static Nix library (`nix/`, documented there) plus `projectOutputs`.
+      */
+      lib = nixgen // {
+        /**
+          Flake outputs of a kernel project rendered by `nixgen render`, built with this
+          flake's library instead of the copy vendored into the project (`<out>/lib`).
+
+          # Inputs
+
+          `nixpkgs`
+          : the nixpkgs flake input
+
+          `root`
+          : the project root (the directory holding `build.toml`)
+
+          `out`
+          : the rendered directory, relative to `root` (default `"nix"`)
+
+          `overlays`
+          : extra overlays for every variant's package set
+
+          # Type
+
+          ```
+          projectOutputs :: { nixpkgs, root :: Path, out ? String, overlays ? [ Overlay ] } -> AttrSet
+          ```
+
+          # Examples
+
+          ```nix
+          outputs = { self, nixpkgs, nixgen }:
+            nixgen.lib.projectOutputs { inherit nixpkgs; root = ./.; };
+          ```
+        */
+        projectOutputs =
+          {
+            nixpkgs,
+            root,
+            out ? "nix",
+            overlays ? [ ],
+          }:
+          let
+            dir = root + "/${out}";
+            project = nixgen.project.mkProject {
+              inherit root;
+              project = import (dir + "/project.nix");
+              extension = dir + "/extension.nix";
+              noarch = dir + "/noarch.nix";
+            };
+          in
+          nixgen.flake.kernelOutputs { inherit nixpkgs project overlays; };
+      };
+
+      packages = genAttrs systems (
+        system:
+        let
+          pkgs = nixpkgs.legacyPackages.${system};
+          perExample = listToAttrs (
+            map (example: {
+              inherit (example) name;
+              value = example.packages.kernels;
+            }) (examplesOn system buildable)
+          );
+        in
+        perExample
+        // {
+          nixgen = nixgenPackage pkgs;
+          default = self.packages.${system}.nixgen;
+          kernels = joined system "nixgen-examples-kernels" buildable;
+        }
+        // (
+          if examplesOn system evalOnly == [ ] then
+            { }
+          else
+            {
+              # Evaluation only here (see checks.<system>.eval-only-kernels).
+              kernels-xpu = joined system "nixgen-examples-kernels-xpu" evalOnly;
+            }
+        )
+      );
+
+      checks = genAttrs systems (
+        system:
+        let
+          pkgs = nixpkgs.legacyPackages.${system};
+          # Every variant of the evaluation-only examples, bundled or not.
+          evalOnlyVariants = concatMap (
+            example: map (v: example.packages.${v.name}) (examples.${example.name}.variants system)
+          ) (examplesOn system evalOnly);
+        in
+        {
+          lib-tests =
+            if libTestFailures == [ ] then
+              pkgs.runCommand "nixgen-lib-tests" { } "touch $out"
+            else
+              throw "nixgen library tests failed: ${builtins.concatStringsSep ", " libTestFailures}";
+        }
+        // (
+          if evalOnlyVariants == [ ] then
+            { }
+          else
+            {
+              # Forces every evaluation-only derivation (and its whole dependency graph) to
+              # instantiate, without depending on — and so building — any of them.
+              eval-only-kernels = pkgs.runCommand "nixgen-eval-only-kernels" {
+                drvPaths = builtins.unsafeDiscardStringContext (
+                  builtins.concatStringsSep "\n" (map (drv: drv.drvPath) evalOnlyVariants)
+                );
+              } "printf '%s\\n' \"$drvPaths\" > $out";
+            }
+        )
+      );
+
+      # The repository's CI: one job per (example, system) building that example's bundle.
+      githubActions.matrix.include =
+        let
+          runners = fromJSON (readFile ./nix/data/ci-runners.json);
+        in
+        concatMap (
+          system:
+          map (example: {
+            name = "${example.name} ${system}";
+            inherit system;
+            runner = runners.${system};
+            attr = "packages.${system}.${example.name}";
+          }) (examplesOn system buildable)
+        ) systems;
+    };
+}

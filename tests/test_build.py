@@ -1,0 +1,376 @@
+"""Real builds: the repository flake's `kernels` through the stub nixpkgs.
+
+One build is shared by every test: `nix build .#kernels --override-input nixpkgs
+path:<stub>` in a copy of the repository (as a commit holds it), with the host's g++,
+cargo and nvcc. The CPU kernels are loaded with the PyPI `kernels` client and checked
+against torch; the CUDA ones (no GPU here) are checked for device code per capability and
+for linking; the CPU derivations are rebuilt with `nix-build --check`, which fails unless
+every output byte is the same.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import textwrap
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from nixgen import plan, project
+
+from .conftest import EXAMPLES
+from .nixtools import (
+    copy_worktree,
+    flake_build,
+    have_nix,
+    host_facts,
+    make_stub,
+    nix_build,
+    nix_env,
+)
+
+pytestmark = [
+    pytest.mark.build,
+    pytest.mark.nix,
+    pytest.mark.skipif(not have_nix(), reason="nix is not installed"),
+]
+
+SYSTEM = "x86_64-linux"
+BUILDABLE = ["relu-cpu", "relu-cuda", "relu-mixed", "relu-rust"]
+#: The host torch (2.13, CPU) loads only this variant of each CPU example.
+CPU_VARIANT = f"torch213-cxx11-cpu-{SYSTEM}"
+CUDA_CAPABILITIES = ["8.0", "9.0"]
+SHAPES = [(0,), (1,), (7,), (1000,), (3, 5), (17, 33, 9), (2, 3, 4, 5)]
+
+
+def _dtypes(torch: Any) -> dict[str, list[Any]]:
+    """The dtypes each example's CPU `relu` supports (its binding's dispatch)."""
+    return {
+        "relu-cpu": [torch.float32, torch.float64, torch.float16, torch.bfloat16],
+        "relu-rust": [torch.float32, torch.float64],
+        "relu-mixed": [torch.float32, torch.float64],
+    }
+
+
+def _non_contiguous(torch: Any, generator: Any) -> list[Any]:
+    def randn(*shape: int) -> Any:
+        return torch.randn(*shape, generator=generator)
+
+    return [
+        randn(64, 48)[:, ::3],
+        randn(32, 40).t(),
+        randn(5, 1).expand(5, 9),
+        randn(4, 6, 8).permute(2, 0, 1)[1:, :, 2:],
+    ]
+
+
+def _variants(name: str, *, backend: str | None = None) -> list[plan.Variant]:
+    """The bundled variants of an example on SYSTEM, as `nixgen variants` lists them."""
+    return [
+        v
+        for v in plan.variants(project.read(EXAMPLES / name).build, system=SYSTEM)
+        if v.bundle and (backend is None or v.backend == backend)
+    ]
+
+
+def _run(args: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, capture_output=True, text=True, check=False, **kwargs)
+
+
+# ----------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_stub(tmp_path_factory.mktemp("stub"))
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return copy_worktree(tmp_path_factory.mktemp("worktree") / "nixgen")
+
+
+@pytest.fixture(scope="module")
+def kernels(repo: Path, stub: Path) -> Path:
+    """`nix build .#kernels`: every bundled variant of every buildable example."""
+    [out] = flake_build(repo, "kernels", stub=stub, timeout=3600)
+    return out
+
+
+@pytest.fixture(scope="module")
+def torch() -> ModuleType:
+    return pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def loaded(kernels: Path, torch: ModuleType) -> dict[str, ModuleType]:
+    """The CPU examples, loaded from the build by the `kernels` client."""
+    client = pytest.importorskip("kernels")
+    return {
+        name: client.get_local_kernel(kernels / name, backend="cpu")
+        for name in ("relu-cpu", "relu-rust", "relu-mixed")
+    }
+
+
+def _fatbin_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("fatbin_archs", EXAMPLES / "fatbin_archs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _cuobjdump() -> str | None:
+    """cuobjdump from $CUOBJDUMP, PATH, or the `nvidia-cuda-cuobjdump` wheel (.ci/run)."""
+    wheel = Path(sysconfig.get_paths()["purelib"]) / "nvidia" / "cu13" / "bin" / "cuobjdump"
+    for candidate in (os.environ.get("CUOBJDUMP"), shutil.which("cuobjdump"), str(wheel)):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def _extension(variant_dir: Path) -> Path:
+    meta = json.loads((variant_dir / "metadata.json").read_text())
+    return variant_dir / f"{meta['id']}.abi3.so"
+
+
+# -------------------------------------------------------------------------- layout
+
+
+def test_kernels_holds_every_bundled_variant_of_every_buildable_example(kernels: Path) -> None:
+    assert sorted(p.name for p in kernels.iterdir()) == BUILDABLE
+    for name in BUILDABLE:
+        variants = _variants(name)
+        assert sorted(p.name for p in (kernels / name).iterdir()) == sorted(
+            v.name for v in variants
+        )
+        for variant in variants:
+            vdir = kernels / name / variant.name
+            meta = json.loads((vdir / "metadata.json").read_text())
+            assert meta["name"] == name
+            assert meta["backend"]["type"] == variant.backend
+            assert {"__init__.py", "_ops.py", "metadata.json"} <= {p.name for p in vdir.iterdir()}
+            assert _extension(vdir).is_file()
+
+
+# ---------------------------------------------------------------------- CPU numbers
+
+
+@pytest.mark.parametrize("name", ["relu-cpu", "relu-rust", "relu-mixed"])
+def test_client_loads_the_torch213_cpu_variant(
+    loaded: dict[str, ModuleType], kernels: Path, name: str
+) -> None:
+    module_dir = Path(loaded[name].__file__).resolve().parent
+    assert module_dir == (kernels / name / CPU_VARIANT).resolve()
+
+
+@pytest.mark.parametrize("name", ["relu-cpu", "relu-rust", "relu-mixed"])
+def test_cpu_relu_matches_torch_relu(
+    loaded: dict[str, ModuleType], torch: ModuleType, name: str
+) -> None:
+    generator = torch.Generator().manual_seed(1234)
+    for dtype in _dtypes(torch)[name]:
+        for shape in SHAPES:
+            x = torch.randn(shape, generator=generator).to(dtype)
+            y = loaded[name].relu(x)
+            assert y.dtype == dtype and y.shape == x.shape
+            torch.testing.assert_close(y, torch.relu(x), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("name", ["relu-cpu", "relu-rust", "relu-mixed"])
+def test_cpu_relu_of_non_contiguous_input(
+    loaded: dict[str, ModuleType], torch: ModuleType, name: str
+) -> None:
+    generator = torch.Generator().manual_seed(99)
+    for x in _non_contiguous(torch, generator):
+        assert not x.is_contiguous()
+        before = x.clone()
+        torch.testing.assert_close(loaded[name].relu(x), torch.relu(x), rtol=0, atol=0)
+        torch.testing.assert_close(x, before, rtol=0, atol=0)
+
+
+def test_mixed_rust_leaky_relu_matches_torch(
+    loaded: dict[str, ModuleType], torch: ModuleType
+) -> None:
+    generator = torch.Generator().manual_seed(7)
+    leaky_relu = torch.nn.functional.leaky_relu
+    for slope in (0.01, 0.2, 1.5):
+        for shape in SHAPES:
+            x = torch.randn(shape, generator=generator)
+            torch.testing.assert_close(
+                loaded["relu-mixed"].leaky_relu(x, slope), leaky_relu(x, slope), rtol=0, atol=0
+            )
+    x = torch.randn(40, 30, generator=generator).t()[::2]
+    torch.testing.assert_close(
+        loaded["relu-mixed"].leaky_relu(x, 0.1), leaky_relu(x, 0.1), rtol=0, atol=0
+    )
+
+
+# ------------------------------------------------------------------------- CUDA
+
+
+@pytest.mark.parametrize("name", ["relu-cuda", "relu-mixed"])
+def test_cuda_variants_hold_device_code_for_each_capability(kernels: Path, name: str) -> None:
+    fatbin = _fatbin_module()
+    # SASS for every requested capability, plus PTX of the newest one for newer GPUs
+    # (nixpkgs' cudaForwardCompat), and nothing else.
+    want = fatbin.expected_targets([*CUDA_CAPABILITIES[:-1], CUDA_CAPABILITIES[-1] + "+PTX"])
+    variants = _variants(name, backend="cuda")
+    assert variants
+    for variant in variants:
+        vdir = kernels / name / variant.name
+        assert fatbin.targets(_extension(vdir)) == want, variant.name
+        meta = json.loads((vdir / "metadata.json").read_text())
+        assert meta["backend"]["archs"] == CUDA_CAPABILITIES
+
+
+def test_cuobjdump_lists_a_cubin_per_capability(kernels: Path) -> None:
+    tool = _cuobjdump()
+    if tool is None:
+        pytest.skip("no cuobjdump (pip install nvidia-cuda-cuobjdump==13.4.92, or $CUOBJDUMP)")
+    for variant in _variants("relu-cuda", backend="cuda"):
+        so = _extension(kernels / "relu-cuda" / variant.name)
+        elf = _run([tool, "--list-elf", str(so)])
+        assert elf.returncode == 0, elf.stderr
+        cubins = sorted(line.rsplit(".", 2)[-2] for line in elf.stdout.splitlines() if line)
+        assert cubins == [f"sm_{c.replace('.', '')}" for c in CUDA_CAPABILITIES]
+
+
+def test_cuda_extension_links_and_registers_a_cuda_kernel(kernels: Path) -> None:
+    cuda = host_facts().get("cuda") or {}
+    if not cuda.get("prefix"):
+        pytest.skip("no CUDA toolkit on this machine")
+    vdir = kernels / "relu-cuda" / "torch213-cxx11-cu130-x86_64-linux"
+    # The CPU torch cannot select a CUDA variant through the client, so import it
+    # directly: every symbol must resolve against libc10/libtorch_cpu/libcudart.
+    script = textwrap.dedent(
+        """
+        import importlib.util, json, sys
+        from pathlib import Path
+        import torch
+        vdir = Path(sys.argv[1])
+        meta = json.loads((vdir / "metadata.json").read_text())
+        spec = importlib.util.spec_from_file_location(meta["id"], vdir / "__init__.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[meta["id"]] = module
+        spec.loader.exec_module(module)
+        op = module.add_op_namespace_prefix("relu")
+        print(op, torch._C._dispatch_has_kernel_for_dispatch_key(op, "CUDA"))
+        """
+    )
+    env = dict(os.environ, LD_LIBRARY_PATH=f"{cuda['prefix']}/lib64")
+    done = _run([sys.executable, "-W", "ignore", "-c", script, str(vdir)], env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [
+        f"{json.loads((vdir / 'metadata.json').read_text())['id']}::relu",
+        "True",
+    ]
+
+
+# ---------------------------------------------------------------- reproducibility
+
+
+def _deriver(path: Path) -> str:
+    done = _run(["nix-store", "--query", "--deriver", str(path)], env=nix_env())
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def _kernel_derivations(extension_drv: str, name: str) -> list[str]:
+    done = _run(["nix-store", "--query", "--references", extension_drv], env=nix_env())
+    assert done.returncode == 0, done.stderr
+    build = project.read(EXAMPLES / name).build
+    suffixes = [f"-{name}-{kernel}-{build.general.version}.drv" for kernel in build.kernels]
+    return [line for line in done.stdout.split() if line.endswith(tuple(suffixes))]
+
+
+def test_cpu_outputs_are_bit_for_bit_reproducible(kernels: Path) -> None:
+    # relu-mixed's CPU variant covers every kind of CPU output: a C++ kernel archive, a
+    # Rust staticlib and the extension linking both; relu-rust's kernel adds features.
+    mixed = _deriver((kernels / "relu-mixed" / CPU_VARIANT).resolve())
+    rust = _deriver((kernels / "relu-rust" / CPU_VARIANT).resolve())
+    drvs = [
+        mixed,
+        *_kernel_derivations(mixed, "relu-mixed"),
+        *_kernel_derivations(rust, "relu-rust"),
+    ]
+    assert len(drvs) == 4, drvs
+    done = _run(
+        ["nix-build", "--check", "--no-out-link", "--max-jobs", "2", *drvs],
+        env=nix_env(),
+        timeout=1800,
+    )
+    assert done.returncode == 0, f"not reproducible:\n{done.stderr[-4000:]}"
+
+
+# ------------------------------------------------------------------- more builds
+
+
+def test_rust_kernel_with_the_lock_file_at_the_project_root_builds(
+    tmp_path: Path, stub: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from nixgen.cli import main
+
+    root = tmp_path / "relu-rust"
+    shutil.copytree(EXAMPLES / "relu-rust", root, ignore=shutil.ignore_patterns("nix", "build"))
+    (root / "relu_rs" / "Cargo.lock").rename(root / "Cargo.lock")
+    toml = root / "build.toml"
+    toml.write_text(toml.read_text().replace('"relu_rs/Cargo.lock"', '"Cargo.lock"'))
+    rendered = CliRunner().invoke(main, ["render", str(root)])
+    assert rendered.exit_code == 0, rendered.output
+    out = nix_build(
+        textwrap.dedent(
+            f"""
+            let
+              p = import ./nix;
+              variant = builtins.head (p.variants "{SYSTEM}");
+              pkgs = p.nixgen.project.pkgsFor {{ nixpkgs = {stub}; system = "{SYSTEM}"; }} variant;
+            in
+            p.nixgen.project.callWith pkgs p.project.kernels.relu_rs.file {{
+              inherit (p) nixgen;
+              root = ./.;
+            }}
+            """
+        ),
+        cwd=root,
+    )
+    symbols = _run(["nm", "--defined-only", "--extern-only", str(out / "lib" / "librelu_rs.a")])
+    assert symbols.returncode == 0, symbols.stderr
+    exported = {line.split()[-1] for line in symbols.stdout.splitlines() if " T " in line}
+    assert {"relu_rs_f32", "relu_rs_f64"} <= exported
+
+
+def test_nixgen_package_renders_what_the_work_tree_renders(
+    repo: Path, stub: Path, tmp_path: Path
+) -> None:
+    from nixgen import render
+
+    [out] = flake_build(repo, "nixgen", stub=stub)
+    nixgen = out / "bin" / "nixgen"
+    version = _run([str(nixgen), "--version"])
+    assert version.returncode == 0, version.stderr
+    assert version.stdout.startswith("nixgen, version ")
+    root = tmp_path / "relu-mixed"
+    shutil.copytree(EXAMPLES / "relu-mixed", root, ignore=shutil.ignore_patterns("nix", "build"))
+    (root / "flake.nix").unlink()
+    done = _run([str(nixgen), "render", str(root)])
+    assert done.returncode == 0, done.stdout + done.stderr
+    # The packaged CLI (templates, Nix library, data) writes exactly what this checkout does.
+    expected = render.render(project.read(root).build)
+    written = {
+        str(p.relative_to(root / "nix")): p.read_bytes()
+        for p in (root / "nix").rglob("*")
+        if p.is_file()
+    }
+    assert written == expected.tree
+    assert (root / "flake.nix").read_bytes() == expected.root["flake.nix"]
