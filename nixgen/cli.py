@@ -8,9 +8,7 @@ own failure); a traceback is shown only with ``NIXGEN_DEBUG=1``.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -20,7 +18,17 @@ from typing import Any, TypeVar
 import click
 
 from nixgen import __version__
-from nixgen.errors import EXIT_INTERNAL, NixgenError, Problem, render_problems
+from nixgen.output import emit_json, expected, print_problems, report, use_color
+
+__all__ = [
+    "emit_json",
+    "handle_errors",
+    "json_option",
+    "main",
+    "print_problems",
+    "project_argument",
+    "use_color",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -30,72 +38,19 @@ project_argument = click.argument(
 json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 
 
-def use_color(stream: Any = None) -> bool:
-    """Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
-    stream = stream or sys.stderr
-    return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()
-
-
-def print_problems(problems: list[Problem]) -> None:
-    if not problems:
-        return
-    text = render_problems(problems)
-    if use_color():
-        text = "\n".join(_colorize(line) for line in text.splitlines())
-    click.echo(text, err=True)
-
-
-def _colorize(line: str) -> str:
-    if ": error: " in line:
-        return line.replace(": error: ", ": " + click.style("error", fg="red", bold=True) + ": ", 1)
-    if ": warning: " in line:
-        return line.replace(": warning: ", ": " + click.style("warning", fg="yellow") + ": ", 1)
-    return line
-
-
-def emit_json(payload: object) -> None:
-    click.echo(json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False))
-
-
 def handle_errors(fn: F) -> F:
     """Turn every failure into a message and an exit status; never a traceback."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        as_json = kwargs.get("as_json", False)
         try:
             return fn(*args, **kwargs)
-        except NixgenError as exc:
-            if as_json:
-                emit_json(exc.to_json())
-            elif hasattr(exc, "problems"):
-                print_problems(exc.problems)
-            else:
-                click.echo(exc.render(), err=True)
-            sys.exit(exc.exit_code)
-        except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
-            sys.exit(130)
-        except BrokenPipeError:
-            # The reader went away (`nixgen schema | head`): stop quietly, like `cat`.
-            with contextlib.suppress(OSError):
-                sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed pipe
-            sys.exit(0)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
-        except Exception as exc:
-            if os.environ.get("NIXGEN_DEBUG"):
+        except (Exception, KeyboardInterrupt) as exc:
+            if os.environ.get("NIXGEN_DEBUG") and not expected(exc):
                 raise
-            message = f"internal error: {type(exc).__name__}: {exc}"
-            if as_json:
-                emit_json({"ok": False, "problems": [{"severity": "error", "message": message}]})
-            else:
-                click.echo(
-                    f"nixgen: {message}\n(this is a bug in nixgen; rerun with NIXGEN_DEBUG=1 "
-                    "for a traceback and report it)",
-                    err=True,
-                )
-            sys.exit(EXIT_INTERNAL)
+            sys.exit(report(exc, as_json=kwargs.get("as_json", False)))
 
     return wrapper  # type: ignore[return-value]
 

@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 
 from nixgen import __version__, model, nixlit, tables
+from nixgen.errors import EXIT_INVALID, NixgenError
 from nixgen.validate import python_package_dir
 
 #: Where the generated tree goes, relative to the project root.
@@ -256,8 +257,13 @@ def _comment_header(name: str) -> str:
     return f"# {line}\n"
 
 
-class OutDirError(ValueError):
+class OutDirError(NixgenError, ValueError):
     """An output directory that is not a plain relative path inside the project."""
+
+    exit_code = EXIT_INVALID
+
+    def render(self) -> str:
+        return f"error: --out: {self}"
 
 
 def check_out_dir(out_dir: str) -> None:

@@ -19,6 +19,7 @@ _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$"
 _FEATURE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_+.-]*(/[A-Za-z0-9_][A-Za-z0-9_+.-]*)?$")
 _EXTENSION = re.compile(r"^[A-Za-z0-9_]+$")
 _SCP_URL = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^\s]+$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 GIT_SCHEMES = ("https", "http", "git", "ssh", "git+ssh", "git+https", "git+http")
 GLOB_CHARS = set("*?[]{}")
 MAX_NAME = 64
@@ -87,7 +88,7 @@ def rel_path(value: str) -> str | None:
     """A project file: relative, ``/``-separated, inside the project, no glob patterns."""
     if not value:
         return "empty path"
-    if any(ord(c) < 0x20 or c == "\x7f" for c in value):
+    if _CONTROL.search(value):
         return f"path {value!r} contains a control character"
     if value.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", value):
         return f"absolute path `{value}`: paths are relative to the project root"

@@ -12,16 +12,15 @@ Renders of one project are serialised with a lock file.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
-import difflib
 import errno
 import fcntl
+import functools
 import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -136,6 +135,8 @@ def plan(root: Path, rendered: Rendered, *, force: bool = False) -> Plan:
 
 
 def _diff(rel: str, before: bytes, after: bytes) -> str:
+    import difflib
+
     a = before.decode("utf-8", "replace").splitlines(keepends=True)
     b = after.decode("utf-8", "replace").splitlines(keepends=True)
     return "".join(
@@ -301,11 +302,24 @@ def _swap_tree(root: Path, rendered: Rendered, unchanged: set[str]) -> None:
         raise
 
 
+@functools.cache
+def _libc() -> Any:
+    """The C library through ctypes (for `syncfs` and `renameat2`), or None."""
+    import ctypes
+
+    try:
+        # The running program's own symbols include libc's; no `find_library`, which
+        # spawns `ldconfig` and costs more than the whole write.
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
 def _fsync_tree(directory: Path) -> None:
     """Make the staged tree durable before it is swapped in: one `syncfs` of its file
     system where Linux offers it (one call instead of one `fsync` per file)."""
-    libc_name = ctypes.util.find_library("c")
-    syncfs = getattr(ctypes.CDLL(libc_name, use_errno=True), "syncfs", None) if libc_name else None
+    libc = _libc()
+    syncfs = getattr(libc, "syncfs", None)
     if syncfs is not None:
         fd = os.open(directory, os.O_RDONLY)
         try:
@@ -338,13 +352,13 @@ _AT_FDCWD = -100
 def _exchange(a: Path, b: Path) -> None:
     """Swap two paths atomically (Linux `renameat2`); elsewhere, two renames with a
     recoverable intermediate state (see `recover`)."""
-    libc_name = ctypes.util.find_library("c")
-    renameat2 = (
-        getattr(ctypes.CDLL(libc_name, use_errno=True), "renameat2", None) if libc_name else None
-    )
+    libc = _libc()
+    renameat2 = getattr(libc, "renameat2", None)
     if renameat2 is not None:
         if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
             return
+        import ctypes
+
         err = ctypes.get_errno()
         if err not in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
             raise OSError(err, os.strerror(err), str(b))

@@ -419,7 +419,7 @@ def test_renders_without_renameat2(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, versions: dict[int, tuple[str, Tree]]
 ) -> None:
     """Where libc has no renameat2 the swap falls back to renames, with the same result."""
-    monkeypatch.setattr(write.ctypes.util, "find_library", lambda name: None)
+    monkeypatch.setattr(write, "_libc", lambda: None)
     root = generate(tmp_path / "p", KERNELS + 12)
     for version in (1, 2, 1):
         (root / "build.toml").write_text(versions[version][0])

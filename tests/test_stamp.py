@@ -78,8 +78,8 @@ def test_source_deleted_then_full_render_reports_it(rendered: Path) -> None:
 def test_whole_process_fast_path_imports_nothing_heavy(rendered: Path) -> None:
     heavy = ("click", "cattrs", "jinja2", "tomli", "tomlkit", "attrs")
     code = (
-        f"import sys; sys.argv = ['nixgen', 'render', {str(rendered)!r}]; "
-        "from nixgen.entry import main; main(); "
+        "import sys; from nixgen.entry import _fast_render; "
+        f"assert _fast_render(['render', {str(rendered)!r}]); "
         f"print('heavy:', [m for m in {heavy!r} if m in sys.modules])"
     )
     out = subprocess.run(
@@ -88,6 +88,23 @@ def test_whole_process_fast_path_imports_nothing_heavy(rendered: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert "nix/ is up to date" in out.stdout
     assert "heavy: []" in out.stdout
+
+
+def test_plain_render_runs_without_click(copy_example: Callable[[str], Path]) -> None:
+    """An ordinary `nixgen render` (no stamp) renders without loading click, and prints
+    what the click command prints."""
+    project = copy_example("relu-cpu")
+    code = (
+        "import sys; from nixgen import entry; "
+        f"code = entry._run_plain_render({str(project)!r}, 'nix'); "
+        "print('click loaded:', 'click' in sys.modules, 'exit:', code)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=os.environ
+    )
+    assert out.returncode == 0, out.stderr
+    assert "nix/ is up to date" in out.stdout or "rendered nix/" in out.stdout
+    assert "click loaded: False exit: 0" in out.stdout
 
 
 def test_unwritable_cache_is_ignored(

@@ -4,39 +4,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
-from nixgen.cli import handle_errors, print_problems, project_argument
+from nixgen.cli import handle_errors, project_argument
+from nixgen.pipeline import prepare, with_github_workflow
 
-
-def prepare(project: Path, out: str) -> Any:
-    """Read, validate and plan PROJECT, then render it in memory (shared by render/build)."""
-    from nixgen import plan, render
-    from nixgen import project as project_mod
-    from nixgen.errors import ProblemError
-
-    loaded = project_mod.read(project)
-    planned = loaded.document.locate_all(plan.check(loaded.build))
-    problems = [*loaded.warnings, *planned]
-    if any(p.severity == "error" for p in planned):
-        raise ProblemError(problems)
-    try:
-        render.check_out_dir(out)
-    except render.OutDirError as exc:
-        raise click.BadParameter(str(exc), param_hint="--out") from None
-    return loaded, render.render(loaded.build, out_dir=out), problems
-
-
-def with_github_workflow(loaded: Any, rendered: Any) -> Any:
-    """`rendered` plus the project's GitHub Actions workflow (a project-root file)."""
-    import attrs
-
-    from nixgen import __version__, matrix
-
-    workflow = matrix.github_workflow(loaded.build.general.name, nixgen_version=__version__)
-    return attrs.evolve(rendered, root={**rendered.root, matrix.GITHUB_WORKFLOW: workflow})
+__all__ = ["command", "prepare", "with_github_workflow"]
 
 
 @click.command(name="render")
@@ -66,67 +40,11 @@ def render_command(project: Path, out: str, check: bool, force: bool, ci: str | 
     flake.nix): it builds every variant from the flake's `githubActions.matrix`, and one
     per system and backend for pull requests.
     """
-    from nixgen import write
+    from nixgen import pipeline
 
-    loaded, rendered, problems = prepare(project, out)
-    if ci == "github":
-        rendered = with_github_workflow(loaded, rendered)
-    print_problems(problems)
-    root = loaded.root
-    if check:
-        result = write.plan(root, rendered, force=True)
-        if result.stale:
-            click.echo(result.diff, nl=False)
-            stale = [*result.added, *result.changed, *result.removed]
-            click.echo(
-                f"nixgen: {len(stale)} generated file(s) are stale: run `nixgen render`", err=True
-            )
-            sys.exit(1)
-        click.echo(f"{out}/ is up to date")
-        return
-    result = write.write(root, rendered, force=force)
-    save_stamp(loaded, rendered, problems)
-    if not result.stale:
-        click.echo(f"{out}/ is up to date ({len(result.unchanged)} files)")
-        return
-    click.echo(
-        f"rendered {out}/: {len(result.added)} added, {len(result.changed)} changed, "
-        f"{len(result.removed)} removed, {len(result.unchanged)} unchanged"
-    )
-
-
-def save_stamp(loaded: Any, rendered: Any, problems: list[Any]) -> None:
-    """Record what this render used and wrote, so an unchanged re-render can stop early
-    (`nixgen.entry`)."""
-    from nixgen import model, stamp, write
-    from nixgen.errors import render_problems
-    from nixgen.validate import python_package_dir
-
-    root, out, build = loaded.root, rendered.out_dir, loaded.build
-    outputs = {f"{out}/{rel}": data for rel, data in rendered.tree.items()}
-    skipped = []
-    for name, data in rendered.root.items():
-        if write.is_generated(root / name):
-            outputs[name] = data
-        else:
-            skipped.append(name)
-    dirs = {d for k in build.kernels.values() for d in getattr(k, "include", [])}
-    if isinstance(build.framework, (model.Torch, model.TvmFfi)):
-        dirs.update(build.framework.include)
-    stamp.save(
-        root,
-        out,
-        stamp.make(
-            root=root,
-            build_toml=loaded.document.path.read_bytes(),
-            out_dir=out,
-            files=[*build.source_files(), f"{python_package_dir(build)}/__init__.py"],
-            dirs=sorted(dirs),
-            outputs=outputs,
-            skipped=skipped,
-            messages=render_problems(problems) if problems else "",
-        ),
-    )
+    code = pipeline.render_project(project, out, check=check, force=force, ci=ci)
+    if code:
+        sys.exit(code)
 
 
 command = render_command

@@ -64,6 +64,12 @@ STRICT.register(StableAbi | None, _stable_abi)
 LegacyDep = Literal[(*tables.all_cpp_dependencies(), *tables.legacy_dependency_renames())]  # type: ignore[valid-type]
 
 
+#: How the raw classes of older editions are declared: immutable and keyword-only. They
+#: live for one structuring pass and are never compared or printed, so attrs generates
+#: only `__init__` (creating classes is a visible share of nixgen's start-up).
+raw_class = attrs.frozen(kw_only=True, eq=False, repr=False)
+
+
 @attrs.frozen
 class Layout:
     """How an edition arranges the top level of build.toml."""

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import attrs
-
 from nixgen import model
-from nixgen.schema.common import LegacyDep, kernel_union
+from nixgen.schema.common import LegacyDep, kernel_union, raw_class
 
 Paths = list[model.RelPath]
 Flags = list[model.Flag]
 
 
-@attrs.frozen(kw_only=True)
+@raw_class
 class CpuKernel:
     backend: str
     depends: list[LegacyDep]
@@ -20,7 +18,7 @@ class CpuKernel:
     cxx_flags: Flags | None = None
 
 
-@attrs.frozen(kw_only=True)
+@raw_class
 class CudaKernel:
     backend: str
     depends: list[LegacyDep]
@@ -32,7 +30,7 @@ class CudaKernel:
     cuda_minver: model.Version | None = None
 
 
-@attrs.frozen(kw_only=True)
+@raw_class
 class MetalKernel:
     backend: str
     depends: list[LegacyDep]
@@ -41,7 +39,7 @@ class MetalKernel:
     cxx_flags: Flags | None = None
 
 
-@attrs.frozen(kw_only=True)
+@raw_class
 class RocmKernel:
     backend: str
     depends: list[LegacyDep]
@@ -52,7 +50,7 @@ class RocmKernel:
     rocm_archs: list[model.RocmArch] | None = None
 
 
-@attrs.frozen(kw_only=True)
+@raw_class
 class XpuKernel:
     backend: str
     depends: list[LegacyDep]

@@ -8,16 +8,11 @@ import attrs
 
 from nixgen import model
 from nixgen.schema import tagged_by_backend
-from nixgen.schema.common import Layout, LegacyName
+from nixgen.schema.common import Layout, LegacyName, raw_class
+from nixgen.schema.sections import Hub
 
 
-@attrs.frozen(kw_only=True)
-class Hub:
-    repo_id: model.RepoId | None = None
-    branch: str | None = None
-
-
-@attrs.frozen(kw_only=True)
+@raw_class
 class General:
     name: LegacyName
     universal: bool = False
@@ -27,7 +22,7 @@ class General:
     python_depends: list[Literal["einops", "nvidia-cutlass-dsl"]] | None = None
 
 
-@attrs.frozen(kw_only=True)
+@raw_class
 class Torch:
     src: list[model.RelPath] = attrs.field(factory=list)
     include: list[model.RelDir] | None = None

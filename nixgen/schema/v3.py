@@ -6,25 +6,13 @@ import attrs
 
 from nixgen import model
 from nixgen.schema import tagged_by_backend
-from nixgen.schema.common import Layout, LegacyName
-from nixgen.schema.v2 import Hub
+from nixgen.schema.common import Layout, LegacyName, raw_class
+from nixgen.schema.sections import BackendGeneral, CudaGeneral, Hub
 
 V3Backend = model.Backend
 
 
-@attrs.frozen(kw_only=True)
-class BackendGeneral:
-    python_depends: list[str] | None = None
-
-
-@attrs.frozen(kw_only=True)
-class CudaGeneral:
-    minver: model.Version | None = None
-    maxver: model.Version | None = None
-    python_depends: list[str] | None = None
-
-
-@attrs.frozen(kw_only=True)
+@raw_class
 class General:
     name: LegacyName
     backends: list[V3Backend]
@@ -38,7 +26,7 @@ class General:
     neuron: BackendGeneral | None = None
 
 
-@attrs.frozen(kw_only=True)
+@raw_class
 class Torch:
     src: list[model.RelPath] = attrs.field(factory=list)
     include: list[model.RelDir] | None = None
@@ -47,7 +35,7 @@ class Torch:
     maxver: model.Version | None = None
 
 
-@attrs.frozen(kw_only=True)
+@raw_class
 class TvmFfi:
     src: list[model.RelPath]
     include: list[model.RelDir] | None = None

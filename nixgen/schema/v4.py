@@ -6,12 +6,11 @@ import attrs
 
 from nixgen import model
 from nixgen.schema import tagged_by_backend
-from nixgen.schema.common import Layout
-from nixgen.schema.v2 import Hub
-from nixgen.schema.v3 import BackendGeneral, CudaGeneral
+from nixgen.schema.common import Layout, raw_class
+from nixgen.schema.sections import BackendGeneral, CudaGeneral, Hub, TorchNoarch, TvmFfi
 
 
-@attrs.frozen(kw_only=True)
+@raw_class
 class General:
     name: model.ProjectName
     version: int
@@ -26,7 +25,7 @@ class General:
     neuron: BackendGeneral | None = None
 
 
-@attrs.frozen(kw_only=True)
+@raw_class
 class Torch:
     src: list[model.RelPath] = attrs.field(factory=list)
     include: list[model.RelDir] | None = None
@@ -34,25 +33,6 @@ class Torch:
     minver: model.Version | None = None
     maxver: model.Version | None = None
     stable_abi: model.Version | None = None
-    cxx_flags: list[model.Flag] | None = None
-
-
-@attrs.frozen(kw_only=True)
-class TorchNoarch:
-    pyext: list[model.Extension] | None = None
-    cuda_capabilities: list[model.CudaCapability] | None = attrs.field(
-        default=None, metadata={"key": "cuda_capabilities"}
-    )
-    rocm_archs: list[model.RocmArch] | None = attrs.field(
-        default=None, metadata={"key": "rocm_archs"}
-    )
-
-
-@attrs.frozen(kw_only=True)
-class TvmFfi:
-    src: list[model.RelPath]
-    include: list[model.RelDir] | None = None
-    pyext: list[model.Extension] | None = None
     cxx_flags: list[model.Flag] | None = None
 
 

@@ -11,18 +11,17 @@ import attrs
 
 from nixgen import model
 from nixgen.schema import tagged_by_backend
-from nixgen.schema.common import Layout
-from nixgen.schema.v2 import Hub
-from nixgen.schema.v4 import TorchNoarch, TvmFfi
+from nixgen.schema.common import Layout, raw_class
+from nixgen.schema.sections import Hub, TorchNoarch, TvmFfi
 
 
-@attrs.frozen(kw_only=True)
+@raw_class
 class BackendGeneral:
     python_depends: list[str] | None = None
     kernel_depends: list[model.KernelDependency] | None = None
 
 
-@attrs.frozen(kw_only=True)
+@raw_class
 class CudaGeneral:
     minver: model.Version | None = None
     maxver: model.Version | None = None
@@ -30,12 +29,12 @@ class CudaGeneral:
     kernel_depends: list[model.KernelDependency] | None = None
 
 
-@attrs.frozen(kw_only=True)
+@raw_class
 class TpuGeneral:
     python_depends: list[str] | None = None
 
 
-@attrs.frozen(kw_only=True)
+@raw_class
 class General:
     name: model.ProjectName
     version: int
@@ -54,7 +53,7 @@ class General:
     tpu: TpuGeneral | None = None
 
 
-@attrs.frozen(kw_only=True)
+@raw_class
 class Torch:
     src: list[model.RelPath] = attrs.field(factory=list)
     include: list[model.RelDir] | None = None

@@ -1,0 +1,46 @@
+"""Sub-tables that several older editions share (so an edition's module only defines
+what is its own, and reading one edition never builds another's classes)."""
+
+from __future__ import annotations
+
+import attrs
+
+from nixgen import model
+from nixgen.schema.common import raw_class
+
+
+@raw_class
+class Hub:
+    repo_id: model.RepoId | None = None
+    branch: str | None = None
+
+
+@raw_class
+class BackendGeneral:
+    python_depends: list[str] | None = None
+
+
+@raw_class
+class CudaGeneral:
+    minver: model.Version | None = None
+    maxver: model.Version | None = None
+    python_depends: list[str] | None = None
+
+
+@raw_class
+class TorchNoarch:
+    pyext: list[model.Extension] | None = None
+    cuda_capabilities: list[model.CudaCapability] | None = attrs.field(
+        default=None, metadata={"key": "cuda_capabilities"}
+    )
+    rocm_archs: list[model.RocmArch] | None = attrs.field(
+        default=None, metadata={"key": "rocm_archs"}
+    )
+
+
+@raw_class
+class TvmFfi:
+    src: list[model.RelPath]
+    include: list[model.RelDir] | None = None
+    pyext: list[model.Extension] | None = None
+    cxx_flags: list[model.Flag] | None = None
