@@ -14,7 +14,6 @@ import json
 import os
 import re
 from functools import cache
-from importlib import resources
 from typing import Any
 
 import attrs
@@ -113,7 +112,7 @@ def environment() -> Any:
 
     env = jinja2.Environment(
         bytecode_cache=_bytecode_cache(),
-        loader=jinja2.FileSystemLoader(str(resources.files("nixgen").joinpath("templates"))),
+        loader=jinja2.FileSystemLoader(os.path.join(tables.PACKAGE, "templates")),
         undefined=jinja2.StrictUndefined,
         finalize=nixlit.finalize,
         autoescape=False,
@@ -238,10 +237,11 @@ def _kernel_dep(dep: dict[str, Any]) -> dict[str, Any]:
 
 
 def _library() -> dict[str, bytes]:
-    lib = resources.files("nixgen").joinpath("nixlib")
+    lib = os.path.join(tables.PACKAGE, "nixlib")
     out: dict[str, bytes] = {}
     for name in LIB_FILES:
-        text = lib.joinpath(name).read_text(encoding="utf-8")
+        with open(os.path.join(lib, name), encoding="utf-8") as handle:
+            text = handle.read()
         out[f"lib/{name}"] = (_comment_header(name) + text).encode()
     for name in LIB_DATA:
         data = json.loads(tables.read_text(name))

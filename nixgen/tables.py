@@ -7,10 +7,13 @@ The same JSON files are copied next to the generated Nix and read there with
 from __future__ import annotations
 
 import json
+import os
 import re
 from functools import cache
-from importlib import resources
 from typing import Any
+
+#: The installed package directory.
+PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 DATA_FILES = (
     "build-configs.json",
@@ -37,7 +40,10 @@ _CAPABILITY = re.compile(r"^(\d+)\.(\d+)([af]?)$")
 
 
 def read_text(name: str) -> str:
-    return resources.files("nixgen").joinpath("data", name).read_text(encoding="utf-8")
+    # A plain path, not importlib.resources: importing that costs more than reading all
+    # the tables (nixgen is always installed as files).
+    with open(os.path.join(PACKAGE, "data", name), encoding="utf-8") as handle:
+        return handle.read()
 
 
 @cache
