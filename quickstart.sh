@@ -7,11 +7,13 @@ set -euo pipefail
 cd "$(dirname "$0")"
 scripts/setup.sh
 
+repo=$(pwd)
+py="$repo/.venv/bin/python"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -r examples/relu-cpu "$work/relu-cpu"
 rm -rf "$work/relu-cpu/nix" "$work/relu-cpu/flake.nix"
-nixgen=.venv/bin/nixgen
+nixgen="$repo/.venv/bin/nixgen"
 
 echo "== nixgen validate"
 "$nixgen" validate "$work/relu-cpu"
@@ -19,22 +21,22 @@ echo "== nixgen variants --system x86_64-linux"
 "$nixgen" variants --system x86_64-linux "$work/relu-cpu" 2>/dev/null || true
 echo "== nixgen render"
 "$nixgen" render "$work/relu-cpu"
-find "$work/relu-cpu/nix" -maxdepth 2 -name '*.nix' | sed "s|$work/||" | sort
+find "$work/relu-cpu/nix" -maxdepth 2 -name '*.nix' -not -path '*/lib/*' | sed "s|$work/||" | sort
 
 if ! command -v nix >/dev/null 2>&1; then
   echo "Nix is not installed: stopping after render."
   exit 0
 fi
 export NIX_CONFIG=$'experimental-features = nix-command flakes\nsubstituters =\nbuild-users-group ='
-stub=$(.venv/bin/python -c "from pathlib import Path; from tests.nixtools import make_stub; print(make_stub(Path('$work')))")
+stub=$("$py" -c "from pathlib import Path; from tests.nixtools import make_stub; print(make_stub(Path('$work')))")
 variant=torch213-cxx11-cpu-$(uname -m)-linux
 echo "== nix build .#$variant (offline, test nixpkgs)"
 out=$(cd "$work/relu-cpu" && nix build ".#$variant" --override-input nixpkgs "path:$stub" \
-  --no-link --json 2>/dev/null | .venv/bin/python -c 'import json,sys; print(json.load(sys.stdin)[0]["outputs"]["out"])')
+  --no-link --json | "$py" -c 'import json,sys; print(json.load(sys.stdin)[0]["outputs"]["out"])')
 ls "$out"
 mkdir -p "$work/load" && ln -s "$out" "$work/load/$variant"
 echo "== kernels.get_local_kernel + check against torch.relu"
-.venv/bin/python -W ignore - "$work/load" <<'PY'
+"$py" -W ignore - "$work/load" <<'PY'
 import sys
 from pathlib import Path
 
