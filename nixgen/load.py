@@ -72,21 +72,22 @@ def read_text(path: Path, display: str) -> str:
     def fail(message: str, line: int | None = None, column: int | None = None) -> ProblemError:
         return ProblemError([Problem(message=message, file=display, line=line, column=column)])
 
+    def os_failure(exc: OSError) -> ProblemError:
+        if isinstance(exc, FileNotFoundError):
+            if path.is_symlink():
+                return fail(f"is a symbolic link to `{os.readlink(path)}`, which does not exist")
+            return fail("no such file; a kernel project needs a build.toml at its root")
+        if isinstance(exc, PermissionError):
+            return fail("permission denied while reading the file")
+        if isinstance(exc, IsADirectoryError):
+            return fail("is a directory, expected a build.toml file")
+        return fail(f"cannot read the file: {exc.strerror or exc}")
+
     try:
         # O_NONBLOCK: a FIFO (or a device) must be refused, not block nixgen forever.
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        if path.is_symlink():
-            raise fail(
-                f"is a symbolic link to `{os.readlink(path)}`, which does not exist"
-            ) from None
-        raise fail("no such file; a kernel project needs a build.toml at its root") from None
-    except PermissionError:
-        raise fail("permission denied while reading the file") from None
-    except IsADirectoryError:
-        raise fail("is a directory, expected a build.toml file") from None
     except OSError as exc:
-        raise fail(f"cannot read the file: {exc.strerror or exc}") from None
+        raise os_failure(exc) from None
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
@@ -97,12 +98,8 @@ def read_text(path: Path, display: str) -> str:
             )
         with os.fdopen(fd, "rb", closefd=False) as handle:
             raw = handle.read(MAX_BYTES + 1)
-    except PermissionError:
-        raise fail("permission denied while reading the file") from None
-    except IsADirectoryError:
-        raise fail("is a directory, expected a build.toml file") from None
     except OSError as exc:
-        raise fail(f"cannot read the file: {exc.strerror or exc}") from None
+        raise os_failure(exc) from None
     finally:
         os.close(fd)
     if len(raw) > MAX_BYTES:

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kernels.variants import parse_variant
 
-from nixgen import model, plan, project, tables
+from nixgen import model, plan, project, render, tables
 from tests.nixtools import have_nix, nix_eval_json
 
 REPO = Path(__file__).resolve().parent.parent
@@ -410,31 +410,14 @@ def random_project(rng: random.Random) -> model.Build:
 
 
 def nix_project(build: model.Build) -> dict[str, Any]:
-    """What `project.nix` holds for the variant computation (render.project_data, less
-    the kernel file paths)."""
-    fw = build.framework
-    torch: dict[str, Any] = {"minver": None, "maxver": None, "stableAbi": {}}
-    if isinstance(fw, model.Torch):
-        torch = {
-            "minver": fw.minver,
-            "maxver": fw.maxver,
-            "stableAbi": {
-                b: fw.stable_abi_for(b)
-                for b in build.general.backends
-                if fw.stable_abi_for(b) is not None
-            },
-        }
-    cuda = build.general.cuda
-    return {
-        "framework": build.framework_table,
-        "backends": list(build.general.backends),
-        "torch": torch,
-        "cuda": {"minver": cuda and cuda.minver, "maxver": cuda and cuda.maxver},
-        "kernels": {
-            name: {"backend": model.backend_of(k), "cudaMinver": getattr(k, "cuda_minver", None)}
-            for name, k in build.kernels.items()
-        },
+    """What `project.nix` holds (`render.project_data`), as JSON: without the kernel file
+    paths, which are Nix path literals and not needed for variants."""
+    data = render.project_data(build)
+    data["kernels"] = {
+        name: {k: v for k, v in kernel.items() if k != "file"}
+        for name, kernel in data["kernels"].items()
     }
+    return data
 
 
 def test_random_projects_keep_the_invariants() -> None:
