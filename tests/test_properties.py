@@ -387,6 +387,7 @@ let
       tvmFfi.framework = _: "tvm-ffi-framework";
       extension = {
         archives = _: { whole = [ ]; plain = [ ]; };
+        archsOf = _: [ ];
         opsName = _: "ops";
         buildPhase = id;
         installPhase = id;

@@ -615,6 +615,7 @@ let
     tvmFfi.framework = same;
     extension = {
       archives = kernels: { whole = [ ]; plain = [ ]; };
+      archsOf = kernels: [ ];
       opsName = args: "OPS";
       buildPhase = same;
       installPhase = same;

@@ -87,4 +87,14 @@ in
       type = "cpu";
     };
   };
+
+  testArchsOfIsTheFirstSeenUnionOfTheKernelsTargets = {
+    expr = extension.archsOf {
+      a = { passthru.nixgen.capabilities = [ "8.0" "9.0" ]; };
+      b = { passthru.nixgen.capabilities = [ "9.0" "10.0" ]; };
+      c = { passthru.nixgen.archs = [ "gfx942" ]; };
+      d = { passthru.nixgen = { }; };
+    };
+    expected = [ "8.0" "9.0" "10.0" "gfx942" ];
+  };
 }

@@ -22,8 +22,7 @@ let
     inherit (variant) backend;
     sources = [ src ] ++ map (kernel: kernel.src) (lib.attrValues kernels);
   };
-  # What the variant's GPU code was compiled for (CUDA capabilities, ROCm targets).
-  archs = lib.unique (lib.concatMap (kernel: kernel.passthru.nixgen.capabilities or kernel.passthru.nixgen.archs or [ ]) (lib.attrValues kernels));
+  archs = nixgen.extension.archsOf kernels;
 in
 toolchain.stdenv.mkDerivation {
   pname = "relu-cuda-torch-ext";

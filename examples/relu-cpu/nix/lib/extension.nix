@@ -199,6 +199,24 @@ rec {
     '';
 
   /**
+    What a variant's GPU code was compiled for: the union of its kernels' CUDA
+    capabilities or ROCm targets, in first-seen order (`backend.archs` in metadata.json).
+
+    # Type
+
+    ```
+    archsOf :: AttrSet -> [ String ]
+    ```
+  */
+  archsOf =
+    kernels:
+    builtins.foldl' (acc: arch: if builtins.elem arch acc then acc else acc ++ [ arch ]) [ ] (
+      builtins.concatMap (
+        kernel: kernel.passthru.nixgen.capabilities or kernel.passthru.nixgen.archs or [ ]
+      ) (attrValues kernels)
+    );
+
+  /**
     Archives of built kernels: C++ archives to link whole, Rust archives to link plain.
 
     # Type

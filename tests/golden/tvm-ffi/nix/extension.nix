@@ -21,7 +21,7 @@ let
     inherit (variant) backend;
     sources = [ src ] ++ map (kernel: kernel.src) (lib.attrValues kernels);
   };
-  archs = lib.unique (lib.concatMap (kernel: kernel.passthru.nixgen.capabilities or kernel.passthru.nixgen.archs or [ ]) (lib.attrValues kernels));
+  archs = nixgen.extension.archsOf kernels;
   tvmFfi = python3.pkgs.tvm-ffi;
 in
 toolchain.stdenv.mkDerivation {
