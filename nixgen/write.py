@@ -249,8 +249,13 @@ def write(root: Path, rendered: Rendered, *, force: bool = False) -> Plan:
         return result
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write one file atomically (temp file in the same directory, fsync, rename)."""
+def atomic_write(path: Path, data: bytes, *, mode: int = 0o644) -> None:
+    """Write one file atomically: a fresh temporary file in the same directory, flushed to
+    disk, given `mode` and renamed over `path` (the rename made durable too). A failure
+    leaves the old file or the new one, never half of either, and no temporary file.
+
+    The one file writer of nixgen: render (`write`) and migrate use it.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f"{_TMP}{path.name}.", dir=path.parent)
     try:
@@ -258,12 +263,14 @@ def atomic_write(path: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    with contextlib.suppress(OSError):
+        _fsync_dir(path.parent)
 
 
 def _swap_tree(root: Path, rendered: Rendered, unchanged: set[str]) -> None:

@@ -16,7 +16,7 @@ import pytest
 import tomli
 from click.testing import CliRunner, Result
 
-from nixgen import load, migrate, project
+from nixgen import load, migrate, project, tomledit, write
 from nixgen.cli import main
 from nixgen.errors import OutputError, ProblemError
 from nixgen.schema import v6
@@ -619,7 +619,7 @@ def test_unwritable_directory_is_a_clean_error(
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(migrate.tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(write.tempfile, "mkstemp", refuse)
     result = run(runner, file)
 
     assert result.exit_code == 2
@@ -676,7 +676,7 @@ def test_a_rewrite_that_does_not_read_back_is_never_written(
     build_toml: Callable[[str], Path], runner: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     file = build_toml(V4)
-    monkeypatch.setattr(migrate._Reconciler, "table", lambda self, views, old, new: None)
+    monkeypatch.setattr(tomledit._Reconciler, "table", lambda self, views, old, new: None)
 
     result = run(runner, file)
 
