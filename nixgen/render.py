@@ -47,6 +47,7 @@ LIB_FILES = (
     "support/torch/registration.h",
     "support/torch/_ops.py.in",
     "support/torch/_ops_noarch.py.in",
+    "support/metal/metallib-header.py",
 )
 LIB_DATA = (
     "build-configs.json",
@@ -274,6 +275,13 @@ def check_out_dir(out_dir: str) -> None:
         )
 
 
+def root_path(out_dir: str) -> str:
+    """The project root as a Nix path literal seen from the output directory: `../.` for
+    `nix`, `../..` for `gen/nix` (`out_dir` is checked by `check_out_dir`)."""
+    depth = len(out_dir.split("/"))
+    return "../." if depth == 1 else "/".join([".."] * depth)
+
+
 def render(build: model.Build, *, out_dir: str = DEFAULT_OUT) -> Rendered:
     """Render every generated file of `build`, in memory."""
     check_out_dir(out_dir)
@@ -312,7 +320,9 @@ def render(build: model.Build, *, out_dir: str = DEFAULT_OUT) -> Rendered:
     tree["project.nix"] = _template(
         "project.nix.j2", what="project data", project=project_data(build)
     ).encode()
-    tree["default.nix"] = _template("default.nix.j2", what="entry point").encode()
+    tree["default.nix"] = _template(
+        "default.nix.j2", what="entry point", root=root_path(out_dir)
+    ).encode()
     tree.update(_library())
     root = {
         "flake.nix": _template(

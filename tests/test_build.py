@@ -396,3 +396,28 @@ def test_nixgen_package_renders_what_the_work_tree_renders(
     }
     assert written == expected.tree
     assert (root / "flake.nix").read_bytes() == expected.root["flake.nix"]
+
+
+def test_a_two_level_output_directory_builds_and_loads(
+    stub: Path, torch: ModuleType, tmp_path: Path
+) -> None:
+    """`nixgen render --out gen/nix`: the generated tree finds the project root two levels
+    up, so the CPU variant builds from the rendered flake and computes like torch.relu."""
+    from click.testing import CliRunner
+
+    from nixgen.cli import main
+
+    root = tmp_path / "relu-cpu"
+    shutil.copytree(EXAMPLES / "relu-cpu", root, ignore=shutil.ignore_patterns("nix", "build"))
+    (root / "flake.nix").unlink()
+    result = CliRunner().invoke(main, ["render", str(root), "--out", "gen/nix"])
+    assert result.exit_code == 0, result.output
+    assert "root = ../..;" in (root / "gen" / "nix" / "default.nix").read_text()
+    [out] = flake_build(root, CPU_VARIANT, stub=stub, timeout=1800)
+    layout = tmp_path / "layout"
+    layout.mkdir()
+    (layout / CPU_VARIANT).symlink_to(out)
+    client = pytest.importorskip("kernels")
+    relu = client.get_local_kernel(layout, backend="cpu")
+    x = torch.randn(257, generator=torch.Generator().manual_seed(7))
+    assert torch.equal(relu.relu(x), torch.relu(x))

@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -294,3 +295,23 @@ def test_documentation_examples_hold() -> None:
         if not (res["success"] and res["value"])
     ]
     assert not wrong, "documentation examples that do not hold:\n" + "\n".join(wrong)
+
+
+def test_metallib_header_embeds_the_library_under_the_kernel_namespace(tmp_path: Path) -> None:
+    """nix/support/metal/metallib-header.py writes what a Metal kernel includes through
+    EMBEDDED_METALLIB_HEADER: the bytes, their length and `createLibrary`, in `<name>_metal`."""
+    script = Path(__file__).parent.parent / "nix" / "support" / "metal" / "metallib-header.py"
+    data = bytes(range(40))
+    (tmp_path / "relu.metallib").write_bytes(data)
+    for _ in range(2):
+        subprocess.run(
+            [sys.executable, str(script), "relu.metallib", "relu_metallib.h", "relu"],
+            cwd=tmp_path,
+            check=True,
+        )
+    text = (tmp_path / "relu_metallib.h").read_text()
+    assert "namespace relu_metal {" in text
+    assert "metallib_data_len = 40;" in text
+    assert "inline id<MTLLibrary> createLibrary(id<MTLDevice> device" in text
+    body = text.split("metallib_data[] = {")[1].split("};")[0]
+    assert [int(b, 16) for b in body.replace(",", " ").split()] == list(data)

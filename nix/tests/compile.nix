@@ -139,23 +139,6 @@ in
     expected = true;
   };
 
-  testCppMetalBuildsAMetallibFromShaders = {
-    expr =
-      let
-        phase = compile.cppMetal {
-          name = "k";
-          sources = [ "k/k.mm" "k/k.metal" ];
-          includes = [ "k" ];
-          cxxFlags = [ ];
-        };
-      in
-      builtins.filter (hasInfix "(-c|metal )") (lines phase);
-    expected = [
-      "$CXX -x objective-c++ -fobjc-arc -std=c++20 -O2 -fPIC -D_GLIBCXX_USE_CXX11_ABI=1 -fno-gnu-unique -DMETAL_KERNEL -Ik -c k/k.mm -o nixgen-obj/k%2Fk.mm.o"
-      "xcrun -sdk macosx metal -Ik k/k.metal -o default.metallib"
-    ];
-  };
-
   # nvcc rejects GCC's path maps (torch's include flags carry one); they go through -Xcompiler.
   testCppCudaPassesPrefixMapsOfDependenciesToTheHostCompiler = {
     expr =
@@ -176,5 +159,63 @@ in
       [ "-isystem /t/include -Xcompiler=-ffile-prefix-map=/t/include/=torch/include/" ]
       [ "-isystem /t/include -ffile-prefix-map=/t/include/=torch/include/" ]
     ];
+  };
+
+  testIsCxxMatchesTheExtensionLiterally = {
+    expr = map compile.isCxx [ "b.c++" "b.c" "b.cc" "b.cxx" "b.cpp" "b.cu" "c++" ];
+    expected = [ true false true true true false false ];
+  };
+
+  testMetalShadersBecomeAnEmbeddedLibraryBeforeTheSourcesCompile = {
+    expr =
+      let
+        phase = lines (compile.cppMetal {
+          name = "relu";
+          sources = [ "relu/relu.metal" "relu/loader.mm" "relu/relu.cpp" ];
+          includes = [ ];
+          cxxFlags = [ ];
+        });
+        position = pattern: builtins.length (builtins.filter (x: x) (map (l: hasInfix pattern l) phase));
+        firstIndex =
+          pattern:
+          let
+            go = i: if i >= builtins.length phase then -1 else if hasInfix pattern (builtins.elemAt phase i) then i else go (i + 1);
+          in
+          go 0;
+      in
+      {
+        shaderCompiled = position "macosx metal -std=metal4.0 -O2 .*-c relu/relu.metal -o" == 1;
+        linkedBeforeSources = firstIndex "metallib " < firstIndex "-c relu/loader.mm";
+        headerBeforeSources = firstIndex "metallib-header.py" < firstIndex "-c relu/relu.cpp";
+        sourcesSeeTheHeader = hasInfix "-DEMBEDDED_METALLIB_HEADER=\"relu_metallib.h\"" (builtins.elemAt phase (firstIndex "-c relu/relu.cpp"));
+        namespace = hasInfix "-DEMBEDDED_METALLIB_NAMESPACE=relu_metal" (builtins.elemAt phase (firstIndex "-c relu/loader.mm"));
+        beforePostBuild = firstIndex "metallib-header.py" < firstIndex "runHook postBuild";
+      };
+    expected = {
+      shaderCompiled = true;
+      linkedBeforeSources = true;
+      headerBeforeSources = true;
+      sourcesSeeTheHeader = true;
+      namespace = true;
+      beforePostBuild = true;
+    };
+  };
+
+  testMetalInstallPutsTheMetallibNextToTheArchive = {
+    expr = lines (compile.installMetalPhase { name = "relu"; sources = [ "relu/relu.metal" "relu/a.mm" ]; });
+    expected = [
+      "runHook preInstall"
+      "install -Dm644 librelu.a \"$out/lib/\"librelu.a"
+      "install -Dm644 relu.metallib \"$out/lib/\"relu.metallib"
+      "runHook postInstall"
+    ];
+  };
+
+  testMetalWithoutShadersHasNoMetallib = {
+    expr = builtins.any (l: hasInfix "metallib" l) (lines (
+      compile.cppMetal { name = "k"; sources = [ "a.mm" ]; includes = [ ]; cxxFlags = [ ]; }
+      + compile.installMetalPhase { name = "k"; sources = [ "a.mm" ]; }
+    ));
+    expected = false;
   };
 }

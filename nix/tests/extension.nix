@@ -97,4 +97,19 @@ in
     };
     expected = [ "8.0" "9.0" "10.0" "gfx942" ];
   };
+
+  testBindingCompilesEveryCxxSourceAndNothingElse = {
+    expr =
+      let
+        phase = extension.buildPhase {
+          opsName = "_relu_cpu_0";
+          backend = "cpu";
+          framework = { flags = [ ]; libs = [ ]; };
+          bindingSources = [ "b/x.c++" "b/y.c" "b/z.cc" "b/w.h" ];
+        };
+        compiled = src: builtins.match ".* -c ${src} .*" (builtins.replaceStrings [ "\n" ] [ " " ] phase) != null;
+      in
+      map compiled [ "b/x.c\\+\\+" "b/y.c" "b/z.cc" "b/w.h" ];
+    expected = [ true false true false ];
+  };
 }

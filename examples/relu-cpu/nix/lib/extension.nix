@@ -137,9 +137,7 @@ rec {
           ++ cxxFlags
         )
       );
-      sources = builtins.filter (
-        src: builtins.any (ext: builtins.match ".*\\.${ext}" src != null) compile.cxxExtensions
-      ) bindingSources;
+      sources = builtins.filter compile.isCxx bindingSources;
       object = src: "nixgen-obj/${compile.objectName src}";
       whole =
         if wholeArchives == [ ] then [ ] else [ "-Wl,--whole-archive" ] ++ wholeArchives ++ [ "-Wl,--no-whole-archive" ];

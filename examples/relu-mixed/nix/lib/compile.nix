@@ -94,12 +94,13 @@ rec {
   /**
     A build phase compiling `sources` with the first matching rule and archiving the
     objects into `lib<name>.a`. A rule is `{ extensions; command; }` where `command` is
-    shell text (the compiler and its quoted flags).
+    shell text (the compiler and its quoted flags). `prelude` runs before the first compile
+    (files the sources include, such as an embedded Metal library).
 
     # Type
 
     ```
-    archivePhase :: { name :: String, sources :: [ String ], rules :: [ Rule ] } -> String
+    archivePhase :: { name :: String, sources :: [ String ], rules :: [ Rule ], prelude :: String ? } -> String
     ```
   */
   archivePhase =
@@ -107,6 +108,7 @@ rec {
       name,
       sources,
       rules,
+      prelude ? "",
     }:
     let
       ruleFor =
@@ -122,6 +124,7 @@ rec {
     ''
       runHook preBuild
       mkdir -p nixgen-obj
+      ${prelude}
       ${concatStringsSep "\n" (map compile compiled)}
       ar rcsD ${shell.escapeShellArg "lib${name}.a"} ${esc (map object compiled)}
       runHook postBuild
@@ -155,6 +158,18 @@ rec {
   copyPhase = from: to: "cp ${shell.escapeShellArg from} ${shell.escapeShellArg to}\n";
 
   cxxExtensions = [ "cpp" "cc" "cxx" "c++" ];
+
+  /**
+    Whether a source is C++ compiled by the stdenv's compiler (by its extension).
+
+    # Examples
+
+    ```nix
+    map isCxx [ "b.c++" "b.c" "b.cpp" "b.h" ]
+    => [ true false true false ]
+    ```
+  */
+  isCxx = src: any (ext: hasSuffix ".${ext}" src) cxxExtensions;
 
   /**
     Rule for C and C++ sources compiled by the stdenv's compiler.
@@ -333,8 +348,12 @@ rec {
     };
 
   /**
-    Build phase of a `cpp-metal` kernel: Objective-C++ (`.mm`) and C++ with clang, Metal
-    shaders (`.metal`) into a `default.metallib` installed next to the archive.
+    Build phase of a `cpp-metal` kernel: Metal shaders (`.metal`) are compiled first into
+    `<name>.metallib`, which is embedded in the generated header `<name>_metallib.h`
+    (`nix/support/metal/metallib-header.py`; the sources reach it through the definitions
+    `EMBEDDED_METALLIB_HEADER` and `EMBEDDED_METALLIB_NAMESPACE = <name>_metal`, as in the
+    anchor's Metal build); then Objective-C++ (`.mm`) and C++ compile with clang.
+    `installMetalPhase` installs the archive and the metallib.
   */
   cppMetal =
     {
@@ -346,25 +365,61 @@ rec {
     }:
     let
       shaders = filter (hasSuffix ".metal") sources;
+      air = src: "nixgen-obj/${replaceStrings [ "%" "/" ] [ "%25" "%2F" ] src}.air";
+      embedded =
+        if shaders == [ ] then
+          [ ]
+        else
+          [
+            "-Inixgen-metal"
+            "-DEMBEDDED_METALLIB_HEADER=\"${name}_metallib.h\""
+            "-DEMBEDDED_METALLIB_NAMESPACE=${name}_metal"
+          ];
+      flags = backendDefines.metal ++ depFlags ++ includeFlags includes ++ embedded ++ cxxFlags;
+      metal = src: "xcrun -sdk macosx metal -std=metal4.0 -O2 ${esc (includeFlags includes)} -c ${shell.escapeShellArg src} -o ${shell.escapeShellArg (air src)}";
     in
     archivePhase {
       inherit name sources;
+      prelude =
+        if shaders == [ ] then
+          ""
+        else
+          ''
+            mkdir -p nixgen-metal
+            ${concatStringsSep "\n" (map metal shaders)}
+            xcrun -sdk macosx metallib ${esc (map air shaders)} -o ${shell.escapeShellArg "${name}.metallib"}
+            python3 ${./support/metal/metallib-header.py} ${shell.escapeShellArg "${name}.metallib"} ${shell.escapeShellArg "nixgen-metal/${name}_metallib.h"} ${shell.escapeShellArg name}
+          '';
       rules = [
         {
           extensions = [ "mm" ];
-          command = "$CXX -x objective-c++ -fobjc-arc ${
-            esc (baseCxxFlags ++ backendDefines.metal ++ depFlags ++ includeFlags includes ++ cxxFlags)
-          }";
+          command = "$CXX -x objective-c++ -fobjc-arc ${esc (baseCxxFlags ++ flags)}";
         }
       ]
-      ++ cxxRules (backendDefines.metal ++ depFlags ++ includeFlags includes ++ cxxFlags);
-    }
-    + (
-      if shaders == [ ] then
-        ""
-      else
-        ''
-          xcrun -sdk macosx metal ${esc (includeFlags includes)} ${esc shaders} -o default.metallib
-        ''
-    );
+      ++ cxxRules flags;
+    };
+
+  /**
+    Install phase of a `cpp-metal` kernel: `lib<name>.a` and, when the kernel has shaders,
+    `<name>.metallib` into `$out/lib`.
+
+    # Type
+
+    ```
+    installMetalPhase :: { name :: String, sources :: [ String ] } -> String
+    ```
+  */
+  installMetalPhase =
+    { name, sources }:
+    ''
+      runHook preInstall
+      install -Dm644 ${shell.escapeShellArg "lib${name}.a"} "$out/lib/"${shell.escapeShellArg "lib${name}.a"}
+      ${
+        if any (hasSuffix ".metal") sources then
+          ''install -Dm644 ${shell.escapeShellArg "${name}.metallib"} "$out/lib/"${shell.escapeShellArg "${name}.metallib"}''
+        else
+          ""
+      }
+      runHook postInstall
+    '';
 }

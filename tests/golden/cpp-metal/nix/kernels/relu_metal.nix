@@ -4,6 +4,7 @@
   lib,
   stdenv,
   apple-sdk_26,
+  python3,
   nixgen,
   root,
   torch,
@@ -17,6 +18,8 @@ stdenv.mkDerivation {
   pname = "synth-metal-relu_metal";
   version = "3";
   src = nixgen.sources.select lib root sources;
+  # python3 writes the header that embeds the kernel's Metal library.
+  nativeBuildInputs = [ python3 ];
   buildInputs = [ apple-sdk_26 ] ++ [ torch metal-cpp ];
   dontConfigure = true;
   # Metal shaders need the host's Metal toolchain (xcrun), outside the sandbox.
@@ -28,7 +31,10 @@ stdenv.mkDerivation {
     cxxFlags = [ "-DMETAL_BLOCK=256" ];
     depFlags = nixgen.torch.includeFlags torch;
   };
-  installPhase = nixgen.compile.installArchivePhase "relu_metal";
+  installPhase = nixgen.compile.installMetalPhase {
+    name = "relu_metal";
+    inherit sources;
+  };
   passthru.nixgen = {
     kernel = "relu_metal";
     library = "relu_metal";
