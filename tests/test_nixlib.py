@@ -312,6 +312,6 @@ def test_metallib_header_embeds_the_library_under_the_kernel_namespace(tmp_path:
     text = (tmp_path / "relu_metallib.h").read_text()
     assert "namespace relu_metal {" in text
     assert "metallib_data_len = 40;" in text
-    assert "inline id<MTLLibrary> createLibrary(id<MTLDevice> device" in text
+    assert "createLibrary(\n        id<MTLDevice> device, NSError** error" in text
     body = text.split("metallib_data[] = {")[1].split("};")[0]
     assert [int(b, 16) for b in body.replace(",", " ").split()] == list(data)
