@@ -26,7 +26,8 @@
         readDir
         readFile
         ;
-      inherit (nixgen.flake) systems;
+      # The systems of nixgen's build table, as planned into every rendered project.
+      inherit (import ./examples/relu-cpu/nix/project.nix) systems;
 
       genAttrs =
         names: f:

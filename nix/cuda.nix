@@ -1,80 +1,24 @@
 /**
-  CUDA compute capabilities: which ones a toolkit can compile for, and the nvcc flags
-  that request them. Reads `data/cuda-capabilities.json` and
-  `data/builder-cuda-capabilities.json`, the same tables as `nixgen/tables.py`.
+  CUDA compute capabilities: the nvcc flags that request them, and the lookup of a
+  kernel's planned capabilities for the variant's toolkit.
+
+  Which capabilities a toolkit can compile for is planned by nixgen (`nixgen/plan.py`,
+  from `data/cuda-capabilities.json`) and written into each kernel's file as a table
+  from CUDA version to capabilities; nothing here recomputes it.
 */
 let
   versions = import ./versions.nix;
-  inherit (builtins) filter fromJSON head listToAttrs match readFile replaceStrings;
-
-  db = fromJSON (readFile ./data/cuda-capabilities.json);
-  ranges = listToAttrs (
-    map (row: {
-      name = row.capability;
-      value = row;
-    }) db.capabilities
-  );
+  inherit (builtins) attrNames concatStringsSep filter foldl' head match replaceStrings;
 in
 rec {
   /**
-    The capabilities built when a kernel lists none (the builder's default set).
-
-    # Type
-
-    ```
-    defaultCapabilities :: [ String ]
-    ```
-  */
-  defaultCapabilities = (fromJSON (readFile ./data/builder-cuda-capabilities.json)).capabilities;
-
-  /**
-    Whether CUDA `cudaVersion` can compile for `capability` (`8.0`, `9.0a`, `10.0f`).
-
-    # Type
-
-    ```
-    supported :: String -> String -> Bool
-    ```
-
-    # Examples
-
-    ```nix
-    supported "7.0" "13.0"
-    => false
-    supported "9.0a" "12.6"
-    => true
-    ```
-  */
-  supported =
-    capability: cudaVersion:
-    let
-      parts = match "([0-9]+)\\.([0-9]+)([af]?)" capability;
-      base = if parts == null then null else "${head parts}.${builtins.elemAt parts 1}";
-      suffix = if parts == null then "" else builtins.elemAt parts 2;
-      # Anything that is not a capability (`sm_80`, `8`) is simply not supported.
-      row = if base == null then null else ranges.${base} or null;
-      low =
-        if suffix == "a" then
-          versions.max row.min db.arch_specific_min
-        else if suffix == "f" then
-          versions.max row.min db.family_specific_min
-        else
-          row.min;
-    in
-    row != null
-    && versions.within {
-      inherit low;
-      high = row.max;
-    } cudaVersion;
-
-  /**
-    The capabilities a kernel is compiled for with one toolkit: its own list (or the
-    default set) restricted to what the toolkit supports, in the kernel's order.
+    The capabilities a kernel is compiled for with the toolkit `cudaVersion`: its entry
+    in the kernel's planned table.
 
     # Inputs
 
-    `requested`
-    : the kernel's `cuda-capabilities`, or `null` for the default set
+    `planned`
+    : CUDA version → capabilities, as `nixgen render` writes it
 
     `cudaVersion`
     : the toolkit version (`cudaPackages.cudaMajorMinorVersion`)
@@ -82,19 +26,22 @@ rec {
     # Type
 
     ```
-    capabilitiesFor :: [ String ] | Null -> String -> [ String ]
+    capabilitiesFor :: { ${version} :: [ String ] } -> String -> [ String ]
     ```
 
     # Examples
 
     ```nix
-    capabilitiesFor [ "7.0" "8.0" "9.0" ] "13.0"
+    capabilitiesFor { "12.6" = [ "8.0" ]; "13.0" = [ "8.0" "9.0" ]; } "13.0"
     => [ "8.0" "9.0" ]
     ```
   */
   capabilitiesFor =
-    requested: cudaVersion:
-    filter (c: supported c cudaVersion) (if requested == null then defaultCapabilities else requested);
+    planned: cudaVersion:
+    planned.${cudaVersion} or (throw (
+      "nixgen: CUDA ${cudaVersion} is not in the build table this project was rendered with "
+      + "(${concatStringsSep ", " (attrNames planned)}); render again with a nixgen that knows it"
+    ));
 
   /**
     The nvcc architecture name of a capability: `8.0` → `80`, `9.0a` → `90a`.
@@ -134,7 +81,7 @@ rec {
         c: "-gencode=arch=compute_${archName c},code=sm_${archName c}"
       ) capabilities;
       plain = filter (c: match ".*[af]" c == null) capabilities;
-      newest = if plain == [ ] then null else builtins.foldl' versions.max (head plain) plain;
+      newest = if plain == [ ] then null else foldl' versions.max (head plain) plain;
     in
     real ++ (if newest == null then [ ] else [ "-gencode=arch=compute_${archName newest},code=compute_${archName newest}" ]);
 }

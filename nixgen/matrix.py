@@ -1,9 +1,8 @@
 """CI matrices from the planned variants (the plan stage's output, laid out for CI).
 
 `github` turns a variant list into a GitHub Actions matrix (``{"include": [...]}``) that a
-workflow reads with ``fromJSON``. The static Nix library (``nix/flake.nix``,
-``githubMatrix``) computes the same rows for the flake output ``githubActions``; tests
-keep the two equal.
+workflow reads with ``fromJSON``. The render stage writes the same matrices into the
+project's data, which the flake output ``githubActions`` only reads.
 
 Row shapes. With at most `max_jobs` variants, one job per variant::
 

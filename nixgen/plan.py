@@ -1,10 +1,11 @@
 """Stage 5 — plan: the build variants of a project (torch × backend version × system).
 
 Variants are computed from the build-configuration table (``data/build-configs.json``)
-and the project's constraints, in Python and without Nix. The static Nix library
-(``nix/variants.nix``) computes the same list from the same table; tests keep the two
-equal. Names follow the anchor's scheme exactly, so the PyPI ``kernels`` client's
-``parse_variant`` accepts every one.
+and the project's constraints, here and only here: the render stage writes the plan (the
+variants, the pull-request selection, each kernel's CUDA capabilities per toolkit and ROCm
+targets) into the generated data, and the static Nix library reads it. Names follow the
+anchor's scheme exactly, so the PyPI ``kernels`` client's ``parse_variant`` accepts every
+one.
 """
 
 from __future__ import annotations
@@ -348,11 +349,26 @@ def check(build: model.Build) -> list[Problem]:
     return problems
 
 
+def cuda_versions() -> list[str]:
+    """Every CUDA version of the build-configuration table, oldest first."""
+    found = {c.backend_version for c in build_configs() if c.backend == "cuda"}
+    return sorted((v for v in found if v is not None), key=tables.version_key)
+
+
+def rocm_archs(kernel: model.CppRocmKernel) -> list[str]:
+    """The GPU targets `kernel` is compiled for: its `rocm-archs` (or every supported
+    target) restricted to the builder's supported set, in the kernel's order."""
+    supported = tables.supported_rocm_archs()
+    wanted = kernel.rocm_archs if kernel.rocm_archs is not None else supported
+    return [arch for arch in wanted if arch in supported]
+
+
 def cuda_capabilities(kernel: model.CppCudaKernel, cuda_version: str) -> list[str]:
     """The capabilities `kernel` is compiled for with CUDA `cuda_version`.
 
     The kernel's list (or the builder's default list) intersected with what the toolkit
-    supports, in the kernel's order. ``nix/cuda.nix`` computes the same.
+    supports, in the kernel's order. The render stage writes it, per toolkit of the
+    build table, into the kernel's Nix file.
     """
     wanted = kernel.cuda_capabilities or tables.builder_cuda_capabilities()
     return [c for c in wanted if tables.cuda_capability_supported(c, cuda_version)]

@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from nixgen import __version__, model, nixlit, tables
+from nixgen import __version__, matrix, model, nixlit, plan, tables
 from nixgen.errors import EXIT_INVALID, NixgenError
 from nixgen.validate import python_package_dir
 
@@ -34,7 +34,6 @@ LIB_FILES = (
     "versions.nix",
     "variants.nix",
     "cuda.nix",
-    "rocm.nix",
     "shell.nix",
     "sources.nix",
     "compile.nix",
@@ -49,13 +48,9 @@ LIB_FILES = (
     "support/torch/_ops_noarch.py.in",
     "support/metal/metallib-header.py",
 )
-LIB_DATA = (
-    "build-configs.json",
-    "builder-cuda-capabilities.json",
-    "ci-runners.json",
-    "cuda-capabilities.json",
-    "rocm-archs.json",
-)
+#: Data tables the static library reads at evaluation time (none today: nixgen plans in
+#: Python and writes the results into the generated files).
+LIB_DATA: tuple[str, ...] = ()
 
 #: nixpkgs attribute of each C++ dependency (`depends`); `torch` is the variant's torch.
 DEPENDENCY_ATTRS = {"sycl_tla": "sycl-tla"}
@@ -161,6 +156,12 @@ def _kernel_context(build: model.Build, name: str, kernel: model.Kernel) -> dict
         "empty_message": f"nixgen: kernel {name}: none of its CUDA capabilities can be built "
         "with CUDA ",
     }
+    if isinstance(kernel, model.CppCudaKernel):
+        context["capabilities"] = {
+            version: plan.cuda_capabilities(kernel, version) for version in plan.cuda_versions()
+        }
+    if isinstance(kernel, model.CppRocmKernel):
+        context["archs"] = plan.rocm_archs(kernel)
     if isinstance(kernel, model.RustCpuKernel):
         manifest, lockfile = kernel.manifest(), kernel.lockfile()
         crate_dir = manifest.rpartition("/")[0]
@@ -174,8 +175,12 @@ def _kernel_context(build: model.Build, name: str, kernel: model.Kernel) -> dict
 
 
 def project_data(build: model.Build) -> dict[str, Any]:
-    """The data `project.nix` holds: what the static library needs to plan and build."""
+    """The data `project.nix` holds: the planned variants (every system; `ci` marks the
+    pull-request selection), the CI matrices and what the static library needs to build.
+    The Nix library only reads this plan; it never recomputes it."""
     g = build.general
+    variants = plan.variants(build)
+    selected = {(v.system, v.name) for v in plan.select_ci(variants)}
     fw = build.framework
     torch: dict[str, Any] = {"minver": None, "maxver": None, "stableAbi": {}}
     if isinstance(fw, model.Torch):
@@ -217,6 +222,14 @@ def project_data(build: model.Build) -> dict[str, Any]:
         "kernelDepends": {
             section: [_kernel_dep(d) for d in deps(section, "kernel_depends")]
             for section in ("general", "cuda", "xpu", "neuron")
+        },
+        "systems": list(plan.SYSTEMS),
+        "variants": [
+            {**v.to_json(), "ci": (v.system, v.name) in selected} for v in variants
+        ],
+        "githubActions": {
+            "matrix": matrix.github(variants),
+            "pullRequestMatrix": matrix.github(plan.select_ci(variants)),
         },
         "kernels": {
             name: {

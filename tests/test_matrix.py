@@ -34,7 +34,6 @@ from tests.nixtools import (
     flake_show,
     have_nix,
     make_stub,
-    nix_eval_json,
 )
 
 from .conftest import CORPUS_FILES, EXAMPLES, REPO
@@ -324,27 +323,6 @@ def test_flake_github_actions_equal_nixgen_matrix(
         "pullRequestMatrix": cli_matrix(root, "--pull-request"),
     }
     validate_matrix(got["matrix"])
-
-
-@pytest.mark.nix
-@pytest.mark.skipif(not have_nix(), reason="nix is not installed")
-def test_nix_groups_like_python(examples: dict[str, Path]) -> None:
-    root = examples["relu-mixed"]
-    limits = [5, 7, 12, 19, 256]
-    expr = (
-        f"let p = import {root / 'nix'}; in map (n: p.nixgen.flake.githubMatrix "
-        "{ maxJobs = n; } (p.variants null)) " + "[ " + " ".join(map(str, limits)) + " ]"
-    )
-    for limit, got in zip(limits, nix_eval_json(expr), strict=True):
-        assert got == cli_matrix(root, "--max-jobs", str(limit)), limit
-    # And many more variants than jobs (fake variants through the Nix function).
-    found = fake_variants({("x86_64-linux", "cuda"): 40, ("aarch64-linux", "cpu"): 9})
-    data = json.dumps([v.to_json() for v in found])
-    expr = (
-        f"(import {root / 'nix/lib'}).flake.githubMatrix {{ maxJobs = 6; }} "
-        f"(builtins.fromJSON {json.dumps(data)})"
-    )
-    assert nix_eval_json(expr) == matrix.github(found, max_jobs=6)
 
 
 @pytest.mark.nix

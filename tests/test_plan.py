@@ -1,9 +1,10 @@
 """The plan stage: which variants a project builds, and what they are called.
 
 The rules are the anchor's (reference/anchor-hf-kernels.md §3.2–3.3) plus nixgen's few
-additions (documented on `plan.variants`). The Nix library (nix/variants.nix) must give the
-same list: a seeded sample of random projects is evaluated by both here; the examples and
-the corpus are compared through generated flakes in test_variants_cli.py.
+additions (documented on `plan.variants`). The plan is made here only: `project.nix` carries
+it and the Nix library (nix/variants.nix) reads it; the flakes' outputs are compared with
+`nixgen variants` / `nixgen matrix` for the examples and the corpus in test_variants_cli.py
+and test_matrix.py.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kernels.variants import parse_variant
 
-from nixgen import model, plan, project, render, tables
+from nixgen import model, nixlit, plan, project, render, tables
 from tests.nixtools import have_nix, nix_eval_json
 
 REPO = Path(__file__).resolve().parent.parent
@@ -446,20 +447,22 @@ def test_random_projects_keep_the_invariants() -> None:
 
 @pytest.mark.nix
 @pytest.mark.skipif(not have_nix(), reason="nix is not installed")
-def test_nix_library_agrees_on_random_projects() -> None:
-    """nix/variants.nix gives the same variants and CI selection as plan.py, field for
-    field, for 150 seeded random projects (one nix-instantiate run)."""
+def test_nix_library_reads_the_plan_unchanged(tmp_path: Path) -> None:
+    """The Nix library only reads the plan `project.nix` carries: for 60 seeded random
+    projects its variants (all, one system) and CI selection are plan.py's, field for
+    field, after the trip through nixlit and Nix (one nix-instantiate run)."""
     rng = random.Random(11)
-    builds = [random_project(rng) for _ in range(150)]
-    data = json.dumps([nix_project(b) for b in builds])
+    builds = [random_project(rng) for _ in range(60)]
+    (tmp_path / "projects.nix").write_text(nixlit.value([nix_project(b) for b in builds]))
     expr = f"""
       let
         lib = import {REPO / "nix/variants.nix"};
-        projects = builtins.fromJSON {json.dumps(data)};
-      in map (p: let all = lib.variants p null; in {{
-        inherit all;
-        ci = lib.selectCi all;
-        x86 = lib.variants p "x86_64-linux";
+        projects = import {tmp_path / "projects.nix"};
+        plain = map (v: removeAttrs v [ "ci" ]);
+      in map (p: {{
+        all = plain (lib.variants p null);
+        ci = plain (lib.selectCi (lib.variants p null));
+        x86 = plain (lib.variants p "x86_64-linux");
       }}) projects
     """
     got = nix_eval_json(expr)
@@ -468,6 +471,83 @@ def test_nix_library_agrees_on_random_projects() -> None:
         assert nix["all"] == [v.to_json() for v in found], nix_project(build)
         assert nix["ci"] == [v.to_json() for v in plan.select_ci(found)]
         assert nix["x86"] == [v.to_json() for v in plan.variants(build, system="x86_64-linux")]
+
+
+# --------------------------------------------- CUDA capabilities and ROCm targets
+
+
+@pytest.mark.parametrize(
+    ("capability", "cuda", "supported"),
+    [
+        ("7.0", "12.6", True),  # Volta: last supported by 12.9
+        ("7.0", "13.0", False),
+        ("7.5", "13.2", True),  # Turing: no upper bound
+        ("8.0", "11.1", False),  # Ampere: from 11.2
+        ("8.0", "11.2", True),
+        ("10.1", "12.9", True),  # renamed to 11.0 in CUDA 13
+        ("10.1", "13.0", False),
+        ("11.0", "12.9", False),
+        ("11.0", "13.0", True),
+        ("12.1", "12.8", False),
+        ("9.0a", "11.8", False),  # architecture-specific code needs CUDA 12
+        ("9.0a", "12.0", True),
+        ("10.0a", "12.6", False),  # ... and the base capability's own minimum
+        ("10.0a", "12.8", True),
+        ("10.0f", "12.8", False),  # family-specific code needs CUDA 12.9
+        ("10.0f", "12.9", True),
+        ("12.0f", "13.0", True),
+        ("99.0", "13.0", False),  # anything unknown or malformed is never supported
+        ("8.0x", "13.0", False),
+        ("sm_80", "13.0", False),
+        ("8", "13.0", False),
+    ],
+)
+def test_cuda_capability_support_follows_the_table(
+    capability: str, cuda: str, supported: bool
+) -> None:
+    assert tables.cuda_capability_supported(capability, cuda) is supported
+
+
+def _cuda(capabilities: list[str] | None) -> model.CppCudaKernel:
+    return model.CppCudaKernel(language="cpp-cuda", src=["k.cu"], cuda_capabilities=capabilities)
+
+
+def test_cuda_capabilities_keep_the_kernels_order_and_drop_per_toolkit() -> None:
+    assert plan.cuda_capabilities(_cuda(["9.0", "7.0", "8.0"]), "13.0") == ["9.0", "8.0"]
+    assert plan.cuda_capabilities(_cuda(["7.0", "8.0", "9.0a"]), "12.6") == ["7.0", "8.0", "9.0a"]
+    assert plan.cuda_capabilities(_cuda(["7.0", "7.2"]), "13.0") == []
+
+
+def test_cuda_capabilities_default_to_the_builders_set() -> None:
+    assert plan.cuda_capabilities(_cuda(None), "12.6") == [
+        "7.0", "7.2", "7.5", "8.0", "8.6", "8.7", "8.9", "9.0",
+    ]  # fmt: skip
+    assert plan.cuda_capabilities(_cuda(None), "13.0") == [
+        "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "11.0", "12.0",
+    ]  # fmt: skip
+
+
+def test_every_kernel_file_carries_its_capabilities_for_every_toolkit_of_the_table() -> None:
+    build = model.Build(
+        general=model.General(name="k", version=1, edition=6, license="MIT", backends=["cuda"]),
+        framework=model.Torch(src=["b.cpp"]),
+        kernels={"k": _cuda(["7.0", "9.0"])},
+    )
+    text = render.render(build).tree["kernels/k.nix"].decode()
+    for version in plan.cuda_versions():
+        planned = plan.cuda_capabilities(_cuda(["7.0", "9.0"]), version)
+        listed = "".join(f' "{c}"' for c in planned)
+        assert f'"{version}" = [{listed} ];' in text
+
+
+def test_rocm_archs_are_the_kernels_supported_targets_in_its_order() -> None:
+    def rocm(archs: list[str] | None) -> model.CppRocmKernel:
+        return model.CppRocmKernel(language="cpp-rocm", src=["k.hip"], rocm_archs=archs)
+
+    supported = tables.supported_rocm_archs()
+    assert plan.rocm_archs(rocm(["gfx942", "gfx941", "gfx906"])) == ["gfx942", "gfx906"]
+    assert plan.rocm_archs(rocm(None)) == supported
+    assert plan.rocm_archs(rocm(["gfx900", "gfx941"])) == []
 
 
 @settings(

@@ -29,7 +29,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nixgen import load, model, nixlit, positions, project, render, validate
+from nixgen import load, model, nixlit, plan, positions, project, render, validate
 from nixgen.errors import ProblemError
 
 NIX_INSTANTIATE = shutil.which("nix-instantiate")
@@ -267,7 +267,9 @@ def expected_kernel(build: model.Build, name: str) -> dict[str, Any]:
     }
     if isinstance(kernel, model.CppCudaKernel):
         phase["cudaFlags"] = list(kernel.cuda_flags)
-        phase["capabilities"] = kernel.cuda_capabilities or ["DEFAULT"]
+        phase["capabilities"] = {
+            version: plan.cuda_capabilities(kernel, version) for version in plan.cuda_versions()
+        }
     if isinstance(kernel, model.CppRocmKernel):
         phase["hipFlags"] = list(kernel.hip_flags)
     if isinstance(kernel, model.CppXpuKernel):
@@ -378,10 +380,10 @@ let
         cppXpu = id;
         cppMetal = id;
         installArchivePhase = archive: { inherit archive; };
+        installMetalPhase = { name, sources }: { archive = name; };
         copyPhase = from: to: { inherit from to; };
       };
-      cuda.capabilitiesFor = caps: _: if caps == null then [ "DEFAULT" ] else caps;
-      rocm.archsFor = archs: if archs == null then [ "DEFAULT" ] else archs;
+      cuda.capabilitiesFor = planned: _: planned;
       torch.includeFlags = _: [ "-Itorch" ];
       torch.framework = _: "torch-framework";
       tvmFfi.framework = _: "tvm-ffi-framework";

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from nixgen import __version__, model, project, render, write
+from nixgen import __version__, model, plan, project, render, write
 from nixgen.commands.render import prepare
 from nixgen.errors import ProblemError
 
@@ -611,10 +611,10 @@ let
     compile = {
       cppCpu = same; cppCuda = same; cppRocm = same; cppXpu = same; cppMetal = same;
       installArchivePhase = name: { install = name; };
+      installMetalPhase = { name, sources }: { install = name; };
       copyPhase = from: to: { copy = [ from to ]; };
     };
-    cuda.capabilitiesFor = requested: version: requested;
-    rocm.archsFor = same;
+    cuda.capabilitiesFor = planned: version: planned;
     torch = { includeFlags = torch: [ "TORCH-FLAGS" ]; framework = same; };
     tvmFfi.framework = same;
     extension = {
@@ -686,7 +686,9 @@ def test_every_string_reaches_nix_unchanged(hostile: tuple[Path, model.Build]) -
         if isinstance(kernel, model.CppXpuKernel):
             assert phase["syclFlags"] == kernel.sycl_flags
         if isinstance(kernel, model.CppCudaKernel):
-            assert phase["capabilities"] == kernel.cuda_capabilities
+            assert phase["capabilities"] == {
+                version: plan.cuda_capabilities(kernel, version) for version in plan.cuda_versions()
+            }
         assert args["installPhase"] == {"install": name}
         assert args["passthru"]["nixgen"]["kernel"] == name
     torch = build.framework

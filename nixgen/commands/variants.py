@@ -46,9 +46,9 @@ def variants_command(project: Path, as_json: bool, system: str | None, backend: 
     """List the build variants of PROJECT: torch × backend version × system.
 
     Computed from nixgen's build-configuration table and the project's backends, version
-    bounds, stable ABI and kernels, without evaluating Nix. The flake's `variants`
-    output and the Nix library compute the same list. Variants marked as bundled make up
-    `packages.<system>.kernels`.
+    bounds, stable ABI and kernels, without evaluating Nix. `nixgen render` writes this
+    plan into the generated Nix, whose flake output `variants` reads it. Variants marked
+    as bundled make up `packages.<system>.kernels`.
     """
     _, found = planned(project, system)
     if backend is not None:

@@ -8,6 +8,106 @@
     minver = null;
   };
   framework = "torch";
+  githubActions = {
+    matrix = {
+      include = [
+        {
+          attr = "packages.aarch64-darwin.torch212-cpu-aarch64-darwin";
+          attrs = [ "packages.aarch64-darwin.torch212-cpu-aarch64-darwin" ];
+          backend = "cpu";
+          name = "torch212-cpu-aarch64-darwin";
+          runner = "macos-latest";
+          system = "aarch64-darwin";
+          variant = "torch212-cpu-aarch64-darwin";
+        }
+        {
+          attr = "packages.aarch64-darwin.torch213-cpu-aarch64-darwin";
+          attrs = [ "packages.aarch64-darwin.torch213-cpu-aarch64-darwin" ];
+          backend = "cpu";
+          name = "torch213-cpu-aarch64-darwin";
+          runner = "macos-latest";
+          system = "aarch64-darwin";
+          variant = "torch213-cpu-aarch64-darwin";
+        }
+        {
+          attr = "packages.aarch64-linux.torch212-cxx11-cpu-aarch64-linux";
+          attrs = [ "packages.aarch64-linux.torch212-cxx11-cpu-aarch64-linux" ];
+          backend = "cpu";
+          name = "torch212-cxx11-cpu-aarch64-linux";
+          runner = "ubuntu-24.04-arm";
+          system = "aarch64-linux";
+          variant = "torch212-cxx11-cpu-aarch64-linux";
+        }
+        {
+          attr = "packages.aarch64-linux.torch213-cxx11-cpu-aarch64-linux";
+          attrs = [ "packages.aarch64-linux.torch213-cxx11-cpu-aarch64-linux" ];
+          backend = "cpu";
+          name = "torch213-cxx11-cpu-aarch64-linux";
+          runner = "ubuntu-24.04-arm";
+          system = "aarch64-linux";
+          variant = "torch213-cxx11-cpu-aarch64-linux";
+        }
+        {
+          attr = "packages.x86_64-linux.torch211-cxx11-cpu-x86_64-linux";
+          attrs = [ "packages.x86_64-linux.torch211-cxx11-cpu-x86_64-linux" ];
+          backend = "cpu";
+          name = "torch211-cxx11-cpu-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch211-cxx11-cpu-x86_64-linux";
+        }
+        {
+          attr = "packages.x86_64-linux.torch212-cxx11-cpu-x86_64-linux";
+          attrs = [ "packages.x86_64-linux.torch212-cxx11-cpu-x86_64-linux" ];
+          backend = "cpu";
+          name = "torch212-cxx11-cpu-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch212-cxx11-cpu-x86_64-linux";
+        }
+        {
+          attr = "packages.x86_64-linux.torch213-cxx11-cpu-x86_64-linux";
+          attrs = [ "packages.x86_64-linux.torch213-cxx11-cpu-x86_64-linux" ];
+          backend = "cpu";
+          name = "torch213-cxx11-cpu-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch213-cxx11-cpu-x86_64-linux";
+        }
+      ];
+    };
+    pullRequestMatrix = {
+      include = [
+        {
+          attr = "packages.aarch64-darwin.torch213-cpu-aarch64-darwin";
+          attrs = [ "packages.aarch64-darwin.torch213-cpu-aarch64-darwin" ];
+          backend = "cpu";
+          name = "torch213-cpu-aarch64-darwin";
+          runner = "macos-latest";
+          system = "aarch64-darwin";
+          variant = "torch213-cpu-aarch64-darwin";
+        }
+        {
+          attr = "packages.aarch64-linux.torch213-cxx11-cpu-aarch64-linux";
+          attrs = [ "packages.aarch64-linux.torch213-cxx11-cpu-aarch64-linux" ];
+          backend = "cpu";
+          name = "torch213-cxx11-cpu-aarch64-linux";
+          runner = "ubuntu-24.04-arm";
+          system = "aarch64-linux";
+          variant = "torch213-cxx11-cpu-aarch64-linux";
+        }
+        {
+          attr = "packages.x86_64-linux.torch213-cxx11-cpu-x86_64-linux";
+          attrs = [ "packages.x86_64-linux.torch213-cxx11-cpu-x86_64-linux" ];
+          backend = "cpu";
+          name = "torch213-cxx11-cpu-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch213-cxx11-cpu-x86_64-linux";
+        }
+      ];
+    };
+  };
   kernelDepends = {
     cuda = [ ];
     general = [ ];
@@ -34,11 +134,105 @@
     xpu = [ ];
   };
   source = null;
+  systems = [ "x86_64-linux" "aarch64-linux" "aarch64-darwin" ];
   torch = {
     maxver = null;
     minver = null;
     stableAbi = { };
   };
   upstream = null;
+  variants = [
+    {
+      backend = "cpu";
+      backendVersion = null;
+      bundle = true;
+      ci = false;
+      framework = "torch";
+      kernels = [ "relu_rs" ];
+      name = "torch212-cpu-aarch64-darwin";
+      stableAbi = null;
+      system = "aarch64-darwin";
+      torch = "2.12";
+      tvmFfi = null;
+    }
+    {
+      backend = "cpu";
+      backendVersion = null;
+      bundle = true;
+      ci = true;
+      framework = "torch";
+      kernels = [ "relu_rs" ];
+      name = "torch213-cpu-aarch64-darwin";
+      stableAbi = null;
+      system = "aarch64-darwin";
+      torch = "2.13";
+      tvmFfi = null;
+    }
+    {
+      backend = "cpu";
+      backendVersion = null;
+      bundle = true;
+      ci = false;
+      framework = "torch";
+      kernels = [ "relu_rs" ];
+      name = "torch212-cxx11-cpu-aarch64-linux";
+      stableAbi = null;
+      system = "aarch64-linux";
+      torch = "2.12";
+      tvmFfi = null;
+    }
+    {
+      backend = "cpu";
+      backendVersion = null;
+      bundle = true;
+      ci = true;
+      framework = "torch";
+      kernels = [ "relu_rs" ];
+      name = "torch213-cxx11-cpu-aarch64-linux";
+      stableAbi = null;
+      system = "aarch64-linux";
+      torch = "2.13";
+      tvmFfi = null;
+    }
+    {
+      backend = "cpu";
+      backendVersion = null;
+      bundle = false;
+      ci = false;
+      framework = "torch";
+      kernels = [ "relu_rs" ];
+      name = "torch211-cxx11-cpu-x86_64-linux";
+      stableAbi = null;
+      system = "x86_64-linux";
+      torch = "2.11";
+      tvmFfi = null;
+    }
+    {
+      backend = "cpu";
+      backendVersion = null;
+      bundle = true;
+      ci = false;
+      framework = "torch";
+      kernels = [ "relu_rs" ];
+      name = "torch212-cxx11-cpu-x86_64-linux";
+      stableAbi = null;
+      system = "x86_64-linux";
+      torch = "2.12";
+      tvmFfi = null;
+    }
+    {
+      backend = "cpu";
+      backendVersion = null;
+      bundle = true;
+      ci = true;
+      framework = "torch";
+      kernels = [ "relu_rs" ];
+      name = "torch213-cxx11-cpu-x86_64-linux";
+      stableAbi = null;
+      system = "x86_64-linux";
+      torch = "2.13";
+      tvmFfi = null;
+    }
+  ];
   version = 1;
 }

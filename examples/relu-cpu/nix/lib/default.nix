@@ -7,7 +7,7 @@
   that rendered it. Everything here is plain Nix: functions that need nixpkgs take `lib`
   or a package set as an argument, and listing variants never imports nixpkgs.
 
-  Modules: `versions`, `variants`, `cuda`, `rocm`, `shell`, `sources`, `compile`,
+  Modules: `versions`, `variants`, `cuda`, `shell`, `sources`, `compile`,
   `extension`, `torch`, `tvmFfi`, `toolchains`,
   `project`, `flake`.
 */
@@ -16,7 +16,6 @@ let
     versions = import ./versions.nix;
     variants = import ./variants.nix;
     cuda = import ./cuda.nix;
-    rocm = import ./rocm.nix;
     shell = import ./shell.nix;
     sources = import ./sources.nix;
     compile = import ./compile.nix { inherit (nixgen) shell cuda; };

@@ -8,6 +8,156 @@
     minver = "12.6";
   };
   framework = "torch";
+  githubActions = {
+    matrix = {
+      include = [
+        {
+          attr = "packages.aarch64-linux.torch212-cxx11-cu126-aarch64-linux";
+          attrs = [
+            "packages.aarch64-linux.torch212-cxx11-cu126-aarch64-linux"
+          ];
+          backend = "cuda";
+          name = "torch212-cxx11-cu126-aarch64-linux";
+          runner = "ubuntu-24.04-arm";
+          system = "aarch64-linux";
+          variant = "torch212-cxx11-cu126-aarch64-linux";
+        }
+        {
+          attr = "packages.aarch64-linux.torch212-cxx11-cu130-aarch64-linux";
+          attrs = [
+            "packages.aarch64-linux.torch212-cxx11-cu130-aarch64-linux"
+          ];
+          backend = "cuda";
+          name = "torch212-cxx11-cu130-aarch64-linux";
+          runner = "ubuntu-24.04-arm";
+          system = "aarch64-linux";
+          variant = "torch212-cxx11-cu130-aarch64-linux";
+        }
+        {
+          attr = "packages.aarch64-linux.torch212-cxx11-cu132-aarch64-linux";
+          attrs = [
+            "packages.aarch64-linux.torch212-cxx11-cu132-aarch64-linux"
+          ];
+          backend = "cuda";
+          name = "torch212-cxx11-cu132-aarch64-linux";
+          runner = "ubuntu-24.04-arm";
+          system = "aarch64-linux";
+          variant = "torch212-cxx11-cu132-aarch64-linux";
+        }
+        {
+          attr = "packages.aarch64-linux.torch213-cxx11-cu126-aarch64-linux";
+          attrs = [
+            "packages.aarch64-linux.torch213-cxx11-cu126-aarch64-linux"
+          ];
+          backend = "cuda";
+          name = "torch213-cxx11-cu126-aarch64-linux";
+          runner = "ubuntu-24.04-arm";
+          system = "aarch64-linux";
+          variant = "torch213-cxx11-cu126-aarch64-linux";
+        }
+        {
+          attr = "packages.aarch64-linux.torch213-cxx11-cu130-aarch64-linux";
+          attrs = [
+            "packages.aarch64-linux.torch213-cxx11-cu130-aarch64-linux"
+          ];
+          backend = "cuda";
+          name = "torch213-cxx11-cu130-aarch64-linux";
+          runner = "ubuntu-24.04-arm";
+          system = "aarch64-linux";
+          variant = "torch213-cxx11-cu130-aarch64-linux";
+        }
+        {
+          attr = "packages.aarch64-linux.torch213-cxx11-cu132-aarch64-linux";
+          attrs = [
+            "packages.aarch64-linux.torch213-cxx11-cu132-aarch64-linux"
+          ];
+          backend = "cuda";
+          name = "torch213-cxx11-cu132-aarch64-linux";
+          runner = "ubuntu-24.04-arm";
+          system = "aarch64-linux";
+          variant = "torch213-cxx11-cu132-aarch64-linux";
+        }
+        {
+          attr = "packages.x86_64-linux.torch212-cxx11-cu126-x86_64-linux";
+          attrs = [ "packages.x86_64-linux.torch212-cxx11-cu126-x86_64-linux" ];
+          backend = "cuda";
+          name = "torch212-cxx11-cu126-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch212-cxx11-cu126-x86_64-linux";
+        }
+        {
+          attr = "packages.x86_64-linux.torch212-cxx11-cu130-x86_64-linux";
+          attrs = [ "packages.x86_64-linux.torch212-cxx11-cu130-x86_64-linux" ];
+          backend = "cuda";
+          name = "torch212-cxx11-cu130-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch212-cxx11-cu130-x86_64-linux";
+        }
+        {
+          attr = "packages.x86_64-linux.torch212-cxx11-cu132-x86_64-linux";
+          attrs = [ "packages.x86_64-linux.torch212-cxx11-cu132-x86_64-linux" ];
+          backend = "cuda";
+          name = "torch212-cxx11-cu132-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch212-cxx11-cu132-x86_64-linux";
+        }
+        {
+          attr = "packages.x86_64-linux.torch213-cxx11-cu126-x86_64-linux";
+          attrs = [ "packages.x86_64-linux.torch213-cxx11-cu126-x86_64-linux" ];
+          backend = "cuda";
+          name = "torch213-cxx11-cu126-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch213-cxx11-cu126-x86_64-linux";
+        }
+        {
+          attr = "packages.x86_64-linux.torch213-cxx11-cu130-x86_64-linux";
+          attrs = [ "packages.x86_64-linux.torch213-cxx11-cu130-x86_64-linux" ];
+          backend = "cuda";
+          name = "torch213-cxx11-cu130-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch213-cxx11-cu130-x86_64-linux";
+        }
+        {
+          attr = "packages.x86_64-linux.torch213-cxx11-cu132-x86_64-linux";
+          attrs = [ "packages.x86_64-linux.torch213-cxx11-cu132-x86_64-linux" ];
+          backend = "cuda";
+          name = "torch213-cxx11-cu132-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch213-cxx11-cu132-x86_64-linux";
+        }
+      ];
+    };
+    pullRequestMatrix = {
+      include = [
+        {
+          attr = "packages.aarch64-linux.torch213-cxx11-cu126-aarch64-linux";
+          attrs = [
+            "packages.aarch64-linux.torch213-cxx11-cu126-aarch64-linux"
+          ];
+          backend = "cuda";
+          name = "torch213-cxx11-cu126-aarch64-linux";
+          runner = "ubuntu-24.04-arm";
+          system = "aarch64-linux";
+          variant = "torch213-cxx11-cu126-aarch64-linux";
+        }
+        {
+          attr = "packages.x86_64-linux.torch213-cxx11-cu126-x86_64-linux";
+          attrs = [ "packages.x86_64-linux.torch213-cxx11-cu126-x86_64-linux" ];
+          backend = "cuda";
+          name = "torch213-cxx11-cu126-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch213-cxx11-cu126-x86_64-linux";
+        }
+      ];
+    };
+  };
   kernelDepends = {
     cuda = [ ];
     general = [ ];
@@ -46,11 +196,170 @@
     xpu = [ ];
   };
   source = null;
+  systems = [ "x86_64-linux" "aarch64-linux" "aarch64-darwin" ];
   torch = {
     maxver = null;
     minver = null;
     stableAbi = { };
   };
   upstream = null;
+  variants = [
+    {
+      backend = "cuda";
+      backendVersion = "12.6";
+      bundle = true;
+      ci = false;
+      framework = "torch";
+      kernels = [ "defaults" "gemm" ];
+      name = "torch212-cxx11-cu126-aarch64-linux";
+      stableAbi = null;
+      system = "aarch64-linux";
+      torch = "2.12";
+      tvmFfi = null;
+    }
+    {
+      backend = "cuda";
+      backendVersion = "13.0";
+      bundle = true;
+      ci = false;
+      framework = "torch";
+      kernels = [ "defaults" "fp4" "gemm" ];
+      name = "torch212-cxx11-cu130-aarch64-linux";
+      stableAbi = null;
+      system = "aarch64-linux";
+      torch = "2.12";
+      tvmFfi = null;
+    }
+    {
+      backend = "cuda";
+      backendVersion = "13.2";
+      bundle = true;
+      ci = false;
+      framework = "torch";
+      kernels = [ "defaults" "fp4" "gemm" ];
+      name = "torch212-cxx11-cu132-aarch64-linux";
+      stableAbi = null;
+      system = "aarch64-linux";
+      torch = "2.12";
+      tvmFfi = null;
+    }
+    {
+      backend = "cuda";
+      backendVersion = "12.6";
+      bundle = true;
+      ci = true;
+      framework = "torch";
+      kernels = [ "defaults" "gemm" ];
+      name = "torch213-cxx11-cu126-aarch64-linux";
+      stableAbi = null;
+      system = "aarch64-linux";
+      torch = "2.13";
+      tvmFfi = null;
+    }
+    {
+      backend = "cuda";
+      backendVersion = "13.0";
+      bundle = true;
+      ci = false;
+      framework = "torch";
+      kernels = [ "defaults" "fp4" "gemm" ];
+      name = "torch213-cxx11-cu130-aarch64-linux";
+      stableAbi = null;
+      system = "aarch64-linux";
+      torch = "2.13";
+      tvmFfi = null;
+    }
+    {
+      backend = "cuda";
+      backendVersion = "13.2";
+      bundle = true;
+      ci = false;
+      framework = "torch";
+      kernels = [ "defaults" "fp4" "gemm" ];
+      name = "torch213-cxx11-cu132-aarch64-linux";
+      stableAbi = null;
+      system = "aarch64-linux";
+      torch = "2.13";
+      tvmFfi = null;
+    }
+    {
+      backend = "cuda";
+      backendVersion = "12.6";
+      bundle = true;
+      ci = false;
+      framework = "torch";
+      kernels = [ "defaults" "gemm" ];
+      name = "torch212-cxx11-cu126-x86_64-linux";
+      stableAbi = null;
+      system = "x86_64-linux";
+      torch = "2.12";
+      tvmFfi = null;
+    }
+    {
+      backend = "cuda";
+      backendVersion = "13.0";
+      bundle = true;
+      ci = false;
+      framework = "torch";
+      kernels = [ "defaults" "fp4" "gemm" ];
+      name = "torch212-cxx11-cu130-x86_64-linux";
+      stableAbi = null;
+      system = "x86_64-linux";
+      torch = "2.12";
+      tvmFfi = null;
+    }
+    {
+      backend = "cuda";
+      backendVersion = "13.2";
+      bundle = true;
+      ci = false;
+      framework = "torch";
+      kernels = [ "defaults" "fp4" "gemm" ];
+      name = "torch212-cxx11-cu132-x86_64-linux";
+      stableAbi = null;
+      system = "x86_64-linux";
+      torch = "2.12";
+      tvmFfi = null;
+    }
+    {
+      backend = "cuda";
+      backendVersion = "12.6";
+      bundle = true;
+      ci = true;
+      framework = "torch";
+      kernels = [ "defaults" "gemm" ];
+      name = "torch213-cxx11-cu126-x86_64-linux";
+      stableAbi = null;
+      system = "x86_64-linux";
+      torch = "2.13";
+      tvmFfi = null;
+    }
+    {
+      backend = "cuda";
+      backendVersion = "13.0";
+      bundle = true;
+      ci = false;
+      framework = "torch";
+      kernels = [ "defaults" "fp4" "gemm" ];
+      name = "torch213-cxx11-cu130-x86_64-linux";
+      stableAbi = null;
+      system = "x86_64-linux";
+      torch = "2.13";
+      tvmFfi = null;
+    }
+    {
+      backend = "cuda";
+      backendVersion = "13.2";
+      bundle = true;
+      ci = false;
+      framework = "torch";
+      kernels = [ "defaults" "fp4" "gemm" ];
+      name = "torch213-cxx11-cu132-x86_64-linux";
+      stableAbi = null;
+      system = "x86_64-linux";
+      torch = "2.13";
+      tvmFfi = null;
+    }
+  ];
   version = 3;
 }

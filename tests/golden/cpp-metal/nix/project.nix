@@ -8,6 +8,43 @@
     minver = null;
   };
   framework = "torch";
+  githubActions = {
+    matrix = {
+      include = [
+        {
+          attr = "packages.aarch64-darwin.torch212-metal-aarch64-darwin";
+          attrs = [ "packages.aarch64-darwin.torch212-metal-aarch64-darwin" ];
+          backend = "metal";
+          name = "torch212-metal-aarch64-darwin";
+          runner = "macos-latest";
+          system = "aarch64-darwin";
+          variant = "torch212-metal-aarch64-darwin";
+        }
+        {
+          attr = "packages.aarch64-darwin.torch213-metal-aarch64-darwin";
+          attrs = [ "packages.aarch64-darwin.torch213-metal-aarch64-darwin" ];
+          backend = "metal";
+          name = "torch213-metal-aarch64-darwin";
+          runner = "macos-latest";
+          system = "aarch64-darwin";
+          variant = "torch213-metal-aarch64-darwin";
+        }
+      ];
+    };
+    pullRequestMatrix = {
+      include = [
+        {
+          attr = "packages.aarch64-darwin.torch213-metal-aarch64-darwin";
+          attrs = [ "packages.aarch64-darwin.torch213-metal-aarch64-darwin" ];
+          backend = "metal";
+          name = "torch213-metal-aarch64-darwin";
+          runner = "macos-latest";
+          system = "aarch64-darwin";
+          variant = "torch213-metal-aarch64-darwin";
+        }
+      ];
+    };
+  };
   kernelDepends = {
     cuda = [ ];
     general = [ ];
@@ -34,11 +71,40 @@
     xpu = [ ];
   };
   source = null;
+  systems = [ "x86_64-linux" "aarch64-linux" "aarch64-darwin" ];
   torch = {
     maxver = null;
     minver = null;
     stableAbi = { };
   };
   upstream = null;
+  variants = [
+    {
+      backend = "metal";
+      backendVersion = null;
+      bundle = true;
+      ci = false;
+      framework = "torch";
+      kernels = [ "relu_metal" ];
+      name = "torch212-metal-aarch64-darwin";
+      stableAbi = null;
+      system = "aarch64-darwin";
+      torch = "2.12";
+      tvmFfi = null;
+    }
+    {
+      backend = "metal";
+      backendVersion = null;
+      bundle = true;
+      ci = true;
+      framework = "torch";
+      kernels = [ "relu_metal" ];
+      name = "torch213-metal-aarch64-darwin";
+      stableAbi = null;
+      system = "aarch64-darwin";
+      torch = "2.13";
+      tvmFfi = null;
+    }
+  ];
   version = 3;
 }

@@ -8,6 +8,71 @@
     minver = null;
   };
   framework = "torch";
+  githubActions = {
+    matrix = {
+      include = [
+        {
+          attr = "packages.x86_64-linux.torch212-cxx11-rocm71-x86_64-linux";
+          attrs = [
+            "packages.x86_64-linux.torch212-cxx11-rocm71-x86_64-linux"
+          ];
+          backend = "rocm";
+          name = "torch212-cxx11-rocm71-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch212-cxx11-rocm71-x86_64-linux";
+        }
+        {
+          attr = "packages.x86_64-linux.torch212-cxx11-rocm72-x86_64-linux";
+          attrs = [
+            "packages.x86_64-linux.torch212-cxx11-rocm72-x86_64-linux"
+          ];
+          backend = "rocm";
+          name = "torch212-cxx11-rocm72-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch212-cxx11-rocm72-x86_64-linux";
+        }
+        {
+          attr = "packages.x86_64-linux.torch213-cxx11-rocm71-x86_64-linux";
+          attrs = [
+            "packages.x86_64-linux.torch213-cxx11-rocm71-x86_64-linux"
+          ];
+          backend = "rocm";
+          name = "torch213-cxx11-rocm71-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch213-cxx11-rocm71-x86_64-linux";
+        }
+        {
+          attr = "packages.x86_64-linux.torch213-cxx11-rocm72-x86_64-linux";
+          attrs = [
+            "packages.x86_64-linux.torch213-cxx11-rocm72-x86_64-linux"
+          ];
+          backend = "rocm";
+          name = "torch213-cxx11-rocm72-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch213-cxx11-rocm72-x86_64-linux";
+        }
+      ];
+    };
+    pullRequestMatrix = {
+      include = [
+        {
+          attr = "packages.x86_64-linux.torch213-cxx11-rocm71-x86_64-linux";
+          attrs = [
+            "packages.x86_64-linux.torch213-cxx11-rocm71-x86_64-linux"
+          ];
+          backend = "rocm";
+          name = "torch213-cxx11-rocm71-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch213-cxx11-rocm71-x86_64-linux";
+        }
+      ];
+    };
+  };
   kernelDepends = {
     cuda = [ ];
     general = [ ];
@@ -40,11 +105,66 @@
     xpu = [ ];
   };
   source = null;
+  systems = [ "x86_64-linux" "aarch64-linux" "aarch64-darwin" ];
   torch = {
     maxver = null;
     minver = null;
     stableAbi = { };
   };
   upstream = null;
+  variants = [
+    {
+      backend = "rocm";
+      backendVersion = "7.1";
+      bundle = true;
+      ci = false;
+      framework = "torch";
+      kernels = [ "all_archs" "attn_rocm" ];
+      name = "torch212-cxx11-rocm71-x86_64-linux";
+      stableAbi = null;
+      system = "x86_64-linux";
+      torch = "2.12";
+      tvmFfi = null;
+    }
+    {
+      backend = "rocm";
+      backendVersion = "7.2";
+      bundle = true;
+      ci = false;
+      framework = "torch";
+      kernels = [ "all_archs" "attn_rocm" ];
+      name = "torch212-cxx11-rocm72-x86_64-linux";
+      stableAbi = null;
+      system = "x86_64-linux";
+      torch = "2.12";
+      tvmFfi = null;
+    }
+    {
+      backend = "rocm";
+      backendVersion = "7.1";
+      bundle = true;
+      ci = true;
+      framework = "torch";
+      kernels = [ "all_archs" "attn_rocm" ];
+      name = "torch213-cxx11-rocm71-x86_64-linux";
+      stableAbi = null;
+      system = "x86_64-linux";
+      torch = "2.13";
+      tvmFfi = null;
+    }
+    {
+      backend = "rocm";
+      backendVersion = "7.2";
+      bundle = true;
+      ci = false;
+      framework = "torch";
+      kernels = [ "all_archs" "attn_rocm" ];
+      name = "torch213-cxx11-rocm72-x86_64-linux";
+      stableAbi = null;
+      system = "x86_64-linux";
+      torch = "2.13";
+      tvmFfi = null;
+    }
+  ];
   version = 3;
 }

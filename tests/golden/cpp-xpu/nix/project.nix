@@ -8,6 +8,49 @@
     minver = null;
   };
   framework = "torch";
+  githubActions = {
+    matrix = {
+      include = [
+        {
+          attr = "packages.x86_64-linux.torch212-cxx11-xpu20253-x86_64-linux";
+          attrs = [
+            "packages.x86_64-linux.torch212-cxx11-xpu20253-x86_64-linux"
+          ];
+          backend = "xpu";
+          name = "torch212-cxx11-xpu20253-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch212-cxx11-xpu20253-x86_64-linux";
+        }
+        {
+          attr = "packages.x86_64-linux.torch213-cxx11-xpu20260-x86_64-linux";
+          attrs = [
+            "packages.x86_64-linux.torch213-cxx11-xpu20260-x86_64-linux"
+          ];
+          backend = "xpu";
+          name = "torch213-cxx11-xpu20260-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch213-cxx11-xpu20260-x86_64-linux";
+        }
+      ];
+    };
+    pullRequestMatrix = {
+      include = [
+        {
+          attr = "packages.x86_64-linux.torch213-cxx11-xpu20260-x86_64-linux";
+          attrs = [
+            "packages.x86_64-linux.torch213-cxx11-xpu20260-x86_64-linux"
+          ];
+          backend = "xpu";
+          name = "torch213-cxx11-xpu20260-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch213-cxx11-xpu20260-x86_64-linux";
+        }
+      ];
+    };
+  };
   kernelDepends = {
     cuda = [ ];
     general = [ ];
@@ -34,11 +77,40 @@
     xpu = [ ];
   };
   source = null;
+  systems = [ "x86_64-linux" "aarch64-linux" "aarch64-darwin" ];
   torch = {
     maxver = null;
     minver = null;
     stableAbi = { };
   };
   upstream = null;
+  variants = [
+    {
+      backend = "xpu";
+      backendVersion = "2025.3.2";
+      bundle = true;
+      ci = false;
+      framework = "torch";
+      kernels = [ "gemm_xpu" ];
+      name = "torch212-cxx11-xpu20253-x86_64-linux";
+      stableAbi = null;
+      system = "x86_64-linux";
+      torch = "2.12";
+      tvmFfi = null;
+    }
+    {
+      backend = "xpu";
+      backendVersion = "2026.0.0";
+      bundle = true;
+      ci = true;
+      framework = "torch";
+      kernels = [ "gemm_xpu" ];
+      name = "torch213-cxx11-xpu20260-x86_64-linux";
+      stableAbi = null;
+      system = "x86_64-linux";
+      torch = "2.13";
+      tvmFfi = null;
+    }
+  ];
   version = 3;
 }

@@ -8,6 +8,88 @@
     minver = null;
   };
   framework = "torch-noarch";
+  githubActions = {
+    matrix = {
+      include = [
+        {
+          attr = "packages.aarch64-linux.torch-cuda";
+          attrs = [ "packages.aarch64-linux.torch-cuda" ];
+          backend = "cuda";
+          name = "torch-cuda (aarch64-linux)";
+          runner = "ubuntu-24.04-arm";
+          system = "aarch64-linux";
+          variant = "torch-cuda";
+        }
+        {
+          attr = "packages.x86_64-linux.torch-cuda";
+          attrs = [ "packages.x86_64-linux.torch-cuda" ];
+          backend = "cuda";
+          name = "torch-cuda (x86_64-linux)";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch-cuda";
+        }
+        {
+          attr = "packages.x86_64-linux.torch-rocm";
+          attrs = [ "packages.x86_64-linux.torch-rocm" ];
+          backend = "rocm";
+          name = "torch-rocm (x86_64-linux)";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch-rocm";
+        }
+        {
+          attr = "packages.x86_64-linux.torch-xpu";
+          attrs = [ "packages.x86_64-linux.torch-xpu" ];
+          backend = "xpu";
+          name = "torch-xpu (x86_64-linux)";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch-xpu";
+        }
+      ];
+    };
+    pullRequestMatrix = {
+      include = [
+        {
+          attr = "packages.aarch64-linux.torch-cuda";
+          attrs = [ "packages.aarch64-linux.torch-cuda" ];
+          backend = "cuda";
+          name = "torch-cuda (aarch64-linux)";
+          runner = "ubuntu-24.04-arm";
+          system = "aarch64-linux";
+          variant = "torch-cuda";
+        }
+        {
+          attr = "packages.x86_64-linux.torch-cuda";
+          attrs = [ "packages.x86_64-linux.torch-cuda" ];
+          backend = "cuda";
+          name = "torch-cuda (x86_64-linux)";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch-cuda";
+        }
+        {
+          attr = "packages.x86_64-linux.torch-rocm";
+          attrs = [ "packages.x86_64-linux.torch-rocm" ];
+          backend = "rocm";
+          name = "torch-rocm (x86_64-linux)";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch-rocm";
+        }
+        {
+          attr = "packages.x86_64-linux.torch-xpu";
+          attrs = [ "packages.x86_64-linux.torch-xpu" ];
+          backend = "xpu";
+          name = "torch-xpu (x86_64-linux)";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "torch-xpu";
+        }
+      ];
+    };
+  };
   kernelDepends = {
     cuda = [ ];
     general = [ ];
@@ -27,11 +109,66 @@
     xpu = [ ];
   };
   source = null;
+  systems = [ "x86_64-linux" "aarch64-linux" "aarch64-darwin" ];
   torch = {
     maxver = null;
     minver = null;
     stableAbi = { };
   };
   upstream = null;
+  variants = [
+    {
+      backend = "cuda";
+      backendVersion = null;
+      bundle = true;
+      ci = true;
+      framework = "torch-noarch";
+      kernels = [ ];
+      name = "torch-cuda";
+      stableAbi = null;
+      system = "aarch64-linux";
+      torch = null;
+      tvmFfi = null;
+    }
+    {
+      backend = "cuda";
+      backendVersion = null;
+      bundle = true;
+      ci = true;
+      framework = "torch-noarch";
+      kernels = [ ];
+      name = "torch-cuda";
+      stableAbi = null;
+      system = "x86_64-linux";
+      torch = null;
+      tvmFfi = null;
+    }
+    {
+      backend = "rocm";
+      backendVersion = null;
+      bundle = true;
+      ci = true;
+      framework = "torch-noarch";
+      kernels = [ ];
+      name = "torch-rocm";
+      stableAbi = null;
+      system = "x86_64-linux";
+      torch = null;
+      tvmFfi = null;
+    }
+    {
+      backend = "xpu";
+      backendVersion = null;
+      bundle = true;
+      ci = true;
+      framework = "torch-noarch";
+      kernels = [ ];
+      name = "torch-xpu";
+      stableAbi = null;
+      system = "x86_64-linux";
+      torch = null;
+      tvmFfi = null;
+    }
+  ];
   version = 3;
 }

@@ -8,6 +8,142 @@
     minver = null;
   };
   framework = "tvm-ffi";
+  githubActions = {
+    matrix = {
+      include = [
+        {
+          attr = "packages.aarch64-darwin.tvm-ffi01-cpu-aarch64-darwin";
+          attrs = [ "packages.aarch64-darwin.tvm-ffi01-cpu-aarch64-darwin" ];
+          backend = "cpu";
+          name = "tvm-ffi01-cpu-aarch64-darwin";
+          runner = "macos-latest";
+          system = "aarch64-darwin";
+          variant = "tvm-ffi01-cpu-aarch64-darwin";
+        }
+        {
+          attr = "packages.aarch64-linux.tvm-ffi01-cpu-aarch64-linux";
+          attrs = [ "packages.aarch64-linux.tvm-ffi01-cpu-aarch64-linux" ];
+          backend = "cpu";
+          name = "tvm-ffi01-cpu-aarch64-linux";
+          runner = "ubuntu-24.04-arm";
+          system = "aarch64-linux";
+          variant = "tvm-ffi01-cpu-aarch64-linux";
+        }
+        {
+          attr = "packages.aarch64-linux.tvm-ffi01-cu126-aarch64-linux";
+          attrs = [ "packages.aarch64-linux.tvm-ffi01-cu126-aarch64-linux" ];
+          backend = "cuda";
+          name = "tvm-ffi01-cu126-aarch64-linux";
+          runner = "ubuntu-24.04-arm";
+          system = "aarch64-linux";
+          variant = "tvm-ffi01-cu126-aarch64-linux";
+        }
+        {
+          attr = "packages.aarch64-linux.tvm-ffi01-cu130-aarch64-linux";
+          attrs = [ "packages.aarch64-linux.tvm-ffi01-cu130-aarch64-linux" ];
+          backend = "cuda";
+          name = "tvm-ffi01-cu130-aarch64-linux";
+          runner = "ubuntu-24.04-arm";
+          system = "aarch64-linux";
+          variant = "tvm-ffi01-cu130-aarch64-linux";
+        }
+        {
+          attr = "packages.aarch64-linux.tvm-ffi01-cu132-aarch64-linux";
+          attrs = [ "packages.aarch64-linux.tvm-ffi01-cu132-aarch64-linux" ];
+          backend = "cuda";
+          name = "tvm-ffi01-cu132-aarch64-linux";
+          runner = "ubuntu-24.04-arm";
+          system = "aarch64-linux";
+          variant = "tvm-ffi01-cu132-aarch64-linux";
+        }
+        {
+          attr = "packages.x86_64-linux.tvm-ffi01-cpu-x86_64-linux";
+          attrs = [ "packages.x86_64-linux.tvm-ffi01-cpu-x86_64-linux" ];
+          backend = "cpu";
+          name = "tvm-ffi01-cpu-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "tvm-ffi01-cpu-x86_64-linux";
+        }
+        {
+          attr = "packages.x86_64-linux.tvm-ffi01-cu126-x86_64-linux";
+          attrs = [ "packages.x86_64-linux.tvm-ffi01-cu126-x86_64-linux" ];
+          backend = "cuda";
+          name = "tvm-ffi01-cu126-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "tvm-ffi01-cu126-x86_64-linux";
+        }
+        {
+          attr = "packages.x86_64-linux.tvm-ffi01-cu130-x86_64-linux";
+          attrs = [ "packages.x86_64-linux.tvm-ffi01-cu130-x86_64-linux" ];
+          backend = "cuda";
+          name = "tvm-ffi01-cu130-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "tvm-ffi01-cu130-x86_64-linux";
+        }
+        {
+          attr = "packages.x86_64-linux.tvm-ffi01-cu132-x86_64-linux";
+          attrs = [ "packages.x86_64-linux.tvm-ffi01-cu132-x86_64-linux" ];
+          backend = "cuda";
+          name = "tvm-ffi01-cu132-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "tvm-ffi01-cu132-x86_64-linux";
+        }
+      ];
+    };
+    pullRequestMatrix = {
+      include = [
+        {
+          attr = "packages.aarch64-darwin.tvm-ffi01-cpu-aarch64-darwin";
+          attrs = [ "packages.aarch64-darwin.tvm-ffi01-cpu-aarch64-darwin" ];
+          backend = "cpu";
+          name = "tvm-ffi01-cpu-aarch64-darwin";
+          runner = "macos-latest";
+          system = "aarch64-darwin";
+          variant = "tvm-ffi01-cpu-aarch64-darwin";
+        }
+        {
+          attr = "packages.aarch64-linux.tvm-ffi01-cpu-aarch64-linux";
+          attrs = [ "packages.aarch64-linux.tvm-ffi01-cpu-aarch64-linux" ];
+          backend = "cpu";
+          name = "tvm-ffi01-cpu-aarch64-linux";
+          runner = "ubuntu-24.04-arm";
+          system = "aarch64-linux";
+          variant = "tvm-ffi01-cpu-aarch64-linux";
+        }
+        {
+          attr = "packages.aarch64-linux.tvm-ffi01-cu126-aarch64-linux";
+          attrs = [ "packages.aarch64-linux.tvm-ffi01-cu126-aarch64-linux" ];
+          backend = "cuda";
+          name = "tvm-ffi01-cu126-aarch64-linux";
+          runner = "ubuntu-24.04-arm";
+          system = "aarch64-linux";
+          variant = "tvm-ffi01-cu126-aarch64-linux";
+        }
+        {
+          attr = "packages.x86_64-linux.tvm-ffi01-cpu-x86_64-linux";
+          attrs = [ "packages.x86_64-linux.tvm-ffi01-cpu-x86_64-linux" ];
+          backend = "cpu";
+          name = "tvm-ffi01-cpu-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "tvm-ffi01-cpu-x86_64-linux";
+        }
+        {
+          attr = "packages.x86_64-linux.tvm-ffi01-cu126-x86_64-linux";
+          attrs = [ "packages.x86_64-linux.tvm-ffi01-cu126-x86_64-linux" ];
+          backend = "cuda";
+          name = "tvm-ffi01-cu126-x86_64-linux";
+          runner = "ubuntu-latest";
+          system = "x86_64-linux";
+          variant = "tvm-ffi01-cu126-x86_64-linux";
+        }
+      ];
+    };
+  };
   kernelDepends = {
     cuda = [ ];
     general = [ ];
@@ -40,11 +176,131 @@
     xpu = [ ];
   };
   source = null;
+  systems = [ "x86_64-linux" "aarch64-linux" "aarch64-darwin" ];
   torch = {
     maxver = null;
     minver = null;
     stableAbi = { };
   };
   upstream = null;
+  variants = [
+    {
+      backend = "cpu";
+      backendVersion = null;
+      bundle = true;
+      ci = true;
+      framework = "tvm-ffi";
+      kernels = [ "relu_cpu" ];
+      name = "tvm-ffi01-cpu-aarch64-darwin";
+      stableAbi = null;
+      system = "aarch64-darwin";
+      torch = "2.12";
+      tvmFfi = "0.1";
+    }
+    {
+      backend = "cpu";
+      backendVersion = null;
+      bundle = true;
+      ci = true;
+      framework = "tvm-ffi";
+      kernels = [ "relu_cpu" ];
+      name = "tvm-ffi01-cpu-aarch64-linux";
+      stableAbi = null;
+      system = "aarch64-linux";
+      torch = "2.12";
+      tvmFfi = "0.1";
+    }
+    {
+      backend = "cuda";
+      backendVersion = "12.6";
+      bundle = true;
+      ci = true;
+      framework = "tvm-ffi";
+      kernels = [ "relu_cuda" ];
+      name = "tvm-ffi01-cu126-aarch64-linux";
+      stableAbi = null;
+      system = "aarch64-linux";
+      torch = "2.12";
+      tvmFfi = "0.1";
+    }
+    {
+      backend = "cuda";
+      backendVersion = "13.0";
+      bundle = true;
+      ci = false;
+      framework = "tvm-ffi";
+      kernels = [ "relu_cuda" ];
+      name = "tvm-ffi01-cu130-aarch64-linux";
+      stableAbi = null;
+      system = "aarch64-linux";
+      torch = "2.12";
+      tvmFfi = "0.1";
+    }
+    {
+      backend = "cuda";
+      backendVersion = "13.2";
+      bundle = true;
+      ci = false;
+      framework = "tvm-ffi";
+      kernels = [ "relu_cuda" ];
+      name = "tvm-ffi01-cu132-aarch64-linux";
+      stableAbi = null;
+      system = "aarch64-linux";
+      torch = "2.12";
+      tvmFfi = "0.1";
+    }
+    {
+      backend = "cpu";
+      backendVersion = null;
+      bundle = true;
+      ci = true;
+      framework = "tvm-ffi";
+      kernels = [ "relu_cpu" ];
+      name = "tvm-ffi01-cpu-x86_64-linux";
+      stableAbi = null;
+      system = "x86_64-linux";
+      torch = "2.12";
+      tvmFfi = "0.1";
+    }
+    {
+      backend = "cuda";
+      backendVersion = "12.6";
+      bundle = true;
+      ci = true;
+      framework = "tvm-ffi";
+      kernels = [ "relu_cuda" ];
+      name = "tvm-ffi01-cu126-x86_64-linux";
+      stableAbi = null;
+      system = "x86_64-linux";
+      torch = "2.12";
+      tvmFfi = "0.1";
+    }
+    {
+      backend = "cuda";
+      backendVersion = "13.0";
+      bundle = true;
+      ci = false;
+      framework = "tvm-ffi";
+      kernels = [ "relu_cuda" ];
+      name = "tvm-ffi01-cu130-x86_64-linux";
+      stableAbi = null;
+      system = "x86_64-linux";
+      torch = "2.12";
+      tvmFfi = "0.1";
+    }
+    {
+      backend = "cuda";
+      backendVersion = "13.2";
+      bundle = true;
+      ci = false;
+      framework = "tvm-ffi";
+      kernels = [ "relu_cuda" ];
+      name = "tvm-ffi01-cu132-x86_64-linux";
+      stableAbi = null;
+      system = "x86_64-linux";
+      torch = "2.12";
+      tvmFfi = "0.1";
+    }
+  ];
   version = 3;
 }

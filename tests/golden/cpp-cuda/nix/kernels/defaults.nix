@@ -9,8 +9,13 @@
 
 let
   sources = [ "defaults/k.cu" ];
-  # The kernel's capabilities that this toolkit can compile for.
-  capabilities = nixgen.cuda.capabilitiesFor null cudaPackages.cudaMajorMinorVersion;
+  # The kernel's capabilities that each CUDA toolkit of the build table can compile for
+  # (planned by nixgen); this variant's toolkit picks its list.
+  capabilities = nixgen.cuda.capabilitiesFor {
+    "12.6" = [ "7.0" "7.2" "7.5" "8.0" "8.6" "8.7" "8.9" "9.0" ];
+    "13.0" = [ "7.5" "8.0" "8.6" "8.7" "8.9" "9.0" "10.0" "11.0" "12.0" ];
+    "13.2" = [ "7.5" "8.0" "8.6" "8.7" "8.9" "9.0" "10.0" "11.0" "12.0" ];
+  } cudaPackages.cudaMajorMinorVersion;
 in
 assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel defaults: none of its CUDA capabilities can be built with CUDA " + cudaPackages.cudaMajorMinorVersion);
 cudaPackages.backendStdenv.mkDerivation {

@@ -9,8 +9,13 @@
 
 let
   sources = [ "fp4/fp4.cu" ];
-  # The kernel's capabilities that this toolkit can compile for.
-  capabilities = nixgen.cuda.capabilitiesFor [ "10.0" "12.0" ] cudaPackages.cudaMajorMinorVersion;
+  # The kernel's capabilities that each CUDA toolkit of the build table can compile for
+  # (planned by nixgen); this variant's toolkit picks its list.
+  capabilities = nixgen.cuda.capabilitiesFor {
+    "12.6" = [ ];
+    "13.0" = [ "10.0" "12.0" ];
+    "13.2" = [ "10.0" "12.0" ];
+  } cudaPackages.cudaMajorMinorVersion;
 in
 assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel fp4: none of its CUDA capabilities can be built with CUDA " + cudaPackages.cudaMajorMinorVersion);
 cudaPackages.backendStdenv.mkDerivation {

@@ -11,8 +11,13 @@
 
 let
   sources = [ "gemm/gemm.cu" "gemm/gemm.h" "gemm/host.cpp" ];
-  # The kernel's capabilities that this toolkit can compile for.
-  capabilities = nixgen.cuda.capabilitiesFor [ "7.0" "8.0" "9.0a" "10.0f" ] cudaPackages.cudaMajorMinorVersion;
+  # The kernel's capabilities that each CUDA toolkit of the build table can compile for
+  # (planned by nixgen); this variant's toolkit picks its list.
+  capabilities = nixgen.cuda.capabilitiesFor {
+    "12.6" = [ "7.0" "8.0" "9.0a" ];
+    "13.0" = [ "8.0" "9.0a" "10.0f" ];
+    "13.2" = [ "8.0" "9.0a" "10.0f" ];
+  } cudaPackages.cudaMajorMinorVersion;
 in
 assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel gemm: none of its CUDA capabilities can be built with CUDA " + cudaPackages.cudaMajorMinorVersion);
 cudaPackages.backendStdenv.mkDerivation {

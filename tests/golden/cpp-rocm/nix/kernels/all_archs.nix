@@ -10,8 +10,19 @@
 
 let
   sources = [ "all_archs/k.hip" ];
-  # The kernel's GPU targets that the builder supports.
-  archs = nixgen.rocm.archsFor null;
+  # The kernel's GPU targets that the builder supports (planned by nixgen).
+  archs = [
+    "gfx906"
+    "gfx908"
+    "gfx90a"
+    "gfx942"
+    "gfx950"
+    "gfx1030"
+    "gfx1100"
+    "gfx1101"
+    "gfx1200"
+    "gfx1201"
+  ];
 in
 stdenv.mkDerivation {
   pname = "synth-rocm-all_archs";

@@ -11,8 +11,8 @@
 
 let
   sources = [ "attn_rocm/attn.hip" "attn_rocm/attn.h" "attn_rocm/host.cpp" ];
-  # The kernel's GPU targets that the builder supports.
-  archs = nixgen.rocm.archsFor [ "gfx942" "gfx90a" "gfx1100" ];
+  # The kernel's GPU targets that the builder supports (planned by nixgen).
+  archs = [ "gfx942" "gfx90a" "gfx1100" ];
 in
 stdenv.mkDerivation {
   pname = "synth-rocm-attn_rocm";

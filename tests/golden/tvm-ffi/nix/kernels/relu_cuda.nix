@@ -9,8 +9,13 @@
 
 let
   sources = [ "relu_cuda/relu.cu" ];
-  # The kernel's capabilities that this toolkit can compile for.
-  capabilities = nixgen.cuda.capabilitiesFor [ "8.0" "9.0" ] cudaPackages.cudaMajorMinorVersion;
+  # The kernel's capabilities that each CUDA toolkit of the build table can compile for
+  # (planned by nixgen); this variant's toolkit picks its list.
+  capabilities = nixgen.cuda.capabilitiesFor {
+    "12.6" = [ "8.0" "9.0" ];
+    "13.0" = [ "8.0" "9.0" ];
+    "13.2" = [ "8.0" "9.0" ];
+  } cudaPackages.cudaMajorMinorVersion;
 in
 assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel relu_cuda: none of its CUDA capabilities can be built with CUDA " + cudaPackages.cudaMajorMinorVersion);
 cudaPackages.backendStdenv.mkDerivation {
