@@ -88,6 +88,7 @@ def show(value: object) -> str:
 
 
 def key_of(field: attrs.Attribute) -> str:
+    """The TOML spelling of an attrs field: its `key` metadata, else kebab-case."""
     return field.metadata.get("key", field.name.replace("_", "-"))
 
 

@@ -25,7 +25,7 @@ from typing import Any, Literal, get_args, get_origin
 
 import attrs
 
-from nixgen import model, tables, values
+from nixgen import convert, model, tables, values
 from nixgen.schema import v6
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -247,10 +247,10 @@ class _Walker:
             if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
                 default = default.factory()  # type: ignore[union-attr]
             if default is attrs.NOTHING:
-                required.append(model.toml_key(field))
+                required.append(convert.key_of(field))
             elif default is not None:
                 extra["default"] = default
-            properties[model.toml_key(field)] = {**prop, **extra} if extra else prop
+            properties[convert.key_of(field)] = {**prop, **extra} if extra else prop
         out: dict[str, Any] = {"type": "object"}
         doc = _class_doc(cls)
         if doc:

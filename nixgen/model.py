@@ -6,8 +6,8 @@ CPU kernel, ``features`` on a C++ kernel) is a type error when structuring, not 
 check. Older editions are read by their own schemas (``nixgen.schema``) and upgraded into
 these classes (``nixgen.upgrade``).
 
-Field names are snake_case in Python and kebab-case in TOML; `toml_key` gives the TOML
-spelling (a field may override it with ``metadata={"key": ...}``).
+Field names are snake_case in Python and kebab-case in TOML; `nixgen.convert.key_of` gives
+the TOML spelling (a field may override it with ``metadata={"key": ...}``).
 """
 
 from __future__ import annotations
@@ -75,11 +75,6 @@ RocmDep = _lit(tables.cpp_dependencies("cpp-rocm"))
 XpuDep = _lit(tables.cpp_dependencies("cpp-xpu"))
 #: A library a `cpp-metal` kernel may compile against.
 MetalDep = _lit(tables.cpp_dependencies("cpp-metal"))
-
-
-def toml_key(field: attrs.Attribute) -> str:
-    """The TOML spelling of an attrs field."""
-    return field.metadata.get("key", field.name.replace("_", "-"))
 
 
 def _list() -> Any:

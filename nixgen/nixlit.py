@@ -149,9 +149,14 @@ def attr_name(name: str) -> str:
     """
     if not isinstance(name, str):
         raise TypeError(f"an attribute name must be a str, not {type(name).__name__}")
-    if _IDENTIFIER.fullmatch(name) and name not in KEYWORDS:
+    if is_identifier(name):
         return name
     return string(name)
+
+
+def is_identifier(name: str) -> bool:
+    """Whether `name` can be written bare in Nix: an identifier that is not a keyword."""
+    return _IDENTIFIER.fullmatch(name) is not None and name not in KEYWORDS
 
 
 def attr_path(*names: str) -> str:

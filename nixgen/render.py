@@ -54,7 +54,6 @@ LIB_DATA: tuple[str, ...] = ()
 
 #: nixpkgs attribute of each C++ dependency (`depends`); `torch` is the variant's torch.
 DEPENDENCY_ATTRS = {"sycl_tla": "sycl-tla"}
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_'-]*$")
 _OUT_DIR = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$")
 
 
@@ -71,7 +70,7 @@ class Rendered:
 
 
 def _ident(name: str) -> nixlit.Raw:
-    if not _IDENT.match(name) or name in nixlit.KEYWORDS:
+    if not nixlit.is_identifier(name):
         raise ValueError(f"not a plain Nix identifier: {name!r}")
     return nixlit.raw(name)
 

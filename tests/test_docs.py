@@ -8,7 +8,7 @@ import attrs
 import pytest
 import tomli
 
-from nixgen import docs, jsonschema, migrate, model
+from nixgen import convert, docs, jsonschema, migrate, model
 
 from .conftest import REPO
 
@@ -48,7 +48,7 @@ def _section(text: str, heading: str) -> str:
 def test_every_key_is_documented_in_its_section(heading, cls):
     section = _section(docs.reference(), heading)
     rows = re.findall(r"^\| `([a-z-]+)` \|", section, re.M)
-    assert rows == [model.toml_key(f) for f in attrs.fields(cls)]
+    assert rows == [convert.key_of(f) for f in attrs.fields(cls)]
 
 
 def test_required_keys_and_defaults_are_stated():

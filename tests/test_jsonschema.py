@@ -22,7 +22,7 @@ import tomli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nixgen import jsonschema, load, migrate, model, project, tables, validate, values
+from nixgen import convert, jsonschema, load, migrate, model, project, tables, validate, values
 from nixgen.cli import main
 from nixgen.errors import ProblemError
 
@@ -85,9 +85,9 @@ def _model_classes() -> list[type]:
 @pytest.mark.parametrize("cls", _model_classes(), ids=lambda c: c.__name__)
 def test_every_model_class_is_a_closed_table_with_its_toml_keys(cls):
     definition = SCHEMA["$defs"][cls.__name__]
-    assert list(definition["properties"]) == [model.toml_key(f) for f in attrs.fields(cls)]
+    assert list(definition["properties"]) == [convert.key_of(f) for f in attrs.fields(cls)]
     assert definition["additionalProperties"] is False
-    required = [model.toml_key(f) for f in attrs.fields(cls) if f.default is attrs.NOTHING]
+    required = [convert.key_of(f) for f in attrs.fields(cls) if f.default is attrs.NOTHING]
     assert definition.get("required", []) == required
 
 
