@@ -95,8 +95,8 @@ def test_allowed_values_come_from_the_data_tables():
     defs = SCHEMA["$defs"]
     assert defs["CudaDep"]["enum"] == tables.cpp_dependencies("cpp-cuda")
     assert defs["XpuDep"]["enum"] == tables.cpp_dependencies("cpp-xpu")
-    assert defs["CudaCapability"]["enum"] == list(tables.known_cuda_capabilities())
-    assert defs["RocmArch"]["enum"] == tables.known_rocm_archs()
+    assert defs["CudaCapability"]["examples"] == list(tables.known_cuda_capabilities())
+    assert defs["RocmArch"]["examples"] == tables.known_rocm_archs()
     assert defs["GeneralPythonDep"]["enum"] == tables.python_dependencies("general")
     assert defs["Language"]["enum"] == list(model.KERNEL_CLASSES)
     rust = defs["RustCpuKernel"]["properties"]["depends"]
@@ -231,8 +231,10 @@ BAD: dict[str, str] = {
     + CPU,
     "empty cuda-capabilities": BASE
     + '\n[kernel.k]\nlanguage = "cpp-cuda"\nsrc = ["k.cu"]\ncuda-capabilities = []\n',
-    "unknown cuda capability": BASE
-    + '\n[kernel.k]\nlanguage = "cpp-cuda"\nsrc = ["k.cu"]\ncuda-capabilities = ["8.1"]\n',
+    "malformed cuda capability": BASE
+    + '\n[kernel.k]\nlanguage = "cpp-cuda"\nsrc = ["k.cu"]\ncuda-capabilities = ["sm_81"]\n',
+    "malformed rocm arch": _general(backends='["rocm"]')
+    + '\n[kernel.k]\nlanguage = "cpp-rocm"\nsrc = ["k.hip"]\nrocm-archs = ["gfx942", "mi300"]\n',
     "no supported rocm arch": _general(backends='["rocm"]')
     + '\n[kernel.k]\nlanguage = "cpp-rocm"\nsrc = ["k.hip"]\nrocm-archs = ["gfx900"]\n',
     "rust without Cargo.lock": BASE
@@ -268,6 +270,16 @@ def test_good_base_inputs_pass_both():
     for text in (BASE, BASE + CPU):
         assert model_errors(text) == []
         assert schema_errors(text) == []
+
+
+def test_unknown_but_well_formed_capabilities_pass_both():
+    """`11.8` and `gfx1250` are warnings in the model, so the schema accepts them too."""
+    text = _general(backends='["cuda", "rocm"]') + (
+        '\n[kernel.k]\nlanguage = "cpp-cuda"\nsrc = ["k.cu"]\ncuda-capabilities = ["8.0", "11.8"]\n'
+        '\n[kernel.h]\nlanguage = "cpp-rocm"\nsrc = ["k.hip"]\nrocm-archs = ["gfx942", "gfx1250"]\n'
+    )
+    assert model_errors(text) == []
+    assert schema_errors(text) == []
 
 
 #: Documents only the model rejects, one per rule the schema cannot express.

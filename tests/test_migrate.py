@@ -26,7 +26,7 @@ from .conftest import CORPUS_FILES, corpus_id
 
 def _loads(path: Path) -> bool:
     try:
-        project.structure(load.load(path))
+        project.read(path, check_files=False)
     except ProblemError:
         return False
     return True

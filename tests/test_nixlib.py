@@ -227,7 +227,9 @@ def _cuda_versions() -> list[str]:
 
 
 def test_cuda_capability_intersection_agrees_with_python() -> None:
-    capabilities = [*tables.known_cuda_capabilities(), "8.0a", "9.0f", "99.0", "sm_80"]
+    # Well-formed but unknown ones (`11.8`, `8.0a`: no `a` before 9.0) build nowhere.
+    unknown = ["8.0a", "8.6a", "9.0f", "11.8", "99.0"]
+    capabilities = [*tables.known_cuda_capabilities(), *unknown, "sm_80"]
     versions = _cuda_versions()
     expr = (
         f"let cuda = import {REPO / 'nix' / 'cuda.nix'}; "
@@ -251,6 +253,7 @@ def test_cuda_capability_intersection_agrees_with_python() -> None:
     # The comparison is not vacuous: toolkits differ in what they support.
     assert len({tuple(nix[v]["listed"]) for v in versions}) >= 6
     assert "7.0" in nix["12.6"]["listed"] and "7.0" not in nix["13.0"]["listed"]
+    assert not {c for v in versions for c in nix[v]["listed"]} & {*unknown, "sm_80"}
 
 
 # ------------------------------------------------ documentation examples are true

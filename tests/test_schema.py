@@ -154,7 +154,7 @@ def test_bool_is_not_an_integer() -> None:
 def test_every_problem_is_reported_at_once() -> None:
     text = (
         BASE6.replace("version = 1", 'version = "1"')
-        .replace('"8.0"', '"8.1"')
+        .replace('"8.0"', '"sm_81"')
         .replace('features = ["fast"]', 'feature = ["fast"]')
     )
     found = problems(text)
