@@ -43,7 +43,7 @@ def legacy_project_name(value: str) -> str | None:
     """Editions 1–4 allowed underscores; upgrading turns them into dashes, which keeps the
     Python module name (`-` and `_` both become `_`). Upper case stays an error: edition 6
     has no spelling that keeps such a module name."""
-    return project_name(value.replace("_", "-"))
+    return project_name(value) if project_name(value.replace("_", "-")) else None
 
 
 def kernel_name(value: str) -> str | None:

@@ -560,6 +560,73 @@ def test_json_output_carries_the_location_and_key(
     assert "did you mean `cpp-cuda`?" in problem["message"]
 
 
+UNKNOWN_CAPABILITY = add(CUDA + 'cuda-capabilities = ["8.0", "11.8"]\n')
+
+
+def _validate(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    root = tmp_path / "project"
+    root.mkdir()
+    make_tree(root, Case("x", UNKNOWN_CAPABILITY, "", "", ()), monkeypatch)
+    monkeypatch.chdir(root)
+    return CliRunner().invoke(main, ["validate", *args, "."])
+
+
+def test_unknown_capability_warns_and_validate_succeeds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = _validate([], tmp_path, monkeypatch)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(
+        "build.toml:19:29: warning: kernel.relu_cuda.cuda-capabilities[1]: unknown CUDA "
+        "capability `11.8` (closest known: `11.0`); no CUDA toolkit of the build table ("
+    )
+    assert "build.toml: ok (edition 6" in result.output
+
+
+def test_strict_turns_warnings_into_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = _validate(["--strict"], tmp_path, monkeypatch)
+    assert result.exit_code == 2
+    first, summary = result.output.splitlines()
+    assert first.startswith("build.toml:19:29: error: kernel.relu_cuda.cuda-capabilities[1]: ")
+    assert first.endswith("(a warning; --strict makes it an error)")
+    assert summary == "1 error"
+
+
+def test_strict_passes_a_clean_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    make_tree(root, Case("x", BASE, "", "", ()), monkeypatch)
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(main, ["validate", "--strict", "."])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "ok", "severity"),
+    [([], 0, True, "warning"), (["--strict"], 2, False, "error")],
+)
+def test_json_problems_carry_their_severity(
+    args: list[str],
+    code: int,
+    ok: bool,
+    severity: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import json
+
+    result = _validate(["--json", *args], tmp_path, monkeypatch)
+    assert result.exit_code == code
+    payload = json.loads(result.stdout)
+    assert payload["ok"] is ok
+    (problem,) = payload["problems"]
+    assert problem["severity"] == severity
+    assert (problem["line"], problem["column"]) == (19, 29)
+    assert problem["key"] == "kernel.relu_cuda.cuda-capabilities[1]"
+
+
 def test_every_problem_in_a_file_is_reported_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
