@@ -583,9 +583,7 @@ def test_unknown_capability_warns_and_validate_succeeds(
     assert "build.toml: ok (edition 6" in result.output
 
 
-def test_strict_turns_warnings_into_errors(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_strict_turns_warnings_into_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     result = _validate(["--strict"], tmp_path, monkeypatch)
     assert result.exit_code == 2
     first, summary = result.output.splitlines()

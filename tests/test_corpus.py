@@ -11,7 +11,6 @@ from pathlib import Path
 
 import attrs
 import pytest
-
 from click.testing import CliRunner
 
 from nixgen import load, plan, project

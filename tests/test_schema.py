@@ -397,7 +397,8 @@ def test_unknown_cuda_capability_is_a_located_warning() -> None:
 
 
 @pytest.mark.parametrize(
-    ("capability", "closest"), [("8.0a", "9.0a"), ("9.0f", "10.0f"), ("99.0", "12.0"), ("7.1", "7.0")]
+    ("capability", "closest"),
+    [("8.0a", "9.0a"), ("9.0f", "10.0f"), ("99.0", "12.0"), ("7.1", "7.0")],
 )
 def test_unknown_capability_names_the_closest_known_one(capability: str, closest: str) -> None:
     (message,) = warnings_of(BASE6.replace('"8.0", "9.0"', f'"{capability}"'))
@@ -443,7 +444,8 @@ rocm-archs = ["gfx942", "ARCH"]
 def test_unknown_rocm_target_is_a_located_warning(arch: str) -> None:
     (message,) = warnings_of(ROCM6.replace("ARCH", arch))
     assert message.startswith(
-        f"build.toml:14:25: warning: kernel.relu_rocm.rocm-archs[1]: unknown ROCm architecture `{arch}`"
+        "build.toml:14:25: warning: kernel.relu_rocm.rocm-archs[1]: "
+        f"unknown ROCm architecture `{arch}`"
     )
     assert message.endswith("so every ROCm variant skips it")
 

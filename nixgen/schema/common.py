@@ -6,10 +6,8 @@ structures a whole document against exactly one of them and collects every probl
 
 from __future__ import annotations
 
-import functools
-import typing
-from collections.abc import Callable, Mapping
-from typing import Any, Literal, NewType, get_args, get_origin
+from collections.abc import Mapping
+from typing import Any, Literal, NewType
 
 import attrs
 
@@ -18,13 +16,13 @@ from nixgen.convert import (
     InvalidValue,
     Strict,
     add_foreign_key_hint,
-    key_of,
     keys_of,
     problems_from,
     show,
     tagged_union_hook,
 )
-from nixgen.errors import PathPart, Problem, did_you_mean, one_of
+from nixgen.errors import Problem, did_you_mean, one_of
+from nixgen.schema import unknown
 
 #: Project names of editions 1–4, where `_` was common (upgrading turns it into `-`).
 LegacyName = NewType("LegacyName", str)
@@ -140,73 +138,8 @@ def structure(document: dict[str, Any], layout: Layout) -> tuple[Raw | None, lis
         problems.extend(problems_from(exc, ("kernel",)))
     if any(p.severity == "error" for p in problems):
         return None, problems
-    problems.extend(unknown_values(kernels, present[0] if present else None, framework))
+    problems.extend(unknown.warnings(kernels, present[0] if present else None, framework))
     return Raw(general, present[0] if present else None, framework, kernels), problems
-
-
-# ------------------------------------------------------------ well-formed, but unknown
-
-def _cuda_skipped() -> str:
-    versions = ", ".join(tables.cuda_versions())
-    return f"no CUDA toolkit of the build table ({versions}) builds it, so every CUDA variant skips it"
-
-
-def _rocm_skipped() -> str:
-    return "the builder compiles only for the ROCm targets it supports, so every ROCm variant skips it"
-
-
-#: Values that are well-formed but possibly unknown to nixgen's tables, by NewType: the
-#: rule that words the warning, and what happens to such a value in a compiled kernel.
-_UNKNOWN: dict[Any, tuple[Callable[[str], str | None], Callable[[], str]]] = {
-    model.CudaCapability: (values.unknown_cuda_capability, _cuda_skipped),
-    model.RocmArch: (values.unknown_rocm_arch, _rocm_skipped),
-}
-
-
-def unknown_values(
-    kernels: dict[str, Any], framework_table: str | None, framework: Any
-) -> list[Problem]:
-    """Warnings for CUDA capabilities and ROCm targets that are well-formed but not in
-    nixgen's tables. The anchor keeps such values and each toolkit builds the ones it
-    supports; nixgen does the same (they drop out of every toolkit's intersection), so
-    they are not errors. Paths are the document's own, whatever its edition."""
-    owners: list[tuple[tuple[PathPart, ...], Any, bool]] = [
-        (("kernel", name), kernel, True) for name, kernel in kernels.items()
-    ]
-    if framework_table is not None and framework is not None:
-        owners.append(((framework_table,), framework, False))
-    out: list[Problem] = []
-    for path, obj, compiled in owners:
-        for field, newtype in _listed_newtypes(type(obj)):
-            rule, consequence = _UNKNOWN[newtype]
-            for index, item in enumerate(getattr(obj, field.name) or []):
-                message = rule(item)
-                if message is None:
-                    continue
-                then = consequence() if compiled else "nothing is compiled here, so it has no effect"
-                out.append(
-                    Problem(
-                        message=f"{message}; {then}",
-                        path=(*path, key_of(field), index),
-                        severity="warning",
-                    )
-                )
-    return out
-
-
-@functools.cache
-def _listed_newtypes(cls: type) -> list[tuple[attrs.Attribute, Any]]:
-    """The fields of `cls` that hold a list of one of the `_UNKNOWN` NewTypes."""
-    if not attrs.has(cls):
-        return []
-    hints = typing.get_type_hints(cls)
-    found = []
-    for field in attrs.fields(cls):
-        for arm in (hints[field.name], *get_args(hints[field.name])):
-            if get_origin(arm) is list and get_args(arm)[0] in _UNKNOWN:
-                found.append((field, get_args(arm)[0]))
-                break
-    return found
 
 
 def _other_edition_hint(tag: str) -> Any:
