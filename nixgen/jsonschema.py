@@ -273,11 +273,6 @@ class _Walker:
 # ------------------------------------------------- rules of nixgen.validate, where expressible
 
 
-def _unique_backends(general: dict[str, Any]) -> None:
-    """validate._general: a backend listed twice is an error."""
-    general["properties"]["backends"]["uniqueItems"] = True
-
-
 def _version_xor_revision(dep: dict[str, Any]) -> None:
     """validate._general: a kernel dependency gives exactly one of version and revision."""
     dep["oneOf"] = [{"required": ["version"]}, {"required": ["revision"]}]
@@ -311,7 +306,6 @@ def _rust_src(kernel: dict[str, Any]) -> None:
 
 
 RULES: dict[type, tuple[Callable[[dict[str, Any]], None], ...]] = {
-    model.General: (_unique_backends,),
     model.KernelDependency: (_version_xor_revision,),
     model.CppCpuKernel: (_kernel_src,),
     model.CppCudaKernel: (_kernel_src, _cuda_capabilities),

@@ -324,7 +324,6 @@ CASES: list[Case] = [
     row("compiled-kernel-without-framework", edit('[torch]\nsrc = ["torch-ext/torch_binding.cpp"]\n', ""), "build.toml:9:2", "kernel", "compiled kernels need a framework", "[torch] or [tvm-ffi]"),
     row("kernel-backend-not-in-backends", edit('"cpu", "cuda", "rocm", "xpu", "metal"', '"cuda"'), "build.toml:12:12", "kernel.relu.language", "`cpp-cpu` kernels build for the `cpu` backend, which is not in general.backends", "add it or remove the kernel"),
     row("kernel-with-no-backends-at-all", edit('["cpu", "cuda", "rocm", "xpu", "metal"]', "[]"), "build.toml:12:12", "kernel.relu.language", "which is not in general.backends (none)"),
-    row("backend-listed-twice", edit('"metal"]', '"metal", "cpu"]'), "build.toml:6:12", "general.backends", "backend `cpu` is listed 2 times"),
     row("unknown-backend", edit('"metal"]', '"metal", "cdua"]'), "build.toml:6:52", "general.backends[5]", "unknown value `cdua`", "did you mean `cuda`?"),
     row("torch-minver-above-maxver", edit("[torch]", '[torch]\nminver = "2.12"\nmaxver = "2.11"'), "build.toml:9:10", "torch.minver", "minver 2.12 is greater than maxver 2.11"),
     row("cuda-minver-above-maxver", edit("\n[torch]", '\n[general.cuda]\nminver = "13.0"\nmaxver = "12.6"\n\n[torch]'), "build.toml:9:10", "general.cuda.minver", "minver 13.0 is greater than maxver 12.6"),
@@ -590,6 +589,21 @@ def test_strict_turns_warnings_into_errors(tmp_path: Path, monkeypatch: pytest.M
     assert first.startswith("build.toml:19:29: error: kernel.relu_cuda.cuda-capabilities[1]: ")
     assert first.endswith("(a warning; --strict makes it an error)")
     assert summary == "1 error"
+
+
+def test_a_backend_listed_twice_is_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    make_tree(root, Case("x", edit('"metal"]', '"metal", "cpu"]'), "", "", ()), monkeypatch)
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(main, ["validate", "."])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(
+        "build.toml:6:12: warning: general.backends: backend `cpu` is listed 2 times; "
+        "the repeats have no effect\n"
+    )
 
 
 def test_strict_passes_a_clean_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
