@@ -194,6 +194,17 @@ def project_data(build: model.Build) -> dict[str, Any]:
             for d in values
         ]
 
+    # `[torch-noarch]` lists the GPU targets its kernel supports; they go to metadata.json
+    # as written (nothing is compiled, so nothing is intersected).
+    noarch_archs = (
+        {
+            backend: archs
+            for backend, archs in (("cuda", fw.cuda_capabilities), ("rocm", fw.rocm_archs))
+            if archs
+        }
+        if isinstance(fw, model.TorchNoarch)
+        else {}
+    )
     return {
         "name": g.name,
         "moduleName": g.module_name,
@@ -226,6 +237,7 @@ def project_data(build: model.Build) -> dict[str, Any]:
             }
             for name, kernel in sorted(build.kernels.items())
         },
+        **({"noarchArchs": noarch_archs} if noarch_archs else {}),
     }
 
 

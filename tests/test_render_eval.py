@@ -497,6 +497,28 @@ def test_unknown_capability_renders_and_no_toolkit_compiles_it(stub: Path, tmp_p
         }
 
 
+def test_torch_noarch_records_its_listed_targets_in_metadata(tmp_path: Path) -> None:
+    """As the anchor does: a pure-Python kernel's capabilities, unknown ones included,
+    go to metadata.json as written; a backend it lists none for gets no `archs`."""
+    root = tmp_path / "p"
+    materialize(
+        '[general]\nname = "tri"\nversion = 1\nedition = 6\nlicense = "MIT"\n'
+        'backends = ["cuda", "rocm", "xpu"]\n\n[torch-noarch]\n'
+        'cuda-capabilities = ["9.0", "11.8"]\n',
+        root,
+    )
+    render_into(root)
+    expr = (
+        "let p = import ./nix; in map (v: { inherit (v) backend; metadata = "
+        'p.nixgen.extension.metadata { project = p.project; variant = v; opsName = "x"; }; }) '
+        '(p.variants "x86_64-linux")'
+    )
+    by_backend = {v["backend"]: v["metadata"] for v in nix_eval_json(expr, cwd=root)}
+    assert by_backend["cuda"]["backend"] == {"type": "cuda", "archs": ["9.0", "11.8"]}
+    assert by_backend["rocm"]["backend"] == {"type": "rocm"}
+    assert by_backend["xpu"]["backend"] == {"type": "xpu"}
+
+
 def test_empty_capability_set_fails_evaluation_naming_the_kernel(
     stub: Path, tmp_path: Path
 ) -> None:

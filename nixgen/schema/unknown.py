@@ -61,7 +61,12 @@ def warnings(kernels: dict[str, Any], framework_table: str | None, framework: An
                 if message is None:
                     continue
                 then = (
-                    consequence() if compiled else "nothing is compiled here, so it has no effect"
+                    consequence()
+                    if compiled
+                    else (
+                        "it is written to metadata.json as given (a pure-Python kernel "
+                        "compiles nothing)"
+                    )
                 )
                 out.append(
                     Problem(
