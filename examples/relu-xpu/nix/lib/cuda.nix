@@ -44,6 +44,8 @@ rec {
     => false
     supported "9.0a" "12.6"
     => true
+    supported "11.8" "13.0"
+    => false
     ```
   */
   supported =
@@ -52,8 +54,13 @@ rec {
       parts = match "([0-9]+)\\.([0-9]+)([af]?)" capability;
       base = if parts == null then null else "${head parts}.${builtins.elemAt parts 1}";
       suffix = if parts == null then "" else builtins.elemAt parts 2;
-      # Anything that is not a capability (`sm_80`, `8`) is simply not supported.
+      # Anything that is not a known capability (`sm_80`, `11.8`, `8.0a`) is simply not
+      # supported: `build.toml` may list capabilities this table does not know (a warning).
       row = if base == null then null else ranges.${base} or null;
+      suffixExists =
+        suffix == ""
+        || (suffix == "a" && versions.compare base db.arch_specific_from >= 0)
+        || (suffix == "f" && versions.compare base db.family_specific_from >= 0);
       low =
         if suffix == "a" then
           versions.max row.min db.arch_specific_min
@@ -63,6 +70,7 @@ rec {
           row.min;
     in
     row != null
+    && suffixExists
     && versions.within {
       inherit low;
       high = row.max;
