@@ -249,7 +249,13 @@ def _rule_text(definition: dict[str, Any]) -> str:
         parts.append(
             "and none of " + ", ".join(f"`{o['pattern']}`" for o in definition["not"]["anyOf"])
         )
-    return (", ".join(parts) + ".") if parts else "Any string."
+    text = (", ".join(parts) + ".") if parts else "Any string."
+    if "examples" in definition:
+        text += (
+            " Known: " + ", ".join(f"`{v}`" for v in definition["examples"]) + ". A value that "
+            "matches but is not known is a warning: no toolkit builds it."
+        )
+    return text
 
 
 def _toml(value: Any) -> str:

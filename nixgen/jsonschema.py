@@ -42,7 +42,8 @@ NOT_EXPRESSED = (
     "kernel names stay distinct once `-` becomes `_` (compared case-insensitively)",
     "strings carry no NUL character",
     "CUDA capabilities that no toolkit of the build matrix supports (`nixgen render` checks "
-    "this while planning)",
+    "this while planning); capabilities and ROCm targets that are "
+    "well-formed but unknown are warnings",
 )
 
 
@@ -97,11 +98,16 @@ NEWTYPES: dict[Any, Callable[[], dict[str, Any]]] = {
     model.RelPath: _rel_path,
     model.RelDir: lambda: {"anyOf": [{"const": "."}, _rel_path()]},
     model.Flag: lambda: {"type": "string"},
+    # Well-formed values nixgen does not know are warnings, not errors: the pattern is the
+    # rule, the known values are examples.
     model.CudaCapability: lambda: {
-        "type": "string",
-        "enum": list(tables.known_cuda_capabilities()),
+        **_pattern(values._CUDA_CAPABILITY)(),
+        "examples": list(tables.known_cuda_capabilities()),
     },
-    model.RocmArch: lambda: {"type": "string", "enum": list(tables.known_rocm_archs())},
+    model.RocmArch: lambda: {
+        **_pattern(values._ROCM_ARCH)(),
+        "examples": list(tables.known_rocm_archs()),
+    },
     model.RepoId: _pattern(values._REPO_ID),
     model.CargoFeature: _pattern(values._FEATURE),
     model.Extension: _pattern(values._EXTENSION),
@@ -267,11 +273,6 @@ class _Walker:
 # ------------------------------------------------- rules of nixgen.validate, where expressible
 
 
-def _unique_backends(general: dict[str, Any]) -> None:
-    """validate._general: a backend listed twice is an error."""
-    general["properties"]["backends"]["uniqueItems"] = True
-
-
 def _version_xor_revision(dep: dict[str, Any]) -> None:
     """validate._general: a kernel dependency gives exactly one of version and revision."""
     dep["oneOf"] = [{"required": ["version"]}, {"required": ["revision"]}]
@@ -305,7 +306,6 @@ def _rust_src(kernel: dict[str, Any]) -> None:
 
 
 RULES: dict[type, tuple[Callable[[dict[str, Any]], None], ...]] = {
-    model.General: (_unique_backends,),
     model.KernelDependency: (_version_xor_revision,),
     model.CppCpuKernel: (_kernel_src,),
     model.CppCudaKernel: (_kernel_src, _cuda_capabilities),

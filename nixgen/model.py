@@ -39,9 +39,9 @@ RelPath = NewType("RelPath", str)
 RelDir = NewType("RelDir", str)
 #: A compiler flag (any string a Nix string can carry).
 Flag = NewType("Flag", str)
-#: ``8.0``, ``9.0a``, ``10.0f``: a CUDA compute capability known to nvcc.
+#: ``8.0``, ``9.0a``, ``10.0f``: a CUDA compute capability (``major.minor``, optional ``a``/``f``).
 CudaCapability = NewType("CudaCapability", str)
-#: ``gfx942``: an AMD GPU target.
+#: ``gfx942``, ``gfx1100``: an AMD GPU target.
 RocmArch = NewType("RocmArch", str)
 #: A ``org/name`` Hub repository id.
 RepoId = NewType("RepoId", str)

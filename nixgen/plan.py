@@ -349,12 +349,6 @@ def check(build: model.Build) -> list[Problem]:
     return problems
 
 
-def cuda_versions() -> list[str]:
-    """Every CUDA version of the build-configuration table, oldest first."""
-    found = {c.backend_version for c in build_configs() if c.backend == "cuda"}
-    return sorted((v for v in found if v is not None), key=tables.version_key)
-
-
 def rocm_archs(kernel: model.CppRocmKernel) -> list[str]:
     """The GPU targets `kernel` is compiled for: its `rocm-archs` (or every supported
     target) restricted to the builder's supported set, in the kernel's order."""

@@ -157,7 +157,7 @@ def _kernel_context(build: model.Build, name: str, kernel: model.Kernel) -> dict
     }
     if isinstance(kernel, model.CppCudaKernel):
         context["capabilities"] = {
-            version: plan.cuda_capabilities(kernel, version) for version in plan.cuda_versions()
+            version: plan.cuda_capabilities(kernel, version) for version in tables.cuda_versions()
         }
     if isinstance(kernel, model.CppRocmKernel):
         context["archs"] = plan.rocm_archs(kernel)
@@ -199,6 +199,17 @@ def project_data(build: model.Build) -> dict[str, Any]:
             for d in values
         ]
 
+    # `[torch-noarch]` lists the GPU targets its kernel supports; they go to metadata.json
+    # as written (nothing is compiled, so nothing is intersected).
+    noarch_archs = (
+        {
+            backend: archs
+            for backend, archs in (("cuda", fw.cuda_capabilities), ("rocm", fw.rocm_archs))
+            if archs
+        }
+        if isinstance(fw, model.TorchNoarch)
+        else {}
+    )
     return {
         "name": g.name,
         "moduleName": g.module_name,
@@ -239,6 +250,7 @@ def project_data(build: model.Build) -> dict[str, Any]:
             }
             for name, kernel in sorted(build.kernels.items())
         },
+        **({"noarchArchs": noarch_archs} if noarch_archs else {}),
     }
 
 

@@ -82,7 +82,7 @@ def known_cuda_capabilities() -> tuple[str, ...]:
     names: list[str] = []
     for base in cuda_capability_ranges():
         names.append(base)
-        if version_key(base) >= (9,):
+        if version_key(base) >= version_key(db["arch_specific_from"]):
             names.append(base + "a")
         if version_key(base) >= version_key(db["family_specific_from"]):
             names.append(base + "f")
@@ -91,9 +91,12 @@ def known_cuda_capabilities() -> tuple[str, ...]:
 
 @cache
 def cuda_capability_supported(capability: str, cuda_version: str) -> bool:
-    """Whether CUDA `cuda_version` can compile for `capability` (e.g. ``"9.0a"``)."""
+    """Whether CUDA `cuda_version` can compile for `capability` (e.g. ``"9.0a"``).
+
+    A capability nixgen does not know (``11.8``, ``8.0a``) is built by no toolkit.
+    """
     match = _CAPABILITY.match(capability)
-    if not match:
+    if not match or capability not in known_cuda_capabilities():
         return False
     base = f"{match[1]}.{match[2]}"
     suffix = match[3]
@@ -107,6 +110,13 @@ def cuda_capability_supported(capability: str, cuda_version: str) -> bool:
         low = max(low, db["family_specific_min"], key=version_key)
     have = version_key(cuda_version)
     return version_key(low) <= have and (high is None or have <= version_key(high))
+
+
+@cache
+def cuda_versions() -> tuple[str, ...]:
+    """The CUDA toolkit versions of the build-configuration table, oldest first."""
+    found = {row["cudaVersion"] for row in build_configs() if row.get("cudaVersion")}
+    return tuple(sorted(found, key=version_key))
 
 
 def known_rocm_archs() -> list[str]:

@@ -43,7 +43,7 @@ def _backends_of(kernels: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def _legacy_name(name: str, warnings: list[Problem]) -> str:
-    new = name.replace("_", "-").lower()
+    new = name.replace("_", "-")
     if new != name:
         warnings.append(
             warning(
@@ -163,8 +163,9 @@ def from_v2(raw: Raw, warnings: list[Problem]) -> dict[str, Any]:
 def from_v3_to_v5(raw: Raw, warnings: list[Problem], edition: int) -> dict[str, Any]:
     kernels = {name: _tagged_kernel(k) for name, k in sorted(raw.kernels.items())}
     general = table(raw.general)
-    if edition <= 3:
+    if edition <= 4:
         general["name"] = _legacy_name(general["name"], warnings)
+    if edition <= 3:
         if "version" not in general:
             general["version"] = 1
             warnings.append(warning("`version` is missing; using 1", ("general", "version")))

@@ -37,8 +37,12 @@ def _general(build: model.Build) -> list[Problem]:
         )
     for backend, count in Counter(g.backends).items():
         if count > 1:
+            # Harmless (the anchor builds such files too), but usually a slip.
             out.append(
-                error(f"backend `{backend}` is listed {count} times", ("general", "backends"))
+                warning(
+                    f"backend `{backend}` is listed {count} times; the repeats have no effect",
+                    ("general", "backends"),
+                )
             )
     for section in ("cuda", "xpu", "neuron", "tpu"):
         if getattr(g, section) is not None and section not in g.backends:

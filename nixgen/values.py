@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 
 from nixgen import tables
-from nixgen.errors import did_you_mean
+from nixgen.errors import closest, did_you_mean
 
 _PROJECT_NAME = re.compile(r"^[a-z][-a-z0-9]*[a-z0-9]$")
 _KERNEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
@@ -20,6 +20,8 @@ _FEATURE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_+.-]*(/[A-Za-z0-9_][A-Za-z0-9_+.
 _EXTENSION = re.compile(r"^[A-Za-z0-9_]+$")
 _SCP_URL = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^\s]+$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CUDA_CAPABILITY = re.compile(r"^([0-9]+)\.([0-9]+)([af]?)$")
+_ROCM_ARCH = re.compile(r"^gfx([0-9][0-9a-f]{2,4}|[0-9]+(-[0-9]+)*-generic)(:[a-z0-9-]+[+-])*$")
 GIT_SCHEMES = ("https", "http", "git", "ssh", "git+ssh", "git+https", "git+http")
 GLOB_CHARS = set("*?[]{}")
 MAX_NAME = 64
@@ -38,8 +40,10 @@ def project_name(value: str) -> str | None:
 
 
 def legacy_project_name(value: str) -> str | None:
-    """Editions before 4 allowed underscores; upgrading turns them into dashes."""
-    return project_name(value.replace("_", "-").lower())
+    """Editions 1–4 allowed underscores; upgrading turns them into dashes, which keeps the
+    Python module name (`-` and `_` both become `_`). Upper case stays an error: edition 6
+    has no spelling that keeps such a module name."""
+    return project_name(value) if project_name(value.replace("_", "-")) else None
 
 
 def kernel_name(value: str) -> str | None:
@@ -110,20 +114,75 @@ def rel_dir(value: str) -> str | None:
 
 
 def cuda_capability(value: str) -> str | None:
-    known = tables.known_cuda_capabilities()
-    if value in known:
+    """The form of a CUDA capability: ``major.minor`` with an optional ``a``/``f`` suffix.
+
+    A well-formed capability nixgen does not know is not an error (`unknown_cuda_capability`
+    warns about it): the anchor keeps such values and each toolkit builds what it can.
+    """
+    if _CUDA_CAPABILITY.fullmatch(value):
         return None
+    known = tables.known_cuda_capabilities()
+    guess = _capability_of_arch(value)
+    suggestion = f"; did you mean `{guess}`?" if guess in known else did_you_mean(value, known)
     return (
-        f"unknown CUDA capability `{value}`{did_you_mean(value, known)} (known: {', '.join(known)})"
+        f"invalid CUDA capability `{value}`{suggestion}: expected `major.minor` with an "
+        "optional `a` or `f` suffix, such as `8.0`, `9.0a` or `10.0f`"
     )
 
 
-def rocm_arch(value: str) -> str | None:
-    known = tables.known_rocm_archs()
-    if value in known:
+def _capability_of_arch(value: str) -> str | None:
+    """``sm_90a`` → ``9.0a``, ``80`` → ``8.0``: the capability an nvcc arch name means."""
+    match = re.fullmatch(r"(?:sm_?|compute_?)?([0-9]+)([0-9])([af]?)", value.strip().lower())
+    return f"{match[1]}.{match[2]}{match[3]}" if match else None
+
+
+def unknown_cuda_capability(value: str) -> str | None:
+    """A warning for a well-formed capability that nixgen's table does not know."""
+    known = tables.known_cuda_capabilities()
+    if value in known or not _CUDA_CAPABILITY.fullmatch(value):
         return None
-    suggestion = did_you_mean(value, known)
-    return f"unknown ROCm architecture `{value}`{suggestion} (known: {', '.join(known)})"
+    return f"unknown CUDA capability `{value}` (closest known: `{_closest_capability(value)}`)"
+
+
+def _closest_capability(value: str) -> str:
+    """The known capability nearest to `value`: same suffix when one exists, then the
+    nearest major, then the nearest minor (``11.8`` → ``11.0``, ``8.0a`` → ``9.0a``)."""
+    major, minor, suffix = _CUDA_CAPABILITY.fullmatch(value).groups()  # type: ignore[union-attr]
+
+    def distance(known: str) -> tuple[int, int, int]:
+        k_major, k_minor, k_suffix = _CUDA_CAPABILITY.fullmatch(known).groups()  # type: ignore[union-attr]
+        return (
+            k_suffix != suffix,
+            abs(int(k_major) - int(major)),
+            abs(int(k_minor) - int(minor)),
+        )
+
+    return min(tables.known_cuda_capabilities(), key=distance)
+
+
+def rocm_arch(value: str) -> str | None:
+    """The form of an AMD GPU target: ``gfx`` and its hexadecimal version (``gfx90a``,
+    ``gfx1100``), a generic target (``gfx11-generic``), optional features (``:xnack-``).
+
+    A well-formed target nixgen does not know is not an error (`unknown_rocm_arch` warns).
+    """
+    if _ROCM_ARCH.fullmatch(value):
+        return None
+    known = tables.known_rocm_archs()
+    return (
+        f"invalid ROCm architecture `{value}`{did_you_mean(value, known)}: expected an AMD "
+        "GPU target such as `gfx90a`, `gfx942` or `gfx1100`"
+    )
+
+
+def unknown_rocm_arch(value: str) -> str | None:
+    """A warning for a well-formed ROCm target that nixgen's table does not know."""
+    known = tables.known_rocm_archs()
+    if value in known or not _ROCM_ARCH.fullmatch(value):
+        return None
+    close = closest(value, known) or closest(value.split(":")[0], known)
+    hint = f" (closest known: `{close}`)" if close else ""
+    return f"unknown ROCm architecture `{value}`{hint}"
 
 
 def cargo_feature(value: str) -> str | None:

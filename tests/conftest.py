@@ -52,6 +52,27 @@ def materialize(build_toml: Path | str, root: Path) -> Path:
     return root
 
 
+#: A capability nixgen's table does not know, listed by a real project (issue 15).
+UNKNOWN_CAPABILITY = "11.8"
+
+
+def unknown_capability_project(root: Path) -> Path:
+    """The `relu-mixed` example (a C++ and a Rust CPU kernel, a CUDA kernel) with
+    `UNKNOWN_CAPABILITY` among its CUDA kernel's capabilities, unrendered, at `root`."""
+    shutil.copytree(
+        EXAMPLES / "relu-mixed",
+        root,
+        ignore=shutil.ignore_patterns("nix", "flake.nix", "result*", "target"),
+    )
+    toml = root / "build.toml"
+    text = toml.read_text()
+    listed = 'cuda-capabilities = ["8.0", "9.0"]'
+    assert listed in text
+    wider = f'cuda-capabilities = ["8.0", "{UNKNOWN_CAPABILITY}", "9.0"]'
+    toml.write_text(text.replace(listed, wider))
+    return root
+
+
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Render stamps go to a per-session cache, never the user's ~/.cache."""

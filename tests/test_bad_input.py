@@ -324,7 +324,6 @@ CASES: list[Case] = [
     row("compiled-kernel-without-framework", edit('[torch]\nsrc = ["torch-ext/torch_binding.cpp"]\n', ""), "build.toml:9:2", "kernel", "compiled kernels need a framework", "[torch] or [tvm-ffi]"),
     row("kernel-backend-not-in-backends", edit('"cpu", "cuda", "rocm", "xpu", "metal"', '"cuda"'), "build.toml:12:12", "kernel.relu.language", "`cpp-cpu` kernels build for the `cpu` backend, which is not in general.backends", "add it or remove the kernel"),
     row("kernel-with-no-backends-at-all", edit('["cpu", "cuda", "rocm", "xpu", "metal"]', "[]"), "build.toml:12:12", "kernel.relu.language", "which is not in general.backends (none)"),
-    row("backend-listed-twice", edit('"metal"]', '"metal", "cpu"]'), "build.toml:6:12", "general.backends", "backend `cpu` is listed 2 times"),
     row("unknown-backend", edit('"metal"]', '"metal", "cdua"]'), "build.toml:6:52", "general.backends[5]", "unknown value `cdua`", "did you mean `cuda`?"),
     row("torch-minver-above-maxver", edit("[torch]", '[torch]\nminver = "2.12"\nmaxver = "2.11"'), "build.toml:9:10", "torch.minver", "minver 2.12 is greater than maxver 2.11"),
     row("cuda-minver-above-maxver", edit("\n[torch]", '\n[general.cuda]\nminver = "13.0"\nmaxver = "12.6"\n\n[torch]'), "build.toml:9:10", "general.cuda.minver", "minver 13.0 is greater than maxver 12.6"),
@@ -350,12 +349,14 @@ CASES: list[Case] = [
     row("kernel-name-nix-interpolation", add('\n[kernel."${builtins.abort 1}"]\nlanguage = "cpp-cpu"\nsrc = ["relu/relu.cpp"]\n'), "build.toml:16:9", 'kernel."${builtins.abort 1}"', "invalid kernel name"),
     row("kernel-names-collide", add('\n[kernel.relu-x]\nlanguage = "cpp-cpu"\nsrc = ["relu/relu.cpp"]\n\n[kernel.relu_x]\nlanguage = "cpp-cpu"\nsrc = ["relu/relu.cpp"]\n'), "build.toml:20:9", "kernel.relu_x", "kernel names `relu-x`, `relu_x` collide"),
     # --- capabilities, archs, versions -------------------------------------------------
-    row("unknown-cuda-capability", add(CUDA + 'cuda-capabilities = ["8.7x"]\n'), "build.toml:19:22", "kernel.relu_cuda.cuda-capabilities[0]", "unknown CUDA capability `8.7x`", "did you mean `8.7`?"),
-    row("cuda-capability-sm-prefix", add(CUDA + 'cuda-capabilities = ["sm_90"]\n'), "build.toml:19:22", "kernel.relu_cuda.cuda-capabilities[0]", "unknown CUDA capability `sm_90`", "known: 5.0"),
+    row("malformed-cuda-capability", add(CUDA + 'cuda-capabilities = ["8.7x"]\n'), "build.toml:19:22", "kernel.relu_cuda.cuda-capabilities[0]", "invalid CUDA capability `8.7x`", "did you mean `8.7`?", "expected `major.minor`"),
+    row("cuda-capability-sm-prefix", add(CUDA + 'cuda-capabilities = ["sm_90a"]\n'), "build.toml:19:22", "kernel.relu_cuda.cuda-capabilities[0]", "invalid CUDA capability `sm_90a`; did you mean `9.0a`?"),
+    row("cuda-capability-unknown-only", add(CUDA + 'cuda-capabilities = ["11.8"]\n'), "build.toml:19:21", "kernel.relu_cuda.cuda-capabilities", "warning: kernel.relu_cuda.cuda-capabilities[0]: unknown CUDA capability `11.8`", "none of its CUDA capabilities (`11.8`) can be built with CUDA 13", validate_code=0),
     row("empty-cuda-capabilities", add(CUDA + "cuda-capabilities = []\n"), "build.toml:19:21", "kernel.relu_cuda.cuda-capabilities", "`cuda-capabilities` is empty; omit it to build for all"),
     row("cuda-minver-not-a-version", add(CUDA + 'cuda-minver = "12.x"\n'), "build.toml:19:15", "kernel.relu_cuda.cuda-minver", "invalid version `12.x`", "such as `2.12` or `12.8`"),
     row("cuda-capability-no-toolkit-builds", add(CUDA + 'cuda-capabilities = ["5.0"]\n'), "build.toml:19:21", "kernel.relu_cuda.cuda-capabilities", "none of its CUDA capabilities (`5.0`) can be built with CUDA 13", validate_code=0),
-    row("unknown-rocm-arch", kernel('language = "cpp-rocm"\nsrc = ["relu/relu.cpp"]\nrocm-archs = ["gfx99999"]'), "build.toml:19:15", "kernel.k.rocm-archs[0]", "unknown ROCm architecture `gfx99999`", "known: gfx900"),
+    row("rocm-arch-unknown-only", kernel('language = "cpp-rocm"\nsrc = ["relu/relu.cpp"]\nrocm-archs = ["gfx99999"]'), "build.toml:19:14", "kernel.k.rocm-archs", "none of the listed ROCm architectures is supported", "build.toml:19:15: warning: kernel.k.rocm-archs[0]: unknown ROCm architecture `gfx99999`"),
+    row("malformed-rocm-arch", kernel('language = "cpp-rocm"\nsrc = ["relu/relu.cpp"]\nrocm-archs = ["gfx942", "mi300x"]'), "build.toml:19:25", "kernel.k.rocm-archs[1]", "invalid ROCm architecture `mi300x`", "such as `gfx90a`"),
     row("rocm-arch-typo", kernel('language = "cpp-rocm"\nsrc = ["relu/relu.cpp"]\nrocm-archs = ["gfx94"]'), "build.toml:19:15", "kernel.k.rocm-archs[0]", "did you mean `gfx942`?"),
     row("empty-rocm-archs", kernel('language = "cpp-rocm"\nsrc = ["relu/relu.cpp"]\nrocm-archs = []'), "build.toml:19:14", "kernel.k.rocm-archs", "`rocm-archs` is empty; omit it to build for all"),
     row("rocm-archs-none-supported", kernel('language = "cpp-rocm"\nsrc = ["relu/relu.cpp"]\nrocm-archs = ["gfx900"]'), "build.toml:19:14", "kernel.k.rocm-archs", "none of the listed ROCm architectures is supported", "`gfx942`"),
@@ -556,6 +557,86 @@ def test_json_output_carries_the_location_and_key(
     assert problem["file"] == "build.toml"
     assert (problem["line"], problem["column"], problem["key"]) == (17, 12, "kernel.k.language")
     assert "did you mean `cpp-cuda`?" in problem["message"]
+
+
+UNKNOWN_CAPABILITY = add(CUDA + 'cuda-capabilities = ["8.0", "11.8"]\n')
+
+
+def _validate(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    root = tmp_path / "project"
+    root.mkdir()
+    make_tree(root, Case("x", UNKNOWN_CAPABILITY, "", "", ()), monkeypatch)
+    monkeypatch.chdir(root)
+    return CliRunner().invoke(main, ["validate", *args, "."])
+
+
+def test_unknown_capability_warns_and_validate_succeeds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = _validate([], tmp_path, monkeypatch)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(
+        "build.toml:19:29: warning: kernel.relu_cuda.cuda-capabilities[1]: unknown CUDA "
+        "capability `11.8` (closest known: `11.0`); no CUDA toolkit of the build table ("
+    )
+    assert "build.toml: ok (edition 6" in result.output
+
+
+def test_strict_turns_warnings_into_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    result = _validate(["--strict"], tmp_path, monkeypatch)
+    assert result.exit_code == 2
+    first, summary = result.output.splitlines()
+    assert first.startswith("build.toml:19:29: error: kernel.relu_cuda.cuda-capabilities[1]: ")
+    assert first.endswith("(a warning; --strict makes it an error)")
+    assert summary == "1 error"
+
+
+def test_a_backend_listed_twice_is_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    make_tree(root, Case("x", edit('"metal"]', '"metal", "cpu"]'), "", "", ()), monkeypatch)
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(main, ["validate", "."])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(
+        "build.toml:6:12: warning: general.backends: backend `cpu` is listed 2 times; "
+        "the repeats have no effect\n"
+    )
+
+
+def test_strict_passes_a_clean_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    make_tree(root, Case("x", BASE, "", "", ()), monkeypatch)
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(main, ["validate", "--strict", "."])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "ok", "severity"),
+    [([], 0, True, "warning"), (["--strict"], 2, False, "error")],
+)
+def test_json_problems_carry_their_severity(
+    args: list[str],
+    code: int,
+    ok: bool,
+    severity: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import json
+
+    result = _validate(["--json", *args], tmp_path, monkeypatch)
+    assert result.exit_code == code
+    payload = json.loads(result.stdout)
+    assert payload["ok"] is ok
+    (problem,) = payload["problems"]
+    assert problem["severity"] == severity
+    assert (problem["line"], problem["column"]) == (19, 29)
+    assert problem["key"] == "kernel.relu_cuda.cuda-capabilities[1]"
 
 
 def test_every_problem_in_a_file_is_reported_at_once(

@@ -26,7 +26,7 @@ import pytest
 
 from nixgen import plan, project
 
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, UNKNOWN_CAPABILITY, unknown_capability_project
 from .nixtools import (
     copy_worktree,
     flake_build,
@@ -370,6 +370,34 @@ def test_rust_kernel_with_the_lock_file_at_the_project_root_builds(
     assert symbols.returncode == 0, symbols.stderr
     exported = {line.split()[-1] for line in symbols.stdout.splitlines() if " T " in line}
     assert {"relu_rs_f32", "relu_rs_f64"} <= exported
+
+
+def test_project_with_an_unknown_capability_builds_its_cpu_variant(
+    tmp_path: Path, stub: Path, torch: ModuleType
+) -> None:
+    """A CUDA capability nixgen does not know only warns: the project renders and its
+    CPU variant builds and runs (the CUDA side is checked by test_render_eval)."""
+    from click.testing import CliRunner
+
+    from nixgen.cli import main
+
+    root = unknown_capability_project(tmp_path / "relu-mixed")
+    rendered = CliRunner().invoke(main, ["render", str(root)])
+    assert rendered.exit_code == 0, rendered.output
+    assert (
+        "warning: kernel.relu_cuda.cuda-capabilities[1]: unknown CUDA capability "
+        f"`{UNKNOWN_CAPABILITY}`" in rendered.output
+    )
+    variants = {v.name for v in plan.variants(project.read(root).build, system=SYSTEM)}
+    assert CPU_VARIANT in variants and any("-cu" in name for name in variants)
+    [out] = flake_build(root, CPU_VARIANT, stub=stub, timeout=3600)
+    layout = tmp_path / "built"
+    layout.mkdir()
+    (layout / CPU_VARIANT).symlink_to(out)
+    client = pytest.importorskip("kernels")
+    module = client.get_local_kernel(layout, backend="cpu")
+    x = torch.randn(7, 5, generator=torch.Generator().manual_seed(15))
+    torch.testing.assert_close(module.relu(x), torch.relu(x), rtol=0, atol=0)
 
 
 def test_nixgen_package_renders_what_the_work_tree_renders(

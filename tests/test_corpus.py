@@ -11,8 +11,10 @@ from pathlib import Path
 
 import attrs
 import pytest
+from click.testing import CliRunner
 
-from nixgen import project
+from nixgen import load, plan, project
+from nixgen.cli import main
 from nixgen.errors import ProblemError
 
 from .conftest import CORPUS, CORPUS_FILES
@@ -100,9 +102,10 @@ EXPECTED: dict[str, Loads | Rejected] = {
     "kernels-examples__relu-compiler-flags": Loads(5),
     "kernels-examples__relu-invalid-capability": Rejected(
         26,
-        "kernel.relu_rocm.rocm-archs[0]",
-        "unknown ROCm architecture `gfx99999`",
-        "an invalid capability on purpose (the anchor's negative example)",
+        "kernel.relu_rocm.rocm-archs",
+        "none of the listed ROCm architectures is supported by the builder",
+        "the anchor's negative example: its only capability and target are unknown, so "
+        "nothing is left to build (the anchor fails with `empty set of architectures`)",
     ),
     "kernels-examples__relu-metal-cpp": Loads(5),
     "kernels-examples__relu-nki": Loads(5),
@@ -143,13 +146,25 @@ def test_corpus_file(path: Path) -> None:
     assert expected.message in first.message
 
 
-def test_invalid_capability_reports_both_problems() -> None:
-    with pytest.raises(ProblemError) as info:
-        project.read(CORPUS / "kernels-examples__relu-invalid-capability.toml", check_files=False)
-    rendered = [p.render() for p in info.value.errors]
-    assert len(rendered) == 2
-    assert "kernel.relu.cuda-capabilities[0]: unknown CUDA capability `99999.0`" in rendered[1]
-    assert "did you mean `9.0`?" in rendered[1]
+def test_invalid_capability_warns_then_finds_nothing_to_build(runner: CliRunner) -> None:
+    """Unknown values warn; a kernel left with nothing to build is the error, as in the
+    anchor (`empty set of architectures`, `empty set of capabilities`)."""
+    path = CORPUS / "kernels-examples__relu-invalid-capability.toml"
+    result = runner.invoke(main, ["validate", "--no-file-checks", str(path)])
+    assert result.exit_code == 2
+    lines = result.output.splitlines()
+    assert [line.split(": ")[1:3] for line in lines[:-1]] == [
+        ["error", "kernel.relu_rocm.rocm-archs"],
+        ["warning", "kernel.relu_rocm.rocm-archs[0]"],
+        ["warning", "kernel.relu.cuda-capabilities[0]"],
+    ]
+    assert "unknown ROCm architecture `gfx99999`" in lines[1]
+    assert "unknown CUDA capability `99999.0` (closest known: `12.0`)" in lines[2]
+    assert "every CUDA variant skips it" in lines[2]
+    # Planning (`nixgen render`) then finds the CUDA kernel has nothing to build.
+    loaded = project.structure(load.load(path))[1]
+    planned = [p.render() for p in plan.check(loaded) if p.severity == "error"]
+    assert planned and all("none of its CUDA capabilities (`99999.0`)" in p for p in planned)
 
 
 def test_corpus_counts() -> None:

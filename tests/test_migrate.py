@@ -26,7 +26,7 @@ from .conftest import CORPUS_FILES, corpus_id
 
 def _loads(path: Path) -> bool:
     try:
-        project.structure(load.load(path))
+        project.read(path, check_files=False)
     except ProblemError:
         return False
     return True
@@ -592,6 +592,23 @@ def test_warnings_of_the_upgrade_are_printed(
     assert result.exit_code == 0
     assert "warning: general.name: name `my_relu` becomes `my-relu`" in result.output
     assert "`license` is missing" in result.output
+
+
+def test_edition4_name_with_underscores_is_written_with_dashes(
+    build_toml: Callable[[str], Path], runner: CliRunner
+) -> None:
+    file = build_toml(V4.replace('name = "relu"', 'name = "layer_norm"  # the module name'))
+
+    result = run(runner, file)
+
+    assert result.exit_code == 0, result.output
+    assert "warning: general.name: name `layer_norm` becomes `layer-norm`" in result.output
+    assert "the Python module name `layer_norm` is unchanged" in result.output
+    migrated = file.read_text()
+    assert 'name = "layer-norm"  # the module name\n' in migrated
+    assert "edition = 6" in migrated
+    build = upgraded(file)
+    assert (build.general.name, build.general.module_name) == ("layer-norm", "layer_norm")
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")

@@ -497,6 +497,10 @@ def test_nix_library_reads_the_plan_unchanged(tmp_path: Path) -> None:
         ("10.0f", "12.9", True),
         ("12.0f", "13.0", True),
         ("99.0", "13.0", False),  # anything unknown or malformed is never supported
+        ("11.8", "13.0", False),
+        ("8.0a", "13.0", False),  # no architecture-specific code before 9.0
+        ("8.6a", "12.8", False),
+        ("9.0f", "13.0", False),  # no family-specific code before 10.0
         ("8.0x", "13.0", False),
         ("sm_80", "13.0", False),
         ("8", "13.0", False),
@@ -534,7 +538,7 @@ def test_every_kernel_file_carries_its_capabilities_for_every_toolkit_of_the_tab
         kernels={"k": _cuda(["7.0", "9.0"])},
     )
     text = render.render(build).tree["kernels/k.nix"].decode()
-    for version in plan.cuda_versions():
+    for version in tables.cuda_versions():
         planned = plan.cuda_capabilities(_cuda(["7.0", "9.0"]), version)
         listed = "".join(f' "{c}"' for c in planned)
         assert f'"{version}" = [{listed} ];' in text

@@ -28,7 +28,13 @@ import pytest
 from nixgen import model, plan, project, render, tables, write
 from nixgen.errors import ProblemError
 
-from .conftest import CORPUS_FILES, EXAMPLES, materialize
+from .conftest import (
+    CORPUS_FILES,
+    EXAMPLES,
+    UNKNOWN_CAPABILITY,
+    materialize,
+    unknown_capability_project,
+)
 from .nixtools import NixError, make_stub, nix_env, nix_eval_json
 from .test_render import SYNTHETIC
 
@@ -475,6 +481,56 @@ def test_cuda_capabilities_are_intersected_per_toolkit(stub: Path, tmp_path: Pat
     assert by_cuda["12.6"]["kernels"]["defaults"]["capabilities"][0] == "7.0"
     assert "7.0" not in by_cuda["13.0"]["kernels"]["defaults"]["capabilities"]
     assert build.kernels["gemm"].cuda_capabilities == ["7.0", "8.0", "9.0a", "10.0f"]
+
+
+def test_unknown_capability_renders_and_no_toolkit_compiles_it(stub: Path, tmp_path: Path) -> None:
+    """`11.8` (not in nixgen's table) is a warning; every CUDA toolkit leaves it out and
+    keeps the capabilities it supports, as the anchor's per-toolkit intersection does."""
+    root = unknown_capability_project(tmp_path / "p")
+    loaded = project.read(root)
+    assert [w.key for w in loaded.warnings] == ["kernel.relu_cuda.cuda-capabilities[1]"]
+    build = render_into(root)
+    parse_all(root)
+    summary = summarize(root, stub)
+    check_project(root, build, summary)
+    cuda = [v for v in summary if v["backend"] == "cuda"]
+    assert {v["backendVersion"] for v in cuda} == set(tables.cuda_versions())
+    arch = UNKNOWN_CAPABILITY.replace(".", "")
+    for v in cuda:
+        got = v["kernels"]["relu_cuda"]
+        supported = [
+            c for c in ("8.0", "9.0") if tables.cuda_capability_supported(c, v["backendVersion"])
+        ]
+        assert got["capabilities"] == supported, v["name"]
+        gencode = [
+            a for argv in _commands(got["buildPhase"]) for a in argv if a.startswith("-gencode=")
+        ]
+        assert gencode and all(f"_{arch}" not in flag for flag in gencode), (v["name"], gencode)
+        assert {flag.rsplit("_", 1)[1] for flag in gencode} == {
+            c.replace(".", "") for c in supported
+        }
+
+
+def test_torch_noarch_records_its_listed_targets_in_metadata(tmp_path: Path) -> None:
+    """As the anchor does: a pure-Python kernel's capabilities, unknown ones included,
+    go to metadata.json as written; a backend it lists none for gets no `archs`."""
+    root = tmp_path / "p"
+    materialize(
+        '[general]\nname = "tri"\nversion = 1\nedition = 6\nlicense = "MIT"\n'
+        'backends = ["cuda", "rocm", "xpu"]\n\n[torch-noarch]\n'
+        'cuda-capabilities = ["9.0", "11.8"]\n',
+        root,
+    )
+    render_into(root)
+    expr = (
+        "let p = import ./nix; in map (v: { inherit (v) backend; metadata = "
+        'p.nixgen.extension.metadata { project = p.project; variant = v; opsName = "x"; }; }) '
+        '(p.variants "x86_64-linux")'
+    )
+    by_backend = {v["backend"]: v["metadata"] for v in nix_eval_json(expr, cwd=root)}
+    assert by_backend["cuda"]["backend"] == {"type": "cuda", "archs": ["9.0", "11.8"]}
+    assert by_backend["rocm"]["backend"] == {"type": "rocm"}
+    assert by_backend["xpu"]["backend"] == {"type": "xpu"}
 
 
 def test_empty_capability_set_fails_evaluation_naming_the_kernel(

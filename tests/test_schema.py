@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from nixgen import load, model, project, schema
+from nixgen import load, model, project, schema, tables, validate
 from nixgen.errors import ProblemError
 
 BASE6 = """\
@@ -154,7 +154,7 @@ def test_bool_is_not_an_integer() -> None:
 def test_every_problem_is_reported_at_once() -> None:
     text = (
         BASE6.replace("version = 1", 'version = "1"')
-        .replace('"8.0"', '"8.1"')
+        .replace('"8.0"', '"sm_81"')
         .replace('features = ["fast"]', 'feature = ["fast"]')
     )
     found = problems(text)
@@ -370,3 +370,160 @@ def test_edition4_torch_noarch_snake_keys() -> None:
         """
     )
     assert build.framework.cuda_capabilities == ["9.0"]
+
+
+# ----------------------------------------------------- well-formed but unknown values warn
+
+
+def warnings_of(text: str) -> list[str]:
+    """Every problem of the schema, upgrade and validate stages, rendered (no file checks)."""
+    path = load.Path("build.toml")
+    document = load.parse(textwrap.dedent(text), path, "build.toml")
+    _, build, found = project.structure(document)
+    found = document.locate_all([*found, *validate.validate(build, None)])
+    return [p.render() for p in found]
+
+
+def test_unknown_cuda_capability_is_a_located_warning() -> None:
+    text = BASE6.replace('"8.0", "9.0"', '"8.0", "11.8", "12.0"')
+    assert parse(text).kernels["relu_cuda"].cuda_capabilities == ["8.0", "11.8", "12.0"]
+    (message,) = warnings_of(text)
+    versions = ", ".join(tables.cuda_versions())
+    assert message == (
+        "build.toml:15:29: warning: kernel.relu_cuda.cuda-capabilities[1]: unknown CUDA "
+        "capability `11.8` (closest known: `11.0`); no CUDA toolkit of the build table "
+        f"({versions}) builds it, so every CUDA variant skips it"
+    )
+
+
+@pytest.mark.parametrize(
+    ("capability", "closest"),
+    [("8.0a", "9.0a"), ("9.0f", "10.0f"), ("99.0", "12.0"), ("7.1", "7.0")],
+)
+def test_unknown_capability_names_the_closest_known_one(capability: str, closest: str) -> None:
+    (message,) = warnings_of(BASE6.replace('"8.0", "9.0"', f'"{capability}"'))
+    assert f"unknown CUDA capability `{capability}` (closest known: `{closest}`)" in message
+
+
+@pytest.mark.parametrize(
+    ("capability", "fragment"),
+    [
+        ("sm_80", "did you mean `8.0`?"),
+        ("90a", "did you mean `9.0a`?"),
+        ("8", "expected `major.minor`"),
+        ("8.0.1", "expected `major.minor`"),
+        ("8.0b", "expected `major.minor`"),
+        (" 8.0", "expected `major.minor`"),
+    ],
+)
+def test_malformed_capability_is_still_an_error(capability: str, fragment: str) -> None:
+    (message,) = problems(BASE6.replace('"8.0", "9.0"', f'"8.0", "{capability}"'))
+    assert message.startswith("build.toml:15:29: error: kernel.relu_cuda.cuda-capabilities[1]: ")
+    assert f"invalid CUDA capability `{capability}`" in message and fragment in message
+
+
+ROCM6 = """\
+[general]
+name = "relu"
+version = 1
+edition = 6
+license = "Apache-2.0"
+backends = ["rocm"]
+
+[torch]
+src = ["torch-ext/torch_binding.cpp"]
+
+[kernel.relu_rocm]
+language = "cpp-rocm"
+src = ["relu_rocm/relu.hip"]
+rocm-archs = ["gfx942", "ARCH"]
+"""
+
+
+@pytest.mark.parametrize("arch", ["gfx1250", "gfx9-4-generic", "gfx942:xnack-", "gfx90c"])
+def test_unknown_rocm_target_is_a_located_warning(arch: str) -> None:
+    (message,) = warnings_of(ROCM6.replace("ARCH", arch))
+    assert message.startswith(
+        "build.toml:14:25: warning: kernel.relu_rocm.rocm-archs[1]: "
+        f"unknown ROCm architecture `{arch}`"
+    )
+    assert message.endswith("so every ROCm variant skips it")
+
+
+@pytest.mark.parametrize("arch", ["mi300", "gfx94", "GFX942", "gfx942 ", "gfx1100x"])
+def test_malformed_rocm_target_is_still_an_error(arch: str) -> None:
+    (message,) = problems(ROCM6.replace("ARCH", arch))
+    assert message.startswith("build.toml:14:25: error: kernel.relu_rocm.rocm-archs[1]: ")
+    assert f"invalid ROCm architecture `{arch}`" in message
+
+
+def test_unknown_values_are_located_in_the_edition_the_file_is_written_in() -> None:
+    edition1 = """\
+        [general]
+        name = "act"
+        [torch]
+        src = ["torch-ext/torch_binding.cpp"]
+        [kernel.act]
+        language = "cuda-hipify"
+        depends = ["torch"]
+        src = ["act/act.cu"]
+        cuda-capabilities = ["8.0", "11.8"]
+        rocm-archs = ["gfx90a", "gfx1250"]
+        """
+    found = [m for m in warnings_of(edition1) if "unknown" in m]
+    assert [m.split(": unknown")[0] for m in found] == [
+        "build.toml:9:29: warning: kernel.act.cuda-capabilities[1]",
+        "build.toml:10:25: warning: kernel.act.rocm-archs[1]",
+    ]
+    edition5 = """\
+        [general]
+        name = "tri"
+        version = 1
+        edition = 5
+        license = "MIT"
+        backends = ["cuda"]
+        [torch-noarch]
+        cuda_capabilities = ["9.0", "11.8"]
+        """
+    (message,) = warnings_of(edition5)
+    assert message.startswith("build.toml:8:29: warning: torch-noarch.cuda_capabilities[1]: ")
+    assert message.endswith(
+        "it is written to metadata.json as given (a pure-Python kernel compiles nothing)"
+    )
+
+
+# ------------------------------------------------- older editions accept underscored names
+
+LEGACY_NAMES = {
+    1: '[general]\nname = "layer_norm"\n[torch]\nsrc = ["t.cpp"]\n'
+    '[kernel.k]\ndepends = ["torch"]\nsrc = ["k.cu"]\n',
+    2: '[general]\nname = "layer_norm"\nuniversal = true\n',
+    3: '[general]\nname = "layer_norm"\nversion = 1\nbackends = ["cpu"]\n',
+    4: '[general]\nname = "gpt_oss_metal_kernels"\nversion = 1\nlicense = "MIT"\n'
+    'backends = ["metal"]\n[torch-noarch]\n',
+}
+
+
+@pytest.mark.parametrize("edition", sorted(LEGACY_NAMES))
+def test_older_editions_accept_underscores_and_keep_the_module_name(edition: int) -> None:
+    text = LEGACY_NAMES[edition]
+    document = load.parse(text, load.Path("build.toml"), "build.toml")
+    found_edition, build, warnings = project.structure(document)
+    old = "layer_norm" if edition < 4 else "gpt_oss_metal_kernels"
+    assert found_edition == edition
+    assert build.general.name == old.replace("_", "-")
+    assert build.general.module_name == old
+    (rename,) = [w for w in document.locate_all(warnings) if w.key == "general.name"]
+    assert rename.severity == "warning" and rename.line == 2
+    assert f"name `{old}` becomes `{old.replace('_', '-')}`" in rename.message
+
+
+@pytest.mark.parametrize("name", ["Layer_Norm", "layer_norm_", "_layer"])
+def test_older_editions_still_reject_names_that_cannot_keep_their_module(name: str) -> None:
+    (message,) = problems(LEGACY_NAMES[4].replace("gpt_oss_metal_kernels", name))
+    assert f"general.name: invalid name `{name}`" in message
+
+
+def test_edition5_requires_dashes_like_its_tools() -> None:
+    text = BASE6.replace("edition = 6", "edition = 5").replace('"relu"', '"relu_op"', 1)
+    assert any("general.name: invalid name `relu_op`" in m for m in problems(text))

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import click
 
 from nixgen.cli import emit_json, handle_errors, json_option, print_problems, project_argument
+from nixgen.errors import Problem
 
 
 @click.command()
@@ -17,25 +19,37 @@ from nixgen.cli import emit_json, handle_errors, json_option, print_problems, pr
     is_flag=True,
     help="Check build.toml alone, without looking for the files it lists.",
 )
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Treat warnings as errors (exit 2), e.g. in CI.",
+)
 @handle_errors
-def validate(project: Path, as_json: bool, no_file_checks: bool) -> None:
+def validate(project: Path, as_json: bool, no_file_checks: bool, strict: bool) -> None:
     """Check PROJECT's build.toml (any edition) and the files it lists.
 
-    Prints every problem with file:line:column and key path; exits 2 when there are errors.
+    Prints every problem with file:line:column and key path; exits 2 when there are errors
+    (with --strict, also when there are warnings).
     """
     from nixgen import project as project_mod
+    from nixgen.errors import ProblemError
 
     loaded = project_mod.read(project, check_files=not no_file_checks)
+    problems = loaded.warnings
+    if strict:
+        problems = [_strict(p) for p in problems]
+    if any(p.severity == "error" for p in problems):
+        raise ProblemError(problems)
     if as_json:
         emit_json(
             {
                 "ok": True,
                 "edition": loaded.edition,
-                "problems": [p.to_json() for p in loaded.warnings],
+                "problems": [p.to_json() for p in problems],
             }
         )
         return
-    print_problems(loaded.warnings)
+    print_problems(problems)
     kernels = len(loaded.build.kernels)
     click.echo(
         f"{loaded.document.display}: ok (edition {loaded.edition}, {kernels} "
@@ -47,6 +61,15 @@ def validate(project: Path, as_json: bool, no_file_checks: bool) -> None:
             f"note: edition {loaded.edition} was upgraded in memory; `nixgen migrate` rewrites "
             "the file as edition 6, keeping its comments"
         )
+
+
+def _strict(problem: Problem) -> Problem:
+    """A warning turned into an error by ``--strict``, saying so."""
+    if problem.severity == "error":
+        return problem
+    note = "a warning; --strict makes it an error"
+    hint = f"{problem.hint}; {note}" if problem.hint else note
+    return attrs.evolve(problem, severity="error", hint=hint)
 
 
 command = validate

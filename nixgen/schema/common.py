@@ -22,8 +22,9 @@ from nixgen.convert import (
     tagged_union_hook,
 )
 from nixgen.errors import Problem, did_you_mean, one_of
+from nixgen.schema import unknown
 
-#: Project names of editions 1–3, where `_` was common (upgrading turns it into `-`).
+#: Project names of editions 1–4, where `_` was common (upgrading turns it into `-`).
 LegacyName = NewType("LegacyName", str)
 
 STRICT = Strict(
@@ -137,6 +138,7 @@ def structure(document: dict[str, Any], layout: Layout) -> tuple[Raw | None, lis
         problems.extend(problems_from(exc, ("kernel",)))
     if any(p.severity == "error" for p in problems):
         return None, problems
+    problems.extend(unknown.warnings(kernels, present[0] if present else None, framework))
     return Raw(general, present[0] if present else None, framework, kernels), problems
 
 

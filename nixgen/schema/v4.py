@@ -6,13 +6,13 @@ import attrs
 
 from nixgen import model
 from nixgen.schema import tagged_by_backend
-from nixgen.schema.common import Layout, raw_class
+from nixgen.schema.common import Layout, LegacyName, raw_class
 from nixgen.schema.sections import BackendGeneral, CudaGeneral, Hub, TorchNoarch, TvmFfi
 
 
 @raw_class
 class General:
-    name: model.ProjectName
+    name: LegacyName
     version: int
     license: str
     backends: list[model.Backend]

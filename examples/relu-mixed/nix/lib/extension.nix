@@ -48,6 +48,9 @@ rec {
   /**
     The `metadata.json` of one variant (keys as the `kernels` client reads them).
 
+    `archs` are the GPU targets compiled for; a pure-Python (`[torch-noarch]`) project
+    records the ones it lists for the backend instead (`project.noarchArchs`), as written.
+
     # Type
 
     ```
@@ -59,7 +62,7 @@ rec {
       project,
       variant,
       opsName,
-      archs ? [ ],
+      archs ? project.noarchArchs.${variant.backend} or [ ],
     }:
     let
       optional = cond: attrs: if cond then attrs else { };

@@ -1,0 +1,98 @@
+"""Capabilities and targets that are well-formed but not in nixgen's tables: warnings.
+
+The anchor keeps a CUDA capability or ROCm target it does not know as a string, and each
+toolkit builds the ones it supports; nixgen does the same (such a value drops out of every
+toolkit's intersection, `nixgen.plan.cuda_capabilities`, `nix/cuda.nix`, `nix/rocm.nix`).
+So it is a warning, located at the value in the edition the file is written in, saying
+what happens and the closest known value. A malformed value stays an error
+(`nixgen.values`). A kernel left with nothing to build is an error of a later stage.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable
+from typing import Any, get_args, get_origin
+
+import attrs
+
+from nixgen import model, tables, values
+from nixgen.convert import key_of
+from nixgen.errors import PathPart, Problem
+
+
+def _cuda_skipped() -> str:
+    versions = ", ".join(tables.cuda_versions())
+    return (
+        f"no CUDA toolkit of the build table ({versions}) builds it, so every CUDA variant skips it"
+    )
+
+
+def _rocm_skipped() -> str:
+    return (
+        "the builder compiles only for the ROCm targets it supports, so every ROCm variant skips it"
+    )
+
+
+#: Values that are well-formed but possibly unknown to nixgen's tables, by NewType: the
+#: rule that words the warning, and what happens to such a value in a compiled kernel.
+_UNKNOWN: dict[Any, tuple[Callable[[str], str | None], Callable[[], str]]] = {
+    model.CudaCapability: (values.unknown_cuda_capability, _cuda_skipped),
+    model.RocmArch: (values.unknown_rocm_arch, _rocm_skipped),
+}
+
+
+def warnings(kernels: dict[str, Any], framework_table: str | None, framework: Any) -> list[Problem]:
+    """Warnings for CUDA capabilities and ROCm targets that are well-formed but not in
+    nixgen's tables. The anchor keeps such values and each toolkit builds the ones it
+    supports; nixgen does the same (they drop out of every toolkit's intersection), so
+    they are not errors. Paths are the document's own, whatever its edition."""
+    owners: list[tuple[tuple[PathPart, ...], Any, bool]] = [
+        (("kernel", name), kernel, True) for name, kernel in kernels.items()
+    ]
+    if framework_table is not None and framework is not None:
+        owners.append(((framework_table,), framework, False))
+    out: list[Problem] = []
+    for path, obj, compiled in owners:
+        for field, newtype in _listed_newtypes(type(obj)):
+            rule, consequence = _UNKNOWN[newtype]
+            for index, item in enumerate(getattr(obj, field.name) or []):
+                message = rule(item)
+                if message is None:
+                    continue
+                then = (
+                    consequence()
+                    if compiled
+                    else (
+                        "it is written to metadata.json as given (a pure-Python kernel "
+                        "compiles nothing)"
+                    )
+                )
+                out.append(
+                    Problem(
+                        message=f"{message}; {then}",
+                        path=(*path, key_of(field), index),
+                        severity="warning",
+                    )
+                )
+    return out
+
+
+_FIELDS: dict[type, list[tuple[attrs.Attribute, Any]]] = {}
+
+
+def _listed_newtypes(cls: type) -> list[tuple[attrs.Attribute, Any]]:
+    """The fields of `cls` that hold a list of one of the `_UNKNOWN` NewTypes (cached)."""
+    if cls in _FIELDS:
+        return _FIELDS[cls]
+    if not attrs.has(cls):
+        return []
+    hints = typing.get_type_hints(cls)
+    found = []
+    for field in attrs.fields(cls):
+        for arm in (hints[field.name], *get_args(hints[field.name])):
+            if get_origin(arm) is list and get_args(arm)[0] in _UNKNOWN:
+                found.append((field, get_args(arm)[0]))
+                break
+    _FIELDS[cls] = found
+    return found
