@@ -56,6 +56,7 @@ def budget(max_examples: int) -> settings:
     """A fixed, reproducible Hypothesis budget of `max_examples`."""
     return settings(FIXED, max_examples=max_examples)
 
+
 # Characters that a lexer-level bug would involve, mixed generously into random text.
 TRICKY = list("$${}\"\\'\n\r\t .") + ["''", "${", "$${", "\\$", "''${", "\r\n", "\x7f", "\u2028"]
 representable_char = st.characters(exclude_categories=["Cs"], exclude_characters="\x00")
@@ -84,8 +85,9 @@ json_scalars = st.one_of(
 )
 json_data = st.recursive(
     json_scalars,
-    lambda children: st.lists(children, max_size=6)
-    | st.dictionaries(data_keys, children, max_size=6),
+    lambda children: (
+        st.lists(children, max_size=6) | st.dictionaries(data_keys, children, max_size=6)
+    ),
     max_leaves=25,
 )
 
@@ -422,7 +424,7 @@ def test_finalize_passes_raw_and_escapes_the_rest() -> None:
     assert finalize(["a", 1]) == '[ "a" 1 ]'
 
 
-TEMPLATE = '{ pname = {{ name }}; version = {{ version }}; src = {{ src }}; tags = {{ tags }}; }\n'
+TEMPLATE = "{ pname = {{ name }}; version = {{ version }}; src = {{ src }}; tags = {{ tags }}; }\n"
 HOSTILE = '"; x = builtins.abort "pwned"; y = "${builtins.abort "pwned"}\\'
 
 
@@ -461,7 +463,9 @@ def test_nix_reads_back_hostile_template_data(nix_eval: Callable) -> None:
 def test_nix_reads_back_every_code_point(nix_eval: Callable) -> None:
     code_points = [c for c in range(1, sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]
     assert all(unrepresentable(chr(c)) is None for c in code_points)
-    chunks = ["".join(map(chr, code_points[i : i + 4096])) for i in range(0, len(code_points), 4096)]
+    chunks = [
+        "".join(map(chr, code_points[i : i + 4096])) for i in range(0, len(code_points), 4096)
+    ]
     got = nix_eval(value(chunks))
     assert got == chunks, [i for i, (a, b) in enumerate(zip(chunks, got)) if a != b][:5]
 
