@@ -33,7 +33,7 @@ def elf_section(data: bytes, name: str) -> bytes:
     """Return the contents of section `name` of a 64-bit little-endian ELF file."""
     if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         raise ValueError("not a 64-bit little-endian ELF file")
-    shoff, = struct.unpack_from("<Q", data, 0x28)
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
 
     def header(i):
@@ -65,9 +65,11 @@ def fatbin_entries(blob: bytes):
         end = entry + size
         while entry + 32 <= end:
             kind, _, entry_header, payload = struct.unpack_from("<HHIQ", blob, entry)
-            arch, = struct.unpack_from("<I", blob, entry + 28)
-            flags, = struct.unpack_from("<Q", blob, entry + 40)
-            suffix = "a" if flags & FLAG_ARCH_SPECIFIC else "f" if flags & FLAG_FAMILY_SPECIFIC else ""
+            (arch,) = struct.unpack_from("<I", blob, entry + 28)
+            (flags,) = struct.unpack_from("<Q", blob, entry + 40)
+            suffix = (
+                "a" if flags & FLAG_ARCH_SPECIFIC else "f" if flags & FLAG_FAMILY_SPECIFIC else ""
+            )
             yield KIND.get(kind, f"kind{kind}"), f"{arch}{suffix}"
             entry += entry_header + payload
         pos = end

@@ -83,8 +83,8 @@ class LazyGroup(click.Group):
             return None
         from importlib import import_module
 
-        module = import_module(f"nixgen.commands.{COMMANDS[cmd_name]}")
-        return module.command
+        command: click.Command = import_module(f"nixgen.commands.{COMMANDS[cmd_name]}").command
+        return command
 
     @staticmethod
     def _available(name: str) -> bool:

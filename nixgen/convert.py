@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, get_args, get_origin
 
 import attrs
 import cattrs
+from cattrs import SimpleStructureHook
 from cattrs.errors import (
     AttributeValidationNote,
     ClassValidationError,
@@ -29,6 +30,7 @@ from nixgen import values
 from nixgen.errors import PathPart, Problem, did_you_mean, one_of
 
 T = typing.TypeVar("T")
+E = typing.TypeVar("E", bound=BaseException)
 
 #: The largest integer a Nix literal can hold (Nix integers are signed 64-bit).
 INT_MAX = 2**63 - 1
@@ -87,9 +89,10 @@ def show(value: object) -> str:
     return f"{toml_type(value)} `{text}`"
 
 
-def key_of(field: attrs.Attribute) -> str:
+def key_of(field: attrs.Attribute[Any]) -> str:
     """The TOML spelling of an attrs field: its `key` metadata, else kebab-case."""
-    return field.metadata.get("key", field.name.replace("_", "-"))
+    key: str = field.metadata.get("key", field.name.replace("_", "-"))
+    return key
 
 
 def keys_of(cls: type) -> list[str]:
@@ -106,7 +109,7 @@ def to_table(value: Any, *, defaults: bool = True) -> Any:
             item = getattr(value, field.name)
             default = field.default
             if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
-                default = default.factory()  # type: ignore[union-attr]
+                default = default.factory()
             if item is None or (not defaults and item == default and field.name != "language"):
                 continue
             out[key_of(field)] = to_table(item, defaults=defaults)
@@ -170,7 +173,7 @@ def _structure_literal(value: object, t: Any) -> Any:
     raise InvalidValue(f"expected one of {one_of(map(str, allowed))}, got {show(value)}")
 
 
-def _note(exc: BaseException, note: str) -> BaseException:
+def _note(exc: E, note: str) -> E:
     notes = list(getattr(exc, "__notes__", []))
     notes.append(note)
     exc.__notes__ = notes
@@ -224,7 +227,8 @@ class Strict:
         def hook(value: object, _: type) -> list[Any]:
             if not isinstance(value, list):
                 raise InvalidValue(f"expected an array, got {show(value)}")
-            out, errors = [], []
+            out: list[Any] = []
+            errors: list[Exception] = []
             for index, item in enumerate(value):
                 try:
                     out.append(structure(item, elem))
@@ -243,7 +247,8 @@ class Strict:
         def hook(value: object, _: type) -> dict[Any, Any]:
             if not isinstance(value, dict):
                 raise InvalidValue(f"expected a table, got {show(value)}")
-            out, errors = {}, []
+            out: dict[Any, Any] = {}
+            errors: list[Exception] = []
             for key, item in value.items():
                 try:
                     try:
@@ -262,8 +267,10 @@ class Strict:
 
     # -- attrs classes -------------------------------------------------------------------
     def _class_hook(self, cls: type) -> Callable[[object, type], Any]:
-        renames = {f.name: override(rename=key_of(f)) for f in attrs.fields(cls)}
-        inner = make_dict_structure_fn(
+        # Any, not AttributeOverride: mypy checks a `**` argument against every keyword
+        # parameter of make_dict_structure_fn, the boolean ones included.
+        renames: dict[str, Any] = {f.name: override(rename=key_of(f)) for f in attrs.fields(cls)}
+        inner: SimpleStructureHook[Mapping[str, Any], Any] = make_dict_structure_fn(
             cls, self.converter, _cattrs_forbid_extra_keys=True, **renames
         )
 
@@ -279,7 +286,8 @@ class Strict:
         self.converter.register_structure_hook(t, hook)
 
     def structure(self, value: object, t: type[T] | Any) -> T:
-        return self.converter.structure(value, t)
+        result: T = self.converter.structure(value, t)
+        return result
 
 
 def tagged_union_hook(

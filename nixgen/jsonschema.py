@@ -15,6 +15,7 @@ what only ``nixgen validate`` catches.
 
 from __future__ import annotations
 
+import builtins
 import inspect
 import re
 import types
@@ -79,7 +80,7 @@ def _git_url() -> dict[str, Any]:
     }
 
 
-def _pattern(regex: re.Pattern[str], max_length: int | None = None) -> Callable[[], dict]:
+def _pattern(regex: re.Pattern[str], max_length: int | None = None) -> Callable[[], dict[str, Any]]:
     def make() -> dict[str, Any]:
         out: dict[str, Any] = {"type": "string", "pattern": regex.pattern}
         if max_length is not None:
@@ -230,7 +231,7 @@ class _Walker:
             return self.ref(names[t], lambda: {"description": doc, **body} if doc else body)
         return body
 
-    def cls(self, cls: type) -> dict[str, Any]:
+    def cls(self, cls: builtins.type) -> dict[str, Any]:
         """An attrs class as a closed table: its keys, their types, defaults and docs."""
         hints = typing.get_type_hints(cls)
         comments = _doc_comments(inspect.getsource(cls))
@@ -251,7 +252,7 @@ class _Walker:
                 extra["description"] = comments[field.name]
             default = field.default
             if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
-                default = default.factory()  # type: ignore[union-attr]
+                default = default.factory()
             if default is attrs.NOTHING:
                 required.append(convert.key_of(field))
             elif default is not None:

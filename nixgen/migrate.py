@@ -109,6 +109,7 @@ def target(document: load.Document, edition: int, license: str | None = None) ->
         wanted = copy.deepcopy(document.data)
     else:
         raw, _ = schema.structure(document.data, edition)
+        assert raw is not None  # `document` is valid
         wanted, _ = upgrade.to_edition6(raw, edition)
     if license and wanted["general"].get("license") == upgrade.UNKNOWN_LICENSE:
         wanted["general"]["license"] = license

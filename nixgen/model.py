@@ -12,7 +12,7 @@ the TOML spelling (a field may override it with ``metadata={"key": ...}``).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, NewType, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NewType, TypeAlias, Union, cast
 
 import attrs
 
@@ -53,28 +53,44 @@ Extension = NewType("Extension", str)
 
 def _lit(values: list[str]) -> Any:
     """A Literal type built from a data table, so allowlists live in one JSON file."""
-    return Literal[tuple(values)] if values else Literal[()]  # type: ignore[valid-type]
+    return Literal[tuple(values)] if values else Literal[()]
 
 
-#: A Python package every variant may depend on.
-GeneralPythonDep = _lit(tables.python_dependencies("general"))
-#: A Python package the CUDA variants may depend on.
-CudaPythonDep = _lit(tables.python_dependencies("cuda"))
-#: A Python package the XPU variants may depend on.
-XpuPythonDep = _lit(tables.python_dependencies("xpu"))
-#: A Python package the Neuron variants may depend on.
-NeuronPythonDep = _lit(tables.python_dependencies("neuron"))
-TpuPythonDep = _lit(tables.python_dependencies("tpu"))
-#: A library a `cpp-cpu` kernel may compile against.
-CpuDep = _lit(tables.cpp_dependencies("cpp-cpu"))
-#: A library a `cpp-cuda` kernel may compile against.
-CudaDep = _lit(tables.cpp_dependencies("cpp-cuda"))
-#: A library a `cpp-rocm` kernel may compile against.
-RocmDep = _lit(tables.cpp_dependencies("cpp-rocm"))
-#: A library a `cpp-xpu` kernel may compile against.
-XpuDep = _lit(tables.cpp_dependencies("cpp-xpu"))
-#: A library a `cpp-metal` kernel may compile against.
-MetalDep = _lit(tables.cpp_dependencies("cpp-metal"))
+# The allowlists below are Literal types built at run time from the data tables: cattrs
+# validates values against them and nixgen.jsonschema lists them. A static type checker cannot
+# evaluate a Literal built from data, so it sees each of them as `str`; the runtime objects are
+# unchanged. (nixgen.jsonschema reads the `#:` comments of the runtime assignments.)
+if TYPE_CHECKING:
+    GeneralPythonDep: TypeAlias = str
+    CudaPythonDep: TypeAlias = str
+    XpuPythonDep: TypeAlias = str
+    NeuronPythonDep: TypeAlias = str
+    TpuPythonDep: TypeAlias = str
+    CpuDep: TypeAlias = str
+    CudaDep: TypeAlias = str
+    RocmDep: TypeAlias = str
+    XpuDep: TypeAlias = str
+    MetalDep: TypeAlias = str
+else:
+    #: A Python package every variant may depend on.
+    GeneralPythonDep = _lit(tables.python_dependencies("general"))
+    #: A Python package the CUDA variants may depend on.
+    CudaPythonDep = _lit(tables.python_dependencies("cuda"))
+    #: A Python package the XPU variants may depend on.
+    XpuPythonDep = _lit(tables.python_dependencies("xpu"))
+    #: A Python package the Neuron variants may depend on.
+    NeuronPythonDep = _lit(tables.python_dependencies("neuron"))
+    TpuPythonDep = _lit(tables.python_dependencies("tpu"))
+    #: A library a `cpp-cpu` kernel may compile against.
+    CpuDep = _lit(tables.cpp_dependencies("cpp-cpu"))
+    #: A library a `cpp-cuda` kernel may compile against.
+    CudaDep = _lit(tables.cpp_dependencies("cpp-cuda"))
+    #: A library a `cpp-rocm` kernel may compile against.
+    RocmDep = _lit(tables.cpp_dependencies("cpp-rocm"))
+    #: A library a `cpp-xpu` kernel may compile against.
+    XpuDep = _lit(tables.cpp_dependencies("cpp-xpu"))
+    #: A library a `cpp-metal` kernel may compile against.
+    MetalDep = _lit(tables.cpp_dependencies("cpp-metal"))
 
 
 def _list() -> Any:
@@ -212,9 +228,10 @@ class Torch:
     #: Extra compiler flags for the binding sources.
     cxx_flags: list[Flag] = _list()
 
-    def stable_abi_for(self, backend: str) -> str | None:
+    def stable_abi_for(self, backend: str) -> Version | None:
         if isinstance(self.stable_abi, dict):
-            return self.stable_abi.get(backend)
+            # Backend names are strings; one the table lacks has no stable ABI.
+            return cast("dict[str, Version]", self.stable_abi).get(backend)
         return self.stable_abi
 
 

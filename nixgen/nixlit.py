@@ -235,9 +235,11 @@ def _render(obj: object, indent: int, taken: int) -> str:
         return "\n".join(lines)
     if not obj:
         return "[ ]"
+    assert isinstance(obj, list | tuple)  # _scalar returned None: a list or tuple
     items = [_scalar(item) for item in obj]
-    if all(item is not None and "\n" not in item for item in items):
-        one_line = "[ " + " ".join(items) + " ]"
+    one_liners = [item for item in items if item is not None and "\n" not in item]
+    if len(one_liners) == len(items):
+        one_line = "[ " + " ".join(one_liners) + " ]"
         if taken + len(one_line) <= WIDTH:
             return one_line
     body = [inner + _render(item, indent + 2, indent + 2) for item in obj]

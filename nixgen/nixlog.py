@@ -91,10 +91,10 @@ class NixLog:
                 return ("stop", build)
             return None
         if action == "result" and event.get("type") == RES_BUILD_LOG_LINE:
-            build = self.builds.get(event.get("id"))
-            if build is not None:
+            target = self.builds.get(event.get("id"))
+            if target is not None:
                 text = (event.get("fields") or [""])[0]
-                build.log.append(strip_ansi(str(text)))
+                target.log.append(strip_ansi(str(text)))
             return None
         if action == "msg" and event.get("level") == LEVEL_ERROR:
             message = strip_ansi(str(event.get("msg", ""))).strip()

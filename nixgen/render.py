@@ -234,9 +234,7 @@ def project_data(build: model.Build) -> dict[str, Any]:
             for section in ("general", "cuda", "xpu", "neuron")
         },
         "systems": list(plan.SYSTEMS),
-        "variants": [
-            {**v.to_json(), "ci": (v.system, v.name) in selected} for v in variants
-        ],
+        "variants": [{**v.to_json(), "ci": (v.system, v.name) in selected} for v in variants],
         "githubActions": {
             "matrix": matrix.github(variants),
             "pullRequestMatrix": matrix.github(plan.select_ci(variants)),

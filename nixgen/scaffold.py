@@ -18,12 +18,15 @@ import json
 import os
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from nixgen import tables, values
 from nixgen.errors import OutputError
+
+if TYPE_CHECKING:
+    import jinja2
 
 LANGUAGES = tables.LANGUAGES
 DEFAULT_LICENSE = "Apache-2.0"
@@ -106,7 +109,7 @@ def kernels(languages: list[str]) -> list[Kernel]:
 
 
 @cache
-def _environment() -> Any:
+def _environment() -> jinja2.Environment:
     import jinja2
 
     env = jinja2.Environment(

@@ -118,7 +118,7 @@ def fresh(root: str | os.PathLike[str], out_dir: str) -> dict[str, Any] | None:
     """The stamp of `root` when everything it records still holds, else None."""
     root = os.fspath(root)
     try:
-        stamp = json.loads(_read(location(root, out_dir)))
+        stamp: dict[str, Any] = json.loads(_read(location(root, out_dir)))
         if stamp.get("out") != out_dir or stamp.get("code") != code_digest():
             return None
         if stamp["input"] != _digest(_read(os.path.join(root, "build.toml"))):

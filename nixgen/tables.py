@@ -10,7 +10,7 @@ import json
 import os
 import re
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 #: The installed package directory.
 PACKAGE = os.path.dirname(os.path.abspath(__file__))
@@ -51,6 +51,25 @@ def table(name: str) -> Any:
     return json.loads(read_text(name))
 
 
+def _at(name: str, *path: str) -> Any:
+    """The value at `path` (keys) in data table `name`."""
+    value = table(name)
+    for key in path:
+        value = value[key]
+    return value
+
+
+# Typed views of the tables: they are nixgen's own files, so the shape is known.
+def _strings(name: str, *path: str) -> list[str]:
+    """A list of strings in data table `name`."""
+    return cast("list[str]", _at(name, *path))
+
+
+def _string_map(name: str, *path: str) -> dict[str, str]:
+    """A table of strings by string in data table `name`."""
+    return cast("dict[str, str]", _at(name, *path))
+
+
 def version_key(version: str) -> tuple[int, ...]:
     """``"12.10"`` → ``(12, 10)`` with trailing zeros dropped, so ``2.10.0 == 2.10``."""
     parts = [int(p) for p in version.split(".")]
@@ -60,11 +79,11 @@ def version_key(version: str) -> tuple[int, ...]:
 
 
 def build_configs() -> list[dict[str, Any]]:
-    return table("build-configs.json")["configs"]
+    return cast("list[dict[str, Any]]", _at("build-configs.json", "configs"))
 
 
 def builder_cuda_capabilities() -> list[str]:
-    return table("builder-cuda-capabilities.json")["capabilities"]
+    return _strings("builder-cuda-capabilities.json", "capabilities")
 
 
 @cache
@@ -120,15 +139,15 @@ def cuda_versions() -> tuple[str, ...]:
 
 
 def known_rocm_archs() -> list[str]:
-    return table("rocm-archs.json")["known"]
+    return _strings("rocm-archs.json", "known")
 
 
 def supported_rocm_archs() -> list[str]:
-    return table("rocm-archs.json")["supported"]
+    return _strings("rocm-archs.json", "supported")
 
 
 def cpp_dependencies(language: str) -> list[str]:
-    return table("cpp-dependencies.json")["languages"][language]
+    return _strings("cpp-dependencies.json", "languages", language)
 
 
 @cache
@@ -140,7 +159,7 @@ def all_cpp_dependencies() -> tuple[str, ...]:
 
 
 def legacy_dependency_renames() -> dict[str, str]:
-    return table("cpp-dependencies.json")["legacy_renames"]
+    return _string_map("cpp-dependencies.json", "legacy_renames")
 
 
 def python_dependencies(section: str) -> list[str]:

@@ -317,7 +317,7 @@ def _edit_array(array: Any, old: Any, new: Any) -> bool:
                     array.insert(i1 + offset, value)
     except (IndexError, KeyError, ValueError):  # the caller then replaces the whole array
         return False
-    return array.unwrap() == new
+    return bool(array.unwrap() == new)
 
 
 def _value_like(item: Any, value: Any) -> Any:
@@ -387,8 +387,9 @@ def _new_key(container: Any, key: str) -> Any:
 
 def _sep_of(key: Any) -> str:
     """The text between a key and its value; tomlkit keeps the part before ``=`` with the key."""
-    written = key.as_string()
-    return written[len(written.rstrip()) :] + key.sep
+    written: str = key.as_string()
+    sep: str = key.sep
+    return written[len(written.rstrip()) :] + sep
 
 
 def _copy_indent(container: Any, item: Any) -> None:
@@ -445,7 +446,8 @@ def _ends_blank(item: Any) -> bool:
         children = [v for _, v in item.value.body if not isinstance(v, Null)]
         return bool(children) and _ends_blank(children[-1])
     if isinstance(item, Comment) or not item.is_table():
-        return item.trivia.trail.count("\n") >= 2
+        trail: str = item.trivia.trail
+        return trail.count("\n") >= 2
     return False
 
 

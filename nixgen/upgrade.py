@@ -23,7 +23,8 @@ V1_LANGUAGES = {"cuda": "cpp-cuda", "metal": "cpp-metal", "cuda-hipify": "cpp-cu
 
 def table(obj: Any) -> dict[str, Any]:
     """An attrs instance as a TOML table: kebab-case keys, unset (None) fields dropped."""
-    return to_table(obj)
+    out: dict[str, Any] = to_table(obj)
+    return out
 
 
 def _depends(depends: list[str]) -> list[str]:
@@ -130,7 +131,9 @@ def from_v1(raw: Raw, warnings: list[Problem]) -> dict[str, Any]:
 
 
 def from_v2(raw: Raw, warnings: list[Problem]) -> dict[str, Any]:
-    kernels = {name: _tagged_kernel(k) for name, k in sorted(raw.kernels.items())}
+    kernels: dict[str, dict[str, Any]] = {
+        name: _tagged_kernel(k) for name, k in sorted(raw.kernels.items())
+    }
     g = raw.general
     general: dict[str, Any] = {
         "name": _legacy_name(g.name, warnings),
@@ -161,7 +164,9 @@ def from_v2(raw: Raw, warnings: list[Problem]) -> dict[str, Any]:
 
 
 def from_v3_to_v5(raw: Raw, warnings: list[Problem], edition: int) -> dict[str, Any]:
-    kernels = {name: _tagged_kernel(k) for name, k in sorted(raw.kernels.items())}
+    kernels: dict[str, dict[str, Any]] = {
+        name: _tagged_kernel(k) for name, k in sorted(raw.kernels.items())
+    }
     general = table(raw.general)
     if edition <= 4:
         general["name"] = _legacy_name(general["name"], warnings)

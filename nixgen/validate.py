@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import stat
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 from nixgen import model, tables
@@ -72,7 +73,9 @@ def _general(build: model.Build) -> list[Problem]:
 def _kernel_depends(
     g: model.General,
 ) -> list[tuple[tuple[str | int, ...], list[model.KernelDependency]]]:
-    out = [(("general", "kernel-depends"), g.kernel_depends)]
+    out: list[tuple[tuple[str | int, ...], list[model.KernelDependency]]] = [
+        (("general", "kernel-depends"), g.kernel_depends)
+    ]
     for section in ("cuda", "xpu", "neuron"):
         sub = getattr(g, section)
         if sub is not None:
@@ -115,7 +118,7 @@ def _framework(build: model.Build) -> list[Problem]:
     return out
 
 
-def _duplicates(items: list[str], path: tuple[str | int, ...]) -> list[Problem]:
+def _duplicates(items: Sequence[str], path: tuple[str | int, ...]) -> list[Problem]:
     """Repeated entries are harmless (file sets are unions) but usually a mistake."""
     seen: dict[str, int] = {}
     out = []
@@ -282,7 +285,7 @@ class _Resolver:
 
 
 def _paths(
-    resolver: _Resolver, paths: list[str], base: tuple[str | int, ...], *, want_dir: bool
+    resolver: _Resolver, paths: Sequence[str], base: tuple[str | int, ...], *, want_dir: bool
 ) -> list[Problem]:
     out = []
     for index, rel in enumerate(paths):

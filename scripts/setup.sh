@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything nixgen and its test suite need on a fresh Debian-like machine:
 #   - Nix (Debian's nix-bin, Nix 2.8) when it is missing and apt is usable (root),
-#   - .venv with nixgen (editable) and its test extras,
+#   - .venv with nixgen (editable), its test extras and its dev extras (ruff, mypy),
 #   - torch 2.13.0+cpu, installed first and pinned so nothing pulls a CUDA torch,
 #     the PyPI `kernels` client and numpy (to load built kernels),
 #   - cuobjdump (PyPI nvidia-cuda-cuobjdump; optional: its test skips without it).
@@ -45,7 +45,7 @@ assert torch.__version__.startswith("2.13.0"), torch.__version__
 assert torch.version.cuda is None, f"a CUDA torch was installed ({torch.version.cuda})"
 print("torch", torch.__version__)
 PY
-"${pip[@]}" -e '.[test]' "$torch_pin"
+"${pip[@]}" -e '.[test,dev]' "$torch_pin"
 # Bytecode for the editable install, as a wheel install would have (startup time).
 .venv/bin/python -m compileall -q nixgen >/dev/null
 if ! "${pip[@]}" --no-deps 'nvidia-cuda-cuobjdump==13.4.92' 2>/dev/null; then

@@ -338,7 +338,9 @@ def test_torch_noarch_is_added_when_there_is_no_framework_and_no_kernel(
     )
 
     after = migrate.plan(file).after
-    assert after.endswith('# Upload target.\n[general.hub]\nrepo-id = "org/relu"\n\n[torch-noarch]\n')
+    assert after.endswith(
+        '# Upload target.\n[general.hub]\nrepo-id = "org/relu"\n\n[torch-noarch]\n'
+    )
 
 
 def test_compiled_kernels_without_framework_get_no_invented_table(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import re
 import shutil
 import subprocess
 import sys
@@ -56,8 +55,9 @@ def budget(max_examples: int) -> settings:
     """A fixed, reproducible Hypothesis budget of `max_examples`."""
     return settings(FIXED, max_examples=max_examples)
 
+
 # Characters that a lexer-level bug would involve, mixed generously into random text.
-TRICKY = list("$${}\"\\'\n\r\t .") + ["''", "${", "$${", "\\$", "''${", "\r\n", "\x7f", "\u2028"]
+TRICKY = [*"$${}\"\\'\n\r\t .", "''", "${", "$${", "\\$", "''${", "\r\n", "\x7f", "\u2028"]
 representable_char = st.characters(exclude_categories=["Cs"], exclude_characters="\x00")
 representable_text = st.lists(
     st.one_of(st.sampled_from(TRICKY), representable_char), max_size=12
@@ -84,8 +84,9 @@ json_scalars = st.one_of(
 )
 json_data = st.recursive(
     json_scalars,
-    lambda children: st.lists(children, max_size=6)
-    | st.dictionaries(data_keys, children, max_size=6),
+    lambda children: (
+        st.lists(children, max_size=6) | st.dictionaries(data_keys, children, max_size=6)
+    ),
     max_leaves=25,
 )
 
@@ -422,7 +423,7 @@ def test_finalize_passes_raw_and_escapes_the_rest() -> None:
     assert finalize(["a", 1]) == '[ "a" 1 ]'
 
 
-TEMPLATE = '{ pname = {{ name }}; version = {{ version }}; src = {{ src }}; tags = {{ tags }}; }\n'
+TEMPLATE = "{ pname = {{ name }}; version = {{ version }}; src = {{ src }}; tags = {{ tags }}; }\n"
 HOSTILE = '"; x = builtins.abort "pwned"; y = "${builtins.abort "pwned"}\\'
 
 
@@ -461,9 +462,12 @@ def test_nix_reads_back_hostile_template_data(nix_eval: Callable) -> None:
 def test_nix_reads_back_every_code_point(nix_eval: Callable) -> None:
     code_points = [c for c in range(1, sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]
     assert all(unrepresentable(chr(c)) is None for c in code_points)
-    chunks = ["".join(map(chr, code_points[i : i + 4096])) for i in range(0, len(code_points), 4096)]
+    chunks = [
+        "".join(map(chr, code_points[i : i + 4096])) for i in range(0, len(code_points), 4096)
+    ]
     got = nix_eval(value(chunks))
-    assert got == chunks, [i for i, (a, b) in enumerate(zip(chunks, got)) if a != b][:5]
+    differing = [i for i, (a, b) in enumerate(zip(chunks, got, strict=False)) if a != b]
+    assert got == chunks, differing[:5]
 
 
 @nix_test
@@ -485,7 +489,7 @@ def test_nix_cannot_carry_what_unrepresentable_reports(nix_eval: Callable) -> No
 def test_nix_reads_back_string(nix_eval: Callable) -> None:
     texts = collect(representable_text, 2000)
     got = nix_eval("[\n" + "\n".join(map(string, texts)) + "\n]")
-    assert got == texts, shortest([(t, g) for t, g in zip(texts, got) if t != g])
+    assert got == texts, shortest([(t, g) for t, g in zip(texts, got, strict=False) if t != g])
 
 
 @nix_test
@@ -500,7 +504,9 @@ def test_nix_reads_back_attr_name_and_attr_path(nix_eval: Callable) -> None:
         )
     got = nix_eval("[\n" + "\n".join(entries) + "\n]")
     expected = [[[outer], [inner], 1] for outer, inner in pairs]
-    assert got == expected, shortest([(e, g) for e, g in zip(expected, got) if e != g])
+    assert got == expected, shortest(
+        [(e, g) for e, g in zip(expected, got, strict=False) if e != g]
+    )
 
 
 @nix_test
@@ -516,10 +522,10 @@ def test_nix_reads_back_value(nix_eval: Callable) -> None:
     )
     got = nix_eval(source)
     assert isinstance(got, dict)
-    exact = [d for d, same in zip(data, got["same"]) if not same]
+    exact = [d for d, same in zip(data, got["same"], strict=True) if not same]
     assert not exact, shortest([(d, value(d)) for d in exact])
     assert len(got["data"]) == len(data)
-    printed = [(d, g) for d, g in zip(data, got["data"]) if not same_data(d, g)]
+    printed = [(d, g) for d, g in zip(data, got["data"], strict=True) if not same_data(d, g)]
     assert not printed, shortest(printed)
 
 

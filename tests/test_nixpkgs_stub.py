@@ -35,7 +35,7 @@ pytestmark = [
     pytest.mark.skipif(not have_nix(), reason="nix is not installed"),
 ]
 
-CUDA_EULA = "because it has an unfree license (‘CUDA EULA’)"  # noqa: RUF001 (nixpkgs quotes)
+CUDA_EULA = "because it has an unfree license (‘CUDA EULA’)"
 
 
 @pytest.fixture(scope="module")

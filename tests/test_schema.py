@@ -101,7 +101,9 @@ def test_edition6_round_trip_model() -> None:
 
 def test_unknown_language_lists_allowed_and_closest() -> None:
     (message,) = problems(BASE6.replace('language = "cpp-cuda"', 'language = "cpp-cdua"'))
-    assert "build.toml:12:12: error: kernel.relu_cuda.language: unknown language `cpp-cdua`" in message
+    assert (
+        "build.toml:12:12: error: kernel.relu_cuda.language: unknown language `cpp-cdua`" in message
+    )
     assert "did you mean `cpp-cuda`?" in message
     assert "`rust-cpu`" in message
 
@@ -138,7 +140,9 @@ def test_unknown_key_names_closest() -> None:
 
 def test_number_is_not_a_string() -> None:
     (message,) = problems(BASE6.replace('license = "Apache-2.0"', "license = 2"))
-    assert "build.toml:5:11: error: general.license: expected a string, got an integer `2`" in message
+    assert (
+        "build.toml:5:11: error: general.license: expected a string, got an integer `2`" in message
+    )
 
 
 def test_string_is_not_a_list() -> None:
@@ -173,7 +177,14 @@ def test_missing_required_key_points_at_its_table() -> None:
 
 @pytest.mark.parametrize(
     ("name", "ok"),
-    [("relu", True), ("my-kernel2", True), ("Relu", False), ("relu_", False), ("r", False), ("-r", False)],
+    [
+        ("relu", True),
+        ("my-kernel2", True),
+        ("Relu", False),
+        ("relu_", False),
+        ("r", False),
+        ("-r", False),
+    ],
 )
 def test_project_name_rule(name: str, ok: bool) -> None:
     text = BASE6.replace('name = "relu"', f'name = "{name}"')
@@ -202,7 +213,9 @@ def test_paths_stay_in_the_project(path: str, fragment: str) -> None:
 
 
 def test_include_may_be_the_project_root() -> None:
-    text = BASE6.replace('src = ["relu_cuda/relu.cu"]', 'src = ["relu_cuda/relu.cu"]\ninclude = ["."]')
+    text = BASE6.replace(
+        'src = ["relu_cuda/relu.cu"]', 'src = ["relu_cuda/relu.cu"]\ninclude = ["."]'
+    )
     assert parse(text).kernels["relu_cuda"].include == ["."]
 
 
@@ -216,7 +229,9 @@ def test_depends_per_language() -> None:
     text = BASE6.replace('features = ["fast"]', 'depends = ["torch"]')
     (message,) = problems(text)
     assert "kernel.relu_rs.depends[0]: no value is allowed here" in message
-    cutlass_on_cpu = BASE6 + '\n[kernel.c]\nlanguage = "cpp-cpu"\nsrc = ["c.cpp"]\ndepends = ["cutlass_3_6"]\n'
+    cutlass_on_cpu = (
+        BASE6 + '\n[kernel.c]\nlanguage = "cpp-cpu"\nsrc = ["c.cpp"]\ndepends = ["cutlass_3_6"]\n'
+    )
     (message,) = problems(cutlass_on_cpu)
     assert "kernel.c.depends[0]: unknown value `cutlass_3_6`; expected one of `torch`" in message
 
@@ -296,7 +311,12 @@ def test_edition5_errors_speak_edition5() -> None:
 
 
 def test_edition5_depends_is_required_like_the_anchor() -> None:
-    (message,) = problems(V5.replace('depends = ["torch"]\nsrc = ["relu_cuda/relu.cu"]\ncuda', 'src = ["relu_cuda/relu.cu"]\ncuda'))
+    (message,) = problems(
+        V5.replace(
+            'depends = ["torch"]\nsrc = ["relu_cuda/relu.cu"]\ncuda',
+            'src = ["relu_cuda/relu.cu"]\ncuda',
+        )
+    )
     assert "kernel.relu.depends: required key is missing" in message
 
 

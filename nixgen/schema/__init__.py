@@ -11,6 +11,7 @@ from typing import Any
 
 import attrs
 
+from nixgen.convert import show
 from nixgen.errors import Problem
 from nixgen.schema import common
 
@@ -33,7 +34,7 @@ def detect(document: dict[str, Any]) -> Detected | Problem:
         edition = general["edition"]
         if isinstance(edition, bool) or not isinstance(edition, int):
             return Problem(
-                message=f"`edition` must be an integer (6 is current), got {common.show(edition)}",
+                message=f"`edition` must be an integer (6 is current), got {show(edition)}",
                 path=("general", "edition"),
             )
         if edition not in (5, 6):
@@ -71,7 +72,8 @@ def layout(edition: int) -> common.Layout:
     """The schema (raw classes) of one edition."""
     from importlib import import_module
 
-    return import_module(f"nixgen.schema.v{edition}").LAYOUT
+    layout: common.Layout = import_module(f"nixgen.schema.v{edition}").LAYOUT
+    return layout
 
 
 def structure(document: dict[str, Any], edition: int) -> tuple[common.Raw | None, list[Problem]]:

@@ -6,8 +6,9 @@ structures a whole document against exactly one of them and collects every probl
 
 from __future__ import annotations
 
+import types
 from collections.abc import Mapping
-from typing import Any, Literal, NewType
+from typing import TYPE_CHECKING, Any, Literal, NewType, TypeAlias
 
 import attrs
 
@@ -62,7 +63,13 @@ def _stable_abi(value: object, _: type) -> Any:
 STRICT.register(StableAbi, _stable_abi)
 STRICT.register(StableAbi | None, _stable_abi)
 
-LegacyDep = Literal[(*tables.all_cpp_dependencies(), *tables.legacy_dependency_renames())]  # type: ignore[valid-type]
+if TYPE_CHECKING:
+    # Built at run time from the data tables (cattrs validates against it); a static type
+    # checker cannot evaluate such a Literal and sees `str` (as for the allowlists of
+    # nixgen.model).
+    LegacyDep: TypeAlias = str
+else:
+    LegacyDep = Literal[(*tables.all_cpp_dependencies(), *tables.legacy_dependency_renames())]
 
 
 #: How the raw classes of older editions are declared: immutable and keyword-only. They
@@ -87,7 +94,7 @@ class Raw:
     general: Any
     framework_table: str | None
     framework: Any
-    kernels: dict[str, Any]
+    kernels: dict[model.KernelName, Any]
 
 
 def structure(document: dict[str, Any], layout: Layout) -> tuple[Raw | None, list[Problem]]:
@@ -104,7 +111,7 @@ def structure(document: dict[str, Any], layout: Layout) -> tuple[Raw | None, lis
                     at_key=True,
                 )
             )
-    general = None
+    general: Any = None
     if "general" not in document:
         problems.append(Problem(message="missing the required `[general]` table", path=()))
     else:
@@ -122,18 +129,18 @@ def structure(document: dict[str, Any], layout: Layout) -> tuple[Raw | None, lis
                 at_key=True,
             )
         )
-    framework = None
+    framework: Any = None
     if present:
         name = present[0]
         try:
             framework = STRICT.structure(document[name], layout.frameworks[name])
         except Exception as exc:
             problems.extend(problems_from(exc, (name,)))
-    kernels: dict[str, Any] = {}
+    kernels: dict[model.KernelName, Any] = {}
+    # `dict[KernelName, layout.kernel]`, spelled so a type checker reads it as a value.
+    kernel_tables = types.GenericAlias(dict, (model.KernelName, layout.kernel))
     try:
-        kernels = STRICT.structure(
-            document.get("kernel", {}), dict[model.KernelName, layout.kernel]
-        )
+        kernels = STRICT.structure(document.get("kernel", {}), kernel_tables)
     except Exception as exc:
         problems.extend(problems_from(exc, ("kernel",)))
     if any(p.severity == "error" for p in problems):

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from kernels import get_local_kernel
 
 PROJECT = Path(__file__).resolve().parent.parent

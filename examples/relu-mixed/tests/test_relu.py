@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-
 from kernels import get_local_kernel
 
 PROJECT = Path(__file__).resolve().parent.parent
@@ -79,7 +78,7 @@ def test_cpu_variant_metadata(cpu_kernel):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("shape", SHAPES + [(513, 1031)])
+@pytest.mark.parametrize("shape", [*SHAPES, (513, 1031)])
 def test_relu_cuda(cuda_kernel, shape, dtype):
     torch.manual_seed(0)
     x = torch.randn(shape, dtype=dtype, device="cuda")
