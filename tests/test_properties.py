@@ -29,7 +29,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nixgen import load, model, nixlit, plan, positions, project, render, tables, validate
+from nixgen import load, model, nixlit, plan, positions, project, render, validate
+from nixgen import tables as data_tables
 from nixgen.errors import ProblemError
 
 NIX_INSTANTIATE = shutil.which("nix-instantiate")
@@ -268,7 +269,8 @@ def expected_kernel(build: model.Build, name: str) -> dict[str, Any]:
     if isinstance(kernel, model.CppCudaKernel):
         phase["cudaFlags"] = list(kernel.cuda_flags)
         phase["capabilities"] = {
-            version: plan.cuda_capabilities(kernel, version) for version in tables.cuda_versions()
+            version: plan.cuda_capabilities(kernel, version)
+            for version in data_tables.cuda_versions()
         }
     if isinstance(kernel, model.CppRocmKernel):
         phase["hipFlags"] = list(kernel.hip_flags)

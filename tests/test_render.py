@@ -687,7 +687,8 @@ def test_every_string_reaches_nix_unchanged(hostile: tuple[Path, model.Build]) -
             assert phase["syclFlags"] == kernel.sycl_flags
         if isinstance(kernel, model.CppCudaKernel):
             assert phase["capabilities"] == {
-                version: plan.cuda_capabilities(kernel, version) for version in tables.cuda_versions()
+                version: plan.cuda_capabilities(kernel, version)
+                for version in tables.cuda_versions()
             }
         assert args["installPhase"] == {"install": name}
         assert args["passthru"]["nixgen"]["kernel"] == name

@@ -11,7 +11,7 @@ what happens and the closest known value. A malformed value stays an error
 from __future__ import annotations
 
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, get_args, get_origin
 
 import attrs
@@ -42,7 +42,9 @@ _UNKNOWN: dict[Any, tuple[Callable[[str], str | None], Callable[[], str]]] = {
 }
 
 
-def warnings(kernels: dict[str, Any], framework_table: str | None, framework: Any) -> list[Problem]:
+def warnings(
+    kernels: Mapping[model.KernelName, Any], framework_table: str | None, framework: Any
+) -> list[Problem]:
     """Warnings for CUDA capabilities and ROCm targets that are well-formed but not in
     nixgen's tables. The anchor keeps such values and each toolkit builds the ones it
     supports; nixgen does the same (they drop out of every toolkit's intersection), so
@@ -78,10 +80,10 @@ def warnings(kernels: dict[str, Any], framework_table: str | None, framework: An
     return out
 
 
-_FIELDS: dict[type, list[tuple[attrs.Attribute, Any]]] = {}
+_FIELDS: dict[type, list[tuple[attrs.Attribute[Any], Any]]] = {}
 
 
-def _listed_newtypes(cls: type) -> list[tuple[attrs.Attribute, Any]]:
+def _listed_newtypes(cls: type) -> list[tuple[attrs.Attribute[Any], Any]]:
     """The fields of `cls` that hold a list of one of the `_UNKNOWN` NewTypes (cached)."""
     if cls in _FIELDS:
         return _FIELDS[cls]
