@@ -31,7 +31,7 @@ from nixgen.commands.render import prepare
 from nixgen.errors import ProblemError
 
 from .conftest import EXAMPLES, materialize
-from .nixtools import make_stub, nix_eval_json, nix_parse
+from .nixtools import kernel_builder, make_stub, nix_eval_json, nix_parse
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -745,9 +745,10 @@ _PHASES = """
 let
   p = import ./nix;
   nixpkgs = STUB;
+  kernel-builder = KERNEL_BUILDER;
   pick = backend:
     builtins.head (builtins.filter (v: v.backend == backend) (p.variants "x86_64-linux"));
-  ext = backend: (p.variantPackage { inherit nixpkgs; system = "x86_64-linux"; } (pick backend));
+  ext = backend: (p.variantPackage { inherit nixpkgs kernel-builder; system = "x86_64-linux"; } (pick backend));
   phases = backend: builtins.mapAttrs (n: k: k.buildPhase or null) (ext backend).nixgen.kernels;
 in {
   cpu = phases "cpu"; cuda = phases "cuda"; rocm = phases "rocm"; xpu = phases "xpu";
@@ -762,7 +763,7 @@ def test_build_phases_pass_each_hostile_string_as_one_argument(
 ) -> None:
     root, build = hostile
     stub = make_stub(tmp_path)
-    phases = nix_eval_json(_PHASES.replace("STUB", str(stub)), cwd=root)
+    phases = nix_eval_json(_PHASES.replace("STUB", str(stub)).replace("KERNEL_BUILDER", str(kernel_builder(stub))), cwd=root)
     work = tmp_path / "work"
     work.mkdir()
     compilers = {"cpu-k": "CXX", "cuda_k": "NVCC", "rocm_k": "HIPCC", "xpu_k": "ICPX"}
