@@ -633,11 +633,11 @@ let
       cudaMajorMinorVersion = "13.0";
     };
     rocmPackages.clr = "clr";
-    intel-oneapi.base.stdenv = builder;
+    xpuPackages.sycl-tla = "sycl-tla";
     rustPlatform.buildRustPackage = same;
     python3 = { pkgs.tvm-ffi = "tvm-ffi"; };
     torch = "torch";
-    toolchain = { stdenv = builder; nativeBuildInputs = [ ]; buildInputs = [ ]; linkFlags = [ ]; };
+    toolchain = { stdenv = builder; compilers = [ ]; nativeBuildInputs = [ ]; buildInputs = [ ]; linkFlags = [ ]; };
     kernels = { };
     variant = { backend = "cpu"; };
     projectData = { };
