@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from nixgen import plan, project
 from nixgen.cli import main
-from nixgen.render import NIXPKGS_URL
+from nixgen.render import KERNEL_BUILDER_URL, NIXPKGS_URL, SUBSTITUTER, SUBSTITUTER_KEY
 
 from .conftest import EXAMPLES
 from .nixtools import (
@@ -73,9 +73,17 @@ def test_committed_generated_nix_is_fresh(name: str) -> None:
     assert f'"{NIXPKGS_URL}"' in flake
 
 
-def test_root_flake_pins_the_generated_flakes_nixpkgs() -> None:
-    pin = EXAMPLES.parent / "flake.nix"
-    assert f'inputs.nixpkgs.url = "{NIXPKGS_URL}";' in pin.read_text()
+def test_root_flake_pins_the_generated_flakes_toolchain_and_nixpkgs() -> None:
+    pin = (EXAMPLES.parent / "flake.nix").read_text()
+    assert f'nixpkgs.url = "{NIXPKGS_URL}";' in pin
+    assert f'kernel-builder.url = "{KERNEL_BUILDER_URL}";' in pin
+    assert 'kernel-builder.inputs.nixpkgs.follows = "nixpkgs";' in pin
+    assert f'extra-substituters = [ "{SUBSTITUTER}" ];' in pin
+    assert f'"{SUBSTITUTER_KEY}"' in pin
+    # The static library names the same revisions in its messages.
+    library = (EXAMPLES.parent / "nix" / "project.nix").read_text()
+    assert f'kernelBuilderUrl = "{KERNEL_BUILDER_URL}";' in library
+    assert f'nixpkgsUrl = "{NIXPKGS_URL}";' in library
     assert not (EXAMPLES.parent / "flake.lock").exists(), "a lock made offline is not real"
 
 
@@ -187,10 +195,13 @@ def test_kernel_project_flake_can_use_the_nixgen_flake_library(
             f"""\
             {{
               inputs.nixpkgs.url = "{NIXPKGS_URL}";
+              inputs.kernel-builder.url = "{KERNEL_BUILDER_URL}";
+              inputs.kernel-builder.inputs.nixpkgs.follows = "nixpkgs";
               inputs.nixgen.url = "path:{repo}";
               inputs.nixgen.inputs.nixpkgs.follows = "nixpkgs";
-              outputs = {{ self, nixpkgs, nixgen }}:
-                nixgen.lib.projectOutputs {{ inherit nixpkgs; root = ./.; }};
+              inputs.nixgen.inputs.kernel-builder.follows = "kernel-builder";
+              outputs = {{ self, nixpkgs, kernel-builder, nixgen }}:
+                nixgen.lib.projectOutputs {{ inherit nixpkgs kernel-builder; root = ./.; }};
             }}
             """
         )
