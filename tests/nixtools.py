@@ -303,8 +303,8 @@ def overrides(stub: Path | str, *, toolchain: bool = True) -> list[str]:
     return args
 
 
-def _override(stub: Path | str) -> list[str]:
-    return overrides(stub)
+def _override(stub: Path | str, toolchain: bool = True) -> list[str]:
+    return overrides(stub, toolchain=toolchain)
 
 
 def flake_eval(
@@ -314,13 +314,15 @@ def flake_eval(
     stub: Path | str,
     apply: str | None = None,
     timeout: float = 120,
+    toolchain: bool = True,
 ) -> Any:
     """``nix eval --json path:<flake_dir>#<attr> --override-input nixpkgs path:<stub>``.
 
     The flake keeps its real ``github:`` nixpkgs URL; nothing is fetched and no lock file is
-    written. ``apply`` is a Nix function applied to the value (``--apply``).
+    written. ``apply`` is a Nix function applied to the value (``--apply``). ``toolchain``:
+    also override the input ``kernel-builder`` with the stand-in next to ``stub``.
     """
-    args = ["nix", "eval", "--json", _flake_ref(flake_dir, attr), *_override(stub)]
+    args = ["nix", "eval", "--json", _flake_ref(flake_dir, attr), *_override(stub, toolchain)]
     if apply is not None:
         args += ["--apply", apply]
     return json.loads(_run(args, cwd=None, timeout=timeout).stdout)

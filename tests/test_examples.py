@@ -218,6 +218,69 @@ def test_kernel_project_flake_can_use_the_nixgen_flake_library(
     assert drv["drv"].endswith(".drv")
 
 
+def _own_flake(project_dir: Path, outputs: str, *, toolchain: bool = True) -> None:
+    """Replace a project's generated flake.nix by a hand-written one."""
+    inputs = f'inputs.nixpkgs.url = "{NIXPKGS_URL}";'
+    args = "{ self, nixpkgs }"
+    if toolchain:
+        inputs += (
+            f' inputs.kernel-builder.url = "{KERNEL_BUILDER_URL}";'
+            ' inputs.kernel-builder.inputs.nixpkgs.follows = "nixpkgs";'
+        )
+        args = "{ self, nixpkgs, kernel-builder }"
+    (project_dir / "flake.nix").write_text(f"{{ {inputs} outputs = {args}: {outputs}; }}\n")
+
+
+@needs_nix
+@pytest.mark.nix
+def test_a_flake_without_the_kernel_builder_input_is_told_which_input_is_missing(
+    repo: Path, stub: Path, tmp_path: Path
+) -> None:
+    """Plain nixpkgs has no torch-bin_X_Y, manylinux_2_28, …: without the toolchain input
+    the error names the input and how to add it, not an attribute nixpkgs lacks."""
+    project_dir = tmp_path / "relu-cpu"
+    shutil.copytree(repo / "examples" / "relu-cpu", project_dir)
+    _own_flake(project_dir, "(import ./nix).flakeOutputs { inherit nixpkgs; }", toolchain=False)
+    # Listing variants needs no package set, so it still works.
+    names = flake_eval(project_dir, f"variants.{SYSTEM}", stub=stub, toolchain=False)
+    assert names == [v.name for v in _variants("relu-cpu")]
+    with pytest.raises(NixError) as info:
+        flake_eval(
+            project_dir,
+            f"packages.{SYSTEM}.kernels.drvPath",
+            stub=stub,
+            toolchain=False,
+        )
+    stderr = info.value.stderr
+    assert "nixgen: the flake input `kernel-builder` is missing" in stderr
+    assert f'inputs.kernel-builder.url = "{KERNEL_BUILDER_URL}";' in stderr
+    assert "attribute" not in stderr
+
+
+@needs_nix
+@pytest.mark.nix
+def test_an_overlay_given_to_flake_outputs_comes_before_version_selection(
+    repo: Path, stub: Path, tmp_path: Path
+) -> None:
+    """The escape hatch: `flakeOutputs { overlays = [ … ]; }` may replace a versioned set
+    (here CUDA 13.0 by nixpkgs' 12.6) and nixgen's version selection then picks it up."""
+    project_dir = tmp_path / "relu-cuda"
+    shutil.copytree(repo / "examples" / "relu-cuda", project_dir)
+    _own_flake(
+        project_dir,
+        "(import ./nix).flakeOutputs { inherit nixpkgs kernel-builder;"
+        " overlays = [ (final: prev: { cudaPackages_13_0 = prev.cudaPackages_12_6; }) ]; }",
+    )
+    variant = next(v.name for v in _variants("relu-cuda") if v.backend_version == "13.0")
+    got = flake_eval(
+        project_dir,
+        f"packages.{SYSTEM}.{variant}",
+        stub=stub,
+        apply="p: map (d: d.name) p.nixgen.kernels.relu_cuda.nativeBuildInputs",
+    )
+    assert any(name.startswith("cuda12.6-cuda_nvcc") for name in got), got
+
+
 @needs_nix
 @pytest.mark.nix
 def test_library_test_failure_fails_the_root_flake_check(repo: Path, stub: Path) -> None:

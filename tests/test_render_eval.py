@@ -107,6 +107,7 @@ let
       drvPath = d.drvPath;
       builder = builderOf d;
       buildInputs = map input (d.buildInputs or [ ]);
+      nativeBuildInputs = map input (d.nativeBuildInputs or [ ]);
       src = "${d.src}";
       kernels = builtins.mapAttrs (n: kernel) (d.nixgen.kernels or { });
     };
@@ -348,6 +349,9 @@ def check_project(root: Path, build: model.Build, summary: list[dict[str, Any]])
             ]
             inputs = {i["pname"] for i in v["buildInputs"]}
             assert {k["pname"] for k in v["kernels"].values()} <= inputs
+            # Linux extensions carry the ABI check (nix/support/abi-check-hook.sh).
+            hooks = {i["name"] for i in v["nativeBuildInputs"]}
+            assert ("nixgen-abi-check-hook" in hooks) == linux, v["name"]
             assert ("torch" if v["framework"] == "torch" else "tvm-ffi") in inputs
         for name, got in v["kernels"].items():
             check_kernel(name, build.kernels[name], got, v)
@@ -507,6 +511,10 @@ in builtins.listToAttrs (map one (p.variants "x86_64-linux"))
 """
 
 
+def _drvs_expr(stub: Path) -> str:
+    return DRVS.replace("STUB", str(stub)).replace("KERNEL_BUILDER", str(kernel_builder(stub)))
+
+
 def test_editing_one_kernel_changes_only_it_and_the_extensions_that_link_it(
     stub: Path, tmp_path: Path
 ) -> None:
@@ -517,7 +525,7 @@ def test_editing_one_kernel_changes_only_it_and_the_extensions_that_link_it(
     render_into(root)
 
     def drvs() -> dict[str, dict[str, str]]:
-        return nix_eval_json(DRVS.replace("STUB", str(stub)).replace("KERNEL_BUILDER", str(kernel_builder(stub))), cwd=root)
+        return nix_eval_json(_drvs_expr(stub), cwd=root)
 
     before = drvs()
     cpu_variants = {n for n, d in before.items() if "relu_cpu" in d}
@@ -552,7 +560,7 @@ def test_spy_overlay_does_not_change_derivations(stub: Path, tmp_path: Path) -> 
         EXAMPLES / "relu-mixed", root, ignore=shutil.ignore_patterns("nix", "flake.nix")
     )
     render_into(root)
-    plain = nix_eval_json(DRVS.replace("STUB", str(stub)).replace("KERNEL_BUILDER", str(kernel_builder(stub))), cwd=root)
+    plain = nix_eval_json(_drvs_expr(stub), cwd=root)
     spied = {v["name"]: v for v in summarize(root, stub) if v["system"] == "x86_64-linux"}
     for name, paths in plain.items():
         assert paths["extension"] == spied[name]["drvPath"]
@@ -594,7 +602,11 @@ def test_rust_kernel_with_the_lock_file_at_the_root_builds(stub: Path, tmp_path:
     render_into(root)
     out = nix_build(
         f"""let p = import ./nix; v = builtins.head (p.variants "x86_64-linux");
-        in (p.variantPackage {{ nixpkgs = {stub}; kernel-builder = {kernel_builder(stub)}; system = "x86_64-linux"; }} v)
+        in (p.variantPackage {{
+              nixpkgs = {stub};
+              kernel-builder = {kernel_builder(stub)};
+              system = "x86_64-linux";
+            }} v)
            .nixgen.kernels.relu_rs""",
         cwd=root,
     )

@@ -172,7 +172,10 @@ def _detect_abi(path: str) -> dict[str, NixValue] | None:
     cxx = _which("g++", path)
     if cxx is None:
         return None
-    libs = {name: (_run(cxx, f"-print-file-name={name}") or "").strip() for name in ("libstdc++.so.6", "libgcc_s.so.1", "libc.so.6")}
+    libs = {
+        name: (_run(cxx, f"-print-file-name={name}") or "").strip()
+        for name in ("libstdc++.so.6", "libgcc_s.so.1", "libc.so.6")
+    }
     libs = {k: os.path.realpath(v) if v and os.path.isabs(v) else None for k, v in libs.items()}
     glibc = os.confstr("CS_GNU_LIBC_VERSION") if hasattr(os, "confstr") else None
     versions = {
