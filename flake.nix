@@ -1,18 +1,36 @@
 # nixgen's own flake: the CLI, the example kernel projects built for real, the static Nix
 # library for kernel projects' flakes, and cheap checks.
 #
-# No flake.lock is committed: a real lock needs the network (to hash the nixpkgs input).
-# `nix` writes one on first use; offline, run everything with
-# `--override-input nixpkgs path:<a nixpkgs checkout>` (the tests use tests/nixpkgs).
+# No flake.lock is committed: a real lock needs the network (to hash the inputs). `nix`
+# writes one on first use; offline, run everything with
+# `--override-input nixpkgs path:<a nixpkgs checkout> --override-input kernel-builder path:<…>`
+# (the tests use tests/nixpkgs and tests/kernel-builder; docs/toolchain.md).
 {
   description = "nixgen: typed build.toml for compute kernels, rendered to reproducible Nix derivations";
 
-  # The anchor's known-good revision (huggingface/kernels' flake.lock); the same revision
-  # generated kernel flakes pin. Update both deliberately.
-  inputs.nixpkgs.url = "github:NixOS/nixpkgs/ec1a11210589d294f0ac99d3290a27e6c73dfa1d";
+  # The kernels toolchain's binary cache: torch and the toolkits are downloaded, not built.
+  nixConfig = {
+    extra-substituters = [ "https://huggingface.cachix.org" ];
+    extra-trusted-public-keys = [
+      "huggingface.cachix.org-1:ynTPbLS0W8ofXd9fDjk1KvoFky9K2jhxe6r4nXAkc/o="
+    ];
+  };
+
+  # The kernels toolchain (huggingface/kernels) and the nixpkgs revision its flake.lock
+  # holds; the same revisions generated kernel flakes pin (nix/project.nix
+  # kernelBuilderUrl, nixpkgsUrl). Update them together, deliberately.
+  inputs = {
+    kernel-builder.url = "github:huggingface/kernels/8ac69fc542a4306eade0759ef7c45b4f2ae57df0";
+    kernel-builder.inputs.nixpkgs.follows = "nixpkgs";
+    nixpkgs.url = "github:NixOS/nixpkgs/ec1a11210589d294f0ac99d3290a27e6c73dfa1d";
+  };
 
   outputs =
-    { self, nixpkgs }:
+    {
+      self,
+      nixpkgs,
+      kernel-builder,
+    }:
     let
       nixgen = import ./nix;
       inherit (builtins)
@@ -55,7 +73,7 @@
         system: names:
         map (name: {
           inherit name;
-          packages = examples.${name}.packages { inherit nixpkgs system; };
+          packages = examples.${name}.packages { inherit nixpkgs kernel-builder system; };
         }) (filter (name: examples.${name}.variants system != [ ]) names);
 
       # `<example>/<variant>/…`: every bundled variant of every example, for `get_local_kernel`.
@@ -144,6 +162,9 @@
           `nixpkgs`
           : the nixpkgs flake input
 
+          `kernel-builder`
+          : the kernels toolchain flake input (huggingface/kernels, see docs/toolchain.md)
+
           `root`
           : the project root (the directory holding `build.toml`)
 
@@ -151,24 +172,26 @@
           : the rendered directory, relative to `root` (default `"nix"`)
 
           `overlays`
-          : extra overlays for every variant's package set
+          : extra overlays for every variant's package set, applied before nixgen selects
+            the variant's toolkit and torch versions
 
           # Type
 
           ```
-          projectOutputs :: { nixpkgs, root :: Path, out ? String, overlays ? [ Overlay ] } -> AttrSet
+          projectOutputs :: { nixpkgs, kernel-builder, root :: Path, out ? String, overlays ? [ Overlay ] } -> AttrSet
           ```
 
           # Examples
 
           ```nix
-          outputs = { self, nixpkgs, nixgen }:
-            nixgen.lib.projectOutputs { inherit nixpkgs; root = ./.; };
+          outputs = { self, nixpkgs, kernel-builder, nixgen }:
+            nixgen.lib.projectOutputs { inherit nixpkgs kernel-builder; root = ./.; };
           ```
         */
         projectOutputs =
           {
             nixpkgs,
+            kernel-builder ? null,
             root,
             out ? "nix",
             overlays ? [ ],
@@ -182,7 +205,14 @@
               noarch = dir + "/noarch.nix";
             };
           in
-          nixgen.flake.kernelOutputs { inherit nixpkgs project overlays; };
+          nixgen.flake.kernelOutputs {
+            inherit
+              nixpkgs
+              kernel-builder
+              project
+              overlays
+              ;
+          };
       };
 
       packages = genAttrs systems (

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # nixgen in one command: set up, then run nixgen on the shipped example examples/relu-cpu:
 # validate it, list its build variants, render its Nix and — where Nix is installed — build
-# the torch 2.13 CPU variant offline through the test nixpkgs (host compilers) and load the
+# the torch 2.13 CPU variant offline through the test stand-ins of nixpkgs and of the kernels
+# toolchain (host compilers) and load the
 # result with the PyPI `kernels` client.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -30,8 +31,9 @@ fi
 export NIX_CONFIG=$'experimental-features = nix-command flakes\nsubstituters =\nbuild-users-group ='
 stub=$("$py" -c "from pathlib import Path; from tests.nixtools import make_stub; print(make_stub(Path('$work')))")
 variant=torch213-cxx11-cpu-$(uname -m)-linux
-echo "== nix build .#$variant (offline, test nixpkgs)"
+echo "== nix build .#$variant (offline, test nixpkgs + test kernels toolchain)"
 out=$(cd "$work/relu-cpu" && nix build ".#$variant" --override-input nixpkgs "path:$stub" \
+  --override-input kernel-builder "path:$(dirname "$stub")/kernel-builder" \
   --no-link --json | "$py" -c 'import json,sys; print(json.load(sys.stdin)[0]["outputs"]["out"])')
 ls "$out"
 mkdir -p "$work/load" && ln -s "$out" "$work/load/$variant"

@@ -1,46 +1,157 @@
 /**
-  What the framework extension of each backend is built and linked with.
+  What the kernels and the framework extension of each backend are built and linked with.
 
-  The kernels choose their own builders (their generated files name them); the extension
-  links one backend's kernels, so its stdenv and runtime library depend on the variant.
-  Each entry takes the variant's package set and returns
-  `{ stdenv, nativeBuildInputs, buildInputs, linkFlags }`.
+  Each entry takes the variant's package set (nixgen.project.pkgsFor: nixpkgs with the
+  kernels toolchain's overlay) and returns
+  `{ stdenv, compilers, nativeBuildInputs, buildInputs, linkFlags, abiPolicy }`.
+
+  On Linux everything is compiled with the toolchain's `manylinux_2_28` stdenvs (`stdenv`,
+  and `cudaBackendStdenv` for CUDA), as the kernels toolchain compiles its own kernels
+  (`nix-builder/lib/extension/default.nix`), and the extension carries an ABI check (a setup
+  hook in `nativeBuildInputs`) that holds every installed shared object to `abiPolicy`.
+  `compilers` are the extra compilers kernels need (oneAPI's `icpx` for XPU).
 */
+let
+  inherit (builtins) fromJSON readFile toFile toJSON;
+  policies = removeAttrs (fromJSON (readFile ./data/abi-policies.json)) [
+    "_comment"
+    "_generated"
+  ];
+
+  isLinux = pkgs: pkgs.stdenv.hostPlatform.isLinux;
+
+  /**
+    The toolchain's manylinux_2_28 package set (stdenvs built against glibc 2.28).
+  */
+  manylinux =
+    pkgs:
+    pkgs.manylinux_2_28
+      or (throw "nixgen: the package set has no `manylinux_2_28`; it comes from the kernels toolchain's overlay (the `kernel-builder` flake input)");
+
+  /**
+    The policy the ABI check applies: the toolchain's own (`manylinux_2_28.abiPolicy`, as
+    a stand-in toolchain declares it) or nixgen's copy of manylinux_2_28, with the torch
+    libraries and the backend's runtime libraries allowed.
+  */
+  abiPolicy =
+    pkgs: runtimeLibraries:
+    let
+      base = (manylinux pkgs).abiPolicy or (policies.manylinux_2_28 // { name = "manylinux_2_28"; });
+    in
+    base
+    // {
+      libraries = base.libraries ++ [
+        "libtorch*.so*"
+        "libc10*.so*"
+      ] ++ runtimeLibraries;
+    };
+
+  abiCheckHook =
+    pkgs: policy:
+    pkgs.makeSetupHook {
+      name = "nixgen-abi-check-hook";
+      substitutions = {
+        python = pkgs.buildPackages.python3.interpreter;
+        checker = "${./support/abi_check.py}";
+        policy = toFile "nixgen-abi-policy.json" (toJSON policy);
+        policyName = policy.name;
+      };
+    } ./support/abi-check-hook.sh;
+
+  /**
+    A Linux toolchain: the portable stdenv, and the ABI check in `nativeBuildInputs`.
+  */
+  linux =
+    pkgs:
+    {
+      stdenv,
+      compilers ? [ ],
+      buildInputs ? [ ],
+      linkFlags ? [ ],
+      runtimeLibraries ? [ ],
+    }:
+    if isLinux pkgs then
+      let
+        policy = abiPolicy pkgs runtimeLibraries;
+      in
+      {
+        inherit
+          stdenv
+          compilers
+          buildInputs
+          linkFlags
+          ;
+        nativeBuildInputs = compilers ++ [ (abiCheckHook pkgs policy) ];
+        abiPolicy = policy;
+      }
+    else
+      {
+        inherit (pkgs) stdenv;
+        inherit compilers buildInputs linkFlags;
+        nativeBuildInputs = compilers;
+        abiPolicy = null;
+      };
+in
 {
-  cpu = pkgs: {
-    inherit (pkgs) stdenv;
-    nativeBuildInputs = [ ];
-    buildInputs = [ ];
-    linkFlags = [ ];
-  };
+  cpu = pkgs: linux pkgs { stdenv = (manylinux pkgs).stdenv; };
 
-  cuda = pkgs: {
-    stdenv = pkgs.cudaPackages.backendStdenv;
-    nativeBuildInputs = [ ];
-    buildInputs = [ pkgs.cudaPackages.cuda_cudart ];
-    # nvcc names host stubs after its process id (tmpxft_<pid>_…); dropping local
-    # symbols keeps the extension's bytes independent of it.
-    linkFlags = [ "-lcudart" "-Wl,--discard-all" ];
-  };
+  cuda =
+    pkgs:
+    linux pkgs {
+      stdenv =
+        if isLinux pkgs then (manylinux pkgs).cudaBackendStdenv else pkgs.cudaPackages.backendStdenv;
+      buildInputs = [ pkgs.cudaPackages.cuda_cudart ];
+      # nvcc names host stubs after its process id (tmpxft_<pid>_…); dropping local
+      # symbols keeps the extension's bytes independent of it.
+      linkFlags = [
+        "-lcudart"
+        "-Wl,--discard-all"
+      ];
+      runtimeLibraries = [ "libcudart.so*" ];
+    };
 
-  rocm = pkgs: {
-    inherit (pkgs) stdenv;
-    nativeBuildInputs = [ pkgs.rocmPackages.clr ];
-    buildInputs = [ pkgs.rocmPackages.clr ];
-    linkFlags = [ "-lamdhip64" ];
-  };
+  rocm =
+    pkgs:
+    linux pkgs {
+      stdenv = (manylinux pkgs).stdenv;
+      compilers = [ pkgs.rocmPackages.clr ];
+      buildInputs = [ pkgs.rocmPackages.clr ];
+      linkFlags = [ "-lamdhip64" ];
+      runtimeLibraries = [ "libamdhip64.so*" ];
+    };
 
-  xpu = pkgs: {
-    stdenv = pkgs.intel-oneapi.base.stdenv;
-    nativeBuildInputs = [ ];
-    buildInputs = [ pkgs.xpuPackages.oneapi-torch-dev or pkgs.intel-oneapi.base ];
-    linkFlags = [ "-lsycl" ];
-  };
+  # The variant's oneAPI (`xpuPackages.oneapi-torch-dev`: icpx, SYCL, oneMKL), built with
+  # the portable stdenv, as the kernels toolchain's extension builder uses it.
+  xpu =
+    pkgs:
+    let
+      stdenv = (manylinux pkgs).stdenv;
+      dev = pkgs.xpuPackages.oneapi-torch-dev;
+      oneapi = if dev ? override then dev.override { inherit stdenv; } else dev;
+    in
+    linux pkgs {
+      inherit stdenv;
+      compilers = [ oneapi ];
+      buildInputs = [ oneapi ];
+      linkFlags = [ "-lsycl" ];
+      runtimeLibraries = [
+        "libsycl.so*"
+        "libur_loader.so*"
+        "libOpenCL.so*"
+      ];
+    };
 
   metal = pkgs: {
     inherit (pkgs) stdenv;
+    compilers = [ ];
     nativeBuildInputs = [ ];
     buildInputs = [ pkgs.apple-sdk_26 ];
-    linkFlags = [ "-framework" "Metal" "-framework" "Foundation" ];
+    linkFlags = [
+      "-framework"
+      "Metal"
+      "-framework"
+      "Foundation"
+    ];
+    abiPolicy = null;
   };
 }

@@ -25,6 +25,8 @@ from typing import Any
 
 TESTS = Path(__file__).resolve().parent
 STUB_SOURCE = TESTS / "nixpkgs"
+#: The stand-in of the kernels toolchain flake (huggingface/kernels), copied next to the stub.
+KERNEL_BUILDER_SOURCE = TESTS / "kernel-builder"
 
 NIX_CONFIG = "experimental-features = nix-command flakes\nsubstituters =\nbuild-users-group ="
 
@@ -134,7 +136,9 @@ def copy_worktree(target: Path) -> Path:
 
 
 def make_stub(tmp_path: Path, *, python: str = sys.executable) -> Path:
-    """Copy the stub nixpkgs to ``tmp_path/nixpkgs`` and write its ``host.nix``.
+    """Copy the stub nixpkgs to ``tmp_path/nixpkgs`` and the kernels toolchain stand-in to
+    ``tmp_path/kernel-builder`` (``kernel_builder(stub)``), write their ``host.nix``, and
+    return the nixpkgs copy.
 
     ``python`` is the interpreter whose torch and headers the Python stand-ins use.
     Raises ValueError when ``tmp_path`` is inside a git work tree (a flake there would only
@@ -143,16 +147,22 @@ def make_stub(tmp_path: Path, *, python: str = sys.executable) -> Path:
     tmp_path = Path(tmp_path).resolve()
     if _inside_git_work_tree(tmp_path):
         raise ValueError(f"{tmp_path} is inside a git work tree; use a directory outside it")
-    target = tmp_path / "nixpkgs"
-    if target.exists():
-        shutil.rmtree(target)
-    shutil.copytree(
-        STUB_SOURCE,
-        target,
-        ignore=shutil.ignore_patterns("host.nix", "*.tmp", "__pycache__", "result", "result-*"),
-    )
-    make_host.write_host(target, python=python)
-    return target
+    for source, name in ((STUB_SOURCE, "nixpkgs"), (KERNEL_BUILDER_SOURCE, "kernel-builder")):
+        target = tmp_path / name
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(
+            source,
+            target,
+            ignore=shutil.ignore_patterns("host.nix", "*.tmp", "__pycache__", "result", "result-*"),
+        )
+        make_host.write_host(target, python=python)
+    return tmp_path / "nixpkgs"
+
+
+def kernel_builder(stub: Path | str) -> Path:
+    """The kernels toolchain stand-in that ``make_stub`` copied next to ``stub``."""
+    return Path(stub).resolve().parent / "kernel-builder"
 
 
 def _run(
@@ -284,8 +294,17 @@ def _flake_ref(flake_dir: Path | str, attr: str | None) -> str:
     return f"{ref}#{attr}" if attr else ref
 
 
-def _override(stub: Path | str) -> list[str]:
-    return ["--override-input", "nixpkgs", f"path:{Path(stub).resolve()}"]
+def overrides(stub: Path | str, *, toolchain: bool = True) -> list[str]:
+    """``--override-input`` arguments for the stub nixpkgs and (``toolchain``) the kernels
+    toolchain stand-in next to it (input ``kernel-builder``)."""
+    args = ["--override-input", "nixpkgs", f"path:{Path(stub).resolve()}"]
+    if toolchain:
+        args += ["--override-input", "kernel-builder", f"path:{kernel_builder(stub)}"]
+    return args
+
+
+def _override(stub: Path | str, toolchain: bool = True) -> list[str]:
+    return overrides(stub, toolchain=toolchain)
 
 
 def flake_eval(
@@ -295,13 +314,15 @@ def flake_eval(
     stub: Path | str,
     apply: str | None = None,
     timeout: float = 120,
+    toolchain: bool = True,
 ) -> Any:
     """``nix eval --json path:<flake_dir>#<attr> --override-input nixpkgs path:<stub>``.
 
     The flake keeps its real ``github:`` nixpkgs URL; nothing is fetched and no lock file is
-    written. ``apply`` is a Nix function applied to the value (``--apply``).
+    written. ``apply`` is a Nix function applied to the value (``--apply``). ``toolchain``:
+    also override the input ``kernel-builder`` with the stand-in next to ``stub``.
     """
-    args = ["nix", "eval", "--json", _flake_ref(flake_dir, attr), *_override(stub)]
+    args = ["nix", "eval", "--json", _flake_ref(flake_dir, attr), *_override(stub, toolchain)]
     if apply is not None:
         args += ["--apply", apply]
     return json.loads(_run(args, cwd=None, timeout=timeout).stdout)

@@ -1,7 +1,9 @@
-"""Real builds: the repository flake's `kernels` through the stub nixpkgs.
+"""Real builds: the repository flake's `kernels` through the stub nixpkgs and the kernels
+toolchain stand-in (tests/kernel-builder).
 
 One build is shared by every test: `nix build .#kernels --override-input nixpkgs
-path:<stub>` in a copy of the repository (as a commit holds it), with the host's g++,
+path:<stub> --override-input kernel-builder path:<toolchain>` in a copy of the repository
+(as a commit holds it), with the host's g++,
 cargo and nvcc. The CPU kernels are loaded with the PyPI `kernels` client and checked
 against torch; the CUDA ones (no GPU here) are checked for device code per capability and
 for linking; the CPU derivations are rebuilt with `nix-build --check`, which fails unless
@@ -32,6 +34,7 @@ from .nixtools import (
     flake_build,
     have_nix,
     host_facts,
+    kernel_builder,
     make_stub,
     nix_build,
     nix_env,
@@ -356,7 +359,11 @@ def test_rust_kernel_with_the_lock_file_at_the_project_root_builds(
             let
               p = import ./nix;
               variant = builtins.head (p.variants "{SYSTEM}");
-              pkgs = p.nixgen.project.pkgsFor {{ nixpkgs = {stub}; system = "{SYSTEM}"; }} variant;
+              pkgs = p.nixgen.project.pkgsFor {{
+                nixpkgs = {stub};
+                kernel-builder = {kernel_builder(stub)};
+                system = "{SYSTEM}";
+              }} variant;
             in
             p.nixgen.project.callWith pkgs p.project.kernels.relu_rs.file {{
               inherit (p) nixgen;

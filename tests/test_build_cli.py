@@ -468,7 +468,7 @@ def test_a_real_compile_error_shows_the_compiler_message(runner, tmp_path, monke
     variant = next(n for n in bundled(root) if n.startswith("torch213"))
     result = runner.invoke(
         main,
-        ["build", str(root), "--variant", variant, "--override-input", "nixpkgs", f"path:{stub}"],
+        ["build", str(root), "--variant", variant, *nixtools.overrides(stub)],
     )
     assert result.exit_code == 1, result.output
     assert "kernel oops failed" in result.output

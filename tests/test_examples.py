@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from nixgen import plan, project
 from nixgen.cli import main
-from nixgen.render import NIXPKGS_URL
+from nixgen.render import KERNEL_BUILDER_URL, NIXPKGS_URL, SUBSTITUTER, SUBSTITUTER_KEY
 
 from .conftest import EXAMPLES
 from .nixtools import (
@@ -73,9 +73,17 @@ def test_committed_generated_nix_is_fresh(name: str) -> None:
     assert f'"{NIXPKGS_URL}"' in flake
 
 
-def test_root_flake_pins_the_generated_flakes_nixpkgs() -> None:
-    pin = EXAMPLES.parent / "flake.nix"
-    assert f'inputs.nixpkgs.url = "{NIXPKGS_URL}";' in pin.read_text()
+def test_root_flake_pins_the_generated_flakes_toolchain_and_nixpkgs() -> None:
+    pin = (EXAMPLES.parent / "flake.nix").read_text()
+    assert f'nixpkgs.url = "{NIXPKGS_URL}";' in pin
+    assert f'kernel-builder.url = "{KERNEL_BUILDER_URL}";' in pin
+    assert 'kernel-builder.inputs.nixpkgs.follows = "nixpkgs";' in pin
+    assert f'extra-substituters = [ "{SUBSTITUTER}" ];' in pin
+    assert f'"{SUBSTITUTER_KEY}"' in pin
+    # The static library names the same revisions in its messages.
+    library = (EXAMPLES.parent / "nix" / "project.nix").read_text()
+    assert f'kernelBuilderUrl = "{KERNEL_BUILDER_URL}";' in library
+    assert f'nixpkgsUrl = "{NIXPKGS_URL}";' in library
     assert not (EXAMPLES.parent / "flake.lock").exists(), "a lock made offline is not real"
 
 
@@ -187,10 +195,13 @@ def test_kernel_project_flake_can_use_the_nixgen_flake_library(
             f"""\
             {{
               inputs.nixpkgs.url = "{NIXPKGS_URL}";
+              inputs.kernel-builder.url = "{KERNEL_BUILDER_URL}";
+              inputs.kernel-builder.inputs.nixpkgs.follows = "nixpkgs";
               inputs.nixgen.url = "path:{repo}";
               inputs.nixgen.inputs.nixpkgs.follows = "nixpkgs";
-              outputs = {{ self, nixpkgs, nixgen }}:
-                nixgen.lib.projectOutputs {{ inherit nixpkgs; root = ./.; }};
+              inputs.nixgen.inputs.kernel-builder.follows = "kernel-builder";
+              outputs = {{ self, nixpkgs, kernel-builder, nixgen }}:
+                nixgen.lib.projectOutputs {{ inherit nixpkgs kernel-builder; root = ./.; }};
             }}
             """
         )
@@ -205,6 +216,69 @@ def test_kernel_project_flake_can_use_the_nixgen_flake_library(
     )
     assert drv["name"] == "relu-cpu-kernels"
     assert drv["drv"].endswith(".drv")
+
+
+def _own_flake(project_dir: Path, outputs: str, *, toolchain: bool = True) -> None:
+    """Replace a project's generated flake.nix by a hand-written one."""
+    inputs = f'inputs.nixpkgs.url = "{NIXPKGS_URL}";'
+    args = "{ self, nixpkgs }"
+    if toolchain:
+        inputs += (
+            f' inputs.kernel-builder.url = "{KERNEL_BUILDER_URL}";'
+            ' inputs.kernel-builder.inputs.nixpkgs.follows = "nixpkgs";'
+        )
+        args = "{ self, nixpkgs, kernel-builder }"
+    (project_dir / "flake.nix").write_text(f"{{ {inputs} outputs = {args}: {outputs}; }}\n")
+
+
+@needs_nix
+@pytest.mark.nix
+def test_a_flake_without_the_kernel_builder_input_is_told_which_input_is_missing(
+    repo: Path, stub: Path, tmp_path: Path
+) -> None:
+    """Plain nixpkgs has no torch-bin_X_Y, manylinux_2_28, …: without the toolchain input
+    the error names the input and how to add it, not an attribute nixpkgs lacks."""
+    project_dir = tmp_path / "relu-cpu"
+    shutil.copytree(repo / "examples" / "relu-cpu", project_dir)
+    _own_flake(project_dir, "(import ./nix).flakeOutputs { inherit nixpkgs; }", toolchain=False)
+    # Listing variants needs no package set, so it still works.
+    names = flake_eval(project_dir, f"variants.{SYSTEM}", stub=stub, toolchain=False)
+    assert names == [v.name for v in _variants("relu-cpu")]
+    with pytest.raises(NixError) as info:
+        flake_eval(
+            project_dir,
+            f"packages.{SYSTEM}.kernels.drvPath",
+            stub=stub,
+            toolchain=False,
+        )
+    stderr = info.value.stderr
+    assert "nixgen: the flake input `kernel-builder` is missing" in stderr
+    assert f'inputs.kernel-builder.url = "{KERNEL_BUILDER_URL}";' in stderr
+    assert "attribute" not in stderr
+
+
+@needs_nix
+@pytest.mark.nix
+def test_an_overlay_given_to_flake_outputs_comes_before_version_selection(
+    repo: Path, stub: Path, tmp_path: Path
+) -> None:
+    """The escape hatch: `flakeOutputs { overlays = [ … ]; }` may replace a versioned set
+    (here CUDA 13.0 by nixpkgs' 12.6) and nixgen's version selection then picks it up."""
+    project_dir = tmp_path / "relu-cuda"
+    shutil.copytree(repo / "examples" / "relu-cuda", project_dir)
+    _own_flake(
+        project_dir,
+        "(import ./nix).flakeOutputs { inherit nixpkgs kernel-builder;"
+        " overlays = [ (final: prev: { cudaPackages_13_0 = prev.cudaPackages_12_6; }) ]; }",
+    )
+    variant = next(v.name for v in _variants("relu-cuda") if v.backend_version == "13.0")
+    got = flake_eval(
+        project_dir,
+        f"packages.{SYSTEM}.{variant}",
+        stub=stub,
+        apply="p: map (d: d.name) p.nixgen.kernels.relu_cuda.nativeBuildInputs",
+    )
+    assert any(name.startswith("cuda12.6-cuda_nvcc") for name in got), got
 
 
 @needs_nix

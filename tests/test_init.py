@@ -248,9 +248,7 @@ def test_cpu_project_builds_and_loads(runner, tmp_path, monkeypatch, languages):
             str(root),
             "--variant",
             variant,
-            "--override-input",
-            "nixpkgs",
-            f"path:{stub}",
+            *nixtools.overrides(stub),
         ],
     )
     assert result.exit_code == 0, result.output

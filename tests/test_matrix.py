@@ -34,6 +34,7 @@ from tests.nixtools import (
     flake_show,
     have_nix,
     make_stub,
+    overrides,
 )
 
 from .conftest import CORPUS_FILES, EXAMPLES, REPO
@@ -417,6 +418,32 @@ def test_render_ci_github_writes_the_workflow(copy_example: Any, runner: CliRunn
     assert runner.invoke(main, ["render", str(root), "--ci", "github", "--check"]).exit_code == 0
 
 
+def test_workflow_uses_the_kernels_cache_and_pushes_only_with_a_secret(
+    copy_example: Any, runner: CliRunner
+) -> None:
+    root = copy_example("relu-cpu")
+    assert runner.invoke(main, ["render", str(root), "--ci", "github"]).exit_code == 0
+    workflow = load_yaml(root / matrix.GITHUB_WORKFLOW)
+    flake = (root / "flake.nix").read_text()
+    assert f'extra-substituters = [ "{render.SUBSTITUTER}" ];' in flake
+    assert f'extra-trusted-public-keys = [ "{render.SUBSTITUTER_KEY}" ];' in flake
+    for job in workflow["jobs"].values():
+        nix = next(s for s in job["steps"] if s.get("uses", "").startswith("cachix/install-nix"))
+        # The flake's nixConfig (the kernels cache) is accepted, not ignored.
+        assert "accept-flake-config = true" in nix["with"]["extra_nix_config"]
+    build = workflow["jobs"]["build"]
+    assert build["env"]["CACHIX_AUTH_TOKEN"] == "${{ secrets.CACHIX_AUTH_TOKEN }}"
+    names = [s.get("uses", s.get("name")) for s in build["steps"]]
+    push = next(s for s in build["steps"] if s.get("uses", "").startswith("cachix/cachix-action"))
+    # Before the build (its post step pushes what was built); skipped without the secret.
+    assert names.index(push["uses"]) < names.index("Build")
+    assert push["if"] == "env.CACHIX_AUTH_TOKEN != '' && vars.CACHIX_NAME != ''"
+    assert push["with"] == {
+        "name": "${{ vars.CACHIX_NAME }}",
+        "authToken": "${{ secrets.CACHIX_AUTH_TOKEN }}",
+    }
+
+
 def test_workflow_is_protected_and_checked(copy_example: Any, runner: CliRunner) -> None:
     root = copy_example("relu-cpu")
     assert runner.invoke(main, ["render", str(root)]).exit_code == 0
@@ -480,7 +507,7 @@ def test_workflow_steps_run_against_the_flake(
     real_nix = shutil.which("nix")
     bin_dir = write_fake_nix(
         tmp_path / "eval-bin",
-        f'exec {real_nix} "$@" --override-input nixpkgs path:{stub}\n',
+        f'exec {real_nix} "$@" {" ".join(overrides(stub))}\n',
     )
     output_file = tmp_path / "github_output"
     output_file.write_text("")
@@ -508,7 +535,7 @@ def test_workflow_steps_run_against_the_flake(
         env["PATH"] = f"{bin_dir}:{os.environ['PATH']}"
         env["ATTRS"] = " ".join(row["attrs"])  # ${{ join(matrix.attrs, ' ') }}
         done = subprocess.run(
-            ["bash", "-e", "-c", step_script(root, "build", 2)],
+            ["bash", "-e", "-c", step_script(root, "build", -1)],
             cwd=root, env=env, capture_output=True, text=True, check=False,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr

@@ -24,6 +24,7 @@ from tests.nixtools import (
     flake_show,
     have_nix,
     host_facts,
+    kernel_builder,
     make_stub,
     nix_build,
     nix_eval_json,
@@ -280,25 +281,74 @@ def test_fileset_to_source_copies_exactly_the_listed_files(stub: Path, tmp_path:
     )
 
 
+def with_toolchain(stub: Path, *, system: str = "x86_64-linux", config: str = "{ }") -> str:
+    """The stub nixpkgs with the kernels toolchain stand-in's overlay, as a build set."""
+    overlay = f"(import {kernel_builder(stub)}/nix-builder/overlay.nix {{ }})"
+    return pkgs(stub, system=system, config=config, overlays=f"[ {overlay} ]")
+
+
+#: Attributes only the kernels toolchain's overlay defines (huggingface/kernels
+#: nix-builder/overlay.nix); real nixpkgs at the pin has none of them.
+OVERLAY_ONLY = [
+    "rocmPackages_7_1",
+    "rocmPackages_7_2",
+    "xpuPackages_2025_3_2",
+    "xpuPackages_2026_0_0",
+    "xpuPackages",
+    "cutlass_2_10",
+    "cutlass_3_5",
+    "cutlass_3_6",
+    "cutlass_3_8",
+    "cutlass_3_9",
+    "cutlass_4_0",
+    "cutlass_4_4",
+    "cutlass_4_5",
+    "manylinux_2_28",
+]
+OVERLAY_ONLY_PYTHON = ["torch-bin_2_11", "torch-bin_2_12", "torch-bin_2_13", "tvm-ffi"]
+
+
+def test_stub_nixpkgs_alone_has_no_toolchain_only_names(stub: Path) -> None:
+    """A generated file that names an overlay-only attribute on plain nixpkgs fails here,
+    as it would with real nixpkgs; the toolchain stand-in's overlay provides them all."""
+    names = " ".join(f'"{n}"' for n in OVERLAY_ONLY)
+    py_names = " ".join(f'"{n}"' for n in OVERLAY_ONLY_PYTHON)
+    expr = (
+        "let has = p: { top = builtins.filter (n: p ? ${n}) [ NAMES ];"
+        " python = builtins.filter (n: p.python3.pkgs ? ${n}) [ PY ]; }; in"
+        " { plain = has PLAIN; toolchain = has TOOLCHAIN; }"
+    )
+    expr = (
+        expr.replace("NAMES", names)
+        .replace("PY", py_names)
+        .replace("PLAIN", pkgs(stub))
+        .replace("TOOLCHAIN", with_toolchain(stub))
+    )
+    got = nix_eval_json(expr)
+    assert got["plain"] == {"top": [], "python": []}
+    assert got["toolchain"] == {"top": OVERLAY_ONLY, "python": OVERLAY_ONLY_PYTHON}
+
+
 def test_eval_only_backends_evaluate(stub: Path) -> None:
     linux = pkgs(stub, config="{ allowUnfree = true; }")
+    tool = with_toolchain(stub, config="{ allowUnfree = true; }")
     darwin = pkgs(stub, system="aarch64-darwin", config="{ allowUnfree = true; }")
     got = nix_eval_json(
-        f"let l = {linux}; d = {darwin}; drv = x: builtins.isString x.drvPath; in {{"
-        " rocm = map (s: drv l.${s}.clr && drv l.${s}.hipcub && drv l.${s}.rocprim"
-        "   && drv l.${s}.rocthrust && drv l.${s}.rocm-core && drv l.${s}.hipcc)"
+        f"let l = {linux}; t = {tool}; d = {darwin}; drv = x: builtins.isString x.drvPath; in {{"
+        " rocm = map (s: drv t.${s}.clr && drv t.${s}.hipcub && drv t.${s}.rocprim"
+        "   && drv t.${s}.rocthrust && drv t.${s}.rocm-core && drv t.${s}.hipcc)"
         '   [ "rocmPackages" "rocmPackages_7_1" "rocmPackages_7_2" ];'
-        ' xpu = drv (l.intel-oneapi.base.stdenv.mkDerivation { name = "x"; })'
-        '   && drv (l.intelLlvmStdenv.mkDerivation { name = "x"; })'
+        ' xpu = drv (l.intelLlvmStdenv.mkDerivation { name = "x"; })'
         "   && drv l.level-zero && drv l.onetbb && drv l.oneDNN && drv l.onednn"
-        "   && drv l.xpuPackages_2025_3_2.oneapi-torch-dev && drv l.xpuPackages_2026_0_0.sycl-tla;"
+        "   && drv t.xpuPackages_2025_3_2.oneapi-torch-dev && drv t.xpuPackages_2026_0_0.sycl-tla;"
         " darwin = [ d.stdenv.hostPlatform.isDarwin d.stdenv.cc.isClang (drv d.apple-sdk_26)"
         "   (drv d.apple-sdk) (drv d.metal-cpp.dev) ];"
-        ' cutlass = map (v: l."cutlass_${v}".version)'
+        ' cutlass = map (v: t."cutlass_${v}".version)'
         '   [ "2_10" "3_5" "3_6" "3_8" "3_9" "4_0" "4_4" "4_5" ];'
-        " sycl-tla = drv l.sycl-tla;"
-        ' torch = map (v: l.python3Packages."torch-bin_${v}".version) [ "2_12" "2_13" ];'
+        ' torch = map (v: t.python3Packages."torch-bin_${v}".version) [ "2_12" "2_13" ];'
         " torchDefault = l.python3.pkgs.torch-bin.version;"
+        " manylinux = [ (drv t.manylinux_2_28.stdenv.cc)"
+        " (drv t.manylinux_2_28.cudaBackendStdenv.cc) ];"
         " python = [ l.python3.sitePackages l.python3.pythonVersion ]; }"
     )
     needs("python")
@@ -307,10 +357,10 @@ def test_eval_only_backends_evaluate(stub: Path) -> None:
         "rocm": [True, True, True],
         "xpu": True,
         "darwin": [True, True, True, True, True],
-        "cutlass": ["2.10.0", "3.5.1", "3.6.0", "3.8.0", "3.9.2", "4.0.0", "4.4.0", "4.5.0"],
-        "sycl-tla": True,
+        "cutlass": ["2.10.0", "3.5.1", "3.6.0", "3.8.0", "3.9.2", "4.0.0", "4.4.2", "4.5.2"],
         "torch": ["2.12.0", "2.13.0"],
         "torchDefault": "2.13.0",
+        "manylinux": [True, True],
         "python": [f"lib/python{py_version}/site-packages", py_version],
     }
     err = eval_error(f"{linux}.metal-cpp.drvPath")
@@ -567,7 +617,7 @@ def test_build_cpp_against_the_torch_stand_in(stub: Path, tmp_path: Path) -> Non
         'TORCH_LIBRARY(stubtest, m) { m.def("stub_add(int a, int b) -> int", &stub_add); }\n'
     )
     expr = f"""
-    let p = {pkgs(stub)}; torch = p.python3Packages.torch-bin_2_13; in
+    let p = {pkgs(stub)}; torch = p.python3Packages.torch-bin; in
     p.stdenv.mkDerivation {{
       pname = "stub-torch-op"; version = "1.0";
       src = p.lib.fileset.toSource {{ root = ./.; fileset = ./op.cpp; }};

@@ -356,7 +356,7 @@ let
       cudaMajorMinorVersion = "12.8";
     };
     rocmPackages.clr = "clr";
-    intel-oneapi.base.stdenv.mkDerivation = mk;
+    xpuPackages.sycl-tla = "sycl-tla";
     apple-sdk_26 = "apple-sdk_26";
     rustPlatform.buildRustPackage = mk;
     python3.pkgs.tvm-ffi = "tvm-ffi";
@@ -367,6 +367,7 @@ let
     projectData = { };
     toolchain = {
       stdenv.mkDerivation = mk;
+      compilers = [ ];
       nativeBuildInputs = [ ];
       buildInputs = [ ];
       linkFlags = [ ];

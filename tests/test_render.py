@@ -32,7 +32,7 @@ from nixgen.commands.render import prepare
 from nixgen.errors import ProblemError
 
 from .conftest import EXAMPLES, materialize
-from .nixtools import make_stub, nix_eval_json, nix_parse
+from .nixtools import kernel_builder, make_stub, nix_eval_json, nix_parse
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -637,11 +637,14 @@ let
       cudaMajorMinorVersion = "13.0";
     };
     rocmPackages.clr = "clr";
-    intel-oneapi.base.stdenv = builder;
+    xpuPackages.sycl-tla = "sycl-tla";
     rustPlatform.buildRustPackage = same;
     python3 = { pkgs.tvm-ffi = "tvm-ffi"; };
     torch = "torch";
-    toolchain = { stdenv = builder; nativeBuildInputs = [ ]; buildInputs = [ ]; linkFlags = [ ]; };
+    toolchain = {
+      stdenv = builder; compilers = [ ]; nativeBuildInputs = [ ]; buildInputs = [ ];
+      linkFlags = [ ];
+    };
     kernels = { };
     variant = { backend = "cpu"; };
     projectData = { };
@@ -752,9 +755,11 @@ _PHASES = """
 let
   p = import ./nix;
   nixpkgs = STUB;
+  kernel-builder = KERNEL_BUILDER;
   pick = backend:
     builtins.head (builtins.filter (v: v.backend == backend) (p.variants "x86_64-linux"));
-  ext = backend: (p.variantPackage { inherit nixpkgs; system = "x86_64-linux"; } (pick backend));
+  ext = backend:
+    p.variantPackage { inherit nixpkgs kernel-builder; system = "x86_64-linux"; } (pick backend);
   phases = backend: builtins.mapAttrs (n: k: k.buildPhase or null) (ext backend).nixgen.kernels;
 in {
   cpu = phases "cpu"; cuda = phases "cuda"; rocm = phases "rocm"; xpu = phases "xpu";
@@ -769,7 +774,10 @@ def test_build_phases_pass_each_hostile_string_as_one_argument(
 ) -> None:
     root, build = hostile
     stub = make_stub(tmp_path)
-    phases = nix_eval_json(_PHASES.replace("STUB", str(stub)), cwd=root)
+    phases = nix_eval_json(
+        _PHASES.replace("STUB", str(stub)).replace("KERNEL_BUILDER", str(kernel_builder(stub))),
+        cwd=root,
+    )
     work = tmp_path / "work"
     work.mkdir()
     compilers = {"cpu-k": "CXX", "cuda_k": "NVCC", "rocm_k": "HIPCC", "xpu_k": "ICPX"}

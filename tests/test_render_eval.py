@@ -9,9 +9,11 @@ capabilities or ROCm targets, Cargo settings and `src` store path. The tests the
 per language, what a user of real nixpkgs would get.
 
 The builder is observed, not trusted: an overlay wraps `stdenv.mkDerivation`,
-`cudaPackages.backendStdenv.mkDerivation`, `intel-oneapi.base.stdenv.mkDerivation`,
-`stdenvNoCC.mkDerivation` and `rustPlatform.buildRustPackage` so each records (in
-`passthru`, which does not change a drvPath) the outermost one that was called.
+`manylinux_2_28.{stdenv,cudaBackendStdenv}.mkDerivation` (the kernels toolchain's portable
+stdenvs, tests/kernel-builder), `stdenvNoCC.mkDerivation` and
+`rustPlatform.buildRustPackage` so each records (in `passthru`, which does not change a
+drvPath) the outermost one that was called. Projects evaluate with both stand-ins: the
+nixpkgs one (`tests/nixpkgs`) and the kernels toolchain one (`tests/kernel-builder`).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from .conftest import (
     materialize,
     unknown_capability_project,
 )
-from .nixtools import NixError, make_stub, nix_env, nix_eval_json
+from .nixtools import NixError, kernel_builder, make_stub, nix_env, nix_eval_json
 from .test_render import SYNTHETIC
 
 pytestmark = [
@@ -61,13 +63,10 @@ in
 {
   stdenv = wrapStdenv "stdenv" prev.stdenv;
   stdenvNoCC = wrapStdenv "stdenvNoCC" prev.stdenvNoCC;
-  cudaPackages = prev.cudaPackages // {
-    backendStdenv = wrapStdenv "cudaPackages.backendStdenv" prev.cudaPackages.backendStdenv;
-  };
-  intel-oneapi = prev.intel-oneapi // {
-    base = prev.intel-oneapi.base // {
-      stdenv = wrapStdenv "intel-oneapi.base.stdenv" prev.intel-oneapi.base.stdenv;
-    };
+  manylinux_2_28 = prev.manylinux_2_28 // {
+    stdenv = wrapStdenv "manylinux_2_28.stdenv" prev.manylinux_2_28.stdenv;
+    cudaBackendStdenv =
+      wrapStdenv "manylinux_2_28.cudaBackendStdenv" prev.manylinux_2_28.cudaBackendStdenv;
   };
   rustPlatform = prev.rustPlatform // {
     buildRustPackage = wrap "rustPlatform.buildRustPackage" prev.rustPlatform.buildRustPackage;
@@ -79,6 +78,7 @@ SUMMARY = """
 let
   p = import ./nix;
   nixpkgs = STUB;
+  kernel-builder = KERNEL_BUILDER;
   spy = SPY;
   input = d:
     if builtins.isString d then { name = d; pname = d; }
@@ -107,13 +107,17 @@ let
     } else null;
   };
   variant = v:
-    let d = p.variantPackage { inherit nixpkgs; inherit (v) system; overlays = [ spy ]; } v;
+    let
+      d = p.variantPackage {
+        inherit nixpkgs kernel-builder; inherit (v) system; overlays = [ spy ];
+      } v;
     in {
       inherit (v) name system backend framework backendVersion torch;
       variantKernels = v.kernels;
       drvPath = d.drvPath;
       builder = builderOf d;
       buildInputs = map input (d.buildInputs or [ ]);
+      nativeBuildInputs = map input (d.nativeBuildInputs or [ ]);
       src = "${d.src}";
       kernels = builtins.mapAttrs (n: kernel) (d.nixgen.kernels or { });
     };
@@ -128,7 +132,11 @@ def stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def summarize(root: Path, stub: Path) -> list[dict[str, Any]]:
     """Evaluate every variant of the rendered project at `root` (one Nix process)."""
-    expr = SUMMARY.replace("STUB", str(stub)).replace("SPY", SPY)
+    expr = (
+        SUMMARY.replace("STUB", str(stub))
+        .replace("KERNEL_BUILDER", str(kernel_builder(stub)))
+        .replace("SPY", SPY)
+    )
     return nix_eval_json(expr, cwd=root, read_write=True)
 
 
@@ -177,7 +185,7 @@ def _is_dependency(dep: str, got: dict[str, str]) -> bool:
     """Whether build input `got` is the nixpkgs package of `depends` entry `dep`."""
     if dep.startswith("cutlass_"):
         return got["name"].startswith("cutlass-" + dep.removeprefix("cutlass_").replace("_", "."))
-    return got["pname"] == render.DEPENDENCY_ATTRS.get(dep, dep)
+    return got["pname"] == render.DEPENDENCY_ATTRS.get(dep, dep).rpartition(".")[2]
 
 
 def _commands(phase: str) -> list[list[str]]:
@@ -250,7 +258,7 @@ def _gencode(capability: str, code: str) -> str:
 
 
 def _check_cuda(kernel: Any, got: dict[str, Any], v: dict[str, Any], commands: Any) -> None:
-    assert got["builder"] == "cudaPackages.backendStdenv"
+    assert got["builder"] == "manylinux_2_28.cudaBackendStdenv"
     assert "cuda_nvcc" in {i["pname"] for i in got["nativeBuildInputs"]}
     assert {"cuda_cudart", "cuda_cccl"} <= {i["pname"] for i in got["buildInputs"]}
     # The variant's toolkit: cuda_nvcc is named after its CUDA version.
@@ -272,7 +280,7 @@ def _check_cuda(kernel: Any, got: dict[str, Any], v: dict[str, Any], commands: A
 
 
 def _check_rocm(kernel: Any, got: dict[str, Any], v: dict[str, Any], commands: Any) -> None:
-    assert got["builder"] == "stdenv"
+    assert got["builder"] == "manylinux_2_28.stdenv"
     assert "clr" in {i["pname"] for i in got["nativeBuildInputs"]}
     expected = [a for a in (kernel.rocm_archs or SUPPORTED_ROCM) if a in SUPPORTED_ROCM]
     assert got["archs"] == expected
@@ -286,8 +294,10 @@ def _check_rocm(kernel: Any, got: dict[str, Any], v: dict[str, Any], commands: A
 
 
 def _check_xpu(kernel: Any, got: dict[str, Any], v: dict[str, Any], commands: Any) -> None:
-    assert got["builder"] == "intel-oneapi.base.stdenv"
-    assert got["stdenv"] == "intel-oneapi-stdenv"
+    # icpx from the variant's oneAPI (the toolchain's xpuPackages_X_Y_Z), portable stdenv.
+    assert got["builder"] == "manylinux_2_28.stdenv"
+    oneapi = [i for i in got["nativeBuildInputs"] if i["pname"] == "oneapi-torch-dev"]
+    assert oneapi and oneapi[0]["name"].endswith(v["backendVersion"]), got["nativeBuildInputs"]
     for argv in commands:
         assert argv[:2] == ["icpx", "-fsycl"]
         assert _ends_with(argv, [*kernel.cxx_flags, *kernel.sycl_flags]), argv
@@ -313,7 +323,11 @@ def _check_metal(kernel: Any, got: dict[str, Any], v: dict[str, Any], commands: 
 
 
 def _check_cpu(kernel: Any, got: dict[str, Any], v: dict[str, Any], commands: Any) -> None:
-    assert got["builder"] == "stdenv"
+    linux = v["system"].endswith("-linux")
+    if v["backend"] == "cuda":
+        assert got["builder"] == "manylinux_2_28.cudaBackendStdenv"
+    else:
+        assert got["builder"] == ("manylinux_2_28.stdenv" if linux else "stdenv")
     assert got["stdenv"] == ("stdenv-darwin" if v["system"].endswith("-darwin") else "stdenv-linux")
     for argv in commands:
         assert argv[0] in ("$CXX", "$CC") and _ends_with(argv, kernel.cxx_flags), argv
@@ -328,11 +342,12 @@ _CHECKS = {
 }
 
 
+#: The extension's builder on Linux (portable manylinux_2_28 stdenvs); elsewhere `stdenv`.
 EXTENSION_BUILDER = {
-    "cpu": "stdenv",
-    "cuda": "cudaPackages.backendStdenv",
-    "rocm": "stdenv",
-    "xpu": "intel-oneapi.base.stdenv",
+    "cpu": "manylinux_2_28.stdenv",
+    "cuda": "manylinux_2_28.cudaBackendStdenv",
+    "rocm": "manylinux_2_28.stdenv",
+    "xpu": "manylinux_2_28.stdenv",
     "metal": "stdenv",
 }
 
@@ -351,9 +366,15 @@ def check_project(root: Path, build: model.Build, summary: list[dict[str, Any]])
             assert v["builder"] == "stdenvNoCC", v["name"]
             assert v["kernels"] == {}
         else:
-            assert v["builder"] == EXTENSION_BUILDER[v["backend"]], v["name"]
+            linux = v["system"].endswith("-linux")
+            assert v["builder"] == (EXTENSION_BUILDER[v["backend"]] if linux else "stdenv"), v[
+                "name"
+            ]
             inputs = {i["pname"] for i in v["buildInputs"]}
             assert {k["pname"] for k in v["kernels"].values()} <= inputs
+            # Linux extensions carry the ABI check (nix/support/abi-check-hook.sh).
+            hooks = {i["name"] for i in v["nativeBuildInputs"]}
+            assert ("nixgen-abi-check-hook" in hooks) == linux, v["name"]
             assert ("torch" if v["framework"] == "torch" else "tvm-ffi") in inputs
         for name, got in v["kernels"].items():
             check_kernel(name, build.kernels[name], got, v)
@@ -556,12 +577,17 @@ DRVS = """
 let
   p = import ./nix;
   nixpkgs = STUB;
-  one = v: let d = p.variantPackage { inherit nixpkgs; inherit (v) system; } v; in {
+  kernel-builder = KERNEL_BUILDER;
+  one = v: let d = p.variantPackage { inherit nixpkgs kernel-builder; inherit (v) system; } v; in {
     name = v.name;
     value = { extension = d.drvPath; } // builtins.mapAttrs (n: k: k.drvPath) d.nixgen.kernels;
   };
 in builtins.listToAttrs (map one (p.variants "x86_64-linux"))
 """
+
+
+def _drvs_expr(stub: Path) -> str:
+    return DRVS.replace("STUB", str(stub)).replace("KERNEL_BUILDER", str(kernel_builder(stub)))
 
 
 def test_editing_one_kernel_changes_only_it_and_the_extensions_that_link_it(
@@ -574,7 +600,7 @@ def test_editing_one_kernel_changes_only_it_and_the_extensions_that_link_it(
     render_into(root)
 
     def drvs() -> dict[str, dict[str, str]]:
-        return nix_eval_json(DRVS.replace("STUB", str(stub)), cwd=root)
+        return nix_eval_json(_drvs_expr(stub), cwd=root)
 
     before = drvs()
     cpu_variants = {n for n, d in before.items() if "relu_cpu" in d}
@@ -609,7 +635,7 @@ def test_spy_overlay_does_not_change_derivations(stub: Path, tmp_path: Path) -> 
         EXAMPLES / "relu-mixed", root, ignore=shutil.ignore_patterns("nix", "flake.nix")
     )
     render_into(root)
-    plain = nix_eval_json(DRVS.replace("STUB", str(stub)), cwd=root)
+    plain = nix_eval_json(_drvs_expr(stub), cwd=root)
     spied = {v["name"]: v for v in summarize(root, stub) if v["system"] == "x86_64-linux"}
     for name, paths in plain.items():
         assert paths["extension"] == spied[name]["drvPath"]
@@ -651,7 +677,11 @@ def test_rust_kernel_with_the_lock_file_at_the_root_builds(stub: Path, tmp_path:
     render_into(root)
     out = nix_build(
         f"""let p = import ./nix; v = builtins.head (p.variants "x86_64-linux");
-        in (p.variantPackage {{ nixpkgs = {stub}; system = "x86_64-linux"; }} v)
+        in (p.variantPackage {{
+              nixpkgs = {stub};
+              kernel-builder = {kernel_builder(stub)};
+              system = "x86_64-linux";
+            }} v)
            .nixgen.kernels.relu_rs""",
         cwd=root,
     )

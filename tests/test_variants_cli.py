@@ -30,7 +30,15 @@ from nixgen import plan, project
 from nixgen.cli import main
 from nixgen.commands.render import prepare
 from nixgen.errors import ProblemError
-from tests.nixtools import flake_eval, have_nix, make_stub, nix_env, nix_eval_json
+from tests.nixtools import (
+    flake_eval,
+    have_nix,
+    kernel_builder,
+    make_stub,
+    nix_env,
+    nix_eval_json,
+    overrides,
+)
 
 from .conftest import CORPUS, CORPUS_FILES, EXAMPLES, materialize
 
@@ -344,11 +352,22 @@ def test_flake_outputs_equal_nixgen_variants_and_matrix(
 
 @pytest.fixture(scope="module")
 def thrower(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A nixpkgs stand-in that throws as soon as anything imports or uses it."""
-    path = tmp_path_factory.mktemp("thrower")
+    """A nixpkgs stand-in that throws as soon as anything imports or uses it, and a kernels
+    toolchain stand-in beside it (``kernel_builder``) whose overlay throws the same way."""
+    path = tmp_path_factory.mktemp("thrower") / "nixpkgs"
+    path.mkdir()
     (path / "default.nix").write_text('throw "nixgen test: nixpkgs was imported"\n')
     (path / "flake.nix").write_text(
         '{ outputs = _: { lib = throw "nixgen test: nixpkgs lib was used"; }; }\n'
+    )
+    toolchain = kernel_builder(path)
+    (toolchain / "nix-builder").mkdir(parents=True)
+    (toolchain / "nix-builder" / "overlay.nix").write_text(
+        'throw "nixgen test: the kernels toolchain was imported"\n'
+    )
+    (toolchain / "flake.nix").write_text(
+        '{ inputs.nixpkgs.url = "github:NixOS/nixpkgs/ec1a11210589d294f0ac99d3290a27e6c73dfa1d";'
+        " outputs = _: { }; }\n"
     )
     return path
 
@@ -363,6 +382,6 @@ def test_listing_variants_imports_no_nixpkgs(generated: dict[str, Path], thrower
     assert len(matrix["matrix"]["include"]) == 19
     # The control: building anything does import it.
     args = ["nix", "eval", "--raw", f"path:{root}#packages.x86_64-linux.kernels.drvPath",
-            "--override-input", "nixpkgs", f"path:{thrower}"]  # fmt: skip
+            *overrides(thrower)]  # fmt: skip
     done = subprocess.run(args, env=nix_env(), capture_output=True, text=True, check=False)
     assert done.returncode != 0 and "nixpkgs was imported" in done.stderr

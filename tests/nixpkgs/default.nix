@@ -46,7 +46,6 @@ let
     ./oneapi.nix
     ./darwin.nix
     ./python.nix
-    ./anchor-overlay.nix
   ];
 
   basePackages =

@@ -153,6 +153,40 @@ def _detect_python(python: str) -> tuple[dict[str, NixValue] | None, dict[str, N
     return py, torch
 
 
+def _newest_versions(library: str | None, family: str) -> str | None:
+    """The newest `<family>_<version>` a shared library's bytes name (its version nodes)."""
+    if not library or not os.path.isfile(library):
+        return None
+    with open(library, "rb") as handle:
+        data = handle.read()
+    found = [
+        tuple(int(p) for p in m.group(1).split(b"."))
+        for m in re.finditer(rb"\b" + family.encode() + rb"_([0-9]+(?:\.[0-9]+)*)\b", data)
+    ]
+    return ".".join(map(str, max(found))) if found else None
+
+
+def _detect_abi(path: str) -> dict[str, NixValue] | None:
+    """The newest symbol versions the host C and C++ runtimes define: the binary-compatibility
+    policy programs built with the host compilers can meet (the stand-in toolchain's)."""
+    cxx = _which("g++", path)
+    if cxx is None:
+        return None
+    libs = {
+        name: (_run(cxx, f"-print-file-name={name}") or "").strip()
+        for name in ("libstdc++.so.6", "libgcc_s.so.1", "libc.so.6")
+    }
+    libs = {k: os.path.realpath(v) if v and os.path.isabs(v) else None for k, v in libs.items()}
+    glibc = os.confstr("CS_GNU_LIBC_VERSION") if hasattr(os, "confstr") else None
+    versions = {
+        "GLIBC": glibc.split()[-1] if glibc else None,
+        "GLIBCXX": _newest_versions(libs["libstdc++.so.6"], "GLIBCXX"),
+        "CXXABI": _newest_versions(libs["libstdc++.so.6"], "CXXABI"),
+        "GCC": _newest_versions(libs["libgcc_s.so.1"], "GCC"),
+    }
+    return {k: v for k, v in versions.items() if v is not None} or None
+
+
 def detect(python: str = sys.executable) -> dict[str, NixValue]:
     """Detect the host tools; missing ones are None."""
     dirs = _search_path()
@@ -169,6 +203,7 @@ def detect(python: str = sys.executable) -> dict[str, NixValue]:
         "python": py,
         "torch": torch,
         "icpx": os.path.realpath(icpx) if icpx else None,
+        "abi": _detect_abi(path),
     }
 
 

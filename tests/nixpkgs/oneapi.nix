@@ -3,10 +3,8 @@
 # Copies the attribute names of pkgs/development/libraries/intel-oneapi (intel-oneapi.base,
 # .hpc, and the oneAPI stdenv whose cc wraps icpx/icx, unfree `issl`), pkgs/by-name/in/intel-llvm
 # and `intelLlvmStdenv` (open-source DPC++), level-zero, onetbb, oneDNN (+ onednn, oneDNN_2),
-# oneMath, onedpl, intel-compute-runtime; plus the anchor overlay's xpuPackages_2025_3_2 and
-# xpuPackages_2026_0_0 shape (oneapi-torch-dev, onednn-xpu, ocloc, sycl-tla = the header-only
-# stand-in of anchor-overlay.nix) and
-# xpuPackages (= xpuPackages_2026_0_0).
+# oneMath, onedpl, intel-compute-runtime. The oneAPI sets nixgen builds with
+# (xpuPackages_X_Y_Z) are the kernels toolchain's: see tests/kernel-builder.
 # Stand-in: no SYCL compiler exists here (host.nix `icpx` is null), so the stdenvs evaluate
 # and any build through them fails with "not available on this machine"; the libraries
 # evaluate and fail to build the same way.
@@ -50,19 +48,6 @@ let
     };
   };
 
-  mkXpuPackages =
-    xpuVersion:
-    lib.makeScope final.newScope (self: {
-      inherit xpuVersion;
-      version = xpuVersion;
-      stdenv = oneapiStdenv;
-      oneapi-torch-dev = unavailable "oneapi-torch-dev" xpuVersion { license = lib.licenses.issl; };
-      onednn-xpu = unavailable "onednn-xpu" xpuVersion { license = lib.licenses.asl20; };
-      ocloc = unavailable "ocloc" xpuVersion { license = lib.licenses.mit; };
-      sycl-tla = final.sycl-tla;
-      intel-oneapi-dpcpp-cpp = unavailable "intel-oneapi-dpcpp-cpp" xpuVersion { license = lib.licenses.issl; };
-      intel-oneapi-mkl = unavailable "intel-oneapi-mkl" xpuVersion { license = lib.licenses.issl; };
-    });
 in
 {
   intel-oneapi = lib.makeScope final.newScope (self: {
@@ -85,7 +70,7 @@ in
   onedpl = unavailable "onedpl" "2022.9.0" { license = lib.licenses.asl20; };
   intel-compute-runtime = unavailable "intel-compute-runtime" "25.35.35096.9" { license = lib.licenses.mit; };
 
-  xpuPackages_2025_3_2 = mkXpuPackages "2025.3.2";
-  xpuPackages_2026_0_0 = mkXpuPackages "2026.0.0";
-  xpuPackages = final.xpuPackages_2026_0_0;
+  # For the kernels toolchain stand-in (tests/kernel-builder: xpuPackages_X_Y_Z), not a
+  # nixpkgs attribute.
+  __stubOneapi = { inherit unavailable oneapiStdenv; };
 }

@@ -1,7 +1,12 @@
 # Python: python3 (with .pkgs, .withPackages, .override { packageOverrides; }), python3Packages
-# (= python3.pkgs) with torch-bin_2_11, torch-bin_2_12, torch-bin_2_13, torch-bin (= 2_13),
-# torch (= torch-bin_2_13, as the anchor's overlay sets it), and the Python dependencies of
-# the anchor's allow-list (einops, helion, tvm-ffi, nvidia-cutlass-dsl, typing-extensions).
+# (= python3.pkgs) with torch-bin (pkgs/development/python-modules/torch/bin), torch
+# (pkgs/development/python-modules/torch/source; here the same host wheel) and the Python
+# dependencies of the anchor's allow-list that nixpkgs has (einops, helion,
+# nvidia-cutlass-dsl, typing-extensions). `pythonPackagesExtensions` (top level, as in
+# pkgs/top-level/all-packages.nix) extend every Python package set, as in
+# pkgs/development/interpreters/python/passthrufun.nix. The versioned torch-bin_X_Y and
+# tvm-ffi are NOT here: they come from the kernels toolchain's overlay
+# (tests/kernel-builder/nix-builder/overlay.nix), which builds them with `__stub.mkTorchBin`.
 #
 # Copies the passthru names of pkgs/development/interpreters/python (pythonVersion,
 # sitePackages, libPrefix, executable, interpreter, pkgs, withPackages, pythonAtLeast,
@@ -108,7 +113,7 @@ let
           '';
 
       mkTorchBin =
-        version: xpuPackages:
+        version: extraPassthru:
         final.stdenvNoCC.mkDerivation (finalAttrs: {
           pname = "torch";
           inherit version;
@@ -140,9 +145,9 @@ let
               cudaCapabilities = config.cudaCapabilities or [ ];
               cxx11Abi = true;
               hostTorchVersion = hostTorch.version or null;
-              inherit xpuPackages;
               cudaPackages = final.cudaPackages;
-            };
+            }
+            // extraPassthru;
           meta = {
             description = "stub-nixpkgs stand-in for torch-bin ${version} (the host torch ${
               hostTorch.version or "?"
@@ -227,14 +232,13 @@ let
         inherit python;
         inherit (passthru) pythonAtLeast pythonOlder isPy3k;
         callPackage = lib.callPackageWith (final // self);
-        torch-bin_2_11 = mkTorchBin "2.11.0" final.xpuPackages_2025_3_2;
-        torch-bin_2_12 = mkTorchBin "2.12.0" final.xpuPackages_2025_3_2;
-        torch-bin_2_13 = mkTorchBin "2.13.0" final.xpuPackages_2026_0_0;
-        torch-bin = self.torch-bin_2_13;
-        torch = self.torch-bin_2_13;
+        # For the kernels toolchain stand-in (tests/kernel-builder), not a nixpkgs attribute.
+        __stubMkTorchBin = mkTorchBin;
+        __stubMkEmptyPythonPackage = mkEmptyPythonPackage;
+        torch-bin = mkTorchBin "2.13.0" { };
+        torch = self.torch-bin;
         einops = mkEmptyPythonPackage "einops" "0.8.1";
         helion = mkEmptyPythonPackage "helion" "0.2.0";
-        tvm-ffi = mkEmptyPythonPackage "tvm-ffi" "0.1.0";
         nvidia-cutlass-dsl = mkEmptyPythonPackage "nvidia-cutlass-dsl" "4.2.0";
         typing-extensions = mkEmptyPythonPackage "typing-extensions" "4.15.0";
         # The nixgen CLI's build and runtime dependencies.
@@ -249,11 +253,16 @@ let
         inherit buildPythonApplication;
       };
 
-      pythonPackages = lib.fix (lib.extends packageOverrides basePythonPackages);
+      pythonPackages = lib.fix (
+        lib.extends (lib.composeManyExtensions (
+          final.pythonPackagesExtensions ++ [ packageOverrides ]
+        )) basePythonPackages
+      );
     in
     python;
 in
 {
+  pythonPackagesExtensions = [ ];
   python3 = mkPython { };
   python311 = final.python3;
   python3Packages = final.python3.pkgs;

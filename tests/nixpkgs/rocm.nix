@@ -1,5 +1,7 @@
-# ROCm package sets (evaluation only): rocmPackages_7_1, rocmPackages_7_2 and rocmPackages
-# (= rocmPackages_7_1).
+# ROCm package set (evaluation only): rocmPackages (pkgs/development/rocm-modules; nixpkgs
+# at the pin has one unversioned set, ROCm 7.2.x).
+# The versioned rocmPackages_7_1 / _7_2 are the kernels toolchain's (tests/kernel-builder),
+# built with `__stubRocm.mkRocmPackages` below.
 #
 # Copies the attribute names of pkgs/development/rocm-modules (clr with passthru gpuTargets,
 # hipcc, rocm-core, hipcub, rocprim, rocthrust, rocwmma, hipblas, …, llvm.clang) and, for the
@@ -111,8 +113,7 @@ let
     );
 in
 {
-  rocmPackages_7_1 = mkRocmPackages "7.1.1";
-  rocmPackages_7_2 = mkRocmPackages "7.2.0";
-  rocmPackages_7 = final.rocmPackages_7_2;
-  rocmPackages = final.rocmPackages_7_1;
+  rocmPackages = mkRocmPackages "7.2.0";
+  # For the kernels toolchain stand-in, not a nixpkgs attribute.
+  __stubRocm = { inherit mkRocmPackages; };
 }

@@ -22,7 +22,15 @@ project
   flakeOutputs =
     {
       nixpkgs,
+      kernel-builder ? null,
       overlays ? [ ],
     }:
-    nixgen.flake.kernelOutputs { inherit nixpkgs project overlays; };
+    nixgen.flake.kernelOutputs {
+      inherit
+        nixpkgs
+        kernel-builder
+        project
+        overlays
+        ;
+    };
 }

@@ -4,10 +4,26 @@
 {
   description = "synth-tvm-ffi kernels, built by nixgen";
 
-  # A known-good nixpkgs revision; update it deliberately.
-  inputs.nixpkgs.url = "github:NixOS/nixpkgs/ec1a11210589d294f0ac99d3290a27e6c73dfa1d";
+  # torch and the toolkits are downloaded from the kernels toolchain's binary cache, not
+  # built (Nix asks before using a flake's settings; `--accept-flake-config` says yes).
+  nixConfig = {
+    extra-substituters = [ "https://huggingface.cachix.org" ];
+    extra-trusted-public-keys = [ "huggingface.cachix.org-1:ynTPbLS0W8ofXd9fDjk1KvoFky9K2jhxe6r4nXAkc/o=" ];
+  };
+
+  # The kernels toolchain (torch wheels, CUDA/ROCm/oneAPI sets, manylinux_2_28 stdenvs) and
+  # the nixpkgs revision it locks; update both together, deliberately.
+  inputs = {
+    kernel-builder.url = "github:huggingface/kernels/8ac69fc542a4306eade0759ef7c45b4f2ae57df0";
+    kernel-builder.inputs.nixpkgs.follows = "nixpkgs";
+    nixpkgs.url = "github:NixOS/nixpkgs/ec1a11210589d294f0ac99d3290a27e6c73dfa1d";
+  };
 
   outputs =
-    { self, nixpkgs }:
-    (import ./nix).flakeOutputs { inherit nixpkgs; };
+    {
+      self,
+      nixpkgs,
+      kernel-builder,
+    }:
+    (import ./nix).flakeOutputs { inherit nixpkgs kernel-builder; };
 }

@@ -20,8 +20,36 @@ let
 in
 rec {
   /**
+    The revision of the kernels toolchain flake (huggingface/kernels) generated flakes pin,
+    and the nixpkgs revision its `flake.lock` holds (one nixpkgs for both: `follows`).
+  */
+  kernelBuilderUrl = "github:huggingface/kernels/8ac69fc542a4306eade0759ef7c45b4f2ae57df0";
+  nixpkgsUrl = "github:NixOS/nixpkgs/ec1a11210589d294f0ac99d3290a27e6c73dfa1d";
+
+  /**
+    nixpkgs `config` of a backend, as the kernels toolchain's build sets set it
+    (`nix-builder/lib/mk-build-set.nix`, `backendConfig`).
+  */
+  backendConfig =
+    backend:
+    {
+      allowUnfree = true;
+    }
+    // (
+      {
+        cuda.cudaSupport = true;
+        rocm.rocmSupport = true;
+        xpu.xpuSupport = true;
+        metal.metalSupport = true;
+      }
+      .${backend} or { }
+    );
+
+  /**
     The overlay that selects a variant's toolkit: `cudaPackages`, `rocmPackages` or
-    `xpuPackages` of the variant's backend version.
+    `xpuPackages` of the variant's backend version, from the versioned sets of nixpkgs
+    (`cudaPackages_X_Y`) and of the kernels toolchain's overlay (`rocmPackages_X_Y`,
+    `xpuPackages_X_Y_Z`), as `overlayFor{Cuda,Rocm,Xpu}Version` in `mk-build-set.nix`.
 
     # Type
 
@@ -38,10 +66,10 @@ rec {
         let
           attr = "${name}_${if variant.backend == "xpu" then suffix else versions.underscored variant.backendVersion}";
         in
-        if final ? ${attr} then
-          final.${attr}
+        if prev ? ${attr} then
+          prev.${attr}
         else
-          throw "nixgen: nixpkgs has no `${attr}`, needed by variant ${variant.name}; add it with an overlay";
+          throw "nixgen: the package set has no `${attr}`, needed by variant ${variant.name}; it comes from the kernels toolchain (the `kernel-builder` flake input, ${kernelBuilderUrl}) or an overlay";
     in
     if variant.backend == "cuda" then
       { cudaPackages = pick "cudaPackages"; }
@@ -53,12 +81,59 @@ rec {
       { };
 
   /**
-    The nixpkgs instance of one variant: unfree packages allowed (CUDA), the backend's
-    support flag set, and `buildSetOverlay` before the caller's overlays.
+    The overlay that makes `python3.pkgs.torch` the variant's torch: the kernels
+    toolchain's `torch-bin_<major>_<minor>` (`overlayForTorchVersion` in `mk-build-set.nix`).
+  */
+  torchOverlay =
+    variant: final: prev:
+    let
+      attr = "torch-bin_${versions.underscored variant.torch}";
+    in
+    {
+      pythonPackagesExtensions = prev.pythonPackagesExtensions ++ [
+        (
+          python-final: python-prev: {
+            torch =
+              python-prev.${attr}
+                or (throw "nixgen: python3.pkgs has no `${attr}`, needed by variant ${variant.name}; torch wheels come from the kernels toolchain (the `kernel-builder` flake input, ${kernelBuilderUrl}) or an overlay");
+          }
+        )
+      ];
+    };
+
+  /**
+    The overlays of the kernels toolchain flake: its `nix-builder/overlay.nix` and the
+    Rust overlay its build sets apply after it (its `rust-overlay` input, when it has one).
+    A missing toolchain fails with a message that names the flake input.
+  */
+  toolchainOverlays =
+    kernel-builder:
+    if kernel-builder == null then
+      throw ''
+        nixgen: the flake input `kernel-builder` is missing. Generated flakes build with the kernels toolchain; add
+          inputs.kernel-builder.url = "${kernelBuilderUrl}";
+          inputs.kernel-builder.inputs.nixpkgs.follows = "nixpkgs";
+        and pass it on: `flakeOutputs { inherit nixpkgs kernel-builder; }`.''
+    else
+      [ (import "${kernel-builder}/nix-builder/overlay.nix" { }) ]
+      ++ (
+        let
+          inputs = kernel-builder.inputs or { };
+        in
+        if inputs ? rust-overlay then [ inputs.rust-overlay.overlays.default ] else [ ]
+      );
+
+  /**
+    The nixpkgs instance of one variant, built like the kernels toolchain's build sets:
+    `import nixpkgs { system; config = backendConfig; overlays = toolchain overlays ++
+    overlays ++ [ buildSetOverlay torchOverlay ]; }`. The caller's `overlays` come before
+    nixgen's version selection (they may add or replace versioned sets); `config` is merged
+    over the backend's.
   */
   pkgsFor =
     {
       nixpkgs,
+      kernel-builder ? null,
       system,
       overlays ? [ ],
       config ? { },
@@ -66,25 +141,21 @@ rec {
     variant:
     import nixpkgs {
       inherit system;
-      config = {
-        allowUnfree = true;
-        cudaSupport = variant.backend == "cuda";
-        rocmSupport = variant.backend == "rocm";
-      }
-      // config;
-      overlays = [ (buildSetOverlay variant) ] ++ overlays;
+      config = backendConfig variant.backend // config;
+      overlays =
+        toolchainOverlays kernel-builder
+        ++ overlays
+        ++ [
+          (buildSetOverlay variant)
+          (torchOverlay variant)
+        ];
     };
 
   /**
-    The torch package of a variant: `python3Packages.torch-bin_<major>_<minor>`.
+    The torch package of a variant: `python3.pkgs.torch` of its package set (the
+    toolchain's `torch-bin_<major>_<minor>`, see `torchOverlay`).
   */
-  torchFor =
-    pkgs: variant:
-    let
-      attr = "torch-bin_${versions.underscored variant.torch}";
-    in
-    pkgs.python3Packages.${attr}
-      or (throw "nixgen: nixpkgs has no `python3Packages.${attr}` for variant ${variant.name}; add it with an overlay");
+  torchFor = pkgs: variant: pkgs.python3.pkgs.torch;
 
   /**
     `callPackage` that passes only the extra arguments the function declares, so a
@@ -138,19 +209,22 @@ rec {
           pkgs = pkgsFor args variant;
           isNoarch = variant.framework == "torch-noarch";
           torch = if variant.torch == null then null else torchFor pkgs variant;
+          # The stdenv, compilers and runtime libraries of the variant (nixgen.toolchains):
+          # kernels and the extension are compiled with the same (portable) stdenv.
+          toolchain = nixgen.toolchains.${variant.backend} pkgs;
           kernels = listToAttrs (
             map (name: {
               inherit name;
               value = callWith pkgs project.kernels.${name}.file {
-                inherit nixgen root torch;
+                inherit nixgen root torch toolchain;
+                inherit (toolchain) stdenv;
               };
             }) variant.kernels
           );
         in
         callWith pkgs (if isNoarch then noarch else extension) {
-          inherit nixgen root torch kernels variant;
+          inherit nixgen root torch kernels variant toolchain;
           projectData = project;
-          toolchain = nixgen.toolchains.${variant.backend} pkgs;
         };
 
       /**

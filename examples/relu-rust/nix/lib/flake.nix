@@ -34,17 +34,26 @@ rec {
     # Inputs
 
     `nixpkgs`
-    : the nixpkgs flake input
+    : the nixpkgs flake input (the revision the kernels toolchain locks)
+
+    `kernel-builder`
+    : the kernels toolchain flake input (huggingface/kernels); its `nix-builder/overlay.nix`
+      provides torch, the versioned toolkits and the manylinux_2_28 stdenvs. Missing, any
+      package fails to evaluate with a message naming the input.
 
     `project`
     : the result of `mkProject`
 
     `overlays`
-    : extra overlays for every variant's package set (e.g. providing toolkits)
+    : extra overlays for every variant's package set, applied after the toolchain's overlay
+      and before nixgen selects the variant's versions (`cudaPackages_X_Y`,
+      `rocmPackages_X_Y`, `xpuPackages_X_Y_Z`, `torch-bin_X_Y`): the escape hatch to bring
+      or replace a toolkit or torch
   */
   kernelOutputs =
     {
       nixpkgs,
+      kernel-builder ? null,
       project,
       overlays ? [ ],
     }:
@@ -55,7 +64,12 @@ rec {
       packages = genAttrs systems (
         system:
         project.packages {
-          inherit nixpkgs system overlays;
+          inherit
+            nixpkgs
+            kernel-builder
+            system
+            overlays
+            ;
         }
       );
       variants = genAttrs systems (system: map (v: v.name) (project.variants system));

@@ -2,7 +2,8 @@
 # Do not edit: change build.toml and run `nixgen render`.
 {
   lib,
-  intel-oneapi,
+  stdenv,
+  toolchain,
   nixgen,
   root,
   torch,
@@ -11,11 +12,13 @@
 let
   sources = [ "relu_xpu/relu.cpp" ];
 in
-# The oneAPI stdenv compiles with icpx, which understands -fsycl.
-intel-oneapi.base.stdenv.mkDerivation {
+# icpx (-fsycl) comes from the variant's oneAPI (xpuPackages.oneapi-torch-dev, in
+# toolchain.compilers); `stdenv` is the toolchain's portable stdenv.
+stdenv.mkDerivation {
   pname = "relu-xpu-relu_xpu";
   version = "1";
   src = nixgen.sources.select lib root sources;
+  nativeBuildInputs = toolchain.compilers;
   buildInputs = [ torch ];
   dontConfigure = true;
   buildPhase = nixgen.compile.cppXpu {

@@ -2,6 +2,7 @@
 # Do not edit: change build.toml and run `nixgen render`.
 {
   lib,
+  stdenv,
   cudaPackages,
   nixgen,
   root,
@@ -18,7 +19,9 @@ let
   } cudaPackages.cudaMajorMinorVersion;
 in
 assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel fp4: none of its CUDA capabilities can be built with CUDA " + cudaPackages.cudaMajorMinorVersion);
-cudaPackages.backendStdenv.mkDerivation {
+# `stdenv` is the variant's CUDA stdenv (nixgen.toolchains.cuda: the toolchain's
+# manylinux_2_28.cudaBackendStdenv on Linux).
+stdenv.mkDerivation {
   pname = "synth-cuda-fp4";
   version = "3";
   src = nixgen.sources.select lib root sources;

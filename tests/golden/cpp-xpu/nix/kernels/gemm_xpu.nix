@@ -2,22 +2,25 @@
 # Do not edit: change build.toml and run `nixgen render`.
 {
   lib,
-  intel-oneapi,
+  stdenv,
+  toolchain,
   nixgen,
   root,
   torch,
-  sycl-tla,
+  xpuPackages,
 }:
 
 let
   sources = [ "gemm_xpu/gemm.cpp" "gemm_xpu/gemm.hpp" ];
 in
-# The oneAPI stdenv compiles with icpx, which understands -fsycl.
-intel-oneapi.base.stdenv.mkDerivation {
+# icpx (-fsycl) comes from the variant's oneAPI (xpuPackages.oneapi-torch-dev, in
+# toolchain.compilers); `stdenv` is the toolchain's portable stdenv.
+stdenv.mkDerivation {
   pname = "synth-xpu-gemm_xpu";
   version = "3";
   src = nixgen.sources.select lib root sources;
-  buildInputs = [ torch sycl-tla ];
+  nativeBuildInputs = toolchain.compilers;
+  buildInputs = [ torch xpuPackages.sycl-tla ];
   dontConfigure = true;
   buildPhase = nixgen.compile.cppXpu {
     name = "gemm_xpu";

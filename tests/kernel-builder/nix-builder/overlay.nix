@@ -1,0 +1,145 @@
+# Stand-in (test only) for the kernels toolchain's overlay: huggingface/kernels
+# nix-builder/overlay.nix at 8ac69fc542a4306eade0759ef7c45b4f2ae57df0, same path, same
+# argument (`{ builderProvenance ? null }`), same attribute names for what nixgen uses:
+#
+#   python3.pkgs.torch-bin_2_11/_2_12/_2_13  anchor: pythonPackagesExtensions, mkTorch
+#   python3.pkgs.tvm-ffi                     anchor: pkgs/python-modules/tvm-ffi
+#   manylinux_2_28.{stdenv,cudaBackendStdenv} anchor: pkgs/manylinux (default.nix, stdenv.nix,
+#                                              cuda-backend-stdenv.nix)
+#   rocmPackages_7_1, rocmPackages_7_2        anchor: pkgs/rocm-packages (7.1.1, 7.2.1)
+#   xpuPackages_2025_3_2, _2026_0_0, xpuPackages
+#                                              anchor: pkgs/xpu-packages (oneapi-torch-dev,
+#                                              onednn-xpu, ocloc, sycl-tla)
+#   cutlass_2_10 … cutlass_4_5                anchor: pkgs/cutlass/default.nix
+#
+# What differs (README.md): everything is built from the host tools the way the nixpkgs
+# stand-in builds (tests/nixpkgs, whose internal `__stub*` helpers this file uses); every
+# torch-bin_X_Y is the ONE host torch wheel; manylinux_2_28's stdenvs are the host compiler,
+# which cannot meet manylinux_2_28, so this toolchain declares the policy the host can meet
+# (`manylinux_2_28.abiPolicy`, from host.nix `abi`; the real one ships no such attribute and
+# nixgen applies manylinux_2_28); ROCm and oneAPI evaluate only; CUTLASS and sycl-tla are
+# empty header directories. The anchor's other attributes (kernel-builder, triton, kernels,
+# ruff, ucx, …) are not provided. The anchor's default `xpuPackages` names
+# `xpuPackages_2025_3_1`, which it does not define; here it is `xpuPackages_2026_0_0`.
+{
+  builderProvenance ? null,
+}:
+
+final: prev:
+let
+  inherit (prev) lib;
+  host = if builtins.pathExists ../host.nix then import ../host.nix else { };
+  oneapi = prev.__stubOneapi;
+
+  # Header-only packages (CUTLASS, sycl-tla) with EMPTY include directories, made with
+  # callPackage so that `.override { stdenv = …; }` works as in the anchor.
+  mkHeaderOnly =
+    callPackage: pname: version: dirs:
+    callPackage (
+      { stdenv }:
+      stdenv.mkDerivation (finalAttrs: {
+        inherit pname version;
+        dontUnpack = true;
+        installPhase = ''
+          runHook preInstall
+          mkdir -p $out/nix-support ${lib.concatMapStringsSep " " (d: "$out/include/${d}") dirs}
+          echo "empty stand-in for ${pname} ${version} (kernel-builder stand-in)" > $out/nix-support/stub-note
+          runHook postInstall
+        '';
+        passthru.dev = finalAttrs.finalPackage;
+        meta = {
+          description = "kernel-builder stand-in: empty header-only ${pname} ${version}";
+          license = lib.licenses.bsd3;
+          platforms = lib.platforms.all;
+        };
+      })
+    ) { };
+  cutlass =
+    version:
+    mkHeaderOnly final.callPackage "cutlass" version [
+      "cutlass"
+      "cute"
+    ];
+
+  mkXpuPackages =
+    xpuVersion:
+    lib.makeScope final.newScope (self: {
+      inherit xpuVersion;
+      version = xpuVersion;
+      # icpx/icx, SYCL and oneMKL in one package (anchor: pkgs/xpu-packages/oneapi-torch-dev.nix).
+      oneapi-torch-dev = self.callPackage (
+        { stdenv }: oneapi.unavailable "oneapi-torch-dev" xpuVersion { license = lib.licenses.issl; }
+      ) { };
+      onednn-xpu = self.callPackage (
+        { stdenv }: oneapi.unavailable "onednn-xpu" xpuVersion { license = lib.licenses.asl20; }
+      ) { };
+      ocloc = oneapi.unavailable "ocloc" xpuVersion { license = lib.licenses.mit; };
+      sycl-tla = mkHeaderOnly self.callPackage "sycl-tla" "0.5" [
+        "cutlass"
+        "cute"
+      ];
+    });
+
+  mkTorch =
+    python-prev: version: extra:
+    python-prev.__stubMkTorchBin version (
+      {
+        rocmPackages = final.rocmPackages;
+        xpuSupport = final.config.xpuSupport or false;
+      }
+      // extra
+    );
+in
+{
+  pythonPackagesExtensions = prev.pythonPackagesExtensions ++ [
+    (python-final: python-prev: {
+      torch-bin_2_11 = mkTorch python-prev "2.11.0" { xpuPackages = null; };
+      torch-bin_2_12 = mkTorch python-prev "2.12.0" { xpuPackages = final.xpuPackages_2025_3_2; };
+      torch-bin_2_13 = mkTorch python-prev "2.13.0" { xpuPackages = final.xpuPackages_2026_0_0; };
+      tvm-ffi = python-prev.__stubMkEmptyPythonPackage "tvm-ffi" "0.1.0";
+    })
+  ];
+
+  manylinux_2_28 = lib.makeScope final.newScope (self: {
+    stdenv = final.stdenv;
+    gcc14Stdenv = self.stdenv;
+    cudaBackendStdenv = final.cudaPackages.backendStdenv;
+    # Not an anchor attribute: the policy this stand-in's binaries keep to (nixgen's ABI
+    # check reads it when present). The host's glibc and libstdc++ (host.nix `abi`).
+    abiPolicy = {
+      name = "the stand-in toolchain's host policy (glibc ${host.abi.GLIBC or "?"})";
+      maxVersions = host.abi or { };
+      extraVersions = [
+        "CXXABI_TM_1"
+        "CXXABI_LDBL_1.3"
+      ];
+      libraries = [
+        "libc.so.6"
+        "libm.so.6"
+        "libstdc++.so.6"
+        "libgcc_s.so.1"
+        "libpthread.so.0"
+        "libdl.so.2"
+        "librt.so.1"
+        "ld-linux-x86-64.so.2"
+        "ld-linux-aarch64.so.1"
+      ];
+    };
+  });
+
+  rocmPackages_7_1 = prev.__stubRocm.mkRocmPackages "7.1.1";
+  rocmPackages_7_2 = prev.__stubRocm.mkRocmPackages "7.2.1";
+
+  xpuPackages_2025_3_2 = mkXpuPackages "2025.3.2";
+  xpuPackages_2026_0_0 = mkXpuPackages "2026.0.0";
+  xpuPackages = final.xpuPackages_2026_0_0;
+
+  cutlass_2_10 = cutlass "2.10.0";
+  cutlass_3_5 = cutlass "3.5.1";
+  cutlass_3_6 = cutlass "3.6.0";
+  cutlass_3_8 = cutlass "3.8.0";
+  cutlass_3_9 = cutlass "3.9.2";
+  cutlass_4_0 = cutlass "4.0.0";
+  cutlass_4_4 = cutlass "4.4.2";
+  cutlass_4_5 = cutlass "4.5.2";
+}
