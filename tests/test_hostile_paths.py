@@ -299,3 +299,52 @@ def test_a_symlink_loop_is_reported_as_a_loop(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "`relu/relu.cpp` is a symbolic link loop" in done.stderr
     assert "does not exist" not in done.stderr
+
+
+# ----------------------------------------------------- D: the stamp never claims freshness
+
+
+def test_build_toml_edited_during_a_render_leaves_no_fresh_stamp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nixgen import pipeline, stamp, write
+
+    root = project(tmp_path)
+    real_write = write.write
+
+    def write_then_edit(*args: object, **kwargs: object) -> object:
+        result = real_write(*args, **kwargs)  # type: ignore[arg-type]
+        (root / "build.toml").write_text(BUILD_TOML.replace("version = 1", "version = 2"))
+        return result
+
+    monkeypatch.setattr(write, "write", write_then_edit)
+    assert pipeline.render_project(root) == 0
+    assert stamp.fresh(root, "nix") is None
+    monkeypatch.undo()
+    done = nixgen("render", ".", cwd=root)
+    assert "up to date" not in done.stdout and "changed" in done.stdout
+
+
+def test_a_source_directory_made_unreadable_makes_the_stamp_stale(tmp_path: Path) -> None:
+    from nixgen import stamp
+
+    root = project(tmp_path)
+    assert nixgen("render", ".", cwd=root).returncode == 0
+    assert stamp.fresh(root, "nix") is not None
+    os.chmod(root / "relu", 0o000)
+    try:
+        assert stamp.fresh(root, "nix") is None
+    finally:
+        os.chmod(root / "relu", 0o755)
+
+
+def test_nix_replaced_by_a_link_to_an_identical_copy_is_not_up_to_date(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    assert nixgen("render", ".", cwd=root).returncode == 0
+    copy = root / "nix-copy"
+    (root / "nix").rename(copy)
+    (root / "nix").symlink_to("nix-copy")
+    done = nixgen("render", ".", cwd=root)
+    assert "up to date" not in done.stdout
+    assert done.returncode == 2
+    assert "symbolic link" in done.stderr
