@@ -59,11 +59,22 @@ def resolve_build_file(project: Path) -> Path:
 
 def display_name(path: Path) -> str:
     """A short, stable name for messages: relative to the working directory when inside it."""
+    try:
+        cwd = Path(os.getcwd())
+    except OSError:  # the working directory was deleted: absolute paths still work
+        return str(path)
     absolute = Path(os.path.abspath(path))
-    cwd = Path(os.getcwd())
     if absolute == cwd or cwd in absolute.parents:
         return str(absolute.relative_to(cwd))
     return str(absolute)
+
+
+def _cwd_gone() -> bool:
+    try:
+        os.getcwd()
+    except OSError:
+        return True
+    return False
 
 
 def read_text(path: Path, display: str) -> str:
@@ -76,6 +87,11 @@ def read_text(path: Path, display: str) -> str:
         if isinstance(exc, FileNotFoundError):
             if path.is_symlink():
                 return fail(f"is a symbolic link to `{os.readlink(path)}`, which does not exist")
+            if not path.is_absolute() and _cwd_gone():
+                return fail(
+                    "the current directory no longer exists (it was deleted or moved); cd "
+                    "to the project, or give its path as an absolute one"
+                )
             return fail("no such file; a kernel project needs a build.toml at its root")
         if isinstance(exc, PermissionError):
             return fail("permission denied while reading the file")

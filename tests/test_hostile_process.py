@@ -1,0 +1,150 @@
+"""Hostile surroundings, round 2: streams, signals, locales, a vanished working directory,
+usage errors under ``--json``, and ``init``/``migrate`` arguments nixgen cannot write.
+
+Every case runs the real ``python -m nixgen`` in a subprocess and must end with a clean
+message and the documented exit status (0, 1 stale, 2 input/output the user must fix,
+130 interrupted), never a traceback or an "internal error".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.test_hostile_paths import BUILD_TOML, project
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def private_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+
+
+def run(
+    args: list[str], *, cwd: Path, python: list[str] | None = None, **kwargs: Any
+) -> subprocess.CompletedProcess[bytes]:
+    env = {
+        **os.environ,
+        "NO_COLOR": "1",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+        **kwargs.pop("env", {}),
+    }
+    kwargs.setdefault("stdout", subprocess.PIPE)
+    done = subprocess.run(
+        [sys.executable, *(python or ["-m", "nixgen"]), *args],
+        cwd=cwd,
+        stderr=subprocess.PIPE,
+        timeout=60,
+        env=env,
+        **kwargs,
+    )
+    for stream in (done.stdout or b"", done.stderr):
+        assert b"Traceback" not in stream, stream.decode(errors="replace")
+        assert b"internal error" not in stream, stream.decode(errors="replace")
+    return done
+
+
+# ------------------------------------------------------------------ F: streams and signals
+
+
+def test_a_closed_stdout(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    for args in (["validate", "."], ["render", "."], ["render", "."], ["validate", ".", "--json"]):
+        done = run(args, cwd=root, stdout=None, preexec_fn=lambda: os.close(1))
+        assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(
+    "args", [["validate", "."], ["validate", ".", "--json"], ["render", "."], ["variants", "."]]
+)
+def test_a_full_stdout(tmp_path: Path, args: list[str]) -> None:
+    root = project(tmp_path)
+    with open("/dev/full", "wb") as full:
+        done = run(args, cwd=root, stdout=full)
+    assert done.returncode == 2
+    assert b"cannot write to standard output (No space left on device)" in done.stderr
+
+
+def test_non_ascii_values_under_the_c_locale(tmp_path: Path) -> None:
+    root = project(tmp_path, BUILD_TOML.replace('name = "relu"', 'name = "r\u00e9lu-\u2713"'))
+    env = {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    done = run(["validate", ".", "--json"], cwd=root, env=env)
+    assert done.returncode == 2
+    answer = json.loads(done.stdout)
+    assert "r\u00e9lu-\u2713" in answer["problems"][0]["message"]
+    done = run(["validate", "."], cwd=root, env=env)
+    assert done.returncode == 2
+    assert b"general.name" in done.stderr
+
+
+@pytest.mark.parametrize("module", ["click", "jinja2"])
+def test_ctrl_c_during_start_up(tmp_path: Path, module: str) -> None:
+    """SIGINT arrives while nixgen imports a module (deterministically, from an import
+    hook): a one-line "interrupted" and status 130, never a traceback from an import."""
+    root = project(tmp_path)
+    hook = (
+        "import builtins, os, signal, sys\n"
+        "real = builtins.__import__\n"
+        "def imp(name, *a, **k):\n"
+        f"    if name == {module!r}:\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "    return real(name, *a, **k)\n"
+        "import nixgen.entry\n"
+        "builtins.__import__ = imp\n"
+        "sys.argv = ['nixgen', *sys.argv[1:]]\n"
+        "nixgen.entry.main()\n"
+    )
+    args = ["validate", "."] if module == "click" else ["render", "."]
+    done = run(args, cwd=root, python=["-c", hook], env={"NIXGEN_NO_STAMP": "1"})
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.strip().endswith(b"interrupted")
+
+
+def test_a_deleted_working_directory(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    done = run(["validate", str(root)], cwd=gone, preexec_fn=lambda: os.rmdir(gone))
+    assert done.returncode == 0, done.stderr
+    gone.mkdir()
+    done = run(["render", str(root)], cwd=gone, preexec_fn=lambda: os.rmdir(gone))
+    assert done.returncode == 0, done.stderr
+    gone.mkdir()
+    done = run(["validate", "."], cwd=gone, preexec_fn=lambda: os.rmdir(gone))
+    assert done.returncode == 2
+    assert b"the current directory no longer exists" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["validate", "--bogus", "--json"],
+        ["variants", ".", "--json", "--system", "no-such-system", "--bogus"],
+        ["--json", "validate"],
+    ],
+)
+def test_usage_errors_answer_in_json(tmp_path: Path, args: list[str]) -> None:
+    root = project(tmp_path)
+    done = run(args, cwd=root)
+    assert done.returncode == 2
+    answer = json.loads(done.stdout)
+    assert answer["ok"] is False
+    assert "option" in answer["problems"][0]["message"]
+
+
+@pytest.mark.parametrize("interval", ["nan", "inf", "1e308", "-inf"])
+def test_watch_interval_must_be_a_sensible_number(tmp_path: Path, interval: str) -> None:
+    root = project(tmp_path)
+    done = run(["watch", ".", "--interval", interval, "--max-renders", "1"], cwd=root)
+    assert done.returncode == 2
+    assert b"Invalid value for '--interval'" in done.stderr
+    assert not (root / "nix").exists()
