@@ -148,3 +148,38 @@ def test_watch_interval_must_be_a_sensible_number(tmp_path: Path, interval: str)
     assert done.returncode == 2
     assert b"Invalid value for '--interval'" in done.stderr
     assert not (root / "nix").exists()
+
+
+# ------------------------------------------------------------------ G: init and migrate
+
+EDITION5 = (
+    BUILD_TOML.replace("edition = 6", "edition = 5")
+    .replace('language = "cpp-cpu"', 'backend = "cpu"')
+    .replace('license = "Apache-2.0"\n', "")
+)
+
+
+@pytest.mark.parametrize(
+    "license", [b"MIT\x7f", b"MIT\x07", b"MIT\x1b[31m", b"Apache\xff-2.0", b"MIT\nOR X"]
+)
+def test_init_license_that_cannot_be_written(tmp_path: Path, license: bytes) -> None:
+    done = run(["init", "kern", "--license", os.fsdecode(license)], cwd=tmp_path)
+    assert done.returncode == 2
+    assert b"Invalid value for '--license'" in done.stderr
+    assert not (tmp_path / "kern").exists(), "a half-made project was left behind"
+
+
+@pytest.mark.parametrize("license", [b"Apache\xff-2.0", b"MIT\x7f"])
+def test_migrate_license_that_cannot_be_written(tmp_path: Path, license: bytes) -> None:
+    root = project(tmp_path, EDITION5)
+    before = (root / "build.toml").read_bytes()
+    done = run(["migrate", ".", "--license", os.fsdecode(license)], cwd=root)
+    assert done.returncode == 2
+    assert b"Invalid value for '--license'" in done.stderr
+    assert (root / "build.toml").read_bytes() == before
+
+
+def test_init_license_with_odd_but_printable_text_round_trips(tmp_path: Path) -> None:
+    done = run(["init", "kern", "--license", "LicenseRef-Caf\u00e9 OR MIT"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert run(["validate", "."], cwd=tmp_path / "kern").returncode == 0
