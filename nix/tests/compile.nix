@@ -177,4 +177,16 @@ in
       [ "-isystem /t/include -ffile-prefix-map=/t/include/=torch/include/" ]
     ];
   };
+
+  testASourceNamedLikeAnOptionIsPassedAsAPath = {
+    expr = builtins.filter (hasInfix " -c ") (lines (compile.archivePhase {
+      name = "k";
+      sources = [ "-x.cpp" "a/-y.cpp" ];
+      rules = [ { extensions = [ "cpp" ]; command = "CXX"; } ];
+    }));
+    expected = [
+      "CXX -c ./-x.cpp -o nixgen-obj/-x.cpp.o"
+      "CXX -c a/-y.cpp -o nixgen-obj/a%2F-y.cpp.o"
+    ];
+  };
 }
