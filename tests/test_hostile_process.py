@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -183,3 +184,39 @@ def test_init_license_with_odd_but_printable_text_round_trips(tmp_path: Path) ->
     done = run(["init", "kern", "--license", "LicenseRef-Caf\u00e9 OR MIT"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert run(["validate", "."], cwd=tmp_path / "kern").returncode == 0
+
+
+# ------------------------------------------------- E: a project path Nix cannot parse
+
+
+@pytest.mark.skipif(shutil.which("nix") is None, reason="nix is not installed")
+def test_build_a_project_whose_path_has_a_space(tmp_path: Path) -> None:
+    """`nix build '/a b#…'` is not a valid flake reference (Nix does not unescape `%20`):
+    nixgen runs Nix in the project with `.` instead, and Nix finds the flake."""
+    from nixgen.commands.build import flake_ref
+    from tests.nixtools import nix_env
+
+    root = tmp_path / "my kernels #1"
+    root.mkdir()
+    (root / "flake.nix").write_text('{ outputs = { self }: { x = "found"; }; }\n')
+    ref, cwd = flake_ref(root)
+    done = subprocess.run(
+        ["nix", "eval", "--raw", f"{ref}#x"],
+        cwd=cwd,
+        env=nix_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.stdout == "found", done.stderr
+    plain, none = flake_ref(tmp_path)
+    assert plain == str(tmp_path.resolve()) and none is None
+
+
+def test_build_dry_run_on_a_path_with_a_space(tmp_path: Path) -> None:
+    root = project(tmp_path, name="my kernels")
+    done = run(["build", ".", "--dry-run"], cwd=root)
+    assert done.returncode == 0, done.stderr
+    line = done.stdout.decode().splitlines()[-1]
+    assert line.startswith(f"cd '{root.resolve()}' && nix build ")
+    assert "'.#packages." in line
