@@ -109,7 +109,25 @@ def _framework(build: model.Build) -> list[Problem]:
                     )
     if isinstance(fw, (model.Torch, model.TvmFfi)):
         out.extend(_duplicates(fw.src, (fw.table, "src")))
+        if build.kernels and not fw.src:
+            out.append(
+                warning(
+                    "`src` is empty, so the extension has no binding sources: nothing "
+                    "registers the kernels' ops with the framework unless a kernel source "
+                    "does it itself",
+                    (fw.table, "src"),
+                    hint=f'list the binding, e.g. `src = ["{_binding_example(fw)}"]`',
+                )
+            )
     return out
+
+
+def _binding_example(fw: model.Torch | model.TvmFfi) -> str:
+    return (
+        "tvm-ffi-ext/tvm_ffi_binding.cpp"
+        if isinstance(fw, model.TvmFfi)
+        else ("torch-ext/torch_binding.cpp")
+    )
 
 
 def _duplicates(items: list[str], path: tuple[str | int, ...]) -> list[Problem]:

@@ -263,3 +263,12 @@ def test_python_and_nix_agree_on_every_accepted_version() -> None:
     wrong = [(p, n, q) for p, n, q in zip(pairs, nix["compare"], python, strict=True) if n != q]
     assert not wrong, wrong[:5]
     assert nix["short"] == [plan.short(v) for v in pool]
+
+
+def test_an_empty_binding_list_next_to_compiled_kernels_is_flagged(tmp_path: Path) -> None:
+    text = BUILD_TOML.replace('src = ["torch-ext/torch_binding.cpp"]', "src = []")
+    root = project(tmp_path, text)
+    done = run(["validate", "."], cwd=root)
+    assert done.returncode == 0
+    assert b"build.toml:9:7: warning: torch.src: `src` is empty" in done.stderr
+    assert b"nothing registers the kernels' ops" in done.stderr
