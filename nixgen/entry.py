@@ -84,7 +84,8 @@ def _standard_streams() -> None:
 
 def command_started() -> None:
     """From here on Ctrl-C raises KeyboardInterrupt, which the command reports."""
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGINT) is _interrupted:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _plain_render(argv: list[str]) -> tuple[str, str] | None:
