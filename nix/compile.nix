@@ -91,6 +91,19 @@ rec {
   objectName = src: replaceStrings [ "%" "/" ] [ "%25" "%2F" ] src + ".o";
 
   /**
+    A source path as a command-line argument: a name that starts with `-` gets `./`, so
+    the compiler reads it as a file, never as an option.
+
+    # Example
+
+    ```nix
+    sourceArg "-x.cpp"
+    => "./-x.cpp"
+    ```
+  */
+  sourceArg = src: if substring 0 1 src == "-" then "./${src}" else src;
+
+  /**
     A build phase compiling `sources` with the first matching rule and archiving the
     objects into `lib<name>.a`. A rule is `{ extensions; command; }` where `command` is
     shell text (the compiler and its quoted flags). `prelude` runs before the first compile
@@ -118,7 +131,7 @@ rec {
         if matching == [ ] then null else head matching;
       compiled = filter (src: ruleFor src != null) sources;
       object = src: "nixgen-obj/${objectName src}";
-      compile = src: "${(ruleFor src).command} -c ${shell.escapeShellArg src} -o ${shell.escapeShellArg (object src)}";
+      compile = src: "${(ruleFor src).command} -c ${shell.escapeShellArg (sourceArg src)} -o ${shell.escapeShellArg (object src)}";
     in
     ''
       runHook preBuild
@@ -375,7 +388,7 @@ rec {
             "-DEMBEDDED_METALLIB_NAMESPACE=${name}_metal"
           ];
       flags = backendDefines.metal ++ depFlags ++ includeFlags includes ++ embedded ++ cxxFlags;
-      metal = src: "xcrun -sdk macosx metal -std=metal4.0 -O2 ${esc (includeFlags includes)} -c ${shell.escapeShellArg src} -o ${shell.escapeShellArg (air src)}";
+      metal = src: "xcrun -sdk macosx metal -std=metal4.0 -O2 ${esc (includeFlags includes)} -c ${shell.escapeShellArg (sourceArg src)} -o ${shell.escapeShellArg (air src)}";
     in
     archivePhase {
       inherit name sources;

@@ -43,6 +43,9 @@ def handle_errors(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from nixgen.entry import command_started
+
+        command_started()
         try:
             return fn(*args, **kwargs)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
@@ -73,7 +76,34 @@ COMMANDS = {
 
 
 class LazyGroup(click.Group):
-    """A click group whose commands live in `nixgen.commands.<module>`, loaded on use."""
+    """A click group whose commands live in `nixgen.commands.<module>`, loaded on use.
+
+    With ``--json`` anywhere on the command line, a usage error (an unknown option, a bad
+    value) is answered in JSON too, like every other failure."""
+
+    def main(self, args: Any = None, *rest: Any, **kwargs: Any) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        if "--json" not in argv or kwargs.get("standalone_mode", True) is False:
+            return super().main(args, *rest, **kwargs)
+        try:
+            code = super().main(argv, *rest, **{**kwargs, "standalone_mode": False})
+        except click.ClickException as exc:
+            emit_json(
+                {
+                    "ok": False,
+                    "problems": [
+                        {
+                            "severity": "error",
+                            "message": exc.format_message(),
+                            "hint": "see `nixgen --help`",
+                        }
+                    ],
+                }
+            )
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            sys.exit(report(KeyboardInterrupt(), as_json=True))
+        sys.exit(code if isinstance(code, int) else 0)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(name for name in COMMANDS if self._available(name))

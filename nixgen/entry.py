@@ -15,8 +15,77 @@ than a no-op render.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import signal
 import sys
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    """Ctrl-C before a command runs: nothing to clean up, so leave at once, quietly."""
+    try:
+        os.write(2, b"interrupted\n")
+    finally:
+        os._exit(130)
+
+
+class StdoutError(OSError):
+    """Standard output cannot take what nixgen prints (a full disk, ``/dev/full``)."""
+
+
+class _GuardedStdout(io.TextIOWrapper):
+    """Standard output whose write failures say that they are standard output's (other
+    OSErrors come from files nixgen reads or writes); a closed pipe stays
+    BrokenPipeError, which ends nixgen quietly."""
+
+    def write(self, text: str) -> int:
+        try:
+            return super().write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise StdoutError(exc.errno, exc.strerror) from None
+
+    def flush(self) -> None:
+        try:
+            super().flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise StdoutError(exc.errno, exc.strerror) from None
+
+
+def _standard_streams() -> None:
+    """Reopen stdin, stdout and stderr on /dev/null when nixgen was started with them
+    closed (``nixgen validate >&-``): output goes nowhere, and no file nixgen opens can
+    take descriptor 1 or 2 (and receive what a child process prints)."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    for name, fd, mode in (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w")):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, closefd=False))  # noqa: SIM115
+    stdout = sys.stdout
+    if type(stdout) is io.TextIOWrapper:
+        stdout.flush()
+        sys.stdout = _GuardedStdout(
+            stdout.detach(),
+            encoding=stdout.encoding,
+            errors=stdout.errors,
+            line_buffering=stdout.line_buffering,
+        )
+
+
+def command_started() -> None:
+    """From here on Ctrl-C raises KeyboardInterrupt, which the command reports."""
+    if signal.getsignal(signal.SIGINT) is _interrupted:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _plain_render(argv: list[str]) -> tuple[str, str] | None:
@@ -57,6 +126,7 @@ def _fast_render(argv: list[str]) -> bool:
 def _run_plain_render(project: str, out: str) -> int:
     from nixgen import output, pipeline
 
+    command_started()
     try:
         return pipeline.render_project(project, out)
     except (Exception, KeyboardInterrupt) as exc:
@@ -76,13 +146,37 @@ def _exit(code: object) -> None:
         status = 1
     try:
         sys.stdout.flush()
-        sys.stderr.flush()
-    except (BrokenPipeError, OSError):
+    except StdoutError as exc:
+        with contextlib.suppress(OSError):
+            os.write(
+                2, f"nixgen: error: cannot write to standard output ({exc.strerror})\n".encode()
+            )
+        status = status or 2
+    except (OSError, ValueError):
         pass
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.flush()
     os._exit(status)
 
 
 def main() -> None:
+    # Until a command takes over (its own handler turns Ctrl-C into a clean exit after
+    # cleaning up), Ctrl-C during start-up ends nixgen without a traceback from an import.
+    signal.signal(signal.SIGINT, _interrupted)
+    try:
+        _main()
+    except KeyboardInterrupt:
+        _exit(_interrupt_status())
+
+
+def _interrupt_status() -> int:
+    with contextlib.suppress(OSError):
+        os.write(2, b"interrupted\n")
+    return 130
+
+
+def _main() -> None:
+    _standard_streams()
     argv = sys.argv[1:]
     plain = _plain_render(argv)
     if plain is not None:

@@ -59,11 +59,22 @@ def resolve_build_file(project: Path) -> Path:
 
 def display_name(path: Path) -> str:
     """A short, stable name for messages: relative to the working directory when inside it."""
+    try:
+        cwd = Path(os.getcwd())
+    except OSError:  # the working directory was deleted: absolute paths still work
+        return str(path)
     absolute = Path(os.path.abspath(path))
-    cwd = Path(os.getcwd())
     if absolute == cwd or cwd in absolute.parents:
         return str(absolute.relative_to(cwd))
     return str(absolute)
+
+
+def _cwd_gone() -> bool:
+    try:
+        os.getcwd()
+    except OSError:
+        return True
+    return False
 
 
 def read_text(path: Path, display: str) -> str:
@@ -76,6 +87,11 @@ def read_text(path: Path, display: str) -> str:
         if isinstance(exc, FileNotFoundError):
             if path.is_symlink():
                 return fail(f"is a symbolic link to `{os.readlink(path)}`, which does not exist")
+            if not path.is_absolute() and _cwd_gone():
+                return fail(
+                    "the current directory no longer exists (it was deleted or moved); cd "
+                    "to the project, or give its path as an absolute one"
+                )
             return fail("no such file; a kernel project needs a build.toml at its root")
         if isinstance(exc, PermissionError):
             return fail("permission denied while reading the file")
@@ -125,7 +141,66 @@ def parse(text: str, path: Path, display: str) -> Document:
         data = tomli.loads(text)
     except tomli.TOMLDecodeError as exc:
         raise ProblemError([toml_problem(exc, text, display)]) from None
+    except RecursionError as exc:
+        # tomli's own limits (nesting depth, parts of a key) and Python's stack: input
+        # no build.toml needs, reported where it starts, like any other TOML error.
+        raise ProblemError([limit_problem(str(exc), text, display)]) from None
     return Document(path=path, display=display, text=text, data=data)
+
+
+#: Deeper than this, or with more key parts, nixgen refuses a TOML file (tomli's limits
+#: are 400 and 1000; no real build.toml comes anywhere near).
+MAX_NESTING = 400
+MAX_KEY_PARTS = 1000
+
+
+def limit_problem(message: str, text: str, display: str) -> Problem:
+    """A located problem for TOML past the parser's limits: the first place where values
+    nest deeper than `MAX_NESTING` or a key has more than `MAX_KEY_PARTS` parts."""
+    line = column = None
+    depth = 0
+    quote = ""
+    row, start = 1, 0
+    dots = 0
+    index = 0
+    while index < len(text):
+        c = text[index]
+        if quote:
+            if c == "\\" and quote == '"':
+                index += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c == "#":
+            end = text.find("\n", index)
+            index = len(text) if end < 0 else end
+            continue
+        elif c in "[{":
+            depth += 1
+            if depth > MAX_NESTING and line is None:
+                line, column = row, index - start + 1
+        elif c in "]}":
+            depth = max(0, depth - 1)
+        elif c == ".":
+            dots += 1
+            if dots >= MAX_KEY_PARTS and line is None:
+                line, column = row, 1
+        if c == "\n":
+            row, start, dots = row + 1, index + 1, 0
+        index += 1
+    if "part" in message:
+        what = f"a key has more than {MAX_KEY_PARTS} dotted parts"
+    elif "nest" in message:
+        what = f"arrays or inline tables are nested more than {MAX_NESTING} levels deep"
+    else:
+        what = "the file is nested too deeply to parse"
+    return Problem(
+        message=f"invalid TOML: {what}; no build.toml needs this",
+        file=display,
+        line=line,
+        column=column,
+    )
 
 
 #: tomli's messages for a key or table defined twice (or extended after it was closed).

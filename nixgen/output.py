@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Any
 
-from nixgen.errors import EXIT_INTERNAL, NixgenError, Problem, render_problems
+from nixgen.errors import EXIT_INTERNAL, EXIT_INVALID, NixgenError, Problem, render_problems
 
 _RED_BOLD = "\033[31m\033[1m"
 _YELLOW = "\033[33m"
@@ -33,14 +33,36 @@ def colorize(line: str) -> str:
     return line
 
 
+def _write(stream: Any, text: str) -> None:
+    """Write `text` to a text stream, escaping what its encoding cannot carry (a value
+    with non-ASCII characters under ``LC_ALL=C``) instead of failing."""
+    if stream is None:
+        return  # the descriptor was closed when nixgen started
+    try:
+        stream.write(text)
+    except UnicodeEncodeError:
+        encoding = getattr(stream, "encoding", None) or "ascii"
+        stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
+    stream.flush()
+
+
 def err(text: str) -> None:
-    sys.stderr.write(text + "\n")
-    sys.stderr.flush()
+    with contextlib.suppress(OSError, ValueError):  # nowhere left to say anything
+        _write(sys.stderr, text + "\n")
 
 
 def out(text: str, *, newline: bool = True) -> None:
-    sys.stdout.write(text + ("\n" if newline else ""))
-    sys.stdout.flush()
+    _write(sys.stdout, text + ("\n" if newline else ""))
+
+
+def stdout_encodes(text: str) -> bool:
+    """Whether standard output's encoding can carry `text` as it is."""
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
 
 
 def print_problems(problems: list[Problem]) -> None:
@@ -54,7 +76,25 @@ def print_problems(problems: list[Problem]) -> None:
 
 
 def emit_json(payload: object) -> None:
-    out(json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False))
+    """`payload` as JSON on stdout; non-ASCII text is written as ``\\u`` escapes when
+    the locale's encoding cannot carry it, so the JSON stays valid in any locale."""
+    text = json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False)
+    if not stdout_encodes(text):
+        text = json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=True)
+    out(text)
+
+
+def _is_stdout_error(exc: BaseException) -> bool:
+    """Whether `exc` is standard output failing (see `nixgen.entry.StdoutError`)."""
+    return type(exc).__name__ == "StdoutError" and isinstance(exc, OSError)
+
+
+def _cwd_gone() -> bool:
+    try:
+        os.getcwd()
+    except OSError:
+        return True
+    return False
 
 
 def report(exc: BaseException, *, as_json: bool) -> int:
@@ -62,8 +102,30 @@ def report(exc: BaseException, *, as_json: bool) -> int:
 
     Known errors become located problems; a closed pipe ends quietly; anything else is a
     bug in nixgen, reported in one line without a traceback (``NIXGEN_DEBUG=1`` lets the
-    caller re-raise instead).
+    caller re-raise instead). Standard output that cannot be written (a full disk) is
+    said on stderr.
     """
+    try:
+        return _report(exc, as_json=as_json)
+    except OSError as broken:  # the JSON answer itself could not be written
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the stream
+        if isinstance(broken, BrokenPipeError):
+            return 0
+        err(f"nixgen: error: cannot write to standard output ({broken.strerror or broken})")
+        return EXIT_INVALID
+
+
+def _report(exc: BaseException, *, as_json: bool) -> int:
+    """`report` itself; raises OSError when the answer cannot be written."""
+    if _is_stdout_error(exc):
+        raise exc  # `report` says so on stderr
+    if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError) and _cwd_gone():
+        err(
+            "nixgen: error: the current directory no longer exists (it was deleted or "
+            "moved); cd to an existing directory, or give the project as an absolute path"
+        )
+        return EXIT_INVALID
     if isinstance(exc, NixgenError):
         if as_json:
             emit_json(exc.to_json())
@@ -93,4 +155,6 @@ def report(exc: BaseException, *, as_json: bool) -> int:
 
 def expected(exc: BaseException) -> bool:
     """Failures nixgen reports as such even with NIXGEN_DEBUG (not bugs)."""
-    return isinstance(exc, (NixgenError, KeyboardInterrupt, BrokenPipeError))
+    return isinstance(exc, (NixgenError, KeyboardInterrupt, BrokenPipeError)) or (
+        _is_stdout_error(exc)
+    )

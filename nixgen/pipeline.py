@@ -83,7 +83,7 @@ def render_project(
 def save_stamp(loaded: Any, rendered: Any, problems: list[Any]) -> None:
     """Record what this render used and wrote, so an unchanged re-render can stop early
     (`nixgen.entry`)."""
-    from nixgen import model, stamp, write
+    from nixgen import model, stamp, validate, write
     from nixgen.errors import render_problems
     from nixgen.validate import python_package_dir
 
@@ -98,17 +98,31 @@ def save_stamp(loaded: Any, rendered: Any, problems: list[Any]) -> None:
     dirs = {d for k in build.kernels.values() for d in getattr(k, "include", [])}
     if isinstance(build.framework, (model.Torch, model.TvmFfi)):
         dirs.update(build.framework.include)
+    files = [*build.source_files(), f"{python_package_dir(build)}/__init__.py"]
+    try:
+        # Taken before the files are checked again below: a change after this moment
+        # makes the stamp stale; one before it fails the check, and no stamp is saved.
+        parents = stamp.parent_states(root, files)
+    except OSError:
+        stamp.forget(root, out)
+        return
+    if any(p.severity == "error" for p in validate.files(build, root)):
+        stamp.forget(root, out)
+        return
     stamp.save(
         root,
         out,
         stamp.make(
             root=root,
-            build_toml=loaded.document.path.read_bytes(),
+            # What was parsed, not what the file holds now: an edit during the render
+            # must leave a stamp that does not match the new content.
+            build_toml=loaded.document.text.encode(),
             out_dir=out,
-            files=[*build.source_files(), f"{python_package_dir(build)}/__init__.py"],
+            files=files,
             dirs=sorted(dirs),
             outputs=outputs,
             skipped=skipped,
             messages=render_problems(problems) if problems else "",
+            parents=parents,
         ),
     )

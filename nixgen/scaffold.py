@@ -90,6 +90,27 @@ def check_name(name: str) -> str | None:
     return values.project_name(name)
 
 
+def check_license(value: str) -> str | None:
+    """Why `value` (a ``--license`` argument) cannot be written as general.license, or
+    None: it must be printable text (no control character, valid UTF-8)."""
+    if not value:
+        return "must be a license identifier such as `Apache-2.0`"
+    for c in value:
+        if 0xD800 <= ord(c) <= 0xDFFF:
+            return "is not valid UTF-8; use a license identifier such as `Apache-2.0`"
+        if not c.isprintable() and c != " ":
+            return (
+                f"contains the control character U+{ord(c):04X}; use a license identifier "
+                "such as `Apache-2.0`"
+            )
+    return None
+
+
+def toml_string(value: str) -> str:
+    """`value` as a TOML basic string (JSON's escapes, plus DEL, which TOML forbids raw)."""
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
 def kernels(languages: list[str]) -> list[Kernel]:
     """The kernels of a project in `languages`, in canonical language order."""
     unknown = [lang for lang in languages if lang not in SOURCES]
@@ -120,7 +141,7 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters["toml"] = lambda value: json.dumps(value, ensure_ascii=False)
+    env.filters["toml"] = toml_string
     return env
 
 
@@ -191,6 +212,14 @@ def create(
     project's files replace files of the same name and everything else stays.
     """
     contents = files(name, languages, license=license)
+    # The new build.toml must be one nixgen accepts, before anything is written: a
+    # refused argument must not leave a half-made project behind.
+    from nixgen import load
+    from nixgen import project as project_mod
+
+    project_mod.structure(
+        load.parse(contents["build.toml"], directory / load.BUILD_TOML, load.BUILD_TOML)
+    )
     if directory.exists() and not directory.is_dir():
         raise OutputError(f"{directory} exists and is not a directory")
     if directory.is_dir() and any(directory.iterdir()) and not force:

@@ -99,8 +99,11 @@ def from_v1(raw: Raw, warnings: list[Problem]) -> dict[str, Any]:
         body["depends"] = _depends(body["depends"])
         if language == "cuda-hipify":
             rocm_name = f"{name}_rocm"
-            if rocm_name in raw.kernels:
-                raise _conflict(name, rocm_name)
+            # The file's own kernel that the twin's library name collides with (`relu-rocm`
+            # and `relu_rocm` both build `relu_rocm`), named as the file spells it.
+            clash = next((k for k in raw.kernels if _library(k) == _library(rocm_name)), None)
+            if clash is not None:
+                raise _conflict(name, rocm_name, clash)
             rocm = {k: v for k, v in body.items() if k != "cuda-capabilities"}
             if rocm_archs is not None:
                 rocm["rocm-archs"] = rocm_archs
@@ -204,11 +207,21 @@ class UpgradeConflict(Exception):
         self.problem = problem
 
 
-def _conflict(name: str, rocm_name: str) -> UpgradeConflict:
+def _library(name: str) -> str:
+    """A kernel's library name: what two kernel names must not share."""
+    return name.replace("-", "_").lower()
+
+
+def _conflict(name: str, rocm_name: str, clash: str) -> UpgradeConflict:
+    same = (
+        "a kernel of that name already exists"
+        if clash == rocm_name
+        else f"kernel `{clash}` already builds that library (`-` becomes `_`)"
+    )
     return UpgradeConflict(
         Problem(
             message=f"`cuda-hipify` kernel `{name}` expands into a ROCm kernel `{rocm_name}`, "
-            "but a kernel of that name already exists; rename one of them",
+            f"but {same}; rename one of them",
             path=("kernel", name, "language"),
         )
     )

@@ -8,6 +8,7 @@ Every problem is collected; nothing stops at the first one.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections import Counter
@@ -115,7 +116,25 @@ def _framework(build: model.Build) -> list[Problem]:
                     )
     if isinstance(fw, (model.Torch, model.TvmFfi)):
         out.extend(_duplicates(fw.src, (fw.table, "src")))
+        if build.kernels and not fw.src:
+            out.append(
+                warning(
+                    "`src` is empty, so the extension has no binding sources: nothing "
+                    "registers the kernels' ops with the framework unless a kernel source "
+                    "does it itself",
+                    (fw.table, "src"),
+                    hint=f'list the binding, e.g. `src = ["{_binding_example(fw)}"]`',
+                )
+            )
     return out
+
+
+def _binding_example(fw: model.Torch | model.TvmFfi) -> str:
+    return (
+        "tvm-ffi-ext/tvm_ffi_binding.cpp"
+        if isinstance(fw, model.TvmFfi)
+        else ("torch-ext/torch_binding.cpp")
+    )
 
 
 def _duplicates(items: Sequence[str], path: tuple[str | int, ...]) -> list[Problem]:
@@ -233,8 +252,23 @@ def files(build: model.Build, root: Path) -> list[Problem]:
             )
         )
     package = python_package_dir(build)
-    _, info = resolver.resolve(f"{package}/__init__.py")
-    if info is None or not stat.S_ISREG(info.st_mode):
+    real, info = resolver.resolve(f"{package}/__init__.py")
+    linked = _through_link(resolver, f"{package}/__init__.py")
+    if not resolver.inside(real) or linked:
+        out.append(
+            error(
+                f"the Python package `{package}` "
+                + (
+                    f"resolves outside the project (to {os.path.dirname(real)})"
+                    if not resolver.inside(real)
+                    else f"is reached through the symbolic link `{linked}`"
+                )
+                + "; the build copies the package directory without following links, so "
+                "make it a real directory inside the project",
+                (build.framework_table,) if build.framework is not None else ("general", "name"),
+            )
+        )
+    elif info is None or not stat.S_ISREG(info.st_mode):
         out.append(
             error(
                 f"the Python package `{package}/__init__.py` is missing; the kernel's Python "
@@ -284,6 +318,31 @@ class _Resolver:
         return real == self.root or real.startswith(self.root.rstrip("/") + "/")
 
 
+def _is_loop(path: str) -> bool:
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
+def _through_link(resolver: _Resolver, rel: str) -> str | None:
+    """The first component of `rel` (itself included) that is a symbolic link, if any."""
+    path = resolver.root
+    names = [p for p in rel.split("/") if p not in ("", ".")]
+    for index, name in enumerate(names):
+        path = os.path.join(path, name)
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            return None
+        if stat.S_ISLNK(mode):
+            return "/".join(names[: index + 1])
+        if not stat.S_ISDIR(mode):
+            return None
+    return None
+
+
 def _paths(
     resolver: _Resolver, paths: Sequence[str], base: tuple[str | int, ...], *, want_dir: bool
 ) -> list[Problem]:
@@ -299,9 +358,24 @@ def _paths(
                     where,
                 )
             )
+        elif info is None and _is_loop(os.path.join(resolver.root, rel)):
+            out.append(
+                error(f"`{rel}` is a symbolic link loop: following it never reaches a file", where)
+            )
         elif info is None:
             kind = "directory" if want_dir else "file"
             out.append(error(f"{kind} `{rel}` does not exist", where))
+        elif linked := _through_link(resolver, rel):
+            out.append(
+                error(
+                    f"`{rel}` is reached through the symbolic link `{linked}`; Nix copies the "
+                    "sources with `lib.fileset`, which keeps a link as a link and does not "
+                    "follow it, so the build would not see this "
+                    + ("directory" if want_dir else "file"),
+                    where,
+                    hint="replace the link by the file or directory itself",
+                )
+            )
         elif want_dir and not stat.S_ISDIR(info.st_mode):
             out.append(error(f"`{rel}` is not a directory", where))
         elif not want_dir and not stat.S_ISREG(info.st_mode):

@@ -61,8 +61,28 @@ def kernel_name(value: str) -> str | None:
     )
 
 
+#: The most digits of one version component: far above any real version (years have 4),
+#: far below where Python's integers and Nix's (64-bit) `compareVersions` could disagree.
+MAX_VERSION_DIGITS = 9
+
+
 def version(value: str) -> str | None:
+    """Why `value` is not a canonical version, or None. Canonical: dot-separated numbers
+    without leading zeros (`02.11` would name a variant `abi0211`, which the `kernels`
+    client reads as 0.211) and with at most `MAX_VERSION_DIGITS` digits each."""
     if _VERSION.fullmatch(value):
+        parts = value.split(".")
+        if any(len(p) > MAX_VERSION_DIGITS for p in parts):
+            return (
+                f"invalid version `{value}`: a component has more than {MAX_VERSION_DIGITS} "
+                "digits; no real version has"
+            )
+        if any(len(p) > 1 and p.startswith("0") for p in parts):
+            canonical = ".".join(str(int(p)) for p in parts)
+            return (
+                f"invalid version `{value}`: a component has a leading zero, which names "
+                f"variants ambiguously; write `{canonical}`"
+            )
         return None
     if not value:
         return "empty version string"

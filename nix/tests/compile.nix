@@ -218,4 +218,16 @@ in
     ));
     expected = false;
   };
+
+  testASourceNamedLikeAnOptionIsPassedAsAPath = {
+    expr = builtins.filter (hasInfix " -c ") (lines (compile.archivePhase {
+      name = "k";
+      sources = [ "-x.cpp" "a/-y.cpp" ];
+      rules = [ { extensions = [ "cpp" ]; command = "CXX"; } ];
+    }));
+    expected = [
+      "CXX -c ./-x.cpp -o nixgen-obj/-x.cpp.o"
+      "CXX -c a/-y.cpp -o nixgen-obj/a%2F-y.cpp.o"
+    ];
+  };
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import platform
 import queue
+import re
 import shlex
 import shutil
 import subprocess
@@ -134,6 +135,7 @@ def run_one(
     progress: Progress,
     label: Any,
     log_lines: int,
+    cwd: Path | None = None,
 ) -> tuple[bool, str, list[str]]:
     """Run one `nix build`; returns (ok, stdout, failure report lines)."""
     from nixgen.nixlog import NixLog
@@ -146,6 +148,7 @@ def run_one(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
+            cwd=cwd,
             text=True,
             errors="replace",
         )
@@ -293,9 +296,10 @@ def build_command(
         raise ProblemError([error(f"{loaded.build.general.name} has no variants for {system}")])
 
     stale = write.plan(root, rendered)
-    ref = str(root.resolve())
+    ref, cwd = flake_ref(root)
+    base = root.resolve() if cwd is not None else root
     commands = {
-        name: _command(ref, system, name, overrides, None if no_link else root / links / name)
+        name: _command(ref, system, name, overrides, None if no_link else base / links / name)
         for name in chosen
     }
     if dry_run:
@@ -312,7 +316,8 @@ def build_command(
         if changed:
             click.echo(f"would render {rendered.out_dir}/ ({len(changed)} file(s) stale)")
         for name in chosen:
-            click.echo(shlex.join(commands[name]))
+            run_in = f"cd {shlex.quote(str(cwd))} && " if cwd is not None else ""
+            click.echo(run_in + shlex.join(commands[name]))
         return
 
     if shutil.which("nix") is None:
@@ -347,6 +352,7 @@ def build_command(
         started = time.monotonic()
         ok, _, report = run_one(
             commands[name],
+            cwd=cwd,
             index=index,
             variant=name,
             progress=progress,
@@ -375,6 +381,21 @@ def build_command(
     if failed:
         raise BuildFailed(f"{summary}; failed: {', '.join(failed)}")
     click.echo(summary)
+
+
+#: What Nix's flake reference parser accepts in a path (RFC 3986 path characters); it
+#: does not unescape `%20`, so a path with anything else is given as `.` instead.
+_FLAKE_PATH = re.compile(r"[A-Za-z0-9._~!$&'()*+,;=:@/-]+")
+
+
+def flake_ref(root: Path) -> tuple[str, Path | None]:
+    """The flake reference of the project at `root`, and the directory `nix build` must
+    run in for it: the absolute path (run anywhere) when Nix can parse it, else `.` run
+    in `root` (a path with a space, `#` or `?` is not a valid flake reference)."""
+    path = root.resolve()
+    if _FLAKE_PATH.fullmatch(str(path)):
+        return str(path), None
+    return ".", path
 
 
 def _command(

@@ -20,8 +20,11 @@ def _name(ctx: click.Context, param: click.Parameter, value: str) -> str:
 
 
 def _license(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    if not value.strip():
-        raise click.BadParameter("must be a license identifier such as `Apache-2.0`")
+    from nixgen import scaffold
+
+    problem = scaffold.check_license(value.strip())
+    if problem:
+        raise click.BadParameter(problem)
     return value.strip()
 
 

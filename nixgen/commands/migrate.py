@@ -11,8 +11,11 @@ from nixgen.cli import handle_errors, print_problems, project_argument
 
 
 def _license_value(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    if value is not None and not value.strip():
-        raise click.BadParameter("must be a license identifier such as `Apache-2.0`")
+    from nixgen import scaffold
+
+    problem = scaffold.check_license(value.strip()) if value is not None else None
+    if problem:
+        raise click.BadParameter(problem)
     return value.strip() if value is not None else None
 
 

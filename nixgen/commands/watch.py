@@ -24,6 +24,17 @@ Stamp = tuple[int, int, int] | None
 #: A change is rendered once the files look the same twice this far apart.
 SETTLE_SECONDS = 0.05
 SETTLE_TRIES = 20
+#: The longest --interval accepted (an hour); `nan`, `inf` and 1e308 are usage errors.
+MAX_INTERVAL = 3600.0
+
+
+def _finite(value: float) -> float:
+    """Reject `nan` (which passes every range comparison) as a usage error."""
+    import math
+
+    if not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a number of seconds")
+    return value
 
 
 def snapshot(paths: list[Path]) -> dict[Path, Stamp]:
@@ -162,7 +173,8 @@ def _describe(changed: list[Path], root: Path) -> str:
     "--interval",
     default=0.5,
     show_default=True,
-    type=click.FloatRange(min=0.01),
+    type=click.FloatRange(min=0.01, max=MAX_INTERVAL),
+    callback=lambda _ctx, _param, value: _finite(value),
     help="Seconds between checks for changes.",
 )
 @click.option(

@@ -151,7 +151,7 @@ rec {
       runHook preBuild
       mkdir -p nixgen-obj
       ${concatStringsSep "\n" (
-        map (src: "${rule.command} -c ${shell.escapeShellArg src} -o ${shell.escapeShellArg (object src)}") sources
+        map (src: "${rule.command} -c ${shell.escapeShellArg (compile.sourceArg src)} -o ${shell.escapeShellArg (object src)}") sources
       )}
       # No rpath: the framework's libraries are already loaded (by soname) when the
       # kernel's Python package imports this module after importing the framework.
