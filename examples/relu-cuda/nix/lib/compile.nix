@@ -2,12 +2,15 @@
 /**
   Build phases that compile a kernel's sources into a static archive, `lib<name>.a`.
 
-  One function per kernel language; each returns the text of a `buildPhase`. Source files
-  are compiled by extension (headers are inputs only), one object per source, named after
-  its flattened path so two files with one basename cannot collide, then archived
-  deterministically (`ar rcsD`). Every value from build.toml is shell-quoted.
+  One function per kernel language; each returns a build plan (`plan`: data, one compile
+  command per source), which `configurePhase` writes as a `build.ninja` that ninja's setup
+  hook runs on `$NIX_BUILD_CORES` cores, and which `withObjects` can split into one
+  derivation per object. Source files are compiled by extension (headers are inputs only),
+  one object per source, named after its flattened path so two files with one basename
+  cannot collide, then archived deterministically (`ar rcsD`). Every value from build.toml
+  is shell-quoted.
 */
-{ shell, cuda }:
+{ shell, cuda, sources }:
 let
   inherit (builtins)
     any
@@ -92,17 +95,29 @@ rec {
   objectName = src: replaceStrings [ "%" "/" ] [ "%25" "%2F" ] src + ".o";
 
   /**
-    A build phase compiling `sources` with the first matching rule and archiving the
-    objects into `lib<name>.a`. A rule is `{ extensions; command; }` where `command` is
+    The build plan of a kernel: which object each source compiles to, with which command,
+    and the archive that collects them. Plain data, so a caller can inspect or extend it
+    (`plan // { objects = …; }`) before `configurePhase` turns it into a `build.ninja`.
+
+    Sources are compiled by the first rule whose extensions match; the others (headers)
+    are inputs of every object. A rule is `{ extensions; command; }` where `command` is
     shell text (the compiler and its quoted flags).
 
     # Type
 
     ```
-    archivePhase :: { name :: String, sources :: [ String ], rules :: [ Rule ] } -> String
+    plan :: { name :: String, sources :: [ String ], rules :: [ Rule ] }
+      -> { name, archive, headers, objects :: [ { source, object, command } ], extraEdges, setup }
+    ```
+
+    # Examples
+
+    ```nix
+    (plan { name = "k"; sources = [ "k.cpp" "k.h" ]; rules = [ { extensions = [ "cpp" ]; command = "CXX"; } ]; }).objects
+    => [ { source = "k.cpp"; object = "nixgen-obj/k.cpp.o"; command = "CXX -c k.cpp -o nixgen-obj/k.cpp.o"; } ]
     ```
   */
-  archivePhase =
+  plan =
     {
       name,
       sources,
@@ -117,15 +132,248 @@ rec {
         if matching == [ ] then null else head matching;
       compiled = filter (src: ruleFor src != null) sources;
       object = src: "nixgen-obj/${objectName src}";
-      compile = src: "${(ruleFor src).command} -c ${shell.escapeShellArg src} -o ${shell.escapeShellArg (object src)}";
+    in
+    {
+      inherit name;
+      archive = "lib${name}.a";
+      headers = filter (src: ruleFor src == null) sources;
+      objects = map (src: {
+        source = src;
+        object = object src;
+        command = "${(ruleFor src).command} -c ${shell.escapeShellArg src} -o ${shell.escapeShellArg (object src)}";
+      }) compiled;
+      # Steps besides compiling and archiving (`{ outputs; inputs; command; }`).
+      extraEdges = [ ];
+      # Gencode targets of each `.cu` source (> 1: nvcc gets `--threads`).
+      nvccTargets = 0;
+    };
+
+  /**
+    The steps (ninja edges) of a plan: one per object, then the archive (`ar rcsD`: no
+    timestamps, members in source order), then the plan's extra steps. An edge is
+    `{ outputs; inputs; command; }` with shell-text commands.
+
+    # Type
+
+    ```
+    edges :: Plan -> [ Edge ]
+    ```
+  */
+  edges =
+    plan:
+    let
+      # An object built by its own derivation (`withObjects`) is read from the store.
+      path = o: o.prebuilt or o.object;
+      paths = map path plan.objects;
+    in
+    map (o: {
+      outputs = [ o.object ];
+      inputs = [ o.source ];
+      inherit (o) command;
+    }) (filter (o: !(o ? prebuilt)) plan.objects)
+    ++ (
+      if plan.archive == null then
+        [ ]
+      else
+        [
+          {
+            outputs = [ plan.archive ];
+            inputs = paths;
+            command = "rm -f ${shell.escapeShellArg plan.archive} && ar rcsD ${shell.escapeShellArg plan.archive} ${esc paths}";
+          }
+        ]
+    )
+    ++ plan.extraEdges;
+
+  /**
+    A path as a ninja build line needs it (`$`, space and `:` escaped). A newline cannot be
+    written in a build.ninja at all, so it is an error.
+
+    # Examples
+
+    ```nix
+    ninjaPath "my dir/a:b.cpp"
+    => "my$ dir/a$:b.cpp"
+    ```
+  */
+  ninjaPath =
+    s:
+    if builtins.match ".*\n.*" s != null then
+      throw "nixgen: the path ${builtins.toJSON s} contains a newline, which a build.ninja cannot hold"
+    else
+      replaceStrings [ "$" " " ":" ] [ "$$" "$ " "$:" ] s;
+
+  /**
+    The text of a `build.ninja` running `edges`: one rule whose command is each edge's own
+    shell text (ninja runs it with `/bin/sh -c`, so `$CXX` is read from the build's
+    environment); every edge's outputs are built by default.
+
+    # Type
+
+    ```
+    ninjaFile :: [ Edge ] -> String
+    ```
+  */
+  ninjaFile =
+    edges:
+    let
+      value =
+        s:
+        if builtins.match ".*\n.*" s != null then
+          throw "nixgen: a build command contains a newline, which a build.ninja cannot hold: ${builtins.toJSON s}"
+        else
+          replaceStrings [ "$" ] [ "$$" ] s;
+      paths = ps: concatStringsSep " " (map ninjaPath ps);
+      edge = e: ''
+        build ${paths e.outputs}: run ${paths e.inputs}
+          cmd = ${value e.command}
+          desc = ${value (concatStringsSep " " e.outputs)}
+      '';
     in
     ''
-      runHook preBuild
-      mkdir -p nixgen-obj
-      ${concatStringsSep "\n" (map compile compiled)}
-      ar rcsD ${shell.escapeShellArg "lib${name}.a"} ${esc (map object compiled)}
-      runHook postBuild
+      # Generated by nixgen's Nix library (compile.nix) from the derivation's build plan.
+      ninja_required_version = 1.3
+      rule run
+        command = $cmd
+        description = $desc
+      ${concatStringsSep "" (map edge edges)}
     '';
+
+  /**
+    A configure phase writing the plan's `build.ninja` (like CMake's configure step); the
+    build phase is then ninja's setup hook (`ninjaBuildPhase`, real nixpkgs
+    `pkgs/by-name/ni/ninja/setup-hook.sh`), which runs `ninja -j$NIX_BUILD_CORES` unless
+    `enableParallelBuilding = false`. Override `ninjaFlags`, `postConfigure` (to edit
+    `build.ninja`) or this phase itself with `overrideAttrs`.
+
+    # Type
+
+    ```
+    configurePhase :: Plan -> String
+    ```
+  */
+  configurePhase =
+    plan:
+    ''
+      runHook preConfigure
+      mkdir -p nixgen-obj
+      printf '%s' ${shell.escapeShellArg (ninjaFile (edges plan))} > build.ninja
+    ''
+    + nvccThreads {
+      targets = plan.nvccTargets;
+      sources = builtins.length (filter (o: hasSuffix ".cu" o.source) plan.objects);
+    }
+    + ''
+      runHook postConfigure
+    '';
+
+  /**
+    Whether a plan's objects are each built by their own derivation (`withObjects`):
+    from `objectThreshold` compiled sources on. Below it, the cost of one derivation per
+    object (evaluation, and a builder start per object) outweighs what it saves; see
+    docs/build-performance.md for the measurements behind the number.
+  */
+  objectThreshold = 32;
+
+  /**
+    A kernel derivation whose objects are built one derivation each, when its plan
+    (`passthru.nixgen.plan`) has at least `objectThreshold` compiled sources (`mode`
+    `"auto"`), always (`"objects"`) or never (`"ninja"`). Each object derivation is the
+    kernel with its sources cut down to the one source and the kernel's headers, so editing
+    one source rebuilds that object, the archive and the link, and objects can come from a
+    binary cache. The archive is byte-identical to the one `configurePhase` builds (members
+    keep their names; each object builds in a directory named like the kernel's).
+
+    # Inputs
+
+    `lib`
+    : nixpkgs `lib` (for `lib.fileset`)
+
+    `root`
+    : the project root (a path)
+
+    # Type
+
+    ```
+    withObjects :: { lib, root, mode ? String } -> Derivation -> Derivation
+    ```
+  */
+  withObjects =
+    {
+      lib,
+      root,
+      mode ? "auto",
+    }:
+    kernel:
+    let
+      kernelPlan = kernel.passthru.nixgen.plan or null;
+      use =
+        if mode == "objects" then
+          true
+        else if mode == "ninja" then
+          false
+        else
+          builtins.length kernelPlan.objects >= objectThreshold;
+      # The headers go into every object: one store path shared by all of them.
+      headers = if kernelPlan.headers == [ ] then null else sources.select lib root kernelPlan.headers;
+      storeName =
+        s:
+        substring 0 120 (
+          concatStringsSep "-" (filter builtins.isString (builtins.split "[^A-Za-z0-9+._?=-]+" (baseNameOf s)))
+        );
+      objectDrv =
+        o:
+        kernel.overrideAttrs (old: {
+          pname = "${old.pname}-${storeName o.source}";
+          # Not the kernel's source tree: an edit to another source must not reach here.
+          src = null;
+          dontUnpack = true;
+          configurePhase = ''
+            mkdir source
+            cd source
+            ${if headers == null then "" else ''cp -r --no-preserve=mode ${headers}/. .''}
+            mkdir -p "$(dirname ${shell.escapeShellArg o.source})"
+            cp --no-preserve=mode ${builtins.path {
+              path = root + "/${o.source}";
+              name = "source";
+            }} ${shell.escapeShellArg o.source}
+          ''
+          + configurePhase (
+            kernelPlan
+            // {
+              objects = [ o ];
+              archive = null;
+              extraEdges = [ ];
+            }
+          );
+          installPhase = ''
+            runHook preInstall
+            install -Dm644 ${shell.escapeShellArg o.object} "$out/"${shell.escapeShellArg (objectName o.source)}
+            runHook postInstall
+          '';
+          passthru = { };
+        });
+      built = map (o: {
+        plan = o;
+        drv = objectDrv o;
+      }) kernelPlan.objects;
+    in
+    if kernelPlan == null || !use then
+      kernel
+    else
+      kernel.overrideAttrs (old: {
+        configurePhase = configurePhase (
+          kernelPlan
+          // {
+            objects = map (b: b.plan // { prebuilt = "${b.drv}/${objectName b.plan.source}"; }) built;
+          }
+        );
+        passthru = old.passthru // {
+          nixgen = old.passthru.nixgen // {
+            objects = map (b: b.drv) built;
+          };
+        };
+      });
 
   /**
     An install phase putting `lib<name>.a` into `$out/lib`.
@@ -177,12 +425,12 @@ rec {
   ];
 
   /**
-    Build phase of a `cpp-cpu` kernel.
+    Build plan of a `cpp-cpu` kernel.
 
     # Type
 
     ```
-    cppCpu :: { name, sources, includes, cxxFlags, depFlags } -> String
+    cppCpu :: { name, sources, includes, cxxFlags, depFlags } -> Plan
     ```
   */
   cppCpu =
@@ -193,7 +441,7 @@ rec {
       cxxFlags,
       depFlags ? [ ],
     }:
-    archivePhase {
+    plan {
       inherit name sources;
       rules = cxxRules (backendDefines.cpu ++ depFlags ++ includeFlags includes ++ cxxFlags);
     };
@@ -215,7 +463,7 @@ rec {
     if builtins.match "-f(file|macro|debug)-prefix-map=.*" flag != null then "-Xcompiler=${flag}" else flag;
 
   /**
-    Build phase of a `cpp-cuda` kernel: `.cu` with nvcc for each capability, C++ with the
+    Build plan of a `cpp-cuda` kernel: `.cu` with nvcc for each capability, C++ with the
     host compiler.
 
     # Inputs
@@ -239,13 +487,18 @@ rec {
     let
       defines = backendDefines.cuda;
       hostFlags = "-Xcompiler=-fPIC,-fno-gnu-unique,${prefixMap}";
+      targets = builtins.length (cuda.gencodeFlags capabilities);
     in
-    archivePhase {
+    plan {
       inherit name sources;
       rules = [
         {
           extensions = [ "cu" ];
-          command = "nvcc -ccbin \"$CXX\" ${hostFlags} ${
+          # With several gencode targets, nvcc compiles them side by side on
+          # `--threads` threads (how many: `nvccThreads`, at build time).
+          command = "nvcc -ccbin \"$CXX\" ${hostFlags}${
+            if targets > 1 then " --threads=\"\${NIXGEN_NVCC_THREADS:-1}\"" else ""
+          } ${
             esc (
               [
                 "-std=c++20"
@@ -263,10 +516,35 @@ rec {
         }
       ]
       ++ cxxRules (defines ++ depFlags ++ includeFlags includes ++ cxxFlags);
+    }
+    // {
+      nvccTargets = targets;
     };
 
   /**
-    Build phase of a `cpp-rocm` kernel: HIP sources (`.cu`, `.hip`) with hipcc for each
+    Shell text exporting `NIXGEN_NVCC_THREADS`: the build's cores shared out among the
+    `.cu` sources, at least 1 and at most the number of gencode targets (what nvcc can
+    compile side by side).
+
+    # Type
+
+    ```
+    nvccThreads :: { targets :: Int, sources :: Int } -> String
+    ```
+  */
+  nvccThreads =
+    { targets, sources }:
+    if targets < 2 || sources == 0 then
+      ""
+    else
+      ''
+        NIXGEN_NVCC_THREADS=$(( (NIX_BUILD_CORES + ${toString sources} - 1) / ${toString sources} ))
+        if [ "$NIXGEN_NVCC_THREADS" -gt ${toString targets} ]; then NIXGEN_NVCC_THREADS=${toString targets}; fi
+        export NIXGEN_NVCC_THREADS
+      '';
+
+  /**
+    Build plan of a `cpp-rocm` kernel: HIP sources (`.cu`, `.hip`) with hipcc for each
     `--offload-arch`, C++ with the host compiler.
   */
   cppRocm =
@@ -282,7 +560,7 @@ rec {
     let
       defines = backendDefines.rocm;
     in
-    archivePhase {
+    plan {
       inherit name sources;
       rules = [
         {
@@ -303,7 +581,7 @@ rec {
     };
 
   /**
-    Build phase of a `cpp-xpu` kernel: SYCL C++ with the oneAPI compiler (`icpx -fsycl`).
+    Build plan of a `cpp-xpu` kernel: SYCL C++ with the oneAPI compiler (`icpx -fsycl`).
   */
   cppXpu =
     {
@@ -314,7 +592,7 @@ rec {
       syclFlags,
       depFlags ? [ ],
     }:
-    archivePhase {
+    plan {
       inherit name sources;
       rules = [
         {
@@ -333,7 +611,7 @@ rec {
     };
 
   /**
-    Build phase of a `cpp-metal` kernel: Objective-C++ (`.mm`) and C++ with clang, Metal
+    Build plan of a `cpp-metal` kernel: Objective-C++ (`.mm`) and C++ with clang, Metal
     shaders (`.metal`) into a `default.metallib` installed next to the archive.
   */
   cppMetal =
@@ -347,7 +625,7 @@ rec {
     let
       shaders = filter (hasSuffix ".metal") sources;
     in
-    archivePhase {
+    plan {
       inherit name sources;
       rules = [
         {
@@ -359,12 +637,17 @@ rec {
       ]
       ++ cxxRules (backendDefines.metal ++ depFlags ++ includeFlags includes ++ cxxFlags);
     }
-    + (
-      if shaders == [ ] then
-        ""
-      else
-        ''
-          xcrun -sdk macosx metal ${esc (includeFlags includes)} ${esc shaders} -o default.metallib
-        ''
-    );
+    // {
+      extraEdges =
+        if shaders == [ ] then
+          [ ]
+        else
+          [
+            {
+              outputs = [ "default.metallib" ];
+              inputs = shaders;
+              command = "xcrun -sdk macosx metal ${esc (includeFlags includes)} ${esc shaders} -o default.metallib";
+            }
+          ];
+    };
 }

@@ -141,9 +141,12 @@ rec {
           kernels = listToAttrs (
             map (name: {
               inherit name;
-              value = callWith pkgs project.kernels.${name}.file {
-                inherit nixgen root torch;
-              };
+              # Large kernels: one derivation per object (`nixgen.compile.withObjects`).
+              value = nixgen.compile.withObjects { inherit (pkgs) lib; inherit root; } (
+                callWith pkgs project.kernels.${name}.file {
+                  inherit nixgen root torch;
+                }
+              );
             }) variant.kernels
           );
         in

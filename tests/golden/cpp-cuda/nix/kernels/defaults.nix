@@ -3,6 +3,7 @@
 {
   lib,
   cudaPackages,
+  ninja,
   nixgen,
   root,
 }:
@@ -11,16 +12,7 @@ let
   sources = [ "defaults/k.cu" ];
   # The kernel's capabilities that this toolkit can compile for.
   capabilities = nixgen.cuda.capabilitiesFor null cudaPackages.cudaMajorMinorVersion;
-in
-assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel defaults: none of its CUDA capabilities can be built with CUDA " + cudaPackages.cudaMajorMinorVersion);
-cudaPackages.backendStdenv.mkDerivation {
-  pname = "synth-cuda-defaults";
-  version = "3";
-  src = nixgen.sources.select lib root sources;
-  nativeBuildInputs = [ cudaPackages.cuda_nvcc ];
-  buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl ];
-  dontConfigure = true;
-  buildPhase = nixgen.compile.cppCuda {
+  plan = nixgen.compile.cppCuda {
     name = "defaults";
     inherit sources capabilities;
     includes = [ ];
@@ -28,11 +20,20 @@ cudaPackages.backendStdenv.mkDerivation {
     cudaFlags = [ ];
     depFlags = [ ];
   };
+in
+assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel defaults: none of its CUDA capabilities can be built with CUDA " + cudaPackages.cudaMajorMinorVersion);
+cudaPackages.backendStdenv.mkDerivation {
+  pname = "synth-cuda-defaults";
+  version = "3";
+  src = nixgen.sources.select lib root sources;
+  nativeBuildInputs = [ cudaPackages.cuda_nvcc ninja ];
+  buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl ];
+  configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "defaults";
   passthru.nixgen = {
     kernel = "defaults";
     library = "defaults";
     language = "cpp-cuda";
-    inherit capabilities;
+    inherit capabilities plan;
   };
 }

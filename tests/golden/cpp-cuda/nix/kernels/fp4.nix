@@ -3,6 +3,7 @@
 {
   lib,
   cudaPackages,
+  ninja,
   nixgen,
   root,
 }:
@@ -11,16 +12,7 @@ let
   sources = [ "fp4/fp4.cu" ];
   # The kernel's capabilities that this toolkit can compile for.
   capabilities = nixgen.cuda.capabilitiesFor [ "10.0" "12.0" ] cudaPackages.cudaMajorMinorVersion;
-in
-assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel fp4: none of its CUDA capabilities can be built with CUDA " + cudaPackages.cudaMajorMinorVersion);
-cudaPackages.backendStdenv.mkDerivation {
-  pname = "synth-cuda-fp4";
-  version = "3";
-  src = nixgen.sources.select lib root sources;
-  nativeBuildInputs = [ cudaPackages.cuda_nvcc ];
-  buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl ];
-  dontConfigure = true;
-  buildPhase = nixgen.compile.cppCuda {
+  plan = nixgen.compile.cppCuda {
     name = "fp4";
     inherit sources capabilities;
     includes = [ ];
@@ -28,11 +20,20 @@ cudaPackages.backendStdenv.mkDerivation {
     cudaFlags = [ ];
     depFlags = [ ];
   };
+in
+assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel fp4: none of its CUDA capabilities can be built with CUDA " + cudaPackages.cudaMajorMinorVersion);
+cudaPackages.backendStdenv.mkDerivation {
+  pname = "synth-cuda-fp4";
+  version = "3";
+  src = nixgen.sources.select lib root sources;
+  nativeBuildInputs = [ cudaPackages.cuda_nvcc ninja ];
+  buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl ];
+  configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "fp4";
   passthru.nixgen = {
     kernel = "fp4";
     library = "fp4";
     language = "cpp-cuda";
-    inherit capabilities;
+    inherit capabilities plan;
   };
 }

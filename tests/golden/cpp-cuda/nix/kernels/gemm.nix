@@ -3,6 +3,7 @@
 {
   lib,
   cudaPackages,
+  ninja,
   nixgen,
   root,
   torch,
@@ -13,16 +14,7 @@ let
   sources = [ "gemm/gemm.cu" "gemm/gemm.h" "gemm/host.cpp" ];
   # The kernel's capabilities that this toolkit can compile for.
   capabilities = nixgen.cuda.capabilitiesFor [ "7.0" "8.0" "9.0a" "10.0f" ] cudaPackages.cudaMajorMinorVersion;
-in
-assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel gemm: none of its CUDA capabilities can be built with CUDA " + cudaPackages.cudaMajorMinorVersion);
-cudaPackages.backendStdenv.mkDerivation {
-  pname = "synth-cuda-gemm";
-  version = "3";
-  src = nixgen.sources.select lib root sources;
-  nativeBuildInputs = [ cudaPackages.cuda_nvcc ];
-  buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl torch cutlass_3_8 ];
-  dontConfigure = true;
-  buildPhase = nixgen.compile.cppCuda {
+  plan = nixgen.compile.cppCuda {
     name = "gemm";
     inherit sources capabilities;
     includes = [ "gemm" ];
@@ -30,11 +22,20 @@ cudaPackages.backendStdenv.mkDerivation {
     cudaFlags = [ "-lineinfo" "--use_fast_math" "-DTILE=\"128 x 128\"" ];
     depFlags = nixgen.torch.includeFlags torch;
   };
+in
+assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel gemm: none of its CUDA capabilities can be built with CUDA " + cudaPackages.cudaMajorMinorVersion);
+cudaPackages.backendStdenv.mkDerivation {
+  pname = "synth-cuda-gemm";
+  version = "3";
+  src = nixgen.sources.select lib root sources;
+  nativeBuildInputs = [ cudaPackages.cuda_nvcc ninja ];
+  buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl torch cutlass_3_8 ];
+  configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "gemm";
   passthru.nixgen = {
     kernel = "gemm";
     library = "gemm";
     language = "cpp-cuda";
-    inherit capabilities;
+    inherit capabilities plan;
   };
 }

@@ -4,6 +4,7 @@
   lib,
   stdenv,
   apple-sdk_26,
+  ninja,
   nixgen,
   root,
   torch,
@@ -12,27 +13,29 @@
 
 let
   sources = [ "relu_metal/relu.mm" "relu_metal/relu.metal" "relu_metal/relu.h" ];
-in
-stdenv.mkDerivation {
-  pname = "synth-metal-relu_metal";
-  version = "3";
-  src = nixgen.sources.select lib root sources;
-  buildInputs = [ apple-sdk_26 ] ++ [ torch metal-cpp ];
-  dontConfigure = true;
-  # Metal shaders need the host's Metal toolchain (xcrun), outside the sandbox.
-  __noChroot = true;
-  buildPhase = nixgen.compile.cppMetal {
+  plan = nixgen.compile.cppMetal {
     name = "relu_metal";
     inherit sources;
     includes = [ "relu_metal" ];
     cxxFlags = [ "-DMETAL_BLOCK=256" ];
     depFlags = nixgen.torch.includeFlags torch;
   };
+in
+stdenv.mkDerivation {
+  pname = "synth-metal-relu_metal";
+  version = "3";
+  src = nixgen.sources.select lib root sources;
+  nativeBuildInputs = [ ninja ];
+  buildInputs = [ apple-sdk_26 ] ++ [ torch metal-cpp ];
+  # Metal shaders need the host's Metal toolchain (xcrun), outside the sandbox.
+  __noChroot = true;
+  configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "relu_metal";
   passthru.nixgen = {
     kernel = "relu_metal";
     library = "relu_metal";
     language = "cpp-metal";
+    inherit plan;
   };
   meta.platforms = lib.platforms.darwin;
 }

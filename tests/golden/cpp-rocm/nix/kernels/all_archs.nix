@@ -4,6 +4,7 @@
   lib,
   stdenv,
   rocmPackages,
+  ninja,
   nixgen,
   root,
 }:
@@ -12,15 +13,7 @@ let
   sources = [ "all_archs/k.hip" ];
   # The kernel's GPU targets that the builder supports.
   archs = nixgen.rocm.archsFor null;
-in
-stdenv.mkDerivation {
-  pname = "synth-rocm-all_archs";
-  version = "3";
-  src = nixgen.sources.select lib root sources;
-  nativeBuildInputs = [ rocmPackages.clr ];
-  buildInputs = [ rocmPackages.clr ];
-  dontConfigure = true;
-  buildPhase = nixgen.compile.cppRocm {
+  plan = nixgen.compile.cppRocm {
     name = "all_archs";
     inherit sources archs;
     includes = [ ];
@@ -28,11 +21,20 @@ stdenv.mkDerivation {
     hipFlags = [ ];
     depFlags = [ ];
   };
+in
+stdenv.mkDerivation {
+  pname = "synth-rocm-all_archs";
+  version = "3";
+  src = nixgen.sources.select lib root sources;
+  nativeBuildInputs = [ rocmPackages.clr ninja ];
+  buildInputs = [ rocmPackages.clr ];
+  configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "all_archs";
   passthru.nixgen = {
     kernel = "all_archs";
     library = "all_archs";
     language = "cpp-rocm";
     inherit archs;
+    inherit plan;
   };
 }

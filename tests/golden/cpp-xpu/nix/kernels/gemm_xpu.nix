@@ -3,6 +3,7 @@
 {
   lib,
   intel-oneapi,
+  ninja,
   nixgen,
   root,
   torch,
@@ -11,15 +12,7 @@
 
 let
   sources = [ "gemm_xpu/gemm.cpp" "gemm_xpu/gemm.hpp" ];
-in
-# The oneAPI stdenv compiles with icpx, which understands -fsycl.
-intel-oneapi.base.stdenv.mkDerivation {
-  pname = "synth-xpu-gemm_xpu";
-  version = "3";
-  src = nixgen.sources.select lib root sources;
-  buildInputs = [ torch sycl-tla ];
-  dontConfigure = true;
-  buildPhase = nixgen.compile.cppXpu {
+  plan = nixgen.compile.cppXpu {
     name = "gemm_xpu";
     inherit sources;
     includes = [ "gemm_xpu" ];
@@ -27,10 +20,20 @@ intel-oneapi.base.stdenv.mkDerivation {
     syclFlags = [ "-fsycl-targets=spir64" "-Xs" "-device pvc" ];
     depFlags = nixgen.torch.includeFlags torch;
   };
+in
+# The oneAPI stdenv compiles with icpx, which understands -fsycl.
+intel-oneapi.base.stdenv.mkDerivation {
+  pname = "synth-xpu-gemm_xpu";
+  version = "3";
+  src = nixgen.sources.select lib root sources;
+  nativeBuildInputs = [ ninja ];
+  buildInputs = [ torch sycl-tla ];
+  configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "gemm_xpu";
   passthru.nixgen = {
     kernel = "gemm_xpu";
     library = "gemm_xpu";
     language = "cpp-xpu";
+    inherit plan;
   };
 }

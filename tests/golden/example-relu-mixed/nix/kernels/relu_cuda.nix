@@ -3,6 +3,7 @@
 {
   lib,
   cudaPackages,
+  ninja,
   nixgen,
   root,
 }:
@@ -11,16 +12,7 @@ let
   sources = [ "relu_cuda/relu_cuda.cu" ];
   # The kernel's capabilities that this toolkit can compile for.
   capabilities = nixgen.cuda.capabilitiesFor [ "8.0" "9.0" ] cudaPackages.cudaMajorMinorVersion;
-in
-assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel relu_cuda: none of its CUDA capabilities can be built with CUDA " + cudaPackages.cudaMajorMinorVersion);
-cudaPackages.backendStdenv.mkDerivation {
-  pname = "relu-mixed-relu_cuda";
-  version = "1";
-  src = nixgen.sources.select lib root sources;
-  nativeBuildInputs = [ cudaPackages.cuda_nvcc ];
-  buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl ];
-  dontConfigure = true;
-  buildPhase = nixgen.compile.cppCuda {
+  plan = nixgen.compile.cppCuda {
     name = "relu_cuda";
     inherit sources capabilities;
     includes = [ ];
@@ -28,11 +20,20 @@ cudaPackages.backendStdenv.mkDerivation {
     cudaFlags = [ "-lineinfo" ];
     depFlags = [ ];
   };
+in
+assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel relu_cuda: none of its CUDA capabilities can be built with CUDA " + cudaPackages.cudaMajorMinorVersion);
+cudaPackages.backendStdenv.mkDerivation {
+  pname = "relu-mixed-relu_cuda";
+  version = "1";
+  src = nixgen.sources.select lib root sources;
+  nativeBuildInputs = [ cudaPackages.cuda_nvcc ninja ];
+  buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl ];
+  configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "relu_cuda";
   passthru.nixgen = {
     kernel = "relu_cuda";
     library = "relu_cuda";
     language = "cpp-cuda";
-    inherit capabilities;
+    inherit capabilities plan;
   };
 }

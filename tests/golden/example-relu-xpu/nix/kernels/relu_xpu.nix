@@ -3,6 +3,7 @@
 {
   lib,
   intel-oneapi,
+  ninja,
   nixgen,
   root,
   torch,
@@ -10,15 +11,7 @@
 
 let
   sources = [ "relu_xpu/relu.cpp" ];
-in
-# The oneAPI stdenv compiles with icpx, which understands -fsycl.
-intel-oneapi.base.stdenv.mkDerivation {
-  pname = "relu-xpu-relu_xpu";
-  version = "1";
-  src = nixgen.sources.select lib root sources;
-  buildInputs = [ torch ];
-  dontConfigure = true;
-  buildPhase = nixgen.compile.cppXpu {
+  plan = nixgen.compile.cppXpu {
     name = "relu_xpu";
     inherit sources;
     includes = [ ];
@@ -26,10 +19,20 @@ intel-oneapi.base.stdenv.mkDerivation {
     syclFlags = [ "-fno-sycl-instrument-device-code" ];
     depFlags = nixgen.torch.includeFlags torch;
   };
+in
+# The oneAPI stdenv compiles with icpx, which understands -fsycl.
+intel-oneapi.base.stdenv.mkDerivation {
+  pname = "relu-xpu-relu_xpu";
+  version = "1";
+  src = nixgen.sources.select lib root sources;
+  nativeBuildInputs = [ ninja ];
+  buildInputs = [ torch ];
+  configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "relu_xpu";
   passthru.nixgen = {
     kernel = "relu_xpu";
     library = "relu_xpu";
     language = "cpp-xpu";
+    inherit plan;
   };
 }
