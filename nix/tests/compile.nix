@@ -294,4 +294,55 @@ in
       [ "-isystem /t/include -ffile-prefix-map=/t/include/=torch/include/" ]
     ];
   };
+
+  # withObjects, on a stand-in kernel: a record whose overrideAttrs merges attributes.
+  testWithObjectsSplitsALargeKernelIntoObjectDerivations =
+    let
+      lib = import ../../tests/nixpkgs/lib;
+      root = ./fixtures/project;
+      fake =
+        attrs:
+        attrs
+        // {
+          overrideAttrs = f: fake (attrs // f attrs);
+          outPath = "/nix/store/${builtins.hashString "sha256" (builtins.toJSON (removeAttrs attrs [ "passthru" ]))}-${attrs.pname}";
+        };
+      kernel = fake {
+        pname = "p-kernel_a";
+        configurePhase = "ninja mode";
+        passthru.nixgen.plan = compile.cppCpu {
+          name = "kernel_a";
+          sources = [ "kernel_a/a.cpp" "kernel_a/unused.cpp" "kernel_a/a.h" ];
+          includes = [ ];
+          cxxFlags = [ ];
+        };
+      };
+      split = compile.withObjects { inherit lib root; mode = "objects"; } kernel;
+      auto = compile.withObjects { inherit lib root; } kernel;
+      objects = split.passthru.nixgen.objects;
+      first = builtins.head objects;
+    in
+    {
+      expr = {
+        # Two sources are far below the threshold: the kernel stays as it is.
+        autoKeepsSmallKernels = auto.configurePhase;
+        count = builtins.length objects;
+        names = map (o: o.pname) objects;
+        # An object derivation has no source tree of the kernel: its one source and the headers.
+        src = first.src;
+        copiesItsSource = builtins.length (builtins.split "cp --no-preserve=mode /nix/store/[a-z0-9]+-source kernel_a/a.cpp" first.configurePhase) == 3;
+        # The kernel archives the objects from the store and compiles nothing itself.
+        archivesFromTheStore = builtins.length (builtins.split "ar rcsD libkernel_a.a /nix/store/[^ ]+-p-kernel_a-a.cpp/kernel_a%2Fa.cpp.o /nix/store/" split.configurePhase) == 3;
+        compilesNothing = builtins.length (builtins.split " -c " split.configurePhase) == 1;
+      };
+      expected = {
+        autoKeepsSmallKernels = "ninja mode";
+        count = 2;
+        names = [ "p-kernel_a-a.cpp" "p-kernel_a-unused.cpp" ];
+        src = null;
+        copiesItsSource = true;
+        archivesFromTheStore = true;
+        compilesNothing = true;
+      };
+    };
 }
