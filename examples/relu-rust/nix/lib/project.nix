@@ -130,19 +130,24 @@ rec {
       variants = system: nixgen.variants.variants project system;
 
       /**
-        The derivation of one variant.
+        The derivation of one variant. `args` are `pkgsFor`'s, and `objects`: `"auto"`
+        (default), `"objects"` or `"ninja"`, the `mode` of `nixgen.compile.withObjects`.
       */
       variantPackage =
         args: variant:
         let
-          pkgs = pkgsFor args variant;
+          pkgs = pkgsFor (removeAttrs args [ "objects" ]) variant;
           isNoarch = variant.framework == "torch-noarch";
           torch = if variant.torch == null then null else torchFor pkgs variant;
           kernels = listToAttrs (
             map (name: {
               inherit name;
               # Large kernels: one derivation per object (`nixgen.compile.withObjects`).
-              value = nixgen.compile.withObjects { inherit (pkgs) lib; inherit root; } (
+              value = nixgen.compile.withObjects {
+                inherit (pkgs) lib;
+                inherit root;
+                mode = args.objects or "auto";
+              } (
                 callWith pkgs project.kernels.${name}.file {
                   inherit nixgen root torch;
                 }
@@ -159,6 +164,7 @@ rec {
       /**
         Packages of `system`: one per variant, the bundle of all bundled variants
         (`kernels`, also `default`), and one bundle per backend (`bundle-<backend>`).
+        `args` as for `variantPackage`.
       */
       packages =
         args@{ nixpkgs, system, ... }:
