@@ -4,6 +4,7 @@ let
   inherit (nixgen) compile;
   hasInfix = infix: s: builtins.match ".*${infix}.*" s != null;
   lines = s: builtins.filter (l: builtins.isString l && l != "") (builtins.split "\n" s);
+  contains = needle: s: builtins.replaceStrings [ needle ] [ "" ] s != s;
   # The compile commands of a plan, one per object.
   commands = plan: map (o: o.command) plan.objects;
 in
@@ -92,7 +93,24 @@ in
     ];
   };
 
-  testNinjaRefusesANewlineInAPath = {
+  # `|` has no escape in ninja: the object gets a stand-in name, the source is no input.
+  testNinjaNamesAPathWithAPipeByAStandIn = {
+    expr = builtins.filter (l: builtins.substring 0 6 l == "build ") (lines (compile.ninjaFile (compile.edges (compile.plan {
+      name = "k";
+      sources = [ "a|b/x.cpp" ];
+      rules = [ { extensions = [ "cpp" ]; command = "CXX"; } ];
+    }))));
+    expected =
+      let
+        stand = "nixgen-unnamed/${builtins.hashString "sha256" "nixgen-obj/a|b%2Fx.cpp.o"}";
+      in
+      [
+        "build ${stand}: run "
+        "build libk.a: run ${stand}"
+      ];
+  };
+
+  testNinjaRefusesALineBreakInAPath = {
     expr = compile.ninjaPath "a\nb.cpp";
     expectedError = true;
   };
@@ -117,6 +135,26 @@ in
       first = "runHook preConfigure";
       last = "runHook postConfigure";
       writes = true;
+    };
+  };
+
+  # A quoted flag with a line break cannot be a ninja line: the edge runs a script.
+  testConfigurePhaseMovesACommandWithALineBreakIntoAScript = {
+    expr =
+      let
+        text = compile.configurePhase (compile.plan {
+          name = "k";
+          sources = [ "k.cpp" ];
+          rules = [ { extensions = [ "cpp" ]; command = "CXX 'a\nb'"; } ];
+        });
+      in
+      {
+        script = contains "printf '%s\\n' 'CXX '\\''a\nb'\\'' -c k.cpp -o nixgen-obj/k.cpp.o' > nixgen-cmd/0.sh" text;
+        runsIt = contains "cmd = sh nixgen-cmd/0.sh" text;
+      };
+    expected = {
+      script = true;
+      runsIt = true;
     };
   };
 
