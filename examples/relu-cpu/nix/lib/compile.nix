@@ -186,8 +186,9 @@ rec {
     ++ plan.extraEdges;
 
   /**
-    A path as a ninja build line needs it (`$`, space and `:` escaped). A newline cannot be
-    written in a build.ninja at all, so it is an error.
+    A path as a ninja build line needs it (`$`, space and `:` escaped). A line break cannot
+    be written in a build.ninja path at all, so it is an error (`ninjaFile` never passes
+    one: see there).
 
     # Examples
 
@@ -198,15 +199,19 @@ rec {
   */
   ninjaPath =
     s:
-    if builtins.match ".*\n.*" s != null then
-      throw "nixgen: the path ${builtins.toJSON s} contains a newline, which a build.ninja cannot hold"
+    if lineBreak s then
+      throw "nixgen: the path ${builtins.toJSON s} contains a line break, which a build.ninja cannot hold"
     else
       replaceStrings [ "$" " " ":" ] [ "$$" "$ " "$:" ] s;
+
+  # Whether a string holds a character a ninja line cannot (ninja also rejects a lone CR).
+  lineBreak = s: builtins.match ".*[\n\r].*" s != null;
 
   /**
     The text of a `build.ninja` running `edges`: one rule whose command is each edge's own
     shell text (ninja runs it with `/bin/sh -c`, so `$CXX` is read from the build's
-    environment); every edge's outputs are built by default.
+    environment); every edge's outputs are built by default. Commands must not hold a
+    line break (`configurePhase` puts such a command into a script).
 
     # Type
 
@@ -219,13 +224,20 @@ rec {
     let
       value =
         s:
-        if builtins.match ".*\n.*" s != null then
-          throw "nixgen: a build command contains a newline, which a build.ninja cannot hold: ${builtins.toJSON s}"
+        if lineBreak s then
+          throw "nixgen: a build command contains a line break, which a build.ninja cannot hold: ${builtins.toJSON s}"
         else
           replaceStrings [ "$" ] [ "$$" ] s;
-      paths = ps: concatStringsSep " " (map ninjaPath ps);
+      # Ninja cannot name a path with a line break or a `|` (no escape exists): such an
+      # output gets a stand-in name (its command still writes the real file), and such a
+      # source is left out of the inputs (the build is from scratch anyway).
+      nameable = p: !(lineBreak p) && builtins.match ".*[|].*" p == null;
+      outputs = builtins.concatMap (e: e.outputs) edges;
+      name = p: if nameable p then ninjaPath p else "nixgen-unnamed/${builtins.hashString "sha256" p}";
+      paths = ps: concatStringsSep " " (map name ps);
+      inputs = filter (p: nameable p || builtins.elem p outputs);
       edge = e: ''
-        build ${paths e.outputs}: run ${paths e.inputs}
+        build ${paths e.outputs}: run ${paths (inputs e.inputs)}
           cmd = ${value e.command}
           desc = ${value (concatStringsSep " " e.outputs)}
       '';
@@ -254,10 +266,36 @@ rec {
   */
   configurePhase =
     plan:
+    let
+      all = edges plan;
+      # A command with a line break (a flag such as "a\nb", quoted) cannot be a ninja
+      # line: it goes into a script that the edge runs.
+      script = i: "nixgen-cmd/${toString i}.sh";
+      steps = builtins.genList (
+        i:
+        let
+          edge = builtins.elemAt all i;
+        in
+        if lineBreak edge.command then
+          {
+            edge = edge // { command = "sh ${script i}"; };
+            write = "printf '%s\\n' ${shell.escapeShellArg edge.command} > ${script i}\n";
+          }
+        else
+          {
+            inherit edge;
+            write = "";
+          }
+      ) (builtins.length all);
+      writes = concatStringsSep "" (map (step: step.write) steps);
+    in
     ''
       runHook preConfigure
       mkdir -p nixgen-obj
-      printf '%s' ${shell.escapeShellArg (ninjaFile (edges plan))} > build.ninja
+    ''
+    + (if writes == "" then "" else "mkdir -p nixgen-cmd\n" + writes)
+    + ''
+      printf '%s' ${shell.escapeShellArg (ninjaFile (map (step: step.edge) steps))} > build.ninja
     ''
     + nvccThreads {
       targets = plan.nvccTargets;

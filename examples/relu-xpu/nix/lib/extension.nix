@@ -156,7 +156,8 @@ rec {
       extraEdges = [
         {
           outputs = [ library ];
-          inputs = objects ++ wholeArchives ++ plainArchives;
+          # The archives are store paths: fixed for this derivation, nothing to track.
+          inputs = objects;
           # No rpath: the framework's libraries are already loaded (by soname) when the
           # kernel's Python package imports this module after importing the framework.
           command = "$CXX -shared -o ${shell.escapeShellArg library} ${esc objects} ${esc whole} ${esc plainArchives} -Wl,--exclude-libs,ALL -Wl,-z,noexecstack -Wl,-O1 -Wl,--build-id=sha1 ${
