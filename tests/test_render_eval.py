@@ -84,7 +84,12 @@ let
     pname = k.pname;
     nativeBuildInputs = map input (k.nativeBuildInputs or [ ]);
     buildInputs = map input (k.buildInputs or [ ]);
-    buildPhase = k.buildPhase or null;
+    # The build plan's commands: one per object, then the extra steps (Metal shaders).
+    commands =
+      if k.passthru.nixgen ? plan
+      then map (o: o.command) k.passthru.nixgen.plan.objects
+        ++ map (e: e.command) k.passthru.nixgen.plan.extraEdges
+      else null;
     src = "${k.src}";
     capabilities = k.passthru.nixgen.capabilities or null;
     archs = k.passthru.nixgen.archs or null;
@@ -173,9 +178,9 @@ def _is_dependency(dep: str, got: dict[str, str]) -> bool:
     return got["pname"] == render.DEPENDENCY_ATTRS.get(dep, dep)
 
 
-def _commands(phase: str) -> list[list[str]]:
-    """The compile commands of a build phase, split the way a shell splits them."""
-    return [shlex.split(line) for line in phase.splitlines() if " -c " in line]
+def _commands(commands: list[str]) -> list[list[str]]:
+    """The compile commands of a build plan, split the way a shell splits them."""
+    return [shlex.split(command) for command in commands if " -c " in command]
 
 
 def _ends_with(argv: list[str], flags: list[str]) -> bool:
@@ -206,7 +211,7 @@ def check_kernel(name: str, kernel: model.Kernel, got: dict[str, Any], v: dict[s
     if isinstance(kernel, model.RustCpuKernel):
         _check_rust(kernel, got)
         return
-    commands = _commands(got["buildPhase"])
+    commands = _commands(got["commands"])
     compiled = [c[c.index("-c") + 1] for c in commands]
     assert compiled == [
         s for s in dict.fromkeys(kernel.src) if s.rpartition(".")[2] in COMPILED[kernel.language]
@@ -287,7 +292,7 @@ def _check_metal(kernel: Any, got: dict[str, Any], v: dict[str, Any], commands: 
     assert v["system"] in got["platforms"]
     assert "apple-sdk-26.0" in {i["name"] for i in got["buildInputs"]}
     if any(s.endswith(".metal") for s in kernel.src):
-        assert "xcrun -sdk macosx metal" in got["buildPhase"]
+        assert any("xcrun -sdk macosx metal" in c for c in got["commands"])
     for argv in commands:
         assert _ends_with(argv, kernel.cxx_flags)
 
