@@ -306,6 +306,15 @@ def test_renders_when_stale_then_builds_all_bundled_variants_in_one_nix_build(
     assert len(calls_of(fake_nix, "eval")) == 2
 
 
+def test_a_relative_project_path_links_into_the_project(runner, fake_nix, demo, monkeypatch):
+    monkeypatch.chdir(demo.parent)
+    name = bundled(demo)[0]
+    result = runner.invoke(main, ["build", demo.name, "--variant", name])
+    assert result.exit_code == 0, result.output
+    assert (demo / "build" / name / "metadata.json").is_file()
+    assert not (demo / demo.name).exists()
+
+
 def test_chosen_variants_only(runner, fake_nix, demo):
     name = bundled(demo)[-1]
     result = runner.invoke(main, ["build", str(demo), "--variant", name, "--variant", name])

@@ -163,7 +163,7 @@ def build_command(
     system = system or host_system()
     loaded, rendered, problems = prepare(project, "nix")
     print_problems(problems)
-    root = loaded.root
+    root = loaded.root.resolve()  # Nix runs in the project: links must not be relative
     available = plan.variants(loaded.build, system=system)
     names = [v.name for v in available]
     if backends:
