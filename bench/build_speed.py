@@ -7,9 +7,9 @@ Measures (targets from issue 14; see docs/build-performance.md):
   1. parallel: a synthetic cpp-cpu kernel with 64 and 256 sources, its kernel derivation
      built with `--cores 2` against `--cores 1` (ninja -j2 against -j1), and against CMake +
      Ninja (configure and build) of the same sources with the same flags;
-  2. objects: the 256-source kernel with one derivation per object, full build against
-     the ninja mode; then one source edited: the rebuild against compiling that object by
-     hand and archiving all objects;
+  2. objects: the 256-source kernel with one derivation per object (full build, 2 jobs of
+     1 core); then one source edited: the rebuild against compiling that object by hand
+     and archiving it with the other objects;
   3. eval: every variant's drvPath of the largest real project (flash-attn3), objects on
      (the default for its large kernels) and off;
   4. variants: `nixgen build --backend cpu` of a 3-kernel project, one invocation against
@@ -154,31 +154,18 @@ class Kernel:
         """New derivations for every object: the shared header changes."""
         (self.root / "big" / "common.h").write_text(HEADER.format(salt=salt))
 
+    def args(self, *, objects: str) -> list[str]:
+        """`nix-build` arguments selecting the kernel derivation."""
+        return [
+            str(self.root.parent / "kernel.nix"),
+            *("--arg", "root", str(self.root), "--arg", "nixpkgs", str(self.stub)),
+            *("--argstr", "variant", self.variant, "--argstr", "objects", objects),
+        ]
+
     def nix_build(self, *, cores: int, objects: str) -> tuple[float, str]:
-        """Build the kernel derivation; wall time and Nix's stderr."""
-        took, done = timed(
-            [
-                "nix-build",
-                str(self.root.parent / "kernel.nix"),
-                "--no-out-link",
-                "--cores",
-                str(cores),
-                "--max-jobs",
-                "2",
-                "--arg",
-                "root",
-                str(self.root),
-                "--arg",
-                "nixpkgs",
-                str(self.stub),
-                "--argstr",
-                "variant",
-                self.variant,
-                "--argstr",
-                "objects",
-                objects,
-            ]
-        )
+        """Build the kernel derivation (2 jobs, `cores` each); wall time and Nix's stderr."""
+        command = ["nix-build", "--no-out-link", "--cores", str(cores), "--max-jobs", "2"]
+        took, done = timed([*command, *self.args(objects=objects)])
         return took, done.stderr
 
     def cmake(self, build: Path) -> float:
@@ -223,11 +210,8 @@ def reproducible(kernel: Kernel) -> None:
     """`nix-build --check` of the ninja-mode kernel: a second build, byte for byte."""
     kernel.salt("check")
     kernel.nix_build(cores=2, objects="ninja")
-    expr = str(kernel.root.parent / "kernel.nix")
-    args = ["--arg", "root", str(kernel.root), "--arg", "nixpkgs", str(kernel.stub)]
-    args += ["--argstr", "variant", kernel.variant, "--argstr", "objects", "ninja"]
     done = subprocess.run(
-        ["nix-build", expr, "--no-out-link", "--check", "--cores", "2", *args],
+        ["nix-build", "--no-out-link", "--check", "--cores", "2", *kernel.args(objects="ninja")],
         env=ENV,
         capture_output=True,
         text=True,
@@ -249,37 +233,33 @@ def built_count(stderr: str) -> int:
 
 
 def objects(kernel: Kernel, runs: int) -> None:
-    cmake_dir = kernel.root.parent / f"cmake{kernel.n}"
-    kernel.cmake(cmake_dir)  # objects for the by-hand reference
-    full_objects, full_ninja = [], []
-    for r in range(max(1, runs - 1)):
-        kernel.salt(f"o{r}a")
-        full_objects.append(kernel.nix_build(cores=2, objects="objects")[0])
-        kernel.salt(f"o{r}b")
-        full_ninja.append(kernel.nix_build(cores=2, objects="ninja")[0])
-    fo, fn = statistics.median(full_objects), statistics.median(full_ninja)
+    kernel.salt("objects")
+    full, _ = kernel.nix_build(cores=1, objects="objects")
     row(
-        f"2. {kernel.n} sources, full build: objects / ninja mode",
-        f"{fo:.1f} s / {fn:.1f} s = {fo / fn:.2f}x",
+        f"2. {kernel.n} sources, full build with one derivation per object (--max-jobs 2)",
+        f"{full:.1f} s",
         "report",
         None,
     )
-    kernel.salt("edit")
-    kernel.nix_build(cores=2, objects="objects")
     edited = kernel.root / kernel.sources[0]
     original = edited.read_text()
-    objs = sorted(str(p) for p in cmake_dir.rglob("*.o"))
     flags = [*FLAGS, "-I", str(kernel.root / "big")]
     rebuild, by_hand, counts = [], [], []
-    for r in range(max(3, runs)):
-        edited.write_text(original + f"// edit {r}\n")
-        took, stderr = kernel.nix_build(cores=2, objects="objects")
-        rebuild.append(took)
-        counts.append(built_count(stderr))
-        with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp:
+        # The other objects, for the by-hand archive: the members of the built archive.
+        members = Path(tmp) / "members"
+        members.mkdir()
+        out = run(["nix-build", *kernel.args(objects="objects"), "--no-out-link"]).stdout.strip()
+        run(["ar", "x", f"{out}/lib/libbig.a"], cwd=members)
+        others = sorted(str(p) for p in members.iterdir() if not p.name.startswith("big%2Fs000"))
+        for r in range(max(3, runs)):
+            edited.write_text(original + f"// edit {r}\n")
+            took, stderr = kernel.nix_build(cores=1, objects="objects")
+            rebuild.append(took)
+            counts.append(built_count(stderr))
             start = time.perf_counter()
             run(["g++", *flags, "-c", str(edited), "-o", f"{tmp}/one.o"])
-            run(["ar", "rcsD", f"{tmp}/lib.a", f"{tmp}/one.o", *objs[1:]])
+            run(["ar", "rcsD", f"{tmp}/lib{r}.a", f"{tmp}/one.o", *others])
             by_hand.append(time.perf_counter() - start)
     edited.write_text(original)
     rb, bh = statistics.median(rebuild), statistics.median(by_hand)
