@@ -89,7 +89,7 @@ def _label(drv_name: str, project: str, version: str, kernels: list[str]) -> str
     nargs=2,
     multiple=True,
     metavar="INPUT REF",
-    help="Passed to nix build (e.g. `nixpkgs path:/src/nixpkgs`); repeatable.",
+    help="Passed to Nix's evaluation (e.g. `nixpkgs path:/src/nixpkgs`); repeatable.",
 )
 @click.option(
     "--out-link",
