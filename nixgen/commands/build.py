@@ -192,10 +192,13 @@ def build_command(
     stale = write.plan(root, rendered)
     ref = nixbuild.flake_ref(root)
     evaluate = nixbuild.eval_command(ref, system, chosen, overrides)
-    build_options = {"keep_going": keep_going, "max_jobs": max_jobs, "cores": cores}
+
+    def nix_build(drvs: list[str]) -> list[str]:
+        return nixbuild.build_command(drvs, keep_going=keep_going, max_jobs=max_jobs, cores=cores)
+
     if dry_run:
         changed = [*stale.added, *stale.changed, *stale.removed]
-        build = nixbuild.build_command(["<drvPath of each variant>"], **build_options)
+        build = nix_build(["<drvPath of each variant>"])
         if as_json:
             emit_json(
                 {
@@ -272,7 +275,7 @@ def build_command(
         )
 
     built = nixbuild.run(
-        nixbuild.build_command(drvs, **build_options),
+        nix_build(drvs),
         cwd=root,
         on_change=on_change,
         on_tick=on_tick,
