@@ -338,6 +338,7 @@ def variants(work: Path, stub: Path, runs: int) -> None:
     toml += 'backends = ["cpu"]\n\n[torch]\nsrc = ["torch-ext/torch_binding.cpp"]\n'
     for k in ("a", "b", "c"):
         (root / k).mkdir()
+        (root / k / f"{k}.cpp").write_text("// first\n")
         toml += f'\n[kernel.{k}]\nlanguage = "cpp-cpu"\nsrc = ["{k}/{k}.cpp"]\n'
     (root / "build.toml").write_text(toml)
     build = project.read(root).build
