@@ -73,33 +73,82 @@ FAILURE = [
 
 FAKE_NIX = """\
 #!{python}
-import json, os, sys, time
+# A stand-in `nix`: `eval` prints one drvPath per variant named in --apply; `build` of
+# drvs replays each variant's scenario (then starts and stops the variant's own drv);
+# `build --max-jobs 0 --out-link L drv` links an output that exists.
+import json, os, re, sys, time
 from pathlib import Path
 
 args = sys.argv[1:]
 root = Path(os.environ["FAKE_NIX_DIR"])
-installable = next(a for a in args if "#" in a)
-flake = Path(installable.split("#", 1)[0])
-with open(root / "calls.jsonl", "a") as calls:
-    calls.write(json.dumps({{"args": args, "flake_nix": (flake / "flake.nix").is_file()}}) + "\\n")
-variant = installable.rsplit(".", 1)[-1]
 scenario = json.loads((root / "scenario.json").read_text())
-case = scenario.get(variant, scenario.get("*"))
-for line in case["stderr"]:
-    sys.stderr.write(line + "\\n")
+ref = next((a.split("#", 1)[0] for a in args if "#" in a), None)
+flake = Path(os.getcwd()) / ref if ref else None
+with open(root / "calls.jsonl", "a") as calls:
+    record = {{"args": args, "cwd": os.getcwd()}}
+    record["flake_nix"] = bool(flake and (flake / "flake.nix").is_file())
+    calls.write(json.dumps(record) + "\\n")
+
+def drv(variant):
+    return f"/nix/store/{{'2' * 32}}-{{variant}}.drv"
+
+def variant_of(path):
+    return path.rsplit("/", 1)[-1].split("-", 1)[1].removesuffix(".drv")
+
+def event(**fields):
+    sys.stderr.write("@nix " + json.dumps(fields) + "\\n")
     sys.stderr.flush()
-    time.sleep(case.get("delay", 0))
-if case["exit"] == 0:
-    out = root / "store" / variant
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "metadata.json").write_text("{{}}")
-    if "--out-link" in args:
-        link = Path(args[args.index("--out-link") + 1])
-        if link.is_symlink():
-            link.unlink()
-        link.symlink_to(out)
-    print(json.dumps([{{"drvPath": "/nix/store/x.drv", "outputs": {{"out": str(out)}}}}]))
-sys.exit(case["exit"])
+
+if args[0] == "eval":
+    case = scenario.get("@eval", {{"stderr": [], "exit": 0}})
+    for line in case["stderr"]:
+        sys.stderr.write(line + "\\n")
+    if case["exit"] == 0:
+        variants = re.findall(r'"([^"]+)"', args[args.index("--apply") + 1])
+        print(json.dumps([drv(v) for v in variants]))
+    sys.exit(case["exit"])
+
+drvs = [a for a in args if a.endswith(".drv")]
+if "--out-link" in args:
+    out = root / "store" / variant_of(drvs[0])
+    if not out.is_dir():
+        event(action="msg", level=0, msg="error: unable to start any build")
+        sys.exit(1)
+    link = Path(args[args.index("--out-link") + 1])
+    if link.is_symlink():
+        link.unlink()
+    link.symlink_to(out)
+    sys.exit(0)
+
+failed = False
+for index, path in enumerate(drvs):
+    variant = variant_of(path)
+    case = scenario.get(variant, scenario.get("*"))
+    for line in case["stderr"]:
+        if line.startswith("@nix "):
+            fields = json.loads(line[5:])
+            if "id" in fields:
+                fields["id"] += 1000 * index
+            line = "@nix " + json.dumps(fields)
+        sys.stderr.write(line + "\\n")
+        sys.stderr.flush()
+        time.sleep(case.get("delay", 0))
+    if case["exit"] == 0:
+        event(action="start", id=999 + 1000 * index, type=105, fields=[path, "", 1, 1])
+        out = root / "store" / variant
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "metadata.json").write_text("{{}}")
+        event(action="stop", id=999 + 1000 * index)
+        continue
+    failed = True
+    message = f"error: 1 dependencies of derivation '{{path}}' failed to build"
+    event(action="msg", level=0, msg=message)
+    if "--keep-going" not in args:
+        break
+if failed:
+    sys.exit(1)
+outputs = [{{"out": str(root / "store" / variant_of(d))}} for d in drvs]
+print(json.dumps([{{"drvPath": d, "outputs": o}} for d, o in zip(drvs, outputs)]))
 """
 
 
@@ -200,42 +249,121 @@ def test_host_system_is_a_nix_system():
 # ------------------------------------------------------------------------------ the verb
 
 
-def test_renders_when_stale_then_builds_each_bundled_variant(runner, fake_nix, demo):
+def calls_of(fake: FakeNix, kind: str) -> list[list[str]]:
+    """The argument lists of the fake's calls: `eval`, `build` (of drvs) or `link`."""
+    out = []
+    for call in fake.calls():
+        args = call["args"]
+        is_link = "--out-link" in args
+        if (kind == "eval" and args[0] == "eval") or (
+            args[0] == "build" and (kind == "link") == is_link and kind != "eval"
+        ):
+            out.append(args)
+    return out
+
+
+def drv(variant: str) -> str:
+    return f"/nix/store/{'2' * 32}-{variant}.drv"
+
+
+def test_renders_when_stale_then_builds_all_bundled_variants_in_one_nix_build(
+    runner, fake_nix, demo
+):
     variants = bundled(demo)
-    assert variants
+    assert len(variants) > 1
     result = runner.invoke(main, ["build", str(demo), "--override-input", "nixpkgs", "path:/stub"])
     assert result.exit_code == 0, result.output
     assert "rendered nix/" in result.output
     assert (demo / "nix" / "project.nix").is_file()
-    calls = fake_nix.calls()
-    assert [c["args"][c["args"].index("--json") + 1] for c in calls] == [
-        f"{demo.resolve()}#packages.{SYSTEM}.{v}" for v in variants
-    ]
-    assert all(c["flake_nix"] for c in calls), "the flake was rendered before nix ran"
-    first = calls[0]["args"]
-    assert first[0] == "build"
-    assert "--log-format" in first and first[first.index("--log-format") + 1] == "internal-json"
-    i = first.index("--override-input")
-    assert first[i : i + 3] == ["--override-input", "nixpkgs", "path:/stub"]
-    for index, name in enumerate(variants, start=1):
-        assert f"[{index}/{len(variants)}] {name}: building kernel relu_cpu" in result.output
-        assert f"[{index}/{len(variants)}] {name}: built extension (" in result.output
-        assert f"[{index}/{len(variants)}] {name}: done in" in result.output
+    # One evaluation for every variant, from the rendered flake.
+    [evaluate] = calls_of(fake_nix, "eval")
+    assert f"{demo.resolve()}#packages.{SYSTEM}" in evaluate
+    assert evaluate[evaluate.index("--apply") + 1].endswith(
+        "[ " + " ".join(f'"{v}"' for v in variants) + " ]"
+    )
+    i = evaluate.index("--override-input")
+    assert evaluate[i : i + 3] == ["--override-input", "nixpkgs", "path:/stub"]
+    assert all(c["flake_nix"] for c in fake_nix.calls() if c["args"][0] == "eval")
+    # One build of all their derivations, with Nix's JSON log.
+    [build] = calls_of(fake_nix, "build")
+    assert build[-len(variants) :] == [drv(v) for v in variants]
+    assert build[build.index("--log-format") + 1] == "internal-json"
+    assert "--no-link" in build and not any("#" in a for a in build)
+    out = result.output
+    assert "building kernel relu_cpu" in out
+    assert "built extension (" in out
+    for name in variants:
+        assert re.search(rf"\[\d/{len(variants)}\] {name}: done", out), out
         assert (demo / "build" / name / "metadata.json").is_file()
-    assert f"built {len(variants)} of {len(variants)} variant(s)" in result.output
+    assert f"built {len(variants)} of {len(variants)} variant(s)" in out
+    # Links point at the built outputs, without building again.
+    links = calls_of(fake_nix, "link")
+    assert [a[-1] for a in links] == [drv(v) for v in variants]
 
     again = runner.invoke(main, ["build", str(demo), "--variant", variants[0]])
     assert again.exit_code == 0, again.output
     assert "rendered" not in again.output
-    assert len(fake_nix.calls()) == len(variants) + 1
+    assert len(calls_of(fake_nix, "eval")) == 2
+
+
+def test_a_relative_project_path_links_into_the_project(runner, fake_nix, demo, monkeypatch):
+    monkeypatch.chdir(demo.parent)
+    name = bundled(demo)[0]
+    result = runner.invoke(main, ["build", demo.name, "--variant", name])
+    assert result.exit_code == 0, result.output
+    assert (demo / "build" / name / "metadata.json").is_file()
+    assert not (demo / demo.name).exists()
 
 
 def test_chosen_variants_only(runner, fake_nix, demo):
     name = bundled(demo)[-1]
     result = runner.invoke(main, ["build", str(demo), "--variant", name, "--variant", name])
     assert result.exit_code == 0, result.output
-    assert len(fake_nix.calls()) == 1
-    assert "[1/1]" in result.output
+    [build] = calls_of(fake_nix, "build")
+    assert [a for a in build if a.endswith(".drv")] == [drv(name)]
+    assert f"[1/1] {name}: done" in result.output
+
+
+def test_backend_selects_its_variants(runner, fake_nix, tmp_path):
+    root = tmp_path / "mixed"
+    scaffold.create(root, "mixed", ["cpp-cpu", "cpp-cuda"])
+    all_ = bundled(root)
+    cpu = [
+        v.name
+        for v in plan.variants(project.read(root).build, system=SYSTEM)
+        if v.bundle and v.backend == "cpu"
+    ]
+    assert cpu and len(cpu) < len(all_)
+    result = runner.invoke(main, ["build", str(root), "--backend", "cpu", "--no-link"])
+    assert result.exit_code == 0, result.output
+    [build] = calls_of(fake_nix, "build")
+    assert [a for a in build if a.endswith(".drv")] == [drv(v) for v in cpu]
+    none = runner.invoke(main, ["build", str(root), "--backend", "rocm"])
+    assert none.exit_code == 2
+    assert "no variants of backend rocm" in none.output
+    bad = runner.invoke(main, ["build", str(root), "--backend", "gpu"])
+    assert bad.exit_code == 2
+    assert "'gpu' is not one of" in bad.output
+
+
+def test_max_jobs_and_cores_go_to_nix_build(runner, fake_nix, demo):
+    result = runner.invoke(main, ["build", str(demo), "--max-jobs", "3", "--cores", "0"])
+    assert result.exit_code == 0, result.output
+    [build] = calls_of(fake_nix, "build")
+    assert build[build.index("--max-jobs") + 1] == "3"
+    assert build[build.index("--cores") + 1] == "0"
+    assert all(a[a.index("--max-jobs") + 1] == "0" for a in calls_of(fake_nix, "link"))
+
+
+def test_a_project_path_with_a_space_is_built_from_its_directory(runner, fake_nix, tmp_path):
+    root = tmp_path / "my kernels" / "relu demo"
+    scaffold.create(root, "relu-demo", ["cpp-cpu"])
+    result = runner.invoke(main, ["build", str(root), "--variant", bundled(root)[0]])
+    assert result.exit_code == 0, result.output
+    [call] = [c for c in fake_nix.calls() if c["args"][0] == "eval"]
+    assert f".#packages.{SYSTEM}" in call["args"]
+    assert call["cwd"] == str(root.resolve())
+    assert call["flake_nix"]
 
 
 def test_a_failure_ends_with_the_log_tail_and_stops(runner, fake_nix, demo):
@@ -243,35 +371,42 @@ def test_a_failure_ends_with_the_log_tail_and_stops(runner, fake_nix, demo):
     fake_nix.scenario(**{"*": {"stderr": FAILURE, "exit": 1}})
     result = runner.invoke(main, ["build", str(demo), "--log-lines", "2"])
     assert result.exit_code == 1
-    assert len(fake_nix.calls()) == 1
+    assert len(calls_of(fake_nix, "build")) == 1
     out = result.output
-    assert f"[1/{len(variants)}] {variants[0]}: kernel relu_cpu failed" in out
+    assert "kernel relu_cpu failed" in out
     assert "--- last 2 log lines of relu-demo-relu_cpu-1 ---\nstep 9\n" in out
     assert "relu_cpu.cpp:3:9: error: expected ';'" in out
     assert f"nix log {KERNEL_DRV}" in out
-    assert f"failed: {variants[0]}" in out
+    assert f"built 0 of {len(variants)} variant(s)" in out
+    assert f"failed: {', '.join(variants)}" in out
     assert "step 8" not in out
+    assert not (demo / "build").exists() or not any((demo / "build").iterdir())
 
 
 def test_keep_going_builds_the_others(runner, fake_nix, demo):
     variants = bundled(demo)
-    if len(variants) < 2:
-        pytest.skip("needs two variants")
     fake_nix.scenario(
         **{variants[0]: {"stderr": FAILURE, "exit": 1}, "*": {"stderr": SUCCESS, "exit": 0}}
     )
     result = runner.invoke(main, ["build", str(demo), "--keep-going"])
     assert result.exit_code == 1
-    assert len(fake_nix.calls()) == len(variants)
+    [build] = calls_of(fake_nix, "build")
+    assert "--keep-going" in build
     assert f"built {len(variants) - 1} of {len(variants)} variant(s)" in result.output
+    assert f"failed: {variants[0]}" in result.output
     assert (demo / "build" / variants[1]).is_symlink()
+    assert not (demo / "build" / variants[0]).exists()
 
 
-def test_an_evaluation_error_is_shown(runner, fake_nix, demo):
-    fake_nix.scenario(**{"*": {"stderr": [nix_error("attribute 'x' missing")], "exit": 1}})
+def test_an_evaluation_error_is_shown_and_nothing_is_built(runner, fake_nix, demo):
+    fake_nix.scenario(
+        **{"@eval": {"stderr": [nix_error("attribute 'x' missing")], "exit": 1}, "*": {}}
+    )
     result = runner.invoke(main, ["build", str(demo), "--variant", bundled(demo)[0]])
     assert result.exit_code == 1
     assert "error: attribute 'x' missing" in result.output
+    assert "evaluating relu-demo" in result.output
+    assert calls_of(fake_nix, "build") == []
 
 
 def test_an_unknown_variant_lists_the_valid_ones_and_runs_nothing(runner, fake_nix, demo):
@@ -285,16 +420,15 @@ def test_an_unknown_variant_lists_the_valid_ones_and_runs_nothing(runner, fake_n
 def test_other_system(runner, fake_nix, demo):
     result = runner.invoke(main, ["build", str(demo), "--system", "aarch64-linux"])
     assert result.exit_code == 0, result.output
-    installables = [c["args"][c["args"].index("--json") + 1] for c in fake_nix.calls()]
-    assert installables
-    assert all("#packages.aarch64-linux." in i for i in installables)
-    assert all(i.endswith("aarch64-linux") for i in installables)
+    [evaluate] = calls_of(fake_nix, "eval")
+    assert f"{demo.resolve()}#packages.aarch64-linux" in evaluate
+    assert all(d.endswith("aarch64-linux.drv") for d in calls_of(fake_nix, "build")[0][-2:])
 
 
 def test_no_link(runner, fake_nix, demo):
     result = runner.invoke(main, ["build", str(demo), "--no-link"])
     assert result.exit_code == 0, result.output
-    assert all("--no-link" in c["args"] for c in fake_nix.calls())
+    assert calls_of(fake_nix, "link") == []
     assert not (demo / "build").exists()
 
 
@@ -305,12 +439,15 @@ def test_dry_run_writes_and_runs_nothing(runner, fake_nix, demo):
     assert result.exit_code == 0, result.output
     assert "would render nix/" in result.output
     assert "--override-input nixpkgs 'path:/my stub'" in result.output
+    assert "nix build" in result.output
     assert fake_nix.calls() == []
     assert not (demo / "nix").exists()
-    as_json = runner.invoke(main, ["build", str(demo), "--dry-run", "--json"])
+    as_json = runner.invoke(main, ["build", str(demo), "--dry-run", "--json", "--cores", "2"])
     plan_ = json.loads(as_json.stdout)
-    assert [v["name"] for v in plan_["variants"]] == bundled(demo)
-    assert plan_["variants"][0]["command"][:2] == ["nix", "build"]
+    assert plan_["variants"] == bundled(demo)
+    assert plan_["eval"][:2] == ["nix", "eval"]
+    assert plan_["build"][:2] == ["nix", "build"]
+    assert plan_["build"][plan_["build"].index("--cores") + 1] == "2"
     assert "build.toml" not in plan_["render"]
     assert "flake.nix" in plan_["render"]
 
@@ -383,7 +520,7 @@ def test_terminal_gets_a_live_status_line_and_colour(fake_nix, demo):
     )
     assert code == 0, out
     assert "\r\x1b[K" in out
-    assert re.search(r"\[1/1\] \S+: kernel relu_cpu · 0:0\d \(total 0:0\d\)", out)
+    assert re.search(r"\[0/1 variants\] kernel relu_cpu \(total 0:0\d\)", out)
     assert "\x1b[32mdone\x1b[0m" in out
 
 

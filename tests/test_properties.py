@@ -279,11 +279,12 @@ def expected_kernel(build: model.Build, name: str) -> dict[str, Any]:
     return {
         "pname": pname,
         "src": {"sources": list(kernel.src)},
-        "buildPhase": phase,
+        "configurePhase": phase,
         "installPhase": {"archive": name},
         "passthru": {
             "nixgen": {
                 **passthru,
+                "plan": phase,
                 **({"capabilities": phase["capabilities"]} if "capabilities" in phase else {}),
             }
         },
@@ -300,7 +301,7 @@ def expected_extension(build: model.Build) -> dict[str, Any]:
             "moduleDir": validate.python_package_dir(build),
             "pyext": list(fw.pyext),
         },
-        "buildPhase": {
+        "configurePhase": {
             "bindingSources": list(fw.src),
             "cxxFlags": list(fw.cxx_flags),
             "includes": list(fw.include),
@@ -362,6 +363,7 @@ let
     python3.pkgs.tvm-ffi = "tvm-ffi";
     root = "/ROOT";
     torch = "torch";
+    ninja = "ninja";
     kernels = { };
     variant.backend = "cpu";
     projectData = { };
@@ -382,6 +384,7 @@ let
         cppRocm = id;
         cppXpu = id;
         cppMetal = id;
+        configurePhase = id;
         installArchivePhase = archive: { inherit archive; };
         installMetalPhase = { name, sources }: { archive = name; };
         copyPhase = from: to: { inherit from to; };
@@ -394,7 +397,7 @@ let
         archives = _: { whole = [ ]; plain = [ ]; };
         archsOf = _: [ ];
         opsName = _: "ops";
-        buildPhase = id;
+        configurePhase = id;
         installPhase = id;
         metadataFile = _: "metadata.json";
       };

@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -610,6 +611,7 @@ let
     sources.selectWithPackage = lib: root: files: dir: exts: { inherit files dir exts; };
     compile = {
       cppCpu = same; cppCuda = same; cppRocm = same; cppXpu = same; cppMetal = same;
+      configurePhase = same;
       installArchivePhase = name: { install = name; };
       installMetalPhase = { name, sources }: { install = name; };
       copyPhase = from: to: { copy = [ from to ]; };
@@ -621,7 +623,7 @@ let
       archives = kernels: { whole = [ ]; plain = [ ]; };
       archsOf = kernels: [ ];
       opsName = args: "OPS";
-      buildPhase = same;
+      configurePhase = same;
       installPhase = same;
       metadataFile = args: "METADATA";
     };
@@ -641,6 +643,7 @@ let
     rustPlatform.buildRustPackage = same;
     python3 = { pkgs.tvm-ffi = "tvm-ffi"; };
     torch = "torch";
+    ninja = "ninja";
     toolchain = {
       stdenv = builder; compilers = [ ]; nativeBuildInputs = [ ]; buildInputs = [ ];
       linkFlags = [ ];
@@ -678,7 +681,8 @@ def test_every_string_reaches_nix_unchanged(hostile: tuple[Path, model.Build]) -
             assert args["prePatch"] == {"copy": ["Cargo.lock", f"{NASTY_DIRS[1]}/Cargo.lock"]}
             assert args["cargoRoot"] == args["buildAndTestSubdir"] == NASTY_DIRS[1]
             continue
-        phase = args["buildPhase"]
+        phase = args["configurePhase"]
+        assert args["passthru"]["nixgen"]["plan"] == phase
         assert phase["name"] == name
         assert phase["sources"] == kernel.src
         assert phase["includes"] == kernel.include
@@ -699,9 +703,9 @@ def test_every_string_reaches_nix_unchanged(hostile: tuple[Path, model.Build]) -
     assert isinstance(torch, model.Torch)
     ext = got["extension"]
     assert ext["src"] == {"files": torch.src, "dir": "torch-ext/hostile", "exts": ["py", "pyi"]}
-    assert ext["buildPhase"]["bindingSources"] == torch.src
-    assert ext["buildPhase"]["cxxFlags"] == torch.cxx_flags == NASTY_FLAGS
-    assert ext["buildPhase"]["includes"] == torch.include
+    assert ext["configurePhase"]["bindingSources"] == torch.src
+    assert ext["configurePhase"]["cxxFlags"] == torch.cxx_flags == NASTY_FLAGS
+    assert ext["configurePhase"]["includes"] == torch.include
     data = render.project_data(build)
     data["kernels"] = {
         k: {kk: vv for kk, vv in v.items() if kk != "file"} for k, v in data["kernels"].items()
@@ -712,30 +716,35 @@ def test_every_string_reaches_nix_unchanged(hostile: tuple[Path, model.Build]) -
     assert got["project"]["source"] == NASTY_SOURCE
 
 
-# The build phases, run by a real shell with recording stand-ins for the compilers:
-# every flag and path must arrive as exactly one argument.
-_RECORD = r"""
-record() { for a in "$@"; do printf '%s\0' "$a"; done >> "$LOG"; printf '\1\0' >> "$LOG"; }
-runHook() { :; }
-cxx() { record CXX "$@"; }
-cc() { record CC "$@"; }
-nvcc() { record NVCC "$@"; }
-hipcc() { record HIPCC "$@"; }
-icpx() { record ICPX "$@"; }
-ar() { record AR "$@"; }
-CXX=cxx CC=cc NIX_BUILD_TOP=/build
+# The configure phases, run by a real shell, then the build.ninja they write, run by a real
+# ninja with recording stand-ins for the compilers: every flag and path must arrive as
+# exactly one argument.
+_RECORDER = """#!/bin/bash
+for a in TAG "$@"; do printf '%s\\0' "$a"; done >> "$LOG"; printf '\\1\\0' >> "$LOG"
 """
+_TOOLS = {"cxx": "CXX", "cc": "CC", "nvcc": "NVCC", "hipcc": "HIPCC", "icpx": "ICPX", "ar": "AR"}
 
 
-def _run_phase(phase: str, tmp: Path) -> list[list[str]]:
+def _run_phase(phase: str, tmp: Path, sources: list[str]) -> list[list[str]]:
+    """Run a configure phase, then ninja, in a fresh directory holding `sources`."""
+    bin_dir = tmp / "bin"
+    if not bin_dir.exists():
+        bin_dir.mkdir()
+        for tool, tag in _TOOLS.items():
+            (bin_dir / tool).write_text(_RECORDER.replace("TAG", tag))
+            (bin_dir / tool).chmod(0o755)
+    work = Path(tempfile.mkdtemp(dir=tmp, prefix="phase"))
+    for source in sources:
+        (work / source).parent.mkdir(parents=True, exist_ok=True)
+        (work / source).write_text("")
     log = tmp / "argv"
     log.write_bytes(b"")
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "LOG": str(log)}
+    script = "runHook() { :; }\nexport CXX=cxx CC=cc NIX_BUILD_TOP=/build NIX_BUILD_CORES=1\n"
     subprocess.run(
-        ["bash", "-euc", _RECORD + phase],
-        cwd=tmp,
-        env={"PATH": os.environ["PATH"], "LOG": str(log)},
-        check=True,
+        ["bash", "-euc", script + phase + "\nninja -j1 >/dev/null"], cwd=work, env=env, check=True
     )
+    assert not list(work.glob("pwned*"))
     calls, current = [], []
     for item in log.read_bytes().decode().split("\0")[:-1]:
         if item == "\1":
@@ -760,10 +769,11 @@ let
     builtins.head (builtins.filter (v: v.backend == backend) (p.variants "x86_64-linux"));
   ext = backend:
     p.variantPackage { inherit nixpkgs kernel-builder; system = "x86_64-linux"; } (pick backend);
-  phases = backend: builtins.mapAttrs (n: k: k.buildPhase or null) (ext backend).nixgen.kernels;
+  phases = backend:
+    builtins.mapAttrs (n: k: k.configurePhase or null) (ext backend).nixgen.kernels;
 in {
   cpu = phases "cpu"; cuda = phases "cuda"; rocm = phases "rocm"; xpu = phases "xpu";
-  extension = (ext "cpu").buildPhase;
+  extension = (ext "cpu").configurePhase;
 }
 """
 
@@ -788,7 +798,7 @@ def test_build_phases_pass_each_hostile_string_as_one_argument(
         ("xpu", "xpu_k"),
     ):
         kernel = build.kernels[name]
-        calls = _run_phase(phases[backend][name], work)
+        calls = _run_phase(phases[backend][name], work, kernel.src)
         assert not list(work.glob("pwned*")), name
         compiled = [c for c in calls if c[0] != "AR"]
         archive = [c for c in calls if c[0] == "AR"]
@@ -815,7 +825,7 @@ def test_build_phases_pass_each_hostile_string_as_one_argument(
             assert "--offload-arch=gfx942" in next(c for c in calls if c[0] == "HIPCC")
     torch = build.framework
     assert isinstance(torch, model.Torch)
-    ext_calls = _run_phase(phases["extension"], work)
+    ext_calls = _run_phase(phases["extension"], work, torch.src)
     binding = next(c for c in ext_calls if "-c" in c)
     assert binding[binding.index("-c") + 1] == torch.src[0]
     assert binding[: binding.index("-c")][-len(NASTY_FLAGS) :] == NASTY_FLAGS

@@ -91,7 +91,12 @@ let
     pname = k.pname;
     nativeBuildInputs = map input (k.nativeBuildInputs or [ ]);
     buildInputs = map input (k.buildInputs or [ ]);
-    buildPhase = k.buildPhase or null;
+    # The build plan's commands: one per object, then the extra steps (Metal shaders).
+    commands =
+      if k.passthru.nixgen ? plan
+      then map (o: o.command) k.passthru.nixgen.plan.objects
+        ++ map (e: e.command) k.passthru.nixgen.plan.extraEdges
+      else null;
     src = "${k.src}";
     capabilities = k.passthru.nixgen.capabilities or null;
     archs = k.passthru.nixgen.archs or null;
@@ -188,13 +193,12 @@ def _is_dependency(dep: str, got: dict[str, str]) -> bool:
     return got["pname"] == render.DEPENDENCY_ATTRS.get(dep, dep).rpartition(".")[2]
 
 
-def _commands(phase: str) -> list[list[str]]:
-    """The compile commands of a build phase (not the Metal shader compiler's), split the
-    way a shell splits them."""
+def _commands(commands: list[str]) -> list[list[str]]:
+    """The compile commands of a build plan, split the way a shell splits them."""
     return [
-        shlex.split(line)
-        for line in phase.splitlines()
-        if " -c " in line and not line.lstrip().startswith("xcrun")
+        shlex.split(command)
+        for command in commands
+        if " -c " in command and not command.startswith("xcrun")  # Metal shaders: see metal
     ]
 
 
@@ -226,7 +230,7 @@ def check_kernel(name: str, kernel: model.Kernel, got: dict[str, Any], v: dict[s
     if isinstance(kernel, model.RustCpuKernel):
         _check_rust(kernel, got)
         return
-    commands = _commands(got["buildPhase"])
+    commands = _commands(got["commands"])
     compiled = [c[c.index("-c") + 1] for c in commands]
     assert compiled == [
         s for s in dict.fromkeys(kernel.src) if s.rpartition(".")[2] in COMPILED[kernel.language]
@@ -309,11 +313,7 @@ def _check_metal(kernel: Any, got: dict[str, Any], v: dict[str, Any], commands: 
     assert v["system"] in got["platforms"]
     assert "apple-sdk-26.0" in {i["name"] for i in got["buildInputs"]}
     shaders = [s for s in dict.fromkeys(kernel.src) if s.endswith(".metal")]
-    metal = [
-        shlex.split(line)
-        for line in got["buildPhase"].splitlines()
-        if line.lstrip().startswith("xcrun -sdk macosx metal ")
-    ]
+    metal = [shlex.split(c) for c in got["commands"] if c.startswith("xcrun -sdk macosx metal ")]
     assert [argv[argv.index("-c") + 1] for argv in metal] == shaders
     if shaders:  # the sources see the embedded library through its header
         namespace = f"-DEMBEDDED_METALLIB_NAMESPACE={got['library']}_metal"
@@ -524,7 +524,7 @@ def test_unknown_capability_renders_and_no_toolkit_compiles_it(stub: Path, tmp_p
         ]
         assert got["capabilities"] == supported, v["name"]
         gencode = [
-            a for argv in _commands(got["buildPhase"]) for a in argv if a.startswith("-gencode=")
+            a for argv in _commands(got["commands"]) for a in argv if a.startswith("-gencode=")
         ]
         assert gencode and all(f"_{arch}" not in flag for flag in gencode), (v["name"], gencode)
         assert {flag.rsplit("_", 1)[1] for flag in gencode} == {

@@ -1,43 +1,35 @@
-"""`nixgen build`: render when stale, then `nix build` the chosen variants, with progress."""
+"""`nixgen build`: render when stale, then build the chosen variants with one `nix build`."""
 
 from __future__ import annotations
 
+import json
 import os
-import platform
-import queue
-import re
 import shlex
 import shutil
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import click
 
+from nixgen import nixbuild, tables
 from nixgen.cli import emit_json, handle_errors, print_problems, project_argument, use_color
 from nixgen.errors import EXIT_INTERNAL, NixgenError, ProblemError, error
+from nixgen.nixbuild import host_system
+from nixgen.nixlog import Build, NixLog
+
+__all__ = ["build_command", "command", "host_system"]
 
 #: Where each variant is linked, relative to the project (what the `kernels` client and
 #: the tests of `nixgen init` look at).
 DEFAULT_LINKS = "build"
-EXPERIMENTAL = "nix-command flakes"
 
 
 class BuildFailed(NixgenError):
     """`nix build` failed; the details were already printed."""
 
     exit_code = EXIT_INTERNAL
-
-
-def host_system() -> str:
-    """This machine as a Nix system name (``x86_64-linux``, ``aarch64-darwin``, …)."""
-    machine = {"arm64": "aarch64", "amd64": "x86_64"}.get(
-        platform.machine().lower(), platform.machine().lower()
-    )
-    return f"{machine}-{platform.system().lower()}"
 
 
 def _complete_variant(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
@@ -57,11 +49,6 @@ def _complete_variant(ctx: click.Context, param: click.Parameter, incomplete: st
     return [CompletionItem(n) for n in names if n.startswith(incomplete)]
 
 
-def _elapsed(seconds: float) -> str:
-    seconds = int(seconds)
-    return f"{seconds // 60}:{seconds % 60:02d}"
-
-
 def _label(drv_name: str, project: str, version: str, kernels: list[str]) -> str:
     """What a derivation is, in the project's words: ``kernel relu_cpu``, ``extension``."""
     suffix = f"-{version}"
@@ -70,135 +57,14 @@ def _label(drv_name: str, project: str, version: str, kernels: list[str]) -> str
         part = stem[len(project) + 1 :]
         if part in kernels:
             return f"kernel {part}"
+        owner = next((k for k in kernels if part.startswith(f"{k}-")), None)
+        if owner is not None:
+            return f"kernel {owner}: object {part[len(owner) + 1 :]}"
         if part in ("torch-ext", "tvm-ffi-ext"):
             return "extension"
         if part.startswith("noarch"):
             return "python package"
     return drv_name
-
-
-class Progress:
-    """Prints what is being built: a live status line on a terminal, plain lines otherwise."""
-
-    def __init__(self, total: int, *, live: bool, color: bool, stream: Any):
-        self.total = total
-        self.live = live
-        self.color = color
-        self.stream = stream
-        self.start = time.monotonic()
-        self.status = ""
-
-    def style(self, text: str, **kwargs: Any) -> str:
-        return click.style(text, **kwargs) if self.color else text
-
-    def _clear(self) -> None:
-        if self.live and self.status:
-            self.stream.write("\r\x1b[K")
-            self.status = ""
-
-    def line(self, text: str) -> None:
-        """A permanent line."""
-        self._clear()
-        self.stream.write(text + "\n")
-        self.stream.flush()
-
-    def event(self, text: str) -> None:
-        """A step: a line when not live, nothing otherwise (the status line shows it)."""
-        if not self.live:
-            self.line(text)
-
-    def show(self, text: str) -> None:
-        """Replace the status line (live only)."""
-        if not self.live:
-            return
-        width = shutil.get_terminal_size((100, 20)).columns - 1
-        text = text if len(text) <= width else text[: width - 1] + "…"
-        self.stream.write("\r\x1b[K" + text)
-        self.stream.flush()
-        self.status = text
-
-    def total_elapsed(self) -> str:
-        return _elapsed(time.monotonic() - self.start)
-
-
-def _pump(stream: Any, sink: queue.Queue[tuple[str, str | None]], tag: str) -> None:
-    for line in iter(stream.readline, ""):
-        sink.put((tag, line))
-    sink.put((tag, None))
-
-
-def run_one(
-    command: list[str],
-    *,
-    index: int,
-    variant: str,
-    progress: Progress,
-    label: Any,
-    log_lines: int,
-    cwd: Path | None = None,
-) -> tuple[bool, str, list[str]]:
-    """Run one `nix build`; returns (ok, stdout, failure report lines)."""
-    from nixgen.nixlog import NixLog
-
-    prefix = f"[{index}/{progress.total}] {variant}"
-    log = NixLog()
-    try:
-        process = subprocess.Popen(
-            command,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            cwd=cwd,
-            text=True,
-            errors="replace",
-        )
-    except OSError as exc:
-        raise NixgenError(f"cannot run {command[0]}: {exc.strerror}") from None
-    lines: queue.Queue[tuple[str, str | None]] = queue.Queue()
-    threads = [
-        threading.Thread(target=_pump, args=(process.stderr, lines, "err"), daemon=True),
-        threading.Thread(target=_pump, args=(process.stdout, lines, "out"), daemon=True),
-    ]
-    for thread in threads:
-        thread.start()
-    started = time.monotonic()
-    stdout: list[str] = []
-    open_streams = 2
-    try:
-        while open_streams:
-            try:
-                tag, line = lines.get(timeout=0.25)
-            except queue.Empty:
-                tag, line = "tick", ""
-            if line is None:
-                open_streams -= 1
-                continue
-            if tag == "out":
-                stdout.append(line)
-                continue
-            change = log.feed(line) if tag == "err" else None
-            if change is not None:
-                kind, build = change
-                what = label(build.name)
-                if kind == "start":
-                    progress.event(f"{prefix}: building {what}")
-                elif build.failed:
-                    progress.event(f"{prefix}: {what} {progress.style('failed', fg='red')}")
-                else:
-                    took = build.duration(time.monotonic())
-                    progress.event(f"{prefix}: built {what} ({took:.1f}s)")
-            running = ", ".join(label(b.name) for b in log.running()) or "evaluating"
-            progress.show(
-                f"{prefix}: {running} · {_elapsed(time.monotonic() - started)} "
-                f"(total {progress.total_elapsed()})"
-            )
-    except KeyboardInterrupt:
-        process.terminate()
-        process.wait()
-        raise
-    code = process.wait()
-    report = log.failure_report(log_lines) if code != 0 else []
-    return code == 0, "".join(stdout), report
 
 
 @click.command(name="build")
@@ -223,7 +89,7 @@ def run_one(
     nargs=2,
     multiple=True,
     metavar="INPUT REF",
-    help="Passed to nix build (e.g. `nixpkgs path:/src/nixpkgs`); repeatable.",
+    help="Passed to Nix's evaluation (e.g. `nixpkgs path:/src/nixpkgs`); repeatable.",
 )
 @click.option(
     "--out-link",
@@ -233,8 +99,27 @@ def run_one(
     metavar="DIR",
     help="Link each built variant as DIR/<variant>, relative to PROJECT.",
 )
+@click.option(
+    "--backend",
+    "backends",
+    multiple=True,
+    type=click.Choice(tables.BACKENDS),
+    help="Build only the variants of this backend; repeat for several.",
+)
 @click.option("--no-link", is_flag=True, help="Do not link the results.")
 @click.option("--keep-going", is_flag=True, help="Build the other variants after a failure.")
+@click.option(
+    "--max-jobs",
+    type=click.IntRange(0),
+    default=None,
+    help="Derivations Nix builds at once (passed to nix build; default: Nix's setting).",
+)
+@click.option(
+    "--cores",
+    type=click.IntRange(0),
+    default=None,
+    help="Cores of each derivation, $NIX_BUILD_CORES (passed to nix build; 0: all).",
+)
 @click.option(
     "--log-lines",
     default=40,
@@ -251,20 +136,24 @@ def build_command(
     system: str | None,
     overrides: tuple[tuple[str, str], ...],
     links: str,
+    backends: tuple[str, ...],
     no_link: bool,
     keep_going: bool,
+    max_jobs: int | None,
+    cores: int | None,
     log_lines: int,
     dry_run: bool,
     as_json: bool,
 ) -> None:
     """Build PROJECT's variants with Nix, rendering its Nix files first when stale.
 
-    Runs one `nix build` per variant and shows which variant and which kernel is being
-    built, how many are done and the time elapsed (a live line on a terminal, plain lines
-    otherwise). Each result is linked as build/<variant>, where the `kernels` client
-    finds it (`kernels.get_local_kernel(PROJECT, backend=...)`). A failure ends with the
-    failing derivation's last log lines. Exit status: 0 built, 1 a build failed,
-    2 invalid input.
+    Evaluates the flake once for all chosen variants and builds them with one `nix build`,
+    so Nix builds their derivations side by side (--max-jobs, --cores). Shows which
+    derivation of which kernel is being built, how many variants are done and the time
+    elapsed (a live line on a terminal, plain lines otherwise). Each result is linked as
+    build/<variant>, where the `kernels` client finds it
+    (`kernels.get_local_kernel(PROJECT, backend=...)`). A failure ends with the failing
+    derivation's last log lines. Exit status: 0 built, 1 a build failed, 2 invalid input.
     """
     from nixgen import plan, write
     from nixgen.commands.render import prepare
@@ -274,9 +163,11 @@ def build_command(
     system = system or host_system()
     loaded, rendered, problems = prepare(project, "nix")
     print_problems(problems)
-    root = loaded.root
+    root = loaded.root.resolve()  # Nix runs in the project: links must not be relative
     available = plan.variants(loaded.build, system=system)
     names = [v.name for v in available]
+    if backends:
+        available = [v for v in available if v.backend in backends]
     if variants:
         unknown = [v for v in variants if v not in names]
         if unknown:
@@ -293,31 +184,38 @@ def build_command(
     else:
         chosen = [v.name for v in available if v.bundle]
     if not chosen:
-        raise ProblemError([error(f"{loaded.build.general.name} has no variants for {system}")])
+        which = f" of backend {', '.join(backends)}" if backends else ""
+        raise ProblemError(
+            [error(f"{loaded.build.general.name} has no variants{which} for {system}")]
+        )
 
     stale = write.plan(root, rendered)
-    ref, cwd = flake_ref(root)
-    base = root.resolve() if cwd is not None else root
-    commands = {
-        name: _command(ref, system, name, overrides, None if no_link else base / links / name)
-        for name in chosen
-    }
+    ref = nixbuild.flake_ref(root)
+    evaluate = nixbuild.eval_command(ref, system, chosen, overrides)
+
+    def nix_build(drvs: list[str]) -> list[str]:
+        return nixbuild.build_command(drvs, keep_going=keep_going, max_jobs=max_jobs, cores=cores)
+
     if dry_run:
         changed = [*stale.added, *stale.changed, *stale.removed]
+        build = nix_build(["<drvPath of each variant>"])
         if as_json:
             emit_json(
                 {
                     "render": changed,
                     "system": system,
-                    "variants": [{"name": n, "command": commands[n]} for n in chosen],
+                    "cwd": str(root.resolve()),
+                    "variants": chosen,
+                    "eval": evaluate,
+                    "build": build[:-1],
                 }
             )
             return
         if changed:
             click.echo(f"would render {rendered.out_dir}/ ({len(changed)} file(s) stale)")
-        for name in chosen:
-            run_in = f"cd {shlex.quote(str(cwd))} && " if cwd is not None else ""
-            click.echo(run_in + shlex.join(commands[name]))
+        cd = f"cd {shlex.quote(str(root.resolve()))} && " if ref == "." else ""
+        click.echo(cd + shlex.join(evaluate))
+        click.echo(shlex.join(build))
         return
 
     if shutil.which("nix") is None:
@@ -332,10 +230,8 @@ def build_command(
             f"{len(result.changed)} changed, {len(result.removed)} removed",
             err=True,
         )
-    if not no_link:
-        (root / links).mkdir(parents=True, exist_ok=True)
     err = sys.stderr
-    progress = Progress(len(chosen), live=err.isatty(), color=use_color(err), stream=err)
+    progress = nixbuild.Progress(len(chosen), live=err.isatty(), color=use_color(err), stream=err)
     meta = loaded.build.general
     kernels = sorted(loaded.build.kernels)
 
@@ -346,79 +242,105 @@ def build_command(
         f"building {len(chosen)} variant{'s' if len(chosen) != 1 else ''} of {meta.name} "
         f"for {system}"
     )
-    failed: list[str] = []
-    built: list[str] = []
-    for index, name in enumerate(chosen, start=1):
-        started = time.monotonic()
-        ok, _, report = run_one(
-            commands[name],
-            cwd=cwd,
-            index=index,
-            variant=name,
-            progress=progress,
-            label=label,
-            log_lines=log_lines,
-        )
-        took = time.monotonic() - started
-        where = "" if no_link else f" -> {os.path.relpath(root / links / name)}"
-        if ok:
-            built.append(name)
-            progress.line(
-                f"[{index}/{len(chosen)}] {name}: {progress.style('done', fg='green')} in "
-                f"{took:.1f}s (total {progress.total_elapsed()}){where}"
-            )
-            continue
-        failed.append(name)
-        progress.line(
-            f"[{index}/{len(chosen)}] {name}: {progress.style('failed', fg='red', bold=True)} "
-            f"after {took:.1f}s"
-        )
-        for line in report:
+    progress.show("evaluating")
+    evaluated = nixbuild.run(evaluate, cwd=root)
+    drvs = _drv_paths(evaluated, len(chosen))
+    if drvs is None:
+        for line in evaluated.log.failure_report(log_lines):
             progress.line(line)
-        if not keep_going:
-            break
-    summary = f"built {len(built)} of {len(chosen)} variant(s) in {progress.total_elapsed()}"
+        raise BuildFailed(f"evaluating {meta.name} for {system} failed")
+    variant_of = dict(zip(drvs, chosen, strict=True))
+    done: list[str] = []
+
+    def on_change(kind: str, build: Build) -> None:
+        variant = variant_of.get(build.drv)
+        what = label(build.name)
+        if kind == "start":
+            progress.event(f"building {what}" + (f" ({variant})" if variant else ""))
+        elif build.failed:
+            progress.event(f"{what} {progress.style('failed', fg='red')}")
+        elif variant is not None:
+            done.append(variant)
+            progress.line(
+                f"[{len(done)}/{len(chosen)}] {variant}: "
+                f"{progress.style('done', fg='green')} (total {progress.total_elapsed()})"
+            )
+        else:
+            progress.event(f"built {what} ({build.duration(time.monotonic()):.1f}s)")
+
+    def on_tick(log: NixLog) -> None:
+        running = ", ".join(label(b.name) for b in log.running()) or "waiting for Nix"
+        progress.show(
+            f"[{len(done)}/{len(chosen)} variants] {running} (total {progress.total_elapsed()})"
+        )
+
+    built = nixbuild.run(
+        nix_build(drvs),
+        cwd=root,
+        on_change=on_change,
+        on_tick=on_tick,
+    )
+    ok_word = progress.style("done", fg="green")
+    broken = _broken_variants(built.log, variant_of) if built.code != 0 else set()
+    if built.code != 0 and not broken:
+        broken = set(chosen)  # a failure Nix did not tie to a derivation: nothing is known
+    if not no_link and len(broken) < len(chosen):
+        (root / links).mkdir(parents=True, exist_ok=True)
+    for drv, name in variant_of.items():
+        if name in broken:
+            continue
+        if no_link:
+            if built.code != 0 and name not in done:
+                broken.add(name)  # not known to be built
+            elif name not in done:
+                done.append(name)
+                progress.line(f"[{len(done)}/{len(chosen)}] {name}: {ok_word}")
+            continue
+        link = root / links / name
+        if nixbuild.run(nixbuild.link_command(drv, link), cwd=root).code != 0:
+            broken.add(name)  # Nix stopped before building it
+            continue
+        if name not in done:
+            done.append(name)  # built before: Nix had nothing to do
+            progress.line(f"[{len(done)}/{len(chosen)}] {name}: {ok_word}")
+        progress.line(f"  {name} -> {os.path.relpath(link)}")
+    if built.code != 0:
+        for line in built.log.failure_report(log_lines):
+            progress.line(line)
+    failed = [name for name in chosen if name in broken]
+    count = f"{len(chosen) - len(failed)} of {len(chosen)}"
+    summary = f"built {count} variant(s) in {progress.total_elapsed()}"
     if failed:
         raise BuildFailed(f"{summary}; failed: {', '.join(failed)}")
     click.echo(summary)
 
 
-#: What Nix's flake reference parser accepts in a path (RFC 3986 path characters); it
-#: does not unescape `%20`, so a path with anything else is given as `.` instead.
-_FLAKE_PATH = re.compile(r"[A-Za-z0-9._~!$&'()*+,;=:@/-]+")
+def _drv_paths(result: nixbuild.Result, count: int) -> list[str] | None:
+    """The derivations `nix eval` printed, one per variant; None when it failed."""
+    if result.code != 0:
+        return None
+    try:
+        drvs = json.loads(result.stdout)
+    except ValueError:
+        return None
+    if (
+        not isinstance(drvs, list)
+        or len(drvs) != count
+        or not all(isinstance(d, str) for d in drvs)
+    ):
+        return None
+    return drvs
 
 
-def flake_ref(root: Path) -> tuple[str, Path | None]:
-    """The flake reference of the project at `root`, and the directory `nix build` must
-    run in for it: the absolute path (run anywhere) when Nix can parse it, else `.` run
-    in `root` (a path with a space, `#` or `?` is not a valid flake reference)."""
-    path = root.resolve()
-    if _FLAKE_PATH.fullmatch(str(path)):
-        return str(path), None
-    return ".", path
-
-
-def _command(
-    ref: str,
-    system: str,
-    variant: str,
-    overrides: tuple[tuple[str, str], ...],
-    link: Path | None,
-) -> list[str]:
-    command = [
-        "nix",
-        "build",
-        "--extra-experimental-features",
-        EXPERIMENTAL,
-        "--log-format",
-        "internal-json",
-        "--json",
-        f"{ref}#packages.{system}.{variant}",
-    ]
-    command += ["--no-link"] if link is None else ["--out-link", str(link)]
-    for name, value in overrides:
-        command += ["--override-input", name, value]
-    return command
+def _broken_variants(log: NixLog, variant_of: dict[str, str]) -> set[str]:
+    """Variants whose derivation failed, or was not built because a dependency failed
+    (Nix names it in `N dependencies of derivation '…drv' failed to build`)."""
+    broken = {variant_of[d] for d in log.failed_drvs() if d in variant_of}
+    for message in log.errors:
+        for drv, name in variant_of.items():
+            if f"'{drv}'" in message:
+                broken.add(name)
+    return broken
 
 
 command = build_command

@@ -3,6 +3,7 @@
 {
   lib,
   stdenv,
+  ninja,
   nixgen,
   root,
   torch,
@@ -10,24 +11,26 @@
 
 let
   sources = [ "relu_cpu/relu_cpu.cpp" ];
-in
-stdenv.mkDerivation {
-  pname = "relu-mixed-relu_cpu";
-  version = "1";
-  src = nixgen.sources.select lib root sources;
-  buildInputs = [ torch ];
-  dontConfigure = true;
-  buildPhase = nixgen.compile.cppCpu {
+  plan = nixgen.compile.cppCpu {
     name = "relu_cpu";
     inherit sources;
     includes = [ ];
     cxxFlags = [ ];
     depFlags = nixgen.torch.includeFlags torch;
   };
+in
+stdenv.mkDerivation {
+  pname = "relu-mixed-relu_cpu";
+  version = "1";
+  src = nixgen.sources.select lib root sources;
+  nativeBuildInputs = [ ninja ];
+  buildInputs = [ torch ];
+  configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "relu_cpu";
   passthru.nixgen = {
     kernel = "relu_cpu";
     library = "relu_cpu";
     language = "cpp-cpu";
+    inherit plan;
   };
 }

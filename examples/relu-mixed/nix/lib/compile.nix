@@ -2,12 +2,15 @@
 /**
   Build phases that compile a kernel's sources into a static archive, `lib<name>.a`.
 
-  One function per kernel language; each returns the text of a `buildPhase`. Source files
-  are compiled by extension (headers are inputs only), one object per source, named after
-  its flattened path so two files with one basename cannot collide, then archived
-  deterministically (`ar rcsD`). Every value from build.toml is shell-quoted.
+  One function per kernel language; each returns a build plan (`plan`: data, one compile
+  command per source), which `configurePhase` writes as a `build.ninja` that ninja's setup
+  hook runs on `$NIX_BUILD_CORES` cores, and which `withObjects` can split into one
+  derivation per object. Source files are compiled by extension (headers are inputs only),
+  one object per source, named after its flattened path so two files with one basename
+  cannot collide, then archived deterministically (`ar rcsD`). Every value from build.toml
+  is shell-quoted.
 */
-{ shell, cuda }:
+{ shell, cuda, sources }:
 let
   inherit (builtins)
     any
@@ -105,23 +108,33 @@ rec {
   sourceArg = src: if substring 0 1 src == "-" then "./${src}" else src;
 
   /**
-    A build phase compiling `sources` with the first matching rule and archiving the
-    objects into `lib<name>.a`. A rule is `{ extensions; command; }` where `command` is
-    shell text (the compiler and its quoted flags). `prelude` runs before the first compile
-    (files the sources include, such as an embedded Metal library).
+    The build plan of a kernel: which object each source compiles to, with which command,
+    and the archive that collects them. Plain data, so a caller can inspect or extend it
+    (`plan // { objects = …; }`) before `configurePhase` turns it into a `build.ninja`.
+
+    Sources are compiled by the first rule whose extensions match; the others (headers)
+    are inputs of every object. A rule is `{ extensions; command; }` where `command` is
+    shell text (the compiler and its quoted flags).
 
     # Type
 
     ```
-    archivePhase :: { name :: String, sources :: [ String ], rules :: [ Rule ], prelude :: String ? } -> String
+    plan :: { name :: String, sources :: [ String ], rules :: [ Rule ] }
+      -> { name, archive, headers, objects :: [ { source, object, command } ], extraEdges, objectInputs, nvccTargets }
+    ```
+
+    # Examples
+
+    ```nix
+    (plan { name = "k"; sources = [ "k.cpp" "k.h" ]; rules = [ { extensions = [ "cpp" ]; command = "CXX"; } ]; }).objects
+    => [ { source = "k.cpp"; object = "nixgen-obj/k.cpp.o"; command = "CXX -c k.cpp -o nixgen-obj/k.cpp.o"; } ]
     ```
   */
-  archivePhase =
+  plan =
     {
       name,
       sources,
       rules,
-      prelude ? "",
     }:
     let
       ruleFor =
@@ -132,16 +145,291 @@ rec {
         if matching == [ ] then null else head matching;
       compiled = filter (src: ruleFor src != null) sources;
       object = src: "nixgen-obj/${objectName src}";
-      compile = src: "${(ruleFor src).command} -c ${shell.escapeShellArg (sourceArg src)} -o ${shell.escapeShellArg (object src)}";
+    in
+    {
+      inherit name;
+      archive = "lib${name}.a";
+      headers = filter (src: ruleFor src == null) sources;
+      objects = map (src: {
+        source = src;
+        object = object src;
+        command = "${(ruleFor src).command} -c ${shell.escapeShellArg (sourceArg src)} -o ${shell.escapeShellArg (object src)}";
+      }) compiled;
+      # Steps besides compiling and archiving (`{ outputs; inputs; command; }`).
+      extraEdges = [ ];
+      # Files every object needs besides its source: outputs of `extraEdges` that the
+      # sources include (the embedded Metal library's header).
+      objectInputs = [ ];
+      # Gencode targets of each `.cu` source (> 1: nvcc gets `--threads`).
+      nvccTargets = 0;
+    };
+
+  /**
+    The steps (ninja edges) of a plan: one per object, then the archive (`ar rcsD`: no
+    timestamps, members in source order), then the plan's extra steps. An edge is
+    `{ outputs; inputs; command; }` with shell-text commands.
+
+    # Type
+
+    ```
+    edges :: Plan -> [ Edge ]
+    ```
+  */
+  edges =
+    plan:
+    let
+      # An object built by its own derivation (`withObjects`) is read from the store.
+      path = o: o.prebuilt or o.object;
+      paths = map path plan.objects;
+    in
+    map (o: {
+      outputs = [ o.object ];
+      inputs = [ o.source ] ++ plan.objectInputs or [ ];
+      inherit (o) command;
+    }) (filter (o: !(o ? prebuilt)) plan.objects)
+    ++ (
+      if plan.archive == null then
+        [ ]
+      else
+        [
+          {
+            outputs = [ plan.archive ];
+            inputs = paths;
+            command = "rm -f ${shell.escapeShellArg plan.archive} && ar rcsD ${shell.escapeShellArg plan.archive} ${esc paths}";
+          }
+        ]
+    )
+    ++ plan.extraEdges;
+
+  /**
+    A path as a ninja build line needs it (`$`, space and `:` escaped). A line break cannot
+    be written in a build.ninja path at all, so it is an error (`ninjaFile` never passes
+    one: see there).
+
+    # Examples
+
+    ```nix
+    ninjaPath "my dir/a:b.cpp"
+    => "my$ dir/a$:b.cpp"
+    ```
+  */
+  ninjaPath =
+    s:
+    if lineBreak s then
+      throw "nixgen: the path ${builtins.toJSON s} contains a line break, which a build.ninja cannot hold"
+    else
+      replaceStrings [ "$" " " ":" ] [ "$$" "$ " "$:" ] s;
+
+  # Whether a string holds a character a ninja line cannot (ninja also rejects a lone CR).
+  lineBreak = s: builtins.match ".*[\n\r].*" s != null;
+
+  /**
+    The text of a `build.ninja` running `edges`: one rule whose command is each edge's own
+    shell text (ninja runs it with `/bin/sh -c`, so `$CXX` is read from the build's
+    environment); every edge's outputs are built by default. Commands must not hold a
+    line break (`configurePhase` puts such a command into a script).
+
+    # Type
+
+    ```
+    ninjaFile :: [ Edge ] -> String
+    ```
+  */
+  ninjaFile =
+    edges:
+    let
+      value =
+        s:
+        if lineBreak s then
+          throw "nixgen: a build command contains a line break, which a build.ninja cannot hold: ${builtins.toJSON s}"
+        else
+          replaceStrings [ "$" ] [ "$$" ] s;
+      # Ninja cannot name a path with a line break or a `|` (no escape exists): such an
+      # output gets a stand-in name (its command still writes the real file), and such a
+      # source is left out of the inputs (the build is from scratch anyway).
+      nameable = p: !(lineBreak p) && builtins.match ".*[|].*" p == null;
+      outputs = builtins.concatMap (e: e.outputs) edges;
+      name = p: if nameable p then ninjaPath p else "nixgen-unnamed/${builtins.hashString "sha256" p}";
+      paths = ps: concatStringsSep " " (map name ps);
+      inputs = filter (p: nameable p || builtins.elem p outputs);
+      edge = e: ''
+        build ${paths e.outputs}: run ${paths (inputs e.inputs)}
+          cmd = ${value e.command}
+          desc = ${value (concatStringsSep " " e.outputs)}
+      '';
     in
     ''
-      runHook preBuild
-      mkdir -p nixgen-obj
-      ${prelude}
-      ${concatStringsSep "\n" (map compile compiled)}
-      ar rcsD ${shell.escapeShellArg "lib${name}.a"} ${esc (map object compiled)}
-      runHook postBuild
+      # Generated by nixgen's Nix library (compile.nix) from the derivation's build plan.
+      ninja_required_version = 1.3
+      rule run
+        command = $cmd
+        description = $desc
+      ${concatStringsSep "" (map edge edges)}
     '';
+
+  /**
+    A configure phase writing the plan's `build.ninja` (like CMake's configure step); the
+    build phase is then ninja's setup hook (`ninjaBuildPhase`, real nixpkgs
+    `pkgs/by-name/ni/ninja/setup-hook.sh`), which runs `ninja -j$NIX_BUILD_CORES` unless
+    `enableParallelBuilding = false`. Override `ninjaFlags`, `postConfigure` (to edit
+    `build.ninja`) or this phase itself with `overrideAttrs`.
+
+    # Type
+
+    ```
+    configurePhase :: Plan -> String
+    ```
+  */
+  configurePhase =
+    plan:
+    let
+      all = edges plan;
+      # A command with a line break (a flag such as "a\nb", quoted) cannot be a ninja
+      # line: it goes into a script that the edge runs.
+      script = i: "nixgen-cmd/${toString i}.sh";
+      steps = builtins.genList (
+        i:
+        let
+          edge = builtins.elemAt all i;
+        in
+        if lineBreak edge.command then
+          {
+            edge = edge // { command = "sh ${script i}"; };
+            write = "printf '%s\\n' ${shell.escapeShellArg edge.command} > ${script i}\n";
+          }
+        else
+          {
+            inherit edge;
+            write = "";
+          }
+      ) (builtins.length all);
+      writes = concatStringsSep "" (map (step: step.write) steps);
+    in
+    ''
+      runHook preConfigure
+      mkdir -p nixgen-obj
+    ''
+    + (if writes == "" then "" else "mkdir -p nixgen-cmd\n" + writes)
+    + ''
+      printf '%s' ${shell.escapeShellArg (ninjaFile (map (step: step.edge) steps))} > build.ninja
+    ''
+    + nvccThreads {
+      targets = plan.nvccTargets;
+      sources = builtins.length (filter (o: hasSuffix ".cu" o.source) plan.objects);
+    }
+    + ''
+      runHook postConfigure
+    '';
+
+  /**
+    Whether a plan's objects are each built by their own derivation (`withObjects`):
+    from `objectThreshold` compiled sources on. Below it, the cost of one derivation per
+    object (evaluation, and a builder start per object) outweighs what it saves; see
+    docs/build-performance.md for the measurements behind the number.
+  */
+  objectThreshold = 32;
+
+  /**
+    A kernel derivation whose objects are built one derivation each, when its plan
+    (`passthru.nixgen.plan`) has at least `objectThreshold` compiled sources (`mode`
+    `"auto"`), always (`"objects"`) or never (`"ninja"`). Each object derivation is the
+    kernel with its sources cut down to the one source and the kernel's headers, so editing
+    one source rebuilds that object, the archive and the link, and objects can come from a
+    binary cache. The archive is byte-identical to the one `configurePhase` builds (members
+    keep their names; each object builds in a directory named like the kernel's).
+
+    # Inputs
+
+    `lib`
+    : nixpkgs `lib` (for `lib.fileset`)
+
+    `root`
+    : the project root (a path)
+
+    # Type
+
+    ```
+    withObjects :: { lib, root, mode ? String } -> Derivation -> Derivation
+    ```
+  */
+  withObjects =
+    {
+      lib,
+      root,
+      mode ? "auto",
+    }:
+    kernel:
+    let
+      kernelPlan = kernel.passthru.nixgen.plan or null;
+      use =
+        if mode == "objects" then
+          true
+        else if mode == "ninja" then
+          false
+        else
+          # Objects that need a file the kernel generates (an embedded Metal library)
+          # build together with it.
+          builtins.length kernelPlan.objects >= objectThreshold && kernelPlan.objectInputs or [ ] == [ ];
+      # The headers go into every object: one store path shared by all of them.
+      headers = if kernelPlan.headers == [ ] then null else sources.select lib root kernelPlan.headers;
+      storeName =
+        s:
+        substring 0 120 (
+          concatStringsSep "-" (filter builtins.isString (builtins.split "[^A-Za-z0-9+._?=-]+" (baseNameOf s)))
+        );
+      objectDrv =
+        o:
+        kernel.overrideAttrs (old: {
+          pname = "${old.pname}-${storeName o.source}";
+          # Not the kernel's source tree: an edit to another source must not reach here.
+          src = null;
+          dontUnpack = true;
+          configurePhase = ''
+            mkdir source
+            cd source
+            ${if headers == null then "" else ''cp -r --no-preserve=mode ${headers}/. .''}
+            mkdir -p "$(dirname ${shell.escapeShellArg o.source})"
+            cp --no-preserve=mode ${builtins.path {
+              path = root + "/${o.source}";
+              name = "source";
+            }} ${shell.escapeShellArg o.source}
+          ''
+          + configurePhase (
+            kernelPlan
+            // {
+              objects = [ o ];
+              archive = null;
+              extraEdges = [ ];
+            }
+          );
+          installPhase = ''
+            runHook preInstall
+            install -Dm644 ${shell.escapeShellArg o.object} "$out/"${shell.escapeShellArg (objectName o.source)}
+            runHook postInstall
+          '';
+          passthru = { };
+        });
+      built = map (o: {
+        plan = o;
+        drv = objectDrv o;
+      }) kernelPlan.objects;
+    in
+    if kernelPlan == null || !use then
+      kernel
+    else
+      kernel.overrideAttrs (old: {
+        configurePhase = configurePhase (
+          kernelPlan
+          // {
+            objects = map (b: b.plan // { prebuilt = "${b.drv}/${objectName b.plan.source}"; }) built;
+          }
+        );
+        passthru = old.passthru // {
+          nixgen = old.passthru.nixgen // {
+            objects = map (b: b.drv) built;
+          };
+        };
+      });
 
   /**
     An install phase putting `lib<name>.a` into `$out/lib`.
@@ -205,12 +493,12 @@ rec {
   ];
 
   /**
-    Build phase of a `cpp-cpu` kernel.
+    Build plan of a `cpp-cpu` kernel.
 
     # Type
 
     ```
-    cppCpu :: { name, sources, includes, cxxFlags, depFlags } -> String
+    cppCpu :: { name, sources, includes, cxxFlags, depFlags } -> Plan
     ```
   */
   cppCpu =
@@ -221,7 +509,7 @@ rec {
       cxxFlags,
       depFlags ? [ ],
     }:
-    archivePhase {
+    plan {
       inherit name sources;
       rules = cxxRules (backendDefines.cpu ++ depFlags ++ includeFlags includes ++ cxxFlags);
     };
@@ -243,7 +531,7 @@ rec {
     if builtins.match "-f(file|macro|debug)-prefix-map=.*" flag != null then "-Xcompiler=${flag}" else flag;
 
   /**
-    Build phase of a `cpp-cuda` kernel: `.cu` with nvcc for each capability, C++ with the
+    Build plan of a `cpp-cuda` kernel: `.cu` with nvcc for each capability, C++ with the
     host compiler.
 
     # Inputs
@@ -267,13 +555,18 @@ rec {
     let
       defines = backendDefines.cuda;
       hostFlags = "-Xcompiler=-fPIC,-fno-gnu-unique,${prefixMap}";
+      targets = builtins.length (cuda.gencodeFlags capabilities);
     in
-    archivePhase {
+    plan {
       inherit name sources;
       rules = [
         {
           extensions = [ "cu" ];
-          command = "nvcc -ccbin \"$CXX\" ${hostFlags} ${
+          # With several gencode targets, nvcc compiles them side by side on
+          # `--threads` threads (how many: `nvccThreads`, at build time).
+          command = "nvcc -ccbin \"$CXX\" ${hostFlags}${
+            if targets > 1 then " --threads=\"\${NIXGEN_NVCC_THREADS:-1}\"" else ""
+          } ${
             esc (
               [
                 "-std=c++20"
@@ -291,10 +584,35 @@ rec {
         }
       ]
       ++ cxxRules (defines ++ depFlags ++ includeFlags includes ++ cxxFlags);
+    }
+    // {
+      nvccTargets = targets;
     };
 
   /**
-    Build phase of a `cpp-rocm` kernel: HIP sources (`.cu`, `.hip`) with hipcc for each
+    Shell text exporting `NIXGEN_NVCC_THREADS`: the build's cores shared out among the
+    `.cu` sources, at least 1 and at most the number of gencode targets (what nvcc can
+    compile side by side).
+
+    # Type
+
+    ```
+    nvccThreads :: { targets :: Int, sources :: Int } -> String
+    ```
+  */
+  nvccThreads =
+    { targets, sources }:
+    if targets < 2 || sources == 0 then
+      ""
+    else
+      ''
+        NIXGEN_NVCC_THREADS=$(( (NIX_BUILD_CORES + ${toString sources} - 1) / ${toString sources} ))
+        if [ "$NIXGEN_NVCC_THREADS" -gt ${toString targets} ]; then NIXGEN_NVCC_THREADS=${toString targets}; fi
+        export NIXGEN_NVCC_THREADS
+      '';
+
+  /**
+    Build plan of a `cpp-rocm` kernel: HIP sources (`.cu`, `.hip`) with hipcc for each
     `--offload-arch`, C++ with the host compiler.
   */
   cppRocm =
@@ -310,7 +628,7 @@ rec {
     let
       defines = backendDefines.rocm;
     in
-    archivePhase {
+    plan {
       inherit name sources;
       rules = [
         {
@@ -331,7 +649,7 @@ rec {
     };
 
   /**
-    Build phase of a `cpp-xpu` kernel: SYCL C++ with the oneAPI compiler (`icpx -fsycl`).
+    Build plan of a `cpp-xpu` kernel: SYCL C++ with the oneAPI compiler (`icpx -fsycl`).
   */
   cppXpu =
     {
@@ -342,7 +660,7 @@ rec {
       syclFlags,
       depFlags ? [ ],
     }:
-    archivePhase {
+    plan {
       inherit name sources;
       rules = [
         {
@@ -361,7 +679,7 @@ rec {
     };
 
   /**
-    Build phase of a `cpp-metal` kernel: Metal shaders (`.metal`) are compiled first into
+    Build plan of a `cpp-metal` kernel: Metal shaders (`.metal`) are compiled first into
     `<name>.metallib`, which is embedded in the generated header `<name>_metallib.h`
     (`nix/support/metal/metallib-header.py`; the sources reach it through the definitions
     `EMBEDDED_METALLIB_HEADER` and `EMBEDDED_METALLIB_NAMESPACE = <name>_metal`, as in the
@@ -379,6 +697,7 @@ rec {
     let
       shaders = filter (hasSuffix ".metal") sources;
       air = src: "nixgen-obj/${replaceStrings [ "%" "/" ] [ "%25" "%2F" ] src}.air";
+      header = "nixgen-metal/${name}_metallib.h";
       embedded =
         if shaders == [ ] then
           [ ]
@@ -391,18 +710,8 @@ rec {
       flags = backendDefines.metal ++ depFlags ++ includeFlags includes ++ embedded ++ cxxFlags;
       metal = src: "xcrun -sdk macosx metal -std=metal4.0 -O2 ${esc (includeFlags includes)} -c ${shell.escapeShellArg (sourceArg src)} -o ${shell.escapeShellArg (air src)}";
     in
-    archivePhase {
+    plan {
       inherit name sources;
-      prelude =
-        if shaders == [ ] then
-          ""
-        else
-          ''
-            mkdir -p nixgen-metal
-            ${concatStringsSep "\n" (map metal shaders)}
-            xcrun -sdk macosx metallib ${esc (map air shaders)} -o ${shell.escapeShellArg "${name}.metallib"}
-            python3 ${./support/metal/metallib-header.py} ${shell.escapeShellArg "${name}.metallib"} ${shell.escapeShellArg "nixgen-metal/${name}_metallib.h"} ${shell.escapeShellArg name}
-          '';
       rules = [
         {
           extensions = [ "mm" ];
@@ -410,7 +719,33 @@ rec {
         }
       ]
       ++ cxxRules flags;
-    };
+    }
+    // (
+      if shaders == [ ] then
+        { }
+      else
+        {
+          objectInputs = [ header ];
+          extraEdges =
+            map (src: {
+              outputs = [ (air src) ];
+              inputs = [ src ];
+              command = metal src;
+            }) shaders
+            ++ [
+              {
+                outputs = [ "${name}.metallib" ];
+                inputs = map air shaders;
+                command = "xcrun -sdk macosx metallib ${esc (map air shaders)} -o ${shell.escapeShellArg "${name}.metallib"}";
+              }
+              {
+                outputs = [ header ];
+                inputs = [ "${name}.metallib" ];
+                command = "mkdir -p nixgen-metal && python3 ${./support/metal/metallib-header.py} ${shell.escapeShellArg "${name}.metallib"} ${shell.escapeShellArg header} ${shell.escapeShellArg name}";
+              }
+            ];
+        }
+    );
 
   /**
     Install phase of a `cpp-metal` kernel: `lib<name>.a` and, when the kernel has shaders,

@@ -18,7 +18,7 @@ let
     cuda = import ./cuda.nix;
     shell = import ./shell.nix;
     sources = import ./sources.nix;
-    compile = import ./compile.nix { inherit (nixgen) shell cuda; };
+    compile = import ./compile.nix { inherit (nixgen) shell cuda sources; };
     extension = import ./extension.nix { inherit (nixgen) shell compile; };
     torch = import ./torch.nix;
     tvmFfi = import ./tvm-ffi.nix;

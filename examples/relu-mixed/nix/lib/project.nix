@@ -201,12 +201,13 @@ rec {
       variants = system: nixgen.variants.variants project system;
 
       /**
-        The derivation of one variant.
+        The derivation of one variant. `args` are `pkgsFor`'s, and `objects`: `"auto"`
+        (default), `"objects"` or `"ninja"`, the `mode` of `nixgen.compile.withObjects`.
       */
       variantPackage =
         args: variant:
         let
-          pkgs = pkgsFor args variant;
+          pkgs = pkgsFor (removeAttrs args [ "objects" ]) variant;
           isNoarch = variant.framework == "torch-noarch";
           torch = if variant.torch == null then null else torchFor pkgs variant;
           # The stdenv, compilers and runtime libraries of the variant (nixgen.toolchains):
@@ -215,10 +216,17 @@ rec {
           kernels = listToAttrs (
             map (name: {
               inherit name;
-              value = callWith pkgs project.kernels.${name}.file {
-                inherit nixgen root torch toolchain;
-                inherit (toolchain) stdenv;
-              };
+              # Large kernels: one derivation per object (`nixgen.compile.withObjects`).
+              value = nixgen.compile.withObjects {
+                inherit (pkgs) lib;
+                inherit root;
+                mode = args.objects or "auto";
+              } (
+                callWith pkgs project.kernels.${name}.file {
+                  inherit nixgen root torch toolchain;
+                  inherit (toolchain) stdenv;
+                }
+              );
             }) variant.kernels
           );
         in
@@ -230,6 +238,7 @@ rec {
       /**
         Packages of `system`: one per variant, the bundle of all bundled variants
         (`kernels`, also `default`), and one bundle per backend (`bundle-<backend>`).
+        `args` as for `variantPackage`.
       */
       packages =
         args@{ nixpkgs, system, ... }:

@@ -4,6 +4,7 @@
   lib,
   stdenv,
   toolchain,
+  ninja,
   nixgen,
   root,
   torch,
@@ -11,17 +12,7 @@
 
 let
   sources = [ "relu_xpu/relu.cpp" ];
-in
-# icpx (-fsycl) comes from the variant's oneAPI (xpuPackages.oneapi-torch-dev, in
-# toolchain.compilers); `stdenv` is the toolchain's portable stdenv.
-stdenv.mkDerivation {
-  pname = "relu-xpu-relu_xpu";
-  version = "1";
-  src = nixgen.sources.select lib root sources;
-  nativeBuildInputs = toolchain.compilers;
-  buildInputs = [ torch ];
-  dontConfigure = true;
-  buildPhase = nixgen.compile.cppXpu {
+  plan = nixgen.compile.cppXpu {
     name = "relu_xpu";
     inherit sources;
     includes = [ ];
@@ -29,10 +20,21 @@ stdenv.mkDerivation {
     syclFlags = [ "-fno-sycl-instrument-device-code" ];
     depFlags = nixgen.torch.includeFlags torch;
   };
+in
+# icpx (-fsycl) comes from the variant's oneAPI (xpuPackages.oneapi-torch-dev, in
+# toolchain.compilers); `stdenv` is the toolchain's portable stdenv.
+stdenv.mkDerivation {
+  pname = "relu-xpu-relu_xpu";
+  version = "1";
+  src = nixgen.sources.select lib root sources;
+  nativeBuildInputs = toolchain.compilers ++ [ ninja ];
+  buildInputs = [ torch ];
+  configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "relu_xpu";
   passthru.nixgen = {
     kernel = "relu_xpu";
     library = "relu_xpu";
     language = "cpp-xpu";
+    inherit plan;
   };
 }

@@ -91,8 +91,9 @@ rec {
   metadataFile = args: toFile "metadata.json" (toJSON (metadata args) + "\n");
 
   /**
-    Build phase of a framework extension: compile the binding sources for one backend
-    and link them with the kernels' archives into `<opsName>.abi3.so`.
+    Build plan of a framework extension: compile the binding sources for one backend
+    (one step each) and link them with the kernels' archives into `<opsName>.abi3.so`
+    (its own step). `configurePhase` writes it as a `build.ninja`.
 
     # Inputs
 
@@ -114,7 +115,7 @@ rec {
     `linkFlags`
     : the backend's runtime libraries (`-lcudart`) and flags
   */
-  buildPhase =
+  plan =
     {
       opsName,
       backend,
@@ -140,26 +141,40 @@ rec {
           ++ cxxFlags
         )
       );
-      sources = builtins.filter compile.isCxx bindingSources;
-      object = src: "nixgen-obj/${compile.objectName src}";
+      binding = compile.plan {
+        name = opsName;
+        sources = bindingSources;
+        rules = [ rule ];
+      };
+      objects = map (o: o.object) binding.objects;
+      library = "${opsName}.abi3.so";
       whole =
         if wholeArchives == [ ] then [ ] else [ "-Wl,--whole-archive" ] ++ wholeArchives ++ [ "-Wl,--no-whole-archive" ];
       # What `cargo rustc -- --print native-static-libs` lists for Linux staticlibs.
       rustLibs = if plainArchives == [ ] then [ ] else [ "-lgcc_s" "-lutil" "-lrt" "-lpthread" "-lm" "-ldl" "-lc" ];
     in
-    ''
-      runHook preBuild
-      mkdir -p nixgen-obj
-      ${concatStringsSep "\n" (
-        map (src: "${rule.command} -c ${shell.escapeShellArg (compile.sourceArg src)} -o ${shell.escapeShellArg (object src)}") sources
-      )}
-      # No rpath: the framework's libraries are already loaded (by soname) when the
-      # kernel's Python package imports this module after importing the framework.
-      $CXX -shared -o ${shell.escapeShellArg "${opsName}.abi3.so"} ${esc (map object sources)} ${esc whole} ${esc plainArchives} \
-        -Wl,--exclude-libs,ALL -Wl,-z,noexecstack -Wl,-O1 -Wl,--build-id=sha1 \
-        ${esc (framework.libs ++ linkFlags ++ rustLibs)}
-      runHook postBuild
-    '';
+    binding
+    // {
+      archive = null;
+      extraEdges = [
+        {
+          outputs = [ library ];
+          # The archives are store paths: fixed for this derivation, nothing to track.
+          inputs = objects;
+          # No rpath: the framework's libraries are already loaded (by soname) when the
+          # kernel's Python package imports this module after importing the framework.
+          command = "$CXX -shared -o ${shell.escapeShellArg library} ${esc objects} ${esc whole} ${esc plainArchives} -Wl,--exclude-libs,ALL -Wl,-z,noexecstack -Wl,-O1 -Wl,--build-id=sha1 ${
+            esc (framework.libs ++ linkFlags ++ rustLibs)
+          }";
+        }
+      ];
+    };
+
+  /**
+    Configure phase of a framework extension: writes `plan`'s `build.ninja`, which
+    ninja's setup hook builds on `$NIX_BUILD_CORES` cores.
+  */
+  configurePhase = args: compile.configurePhase (plan args);
 
   /**
     Install phase of a variant: the Python package, `_ops.py`, the extension module (if

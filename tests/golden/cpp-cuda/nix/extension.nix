@@ -3,6 +3,7 @@
 {
   lib,
   python3,
+  ninja,
   nixgen,
   root,
   torch,
@@ -28,15 +29,14 @@ toolchain.stdenv.mkDerivation {
   pname = "synth-cuda-torch-ext";
   version = "3";
   inherit src;
-  nativeBuildInputs = toolchain.nativeBuildInputs;
+  nativeBuildInputs = toolchain.nativeBuildInputs ++ [ ninja ];
   buildInputs = [
     torch
     python3
   ]
   ++ toolchain.buildInputs
   ++ lib.attrValues kernels;
-  dontConfigure = true;
-  buildPhase = nixgen.extension.buildPhase {
+  configurePhase = nixgen.extension.configurePhase {
     inherit opsName bindingSources;
     inherit (variant) backend;
     framework = nixgen.torch.framework {

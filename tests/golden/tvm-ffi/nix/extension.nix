@@ -3,6 +3,7 @@
 {
   lib,
   python3,
+  ninja,
   nixgen,
   root,
   kernels,
@@ -28,15 +29,14 @@ toolchain.stdenv.mkDerivation {
   pname = "synth-tvm-ffi-tvm-ffi-ext";
   version = "3";
   inherit src;
-  nativeBuildInputs = toolchain.nativeBuildInputs;
+  nativeBuildInputs = toolchain.nativeBuildInputs ++ [ ninja ];
   buildInputs = [
     tvmFfi
     python3
   ]
   ++ toolchain.buildInputs
   ++ lib.attrValues kernels;
-  dontConfigure = true;
-  buildPhase = nixgen.extension.buildPhase {
+  configurePhase = nixgen.extension.configurePhase {
     inherit opsName bindingSources;
     inherit (variant) backend;
     framework = nixgen.tvmFfi.framework {

@@ -3,6 +3,7 @@
 {
   lib,
   stdenv,
+  ninja,
   nixgen,
   root,
   torch,
@@ -10,24 +11,26 @@
 
 let
   sources = [ "act_cpu/act.cpp" "act_cpu/act.h" "act_cpu/simd/avx2.cpp" ];
-in
-stdenv.mkDerivation {
-  pname = "synth-cpu-act_cpu";
-  version = "3";
-  src = nixgen.sources.select lib root sources;
-  buildInputs = [ torch ];
-  dontConfigure = true;
-  buildPhase = nixgen.compile.cppCpu {
+  plan = nixgen.compile.cppCpu {
     name = "act_cpu";
     inherit sources;
     includes = [ "act_cpu" "include" ];
     cxxFlags = [ "-O3" "-march=x86-64-v2" "-DACT_NAME=\"act cpu\"" ];
     depFlags = nixgen.torch.includeFlags torch;
   };
+in
+stdenv.mkDerivation {
+  pname = "synth-cpu-act_cpu";
+  version = "3";
+  src = nixgen.sources.select lib root sources;
+  nativeBuildInputs = [ ninja ];
+  buildInputs = [ torch ];
+  configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "act_cpu";
   passthru.nixgen = {
     kernel = "act_cpu";
     library = "act_cpu";
     language = "cpp-cpu";
+    inherit plan;
   };
 }

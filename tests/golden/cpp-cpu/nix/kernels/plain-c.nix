@@ -3,30 +3,33 @@
 {
   lib,
   stdenv,
+  ninja,
   nixgen,
   root,
 }:
 
 let
   sources = [ "plain/plain.c" ];
-in
-stdenv.mkDerivation {
-  pname = "synth-cpu-plain-c";
-  version = "3";
-  src = nixgen.sources.select lib root sources;
-  buildInputs = [ ];
-  dontConfigure = true;
-  buildPhase = nixgen.compile.cppCpu {
+  plan = nixgen.compile.cppCpu {
     name = "plain-c";
     inherit sources;
     includes = [ ];
     cxxFlags = [ ];
     depFlags = [ ];
   };
+in
+stdenv.mkDerivation {
+  pname = "synth-cpu-plain-c";
+  version = "3";
+  src = nixgen.sources.select lib root sources;
+  nativeBuildInputs = [ ninja ];
+  buildInputs = [ ];
+  configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "plain-c";
   passthru.nixgen = {
     kernel = "plain-c";
     library = "plain-c";
     language = "cpp-cpu";
+    inherit plan;
   };
 }

@@ -4,6 +4,7 @@
   lib,
   stdenv,
   cudaPackages,
+  ninja,
   nixgen,
   root,
 }:
@@ -17,6 +18,14 @@ let
     "13.0" = [ "7.5" "8.0" "8.6" "8.7" "8.9" "9.0" "10.0" "11.0" "12.0" ];
     "13.2" = [ "7.5" "8.0" "8.6" "8.7" "8.9" "9.0" "10.0" "11.0" "12.0" ];
   } cudaPackages.cudaMajorMinorVersion;
+  plan = nixgen.compile.cppCuda {
+    name = "defaults";
+    inherit sources capabilities;
+    includes = [ ];
+    cxxFlags = [ ];
+    cudaFlags = [ ];
+    depFlags = [ ];
+  };
 in
 assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel defaults: none of its CUDA capabilities can be built with CUDA " + cudaPackages.cudaMajorMinorVersion);
 # `stdenv` is the variant's CUDA stdenv (nixgen.toolchains.cuda: the toolchain's
@@ -25,22 +34,14 @@ stdenv.mkDerivation {
   pname = "synth-cuda-defaults";
   version = "3";
   src = nixgen.sources.select lib root sources;
-  nativeBuildInputs = [ cudaPackages.cuda_nvcc ];
+  nativeBuildInputs = [ cudaPackages.cuda_nvcc ninja ];
   buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl ];
-  dontConfigure = true;
-  buildPhase = nixgen.compile.cppCuda {
-    name = "defaults";
-    inherit sources capabilities;
-    includes = [ ];
-    cxxFlags = [ ];
-    cudaFlags = [ ];
-    depFlags = [ ];
-  };
+  configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "defaults";
   passthru.nixgen = {
     kernel = "defaults";
     library = "defaults";
     language = "cpp-cuda";
-    inherit capabilities;
+    inherit capabilities plan;
   };
 }

@@ -4,6 +4,7 @@
   lib,
   stdenv,
   cudaPackages,
+  ninja,
   nixgen,
   root,
 }:
@@ -17,6 +18,14 @@ let
     "13.0" = [ "10.0" "12.0" ];
     "13.2" = [ "10.0" "12.0" ];
   } cudaPackages.cudaMajorMinorVersion;
+  plan = nixgen.compile.cppCuda {
+    name = "fp4";
+    inherit sources capabilities;
+    includes = [ ];
+    cxxFlags = [ ];
+    cudaFlags = [ ];
+    depFlags = [ ];
+  };
 in
 assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel fp4: none of its CUDA capabilities can be built with CUDA " + cudaPackages.cudaMajorMinorVersion);
 # `stdenv` is the variant's CUDA stdenv (nixgen.toolchains.cuda: the toolchain's
@@ -25,22 +34,14 @@ stdenv.mkDerivation {
   pname = "synth-cuda-fp4";
   version = "3";
   src = nixgen.sources.select lib root sources;
-  nativeBuildInputs = [ cudaPackages.cuda_nvcc ];
+  nativeBuildInputs = [ cudaPackages.cuda_nvcc ninja ];
   buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl ];
-  dontConfigure = true;
-  buildPhase = nixgen.compile.cppCuda {
-    name = "fp4";
-    inherit sources capabilities;
-    includes = [ ];
-    cxxFlags = [ ];
-    cudaFlags = [ ];
-    depFlags = [ ];
-  };
+  configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "fp4";
   passthru.nixgen = {
     kernel = "fp4";
     library = "fp4";
     language = "cpp-cuda";
-    inherit capabilities;
+    inherit capabilities plan;
   };
 }

@@ -4,6 +4,7 @@
   lib,
   stdenv,
   cudaPackages,
+  ninja,
   nixgen,
   root,
   torch,
@@ -19,6 +20,14 @@ let
     "13.0" = [ "8.0" "9.0a" "10.0f" ];
     "13.2" = [ "8.0" "9.0a" "10.0f" ];
   } cudaPackages.cudaMajorMinorVersion;
+  plan = nixgen.compile.cppCuda {
+    name = "gemm";
+    inherit sources capabilities;
+    includes = [ "gemm" ];
+    cxxFlags = [ "-DHOST_SIDE" ];
+    cudaFlags = [ "-lineinfo" "--use_fast_math" "-DTILE=\"128 x 128\"" ];
+    depFlags = nixgen.torch.includeFlags torch;
+  };
 in
 assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel gemm: none of its CUDA capabilities can be built with CUDA " + cudaPackages.cudaMajorMinorVersion);
 # `stdenv` is the variant's CUDA stdenv (nixgen.toolchains.cuda: the toolchain's
@@ -27,22 +36,14 @@ stdenv.mkDerivation {
   pname = "synth-cuda-gemm";
   version = "3";
   src = nixgen.sources.select lib root sources;
-  nativeBuildInputs = [ cudaPackages.cuda_nvcc ];
+  nativeBuildInputs = [ cudaPackages.cuda_nvcc ninja ];
   buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl torch cutlass_3_8 ];
-  dontConfigure = true;
-  buildPhase = nixgen.compile.cppCuda {
-    name = "gemm";
-    inherit sources capabilities;
-    includes = [ "gemm" ];
-    cxxFlags = [ "-DHOST_SIDE" ];
-    cudaFlags = [ "-lineinfo" "--use_fast_math" "-DTILE=\"128 x 128\"" ];
-    depFlags = nixgen.torch.includeFlags torch;
-  };
+  configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "gemm";
   passthru.nixgen = {
     kernel = "gemm";
     library = "gemm";
     language = "cpp-cuda";
-    inherit capabilities;
+    inherit capabilities plan;
   };
 }

@@ -5,6 +5,7 @@
   stdenv,
   apple-sdk_26,
   python3,
+  ninja,
   nixgen,
   root,
   torch,
@@ -13,24 +14,24 @@
 
 let
   sources = [ "relu_metal/relu.mm" "relu_metal/relu.metal" "relu_metal/relu.h" ];
-in
-stdenv.mkDerivation {
-  pname = "synth-metal-relu_metal";
-  version = "3";
-  src = nixgen.sources.select lib root sources;
-  # python3 writes the header that embeds the kernel's Metal library.
-  nativeBuildInputs = [ python3 ];
-  buildInputs = [ apple-sdk_26 ] ++ [ torch metal-cpp ];
-  dontConfigure = true;
-  # Metal shaders need the host's Metal toolchain (xcrun), outside the sandbox.
-  __noChroot = true;
-  buildPhase = nixgen.compile.cppMetal {
+  plan = nixgen.compile.cppMetal {
     name = "relu_metal";
     inherit sources;
     includes = [ "relu_metal" ];
     cxxFlags = [ "-DMETAL_BLOCK=256" ];
     depFlags = nixgen.torch.includeFlags torch;
   };
+in
+stdenv.mkDerivation {
+  pname = "synth-metal-relu_metal";
+  version = "3";
+  src = nixgen.sources.select lib root sources;
+  # python3 writes the header that embeds the kernel's Metal library.
+  nativeBuildInputs = [ python3 ninja ];
+  buildInputs = [ apple-sdk_26 ] ++ [ torch metal-cpp ];
+  # Metal shaders need the host's Metal toolchain (xcrun), outside the sandbox.
+  __noChroot = true;
+  configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installMetalPhase {
     name = "relu_metal";
     inherit sources;
@@ -39,6 +40,7 @@ stdenv.mkDerivation {
     kernel = "relu_metal";
     library = "relu_metal";
     language = "cpp-metal";
+    inherit plan;
   };
   meta.platforms = lib.platforms.darwin;
 }

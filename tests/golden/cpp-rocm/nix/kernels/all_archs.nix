@@ -4,6 +4,7 @@
   lib,
   stdenv,
   rocmPackages,
+  ninja,
   nixgen,
   root,
 }:
@@ -23,15 +24,7 @@ let
     "gfx1200"
     "gfx1201"
   ];
-in
-stdenv.mkDerivation {
-  pname = "synth-rocm-all_archs";
-  version = "3";
-  src = nixgen.sources.select lib root sources;
-  nativeBuildInputs = [ rocmPackages.clr ];
-  buildInputs = [ rocmPackages.clr ];
-  dontConfigure = true;
-  buildPhase = nixgen.compile.cppRocm {
+  plan = nixgen.compile.cppRocm {
     name = "all_archs";
     inherit sources archs;
     includes = [ ];
@@ -39,11 +32,20 @@ stdenv.mkDerivation {
     hipFlags = [ ];
     depFlags = [ ];
   };
+in
+stdenv.mkDerivation {
+  pname = "synth-rocm-all_archs";
+  version = "3";
+  src = nixgen.sources.select lib root sources;
+  nativeBuildInputs = [ rocmPackages.clr ninja ];
+  buildInputs = [ rocmPackages.clr ];
+  configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "all_archs";
   passthru.nixgen = {
     kernel = "all_archs";
     library = "all_archs";
     language = "cpp-rocm";
     inherit archs;
+    inherit plan;
   };
 }

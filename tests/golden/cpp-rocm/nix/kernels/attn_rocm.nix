@@ -4,6 +4,7 @@
   lib,
   stdenv,
   rocmPackages,
+  ninja,
   nixgen,
   root,
   torch,
@@ -13,15 +14,7 @@ let
   sources = [ "attn_rocm/attn.hip" "attn_rocm/attn.h" "attn_rocm/host.cpp" ];
   # The kernel's GPU targets that the builder supports (planned by nixgen).
   archs = [ "gfx942" "gfx90a" "gfx1100" ];
-in
-stdenv.mkDerivation {
-  pname = "synth-rocm-attn_rocm";
-  version = "3";
-  src = nixgen.sources.select lib root sources;
-  nativeBuildInputs = [ rocmPackages.clr ];
-  buildInputs = [ rocmPackages.clr torch ];
-  dontConfigure = true;
-  buildPhase = nixgen.compile.cppRocm {
+  plan = nixgen.compile.cppRocm {
     name = "attn_rocm";
     inherit sources archs;
     includes = [ "attn_rocm" ];
@@ -29,11 +22,20 @@ stdenv.mkDerivation {
     hipFlags = [ "-ffast-math" "-DWAVE=\"64 lanes\"" ];
     depFlags = nixgen.torch.includeFlags torch;
   };
+in
+stdenv.mkDerivation {
+  pname = "synth-rocm-attn_rocm";
+  version = "3";
+  src = nixgen.sources.select lib root sources;
+  nativeBuildInputs = [ rocmPackages.clr ninja ];
+  buildInputs = [ rocmPackages.clr torch ];
+  configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "attn_rocm";
   passthru.nixgen = {
     kernel = "attn_rocm";
     library = "attn_rocm";
     language = "cpp-rocm";
     inherit archs;
+    inherit plan;
   };
 }

@@ -4,6 +4,7 @@
   lib,
   stdenv,
   toolchain,
+  ninja,
   nixgen,
   root,
   torch,
@@ -12,17 +13,7 @@
 
 let
   sources = [ "gemm_xpu/gemm.cpp" "gemm_xpu/gemm.hpp" ];
-in
-# icpx (-fsycl) comes from the variant's oneAPI (xpuPackages.oneapi-torch-dev, in
-# toolchain.compilers); `stdenv` is the toolchain's portable stdenv.
-stdenv.mkDerivation {
-  pname = "synth-xpu-gemm_xpu";
-  version = "3";
-  src = nixgen.sources.select lib root sources;
-  nativeBuildInputs = toolchain.compilers;
-  buildInputs = [ torch xpuPackages.sycl-tla ];
-  dontConfigure = true;
-  buildPhase = nixgen.compile.cppXpu {
+  plan = nixgen.compile.cppXpu {
     name = "gemm_xpu";
     inherit sources;
     includes = [ "gemm_xpu" ];
@@ -30,10 +21,21 @@ stdenv.mkDerivation {
     syclFlags = [ "-fsycl-targets=spir64" "-Xs" "-device pvc" ];
     depFlags = nixgen.torch.includeFlags torch;
   };
+in
+# icpx (-fsycl) comes from the variant's oneAPI (xpuPackages.oneapi-torch-dev, in
+# toolchain.compilers); `stdenv` is the toolchain's portable stdenv.
+stdenv.mkDerivation {
+  pname = "synth-xpu-gemm_xpu";
+  version = "3";
+  src = nixgen.sources.select lib root sources;
+  nativeBuildInputs = toolchain.compilers ++ [ ninja ];
+  buildInputs = [ torch xpuPackages.sycl-tla ];
+  configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "gemm_xpu";
   passthru.nixgen = {
     kernel = "gemm_xpu";
     library = "gemm_xpu";
     language = "cpp-xpu";
+    inherit plan;
   };
 }

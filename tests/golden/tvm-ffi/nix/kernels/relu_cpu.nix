@@ -3,30 +3,33 @@
 {
   lib,
   stdenv,
+  ninja,
   nixgen,
   root,
 }:
 
 let
   sources = [ "relu_cpu/relu.cpp" ];
-in
-stdenv.mkDerivation {
-  pname = "synth-tvm-ffi-relu_cpu";
-  version = "3";
-  src = nixgen.sources.select lib root sources;
-  buildInputs = [ ];
-  dontConfigure = true;
-  buildPhase = nixgen.compile.cppCpu {
+  plan = nixgen.compile.cppCpu {
     name = "relu_cpu";
     inherit sources;
     includes = [ ];
     cxxFlags = [ ];
     depFlags = [ ];
   };
+in
+stdenv.mkDerivation {
+  pname = "synth-tvm-ffi-relu_cpu";
+  version = "3";
+  src = nixgen.sources.select lib root sources;
+  nativeBuildInputs = [ ninja ];
+  buildInputs = [ ];
+  configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "relu_cpu";
   passthru.nixgen = {
     kernel = "relu_cpu";
     library = "relu_cpu";
     language = "cpp-cpu";
+    inherit plan;
   };
 }

@@ -4,6 +4,7 @@
   lib,
   stdenv,
   cudaPackages,
+  ninja,
   nixgen,
   root,
 }:
@@ -17,6 +18,14 @@ let
     "13.0" = [ "8.0" "9.0" ];
     "13.2" = [ "8.0" "9.0" ];
   } cudaPackages.cudaMajorMinorVersion;
+  plan = nixgen.compile.cppCuda {
+    name = "relu_cuda";
+    inherit sources capabilities;
+    includes = [ ];
+    cxxFlags = [ ];
+    cudaFlags = [ ];
+    depFlags = [ ];
+  };
 in
 assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel relu_cuda: none of its CUDA capabilities can be built with CUDA " + cudaPackages.cudaMajorMinorVersion);
 # `stdenv` is the variant's CUDA stdenv (nixgen.toolchains.cuda: the toolchain's
@@ -25,22 +34,14 @@ stdenv.mkDerivation {
   pname = "synth-tvm-ffi-relu_cuda";
   version = "3";
   src = nixgen.sources.select lib root sources;
-  nativeBuildInputs = [ cudaPackages.cuda_nvcc ];
+  nativeBuildInputs = [ cudaPackages.cuda_nvcc ninja ];
   buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl ];
-  dontConfigure = true;
-  buildPhase = nixgen.compile.cppCuda {
-    name = "relu_cuda";
-    inherit sources capabilities;
-    includes = [ ];
-    cxxFlags = [ ];
-    cudaFlags = [ ];
-    depFlags = [ ];
-  };
+  configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "relu_cuda";
   passthru.nixgen = {
     kernel = "relu_cuda";
     library = "relu_cuda";
     language = "cpp-cuda";
-    inherit capabilities;
+    inherit capabilities plan;
   };
 }
