@@ -315,6 +315,20 @@ def test_a_relative_project_path_links_into_the_project(runner, fake_nix, demo, 
     assert not (demo / demo.name).exists()
 
 
+def test_out_renders_and_builds_from_the_chosen_output_directory(runner, fake_nix, demo):
+    """`nixgen build --out gen/nix` keeps the project's generated tree where render put it."""
+    import shutil
+
+    (demo / "flake.nix").unlink(missing_ok=True)
+    shutil.rmtree(demo / "nix", ignore_errors=True)
+    name = bundled(demo)[0]
+    result = runner.invoke(main, ["build", str(demo), "--out", "gen/nix", "--variant", name])
+    assert result.exit_code == 0, result.output
+    assert "rendered gen/nix/" in result.output
+    assert (demo / "gen" / "nix" / "project.nix").is_file() and not (demo / "nix").exists()
+    assert "./gen/nix" in (demo / "flake.nix").read_text()
+
+
 def test_chosen_variants_only(runner, fake_nix, demo):
     name = bundled(demo)[-1]
     result = runner.invoke(main, ["build", str(demo), "--variant", name, "--variant", name])

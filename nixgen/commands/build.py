@@ -106,6 +106,12 @@ def _label(drv_name: str, project: str, version: str, kernels: list[str]) -> str
     type=click.Choice(tables.BACKENDS),
     help="Build only the variants of this backend; repeat for several.",
 )
+@click.option(
+    "--out",
+    default="nix",
+    show_default=True,
+    help="Where the project's generated Nix lives, relative to PROJECT (as for render).",
+)
 @click.option("--no-link", is_flag=True, help="Do not link the results.")
 @click.option("--keep-going", is_flag=True, help="Build the other variants after a failure.")
 @click.option(
@@ -137,6 +143,7 @@ def build_command(
     overrides: tuple[tuple[str, str], ...],
     links: str,
     backends: tuple[str, ...],
+    out: str,
     no_link: bool,
     keep_going: bool,
     max_jobs: int | None,
@@ -161,7 +168,7 @@ def build_command(
     if as_json and not dry_run:
         raise click.UsageError("--json needs --dry-run (a build prints progress, not JSON)")
     system = system or host_system()
-    loaded, rendered, problems = prepare(project, "nix")
+    loaded, rendered, problems = prepare(project, out)
     print_problems(problems)
     root = loaded.root.resolve()  # Nix runs in the project: links must not be relative
     available = plan.variants(loaded.build, system=system)
