@@ -20,7 +20,7 @@ import attrs
 
 from nixgen import __version__, model, nixlit, tables
 from nixgen.errors import EXIT_INVALID, NixgenError
-from nixgen.validate import python_package_dir
+from nixgen.validate import python_package_dir, shared_headers
 
 #: Where the generated tree goes, relative to the project root.
 DEFAULT_OUT = "nix"
@@ -47,6 +47,7 @@ LIB_FILES = (
     "support/torch/registration.h",
     "support/torch/_ops.py.in",
     "support/torch/_ops_noarch.py.in",
+    "support/torch/ops_check.py",
 )
 LIB_DATA = (
     "build-configs.json",
@@ -157,6 +158,8 @@ def _kernel_context(build: model.Build, name: str, kernel: model.Kernel) -> dict
         "args": args,
         "build_inputs": inputs,
         "dep_flags": nixlit.raw("nixgen.torch.includeFlags torch") if uses_torch else [],
+        # The project's headers this kernel does not list itself (inputs, never compiled).
+        "headers": [h for h in shared_headers(build) if h not in set(kernel.src)],
         "empty_message": f"nixgen: kernel {name}: none of its CUDA capabilities can be built "
         "with CUDA ",
     }
@@ -298,6 +301,7 @@ def render(build: model.Build, *, out_dir: str = DEFAULT_OUT) -> Rendered:
             what=f"[{fw.table}]",
             pname=f"{g.name}-{fw.table}-ext",
             binding_sources=list(fw.src),
+            headers=[h for h in shared_headers(build) if h not in set(fw.src)],
             cxx_flags=list(fw.cxx_flags),
             includes=list(fw.include),
             **common,

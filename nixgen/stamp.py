@@ -133,8 +133,10 @@ def fresh(root: str | os.PathLike[str], out_dir: str) -> dict[str, Any] | None:
         for rel, digest in outputs.items():
             if _digest(_read(os.path.join(root, rel))) != digest:
                 return None
-        if any(_has_marker(os.path.join(root, rel)) for rel in stamp["skipped"]):
-            return None
+        for rel in stamp["skipped"]:
+            # A kept hand-written file that is gone or now generated: render writes it.
+            if not os.path.lexists(os.path.join(root, rel)) or _has_marker(os.path.join(root, rel)):
+                return None
         for dirpath, _, filenames in os.walk(os.path.join(root, out_dir)):
             for name in filenames:
                 path = os.path.join(dirpath, name)

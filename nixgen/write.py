@@ -46,6 +46,8 @@ class Plan:
     #: (path, bytes on disk, bytes wanted) of every difference; the diff text is made
     #: only when someone asks for it (`--check`), not on every render.
     changes: list[tuple[str, bytes, bytes]] = attrs.field(repr=False)
+    #: Hand-written project-root files (`flake.nix`) left in place of the generated ones.
+    kept: list[str] = attrs.field(factory=list)
 
     @property
     def stale(self) -> bool:
@@ -94,14 +96,25 @@ def _files_under(directory: Path) -> list[str]:
     return found
 
 
-def plan(root: Path, rendered: Rendered, *, force: bool = False) -> Plan:
-    """Compare `rendered` with what is on disk under `root`."""
+def plan(
+    root: Path, rendered: Rendered, *, force: bool = False, replace_root: bool | None = None
+) -> Plan:
+    """Compare `rendered` with what is on disk under `root`.
+
+    A hand-written project-root file (`flake.nix`, a workflow) is kept and listed in
+    `kept`, unless `replace_root` (by default `force`) hands it over to nixgen."""
     check_output_dir(root, rendered.out_dir)
     out = root / rendered.out_dir
     wanted = {f"{rendered.out_dir}/{k}": v for k, v in rendered.tree.items()}
+    kept = []
     for name, data in rendered.root.items():
         path = root / name
-        if path.exists() and not is_generated(path):
+        if (
+            path.exists()
+            and not is_generated(path)
+            and not (force if replace_root is None else replace_root)
+        ):
+            kept.append(name)
             continue  # A hand-written flake.nix (or workflow) is the user's; leave it.
         wanted[name] = data
     added, changed, unchanged = [], [], []
@@ -131,7 +144,7 @@ def plan(root: Path, rendered: Rendered, *, force: bool = False) -> Plan:
     ]
     for rel in removed:
         changes.append((rel, _read(root / rel) or b"", b""))
-    return Plan(added, changed, removed, unchanged, changes)
+    return Plan(added, changed, removed, unchanged, changes, kept)
 
 
 def _diff(rel: str, before: bytes, after: bytes) -> str:

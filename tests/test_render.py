@@ -29,6 +29,7 @@ import pytest
 from nixgen import __version__, model, project, render, write
 from nixgen.commands.render import prepare
 from nixgen.errors import ProblemError
+from nixgen.validate import shared_headers
 
 from .conftest import EXAMPLES, materialize
 from .nixtools import make_stub, nix_eval_json, nix_parse
@@ -664,7 +665,11 @@ def test_every_string_reaches_nix_unchanged(hostile: tuple[Path, model.Build]) -
     for name, kernel in build.kernels.items():
         args = got["kernels"][name]
         assert args["pname"] == f"hostile-{name}"
-        assert args["src"] == {"select": kernel.src}
+        # Its own sources, then every header other lists name (inputs, never compiled).
+        others = [h for h in shared_headers(build) if h not in kernel.src]
+        if kernel.language == "rust-cpu":
+            others = []
+        assert args["src"] == {"select": kernel.src + others}
         if isinstance(kernel, model.RustCpuKernel):
             assert args["buildFeatures"] == kernel.features
             assert args["cargoLock"] == {"lockFile": "ROOT/Cargo.lock"}
@@ -688,7 +693,11 @@ def test_every_string_reaches_nix_unchanged(hostile: tuple[Path, model.Build]) -
     torch = build.framework
     assert isinstance(torch, model.Torch)
     ext = got["extension"]
-    assert ext["src"] == {"files": torch.src, "dir": "torch-ext/hostile", "exts": ["py", "pyi"]}
+    assert ext["src"] == {
+        "files": torch.src + [h for h in shared_headers(build) if h not in torch.src],
+        "dir": "torch-ext/hostile",
+        "exts": ["py", "pyi"],
+    }
     assert ext["buildPhase"]["bindingSources"] == torch.src
     assert ext["buildPhase"]["cxxFlags"] == torch.cxx_flags == NASTY_FLAGS
     assert ext["buildPhase"]["includes"] == torch.include

@@ -293,6 +293,10 @@ def build_command(
         raise ProblemError([error(f"{loaded.build.general.name} has no variants for {system}")])
 
     stale = write.plan(root, rendered)
+    from nixgen.pipeline import kept_warnings
+
+    for note in kept_warnings(stale.kept):
+        click.echo(note, err=True)
     ref = str(root.resolve())
     commands = {
         name: _command(ref, system, name, overrides, None if no_link else root / links / name)
