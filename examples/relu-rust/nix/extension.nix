@@ -15,7 +15,9 @@
 let
   moduleDir = "torch-ext/relu_rust";
   bindingSources = [ "torch-ext/torch_binding.cpp" "torch-ext/torch_binding.h" ];
-  src = nixgen.sources.selectWithPackage lib root bindingSources moduleDir [ "py" "pyi" ];
+  # Headers the kernels list: inputs only (the binding may include them).
+  headers = [ ];
+  src = nixgen.sources.selectWithPackage lib root (bindingSources ++ headers) moduleDir [ "py" "pyi" ];
   archives = nixgen.extension.archives kernels;
   opsName = nixgen.extension.opsName {
     moduleName = "relu_rust";
@@ -52,6 +54,8 @@ toolchain.stdenv.mkDerivation {
   installPhase = nixgen.extension.installPhase {
     packageDir = moduleDir;
     inherit opsName;
+    # Fails the build on torch ops registered without `add_op_namespace_prefix`.
+    python = python3;
     metadataFile = nixgen.extension.metadataFile {
       project = projectData;
       inherit variant opsName archs;

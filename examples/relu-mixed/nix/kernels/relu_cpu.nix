@@ -10,11 +10,13 @@
 
 let
   sources = [ "relu_cpu/relu_cpu.cpp" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ "torch-ext/torch_binding.h" ];
 in
 stdenv.mkDerivation {
   pname = "relu-mixed-relu_cpu";
   version = "1";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   buildInputs = [ torch ];
   dontConfigure = true;
   buildPhase = nixgen.compile.cppCpu {

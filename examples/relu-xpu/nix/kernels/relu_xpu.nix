@@ -10,12 +10,14 @@
 
 let
   sources = [ "relu_xpu/relu.cpp" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ "torch-ext/torch_binding.h" ];
 in
 # The oneAPI stdenv compiles with icpx, which understands -fsycl.
 intel-oneapi.base.stdenv.mkDerivation {
   pname = "relu-xpu-relu_xpu";
   version = "1";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   buildInputs = [ torch ];
   dontConfigure = true;
   buildPhase = nixgen.compile.cppXpu {

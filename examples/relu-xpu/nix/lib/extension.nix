@@ -161,6 +161,21 @@ rec {
     '';
 
   /**
+    Shell text failing the build when the Python package registers torch ops under a
+    literal name instead of `add_op_namespace_prefix(...)` (support/torch/ops_check.py,
+    the rule of the anchor's torch-ops-check).
+
+    # Type
+
+    ```
+    opsCheck :: Derivation -> String -> String
+    ```
+  */
+  opsCheck =
+    python: packageDir:
+    "if [ -d ${shell.escapeShellArg packageDir} ]; then ${python.interpreter} ${./support/torch/ops_check.py} ${shell.escapeShellArg packageDir}; fi";
+
+  /**
     Install phase of a variant: the Python package, `_ops.py`, the extension module (if
     any) and `metadata.json`.
 
@@ -174,6 +189,9 @@ rec {
 
     `compiled`
     : whether an extension module was built
+
+    `python`
+    : an interpreter to run the op-registration check with (`opsCheck`); none: no check
   */
   installPhase =
     {
@@ -181,9 +199,11 @@ rec {
       opsName,
       metadataFile,
       compiled ? true,
+      python ? null,
     }:
     ''
       runHook preInstall
+      ${if python == null then "" else opsCheck python packageDir}
       mkdir -p "$out"
       if [ -d ${shell.escapeShellArg packageDir} ]; then
         cp -r ${shell.escapeShellArg packageDir}/. "$out/"

@@ -10,11 +10,13 @@
 
 let
   sources = [ "act_cpu/act.cpp" "act_cpu/act.h" "act_cpu/simd/avx2.cpp" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ "torch-ext/torch_binding.h" ];
 in
 stdenv.mkDerivation {
   pname = "synth-cpu-act_cpu";
   version = "3";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   buildInputs = [ torch ];
   dontConfigure = true;
   buildPhase = nixgen.compile.cppCpu {

@@ -9,11 +9,13 @@
 
 let
   sources = [ "plain/plain.c" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ "act_cpu/act.h" "torch-ext/torch_binding.h" ];
 in
 stdenv.mkDerivation {
   pname = "synth-cpu-plain-c";
   version = "3";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   buildInputs = [ ];
   dontConfigure = true;
   buildPhase = nixgen.compile.cppCpu {

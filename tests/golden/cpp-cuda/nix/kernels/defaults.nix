@@ -9,6 +9,8 @@
 
 let
   sources = [ "defaults/k.cu" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ "gemm/gemm.h" "torch-ext/torch_binding.h" ];
   # The kernel's capabilities that this toolkit can compile for.
   capabilities = nixgen.cuda.capabilitiesFor null cudaPackages.cudaMajorMinorVersion;
 in
@@ -16,7 +18,7 @@ assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel defaults: none of it
 cudaPackages.backendStdenv.mkDerivation {
   pname = "synth-cuda-defaults";
   version = "3";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = [ cudaPackages.cuda_nvcc ];
   buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl ];
   dontConfigure = true;

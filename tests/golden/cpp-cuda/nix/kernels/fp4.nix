@@ -9,6 +9,8 @@
 
 let
   sources = [ "fp4/fp4.cu" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ "gemm/gemm.h" "torch-ext/torch_binding.h" ];
   # The kernel's capabilities that this toolkit can compile for.
   capabilities = nixgen.cuda.capabilitiesFor [ "10.0" "12.0" ] cudaPackages.cudaMajorMinorVersion;
 in
@@ -16,7 +18,7 @@ assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel fp4: none of its CUD
 cudaPackages.backendStdenv.mkDerivation {
   pname = "synth-cuda-fp4";
   version = "3";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = [ cudaPackages.cuda_nvcc ];
   buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl ];
   dontConfigure = true;

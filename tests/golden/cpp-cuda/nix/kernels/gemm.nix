@@ -11,6 +11,8 @@
 
 let
   sources = [ "gemm/gemm.cu" "gemm/gemm.h" "gemm/host.cpp" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ "torch-ext/torch_binding.h" ];
   # The kernel's capabilities that this toolkit can compile for.
   capabilities = nixgen.cuda.capabilitiesFor [ "7.0" "8.0" "9.0a" "10.0f" ] cudaPackages.cudaMajorMinorVersion;
 in
@@ -18,7 +20,7 @@ assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel gemm: none of its CU
 cudaPackages.backendStdenv.mkDerivation {
   pname = "synth-cuda-gemm";
   version = "3";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = [ cudaPackages.cuda_nvcc ];
   buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl torch cutlass_3_8 ];
   dontConfigure = true;

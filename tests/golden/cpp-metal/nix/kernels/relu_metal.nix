@@ -12,11 +12,13 @@
 
 let
   sources = [ "relu_metal/relu.mm" "relu_metal/relu.metal" "relu_metal/relu.h" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ "torch-ext/torch_binding.h" ];
 in
 stdenv.mkDerivation {
   pname = "synth-metal-relu_metal";
   version = "3";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   buildInputs = [ apple-sdk_26 ] ++ [ torch metal-cpp ];
   dontConfigure = true;
   # Metal shaders need the host's Metal toolchain (xcrun), outside the sandbox.

@@ -10,13 +10,15 @@
 
 let
   sources = [ "all_archs/k.hip" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ "attn_rocm/attn.h" "torch-ext/torch_binding.h" ];
   # The kernel's GPU targets that the builder supports.
   archs = nixgen.rocm.archsFor null;
 in
 stdenv.mkDerivation {
   pname = "synth-rocm-all_archs";
   version = "3";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = [ rocmPackages.clr ];
   buildInputs = [ rocmPackages.clr ];
   dontConfigure = true;

@@ -11,13 +11,15 @@
 
 let
   sources = [ "attn_rocm/attn.hip" "attn_rocm/attn.h" "attn_rocm/host.cpp" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ "torch-ext/torch_binding.h" ];
   # The kernel's GPU targets that the builder supports.
   archs = nixgen.rocm.archsFor [ "gfx942" "gfx90a" "gfx1100" ];
 in
 stdenv.mkDerivation {
   pname = "synth-rocm-attn_rocm";
   version = "3";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = [ rocmPackages.clr ];
   buildInputs = [ rocmPackages.clr torch ];
   dontConfigure = true;

@@ -11,12 +11,14 @@
 
 let
   sources = [ "gemm_xpu/gemm.cpp" "gemm_xpu/gemm.hpp" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ "torch-ext/torch_binding.h" ];
 in
 # The oneAPI stdenv compiles with icpx, which understands -fsycl.
 intel-oneapi.base.stdenv.mkDerivation {
   pname = "synth-xpu-gemm_xpu";
   version = "3";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   buildInputs = [ torch sycl-tla ];
   dontConfigure = true;
   buildPhase = nixgen.compile.cppXpu {

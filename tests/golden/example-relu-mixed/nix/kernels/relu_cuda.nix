@@ -9,6 +9,8 @@
 
 let
   sources = [ "relu_cuda/relu_cuda.cu" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ "torch-ext/torch_binding.h" ];
   # The kernel's capabilities that this toolkit can compile for.
   capabilities = nixgen.cuda.capabilitiesFor [ "8.0" "9.0" ] cudaPackages.cudaMajorMinorVersion;
 in
@@ -16,7 +18,7 @@ assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel relu_cuda: none of i
 cudaPackages.backendStdenv.mkDerivation {
   pname = "relu-mixed-relu_cuda";
   version = "1";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = [ cudaPackages.cuda_nvcc ];
   buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl ];
   dontConfigure = true;

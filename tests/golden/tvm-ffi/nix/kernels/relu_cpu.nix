@@ -9,11 +9,13 @@
 
 let
   sources = [ "relu_cpu/relu.cpp" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ ];
 in
 stdenv.mkDerivation {
   pname = "synth-tvm-ffi-relu_cpu";
   version = "3";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   buildInputs = [ ];
   dontConfigure = true;
   buildPhase = nixgen.compile.cppCpu {
