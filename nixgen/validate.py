@@ -142,6 +142,15 @@ def _kernel(build: model.Build, name: str, kernel: model.Kernel) -> list[Problem
     if not kernel.src:
         out.append(error("a kernel needs at least one source file in `src`", (*path, "src")))
     out.extend(_duplicates(kernel.src, (*path, "src")))
+    depends = list(getattr(kernel, "depends", []))
+    if "tvm-ffi" in depends and not isinstance(build.framework, model.TvmFfi):
+        out.append(
+            error(
+                "`tvm-ffi` applies to kernels of a [tvm-ffi] project (this project is "
+                f"`{build.framework_table}`); remove it or bind the kernels with [tvm-ffi]",
+                (*path, "depends", depends.index("tvm-ffi")),
+            )
+        )
     if isinstance(kernel, model.RustCpuKernel):
         out.extend(_rust(name, kernel, path))
     if isinstance(kernel, model.CppCudaKernel):

@@ -6,6 +6,7 @@ against torch. The bad-registration fixture must fail to build.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -135,3 +136,119 @@ def test_ops_registered_without_namespace_prefix_fail_the_build(workdir: Path, s
     log = caught.value.stderr
     assert "torch ops registered without `add_op_namespace_prefix`" in log
     assert 'op.py:6: @custom_op("badns::gelu_and_mul", ...) on `_gelu_and_mul`' in log
+
+
+# ------------------------------------------------------------------------- OpenMP
+
+
+@pytest.fixture(scope="module")
+def omp_layout(workdir: Path, stub: Path) -> Path:
+    return build(workdir, stub, "omp-rowsum")
+
+
+def _library(variant_dir: Path) -> Path:
+    [library] = sorted(variant_dir.glob("*.abi3.so"))
+    return library
+
+
+def test_openmp_kernel_links_the_openmp_runtime(omp_layout: Path) -> None:
+    library = _library(omp_layout / CPU_VARIANT)
+    dynamic = subprocess.run(
+        ["readelf", "-d", str(library)], capture_output=True, text=True, check=True
+    ).stdout
+    assert "Shared library: [libgomp.so.1]" in dynamic
+    gomp = [s for s in undefined_symbols(library) if s.startswith("GOMP_")]
+    assert gomp, "the kernel's parallel regions call the OpenMP runtime"
+    # Each resolved against libgomp's version nodes, none left dangling.
+    assert all("@GOMP_" in s or "@OMP_" in s for s in gomp), gomp
+
+
+def test_openmp_kernel_matches_torch(omp_layout: Path, torch: Any) -> None:
+    module = load(omp_layout)
+    generator = torch.Generator().manual_seed(3)
+    for shape in [(0, 4), (1, 1), (7, 300), (513, 17)]:
+        x = torch.randn(shape, generator=generator, dtype=torch.float64)
+        torch.testing.assert_close(module.rowsum(x), x.sum(dim=1))
+    assert module.omp_threads() >= 1
+
+
+# --------------------------------------------------------------------- stable ABI
+
+STABLE_VARIANT = f"torch-stable-abi211-cpu-{SYSTEM}"
+
+
+def test_stable_abi_variant_targets_torch_211_and_loads_in_213(
+    workdir: Path, stub: Path, torch: Any
+) -> None:
+    module = load(build(workdir, stub, "stable-abi", STABLE_VARIANT))
+    # The kernel was compiled with -DTORCH_TARGET_VERSION=0x020b000000000000.
+    assert module.target_version() == 0x020B
+    x = torch.randn(2048, generator=torch.Generator().manual_seed(5)) * 20
+    torch.testing.assert_close(module.softplus(x), torch.nn.functional.softplus(x))
+
+
+# ------------------------------------------------------------------------ tvm-ffi
+
+TVM_FFI_VARIANT = f"tvm-ffi01-cpu-{SYSTEM}"
+
+
+def test_tvm_ffi_extension_imports_and_runs(workdir: Path, stub: Path, torch: Any) -> None:
+    pytest.importorskip("tvm_ffi")
+    layout = build(workdir, stub, "tvm-ffi-clamp", TVM_FFI_VARIANT)
+    module = load(layout)
+    x = torch.randn(999, generator=torch.Generator().manual_seed(9))
+    torch.testing.assert_close(module.clamp(x, -0.5, 0.25), x.clamp(-0.5, 0.25), rtol=0, atol=0)
+    # What the anchor's tvm-ffi `_ops.py` offers, namespaced by this build.
+    ops_name = json.loads((layout / TVM_FFI_VARIANT / "metadata.json").read_text())["id"]
+    assert module.jax_add_ffi_target_name_prefix("clamp") == f"{ops_name}.clamp"
+    assert module.has_jax in (True, False)
+    with pytest.raises(TypeError, match="float32 tensors only"):
+        module.clamp(x.double(), 0.0, 1.0)
+    needed = subprocess.run(
+        ["readelf", "-d", str(_library(layout / TVM_FFI_VARIANT))],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "Shared library: [libtvm_ffi.so]" in needed
+
+
+# --------------------------------------------------------------------------- CUDA
+
+CUDA_VARIANT = f"torch212-cxx11-cu130-{SYSTEM}"
+
+
+def _have_nvcc() -> bool:
+    from .nixtools import host_facts
+
+    return bool((host_facts().get("cuda") or {}).get("prefix"))
+
+
+def _defined(library: Path) -> set[str]:
+    done = subprocess.run(
+        ["nm", "-D", "--defined-only", str(library)], capture_output=True, text=True, check=True
+    )
+    return {line.split()[-1].split("@")[0] for line in done.stdout.splitlines() if line.strip()}
+
+
+@pytest.mark.skipif(not _have_nvcc(), reason="no CUDA toolkit (nvcc) on this machine")
+def test_cuda_kernel_using_guard_and_stream_compiles_and_links(
+    workdir: Path, stub: Path, torch: Any
+) -> None:
+    project = rendered(workdir, "cuda-guard")
+    phase = flake_eval(project, f"packages.{SYSTEM}.{CUDA_VARIANT}.buildPhase", stub=stub)
+    assert "-lc10_cuda" in phase and "-ltorch_cuda" in phase and "-lcudart" in phase
+    library = _library(build(workdir, stub, "cuda-guard", CUDA_VARIANT) / CUDA_VARIANT)
+    # In the stand-in's terms (a CPU torch wheel, empty c10_cuda/torch_cuda): every torch
+    # symbol the extension needs is defined by libc10/libtorch_cpu, or is one of the CUDA
+    # device API's (c10::cuda::, at::cuda::) that the real c10_cuda/torch_cuda define.
+    torch_lib = Path(torch.__file__).parent / "lib"
+    defined = _defined(torch_lib / "libc10.so") | _defined(torch_lib / "libtorch_cpu.so")
+    missing = [s for s in undefined_symbols(library) if s.startswith("_Z")]
+    missing = [s.split("@")[0] for s in missing if s.split("@")[0] not in defined]
+    names = subprocess.run(
+        ["c++filt"], input="\n".join(missing), capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    torch_names = [n for n in names if n.startswith(("c10::", "at::", "torch::"))]
+    assert any(n.startswith("c10::cuda::getCurrentCUDAStream") for n in torch_names)
+    assert all(n.startswith(("c10::cuda::", "at::cuda::")) for n in torch_names), torch_names

@@ -104,3 +104,94 @@ def test_check_ignores_a_hand_written_flake(tmp_path: Path) -> None:
     (root / "flake.nix").write_text("{ outputs = _: { }; }\n")
     result = runner.invoke(main, ["render", "--check", str(root)])
     assert result.exit_code == 0, result.output
+
+
+# ------------------------------------------------------------------------ tvm-ffi
+
+
+def test_tvm_ffi_kernels_get_the_tvm_ffi_headers_without_listing_them() -> None:
+    build = project.read(FIXTURES / "tvm-ffi-clamp").build
+    kernel = render.render(build).tree["kernels/clamp_cpu.nix"].decode()
+    assert "buildInputs = [ python3.pkgs.tvm-ffi ];" in kernel
+    assert "depFlags = nixgen.tvmFfi.includeFlags python3.pkgs.tvm-ffi;" in kernel
+
+
+def test_tvm_ffi_depends_outside_a_tvm_ffi_project_is_a_located_error(tmp_path: Path) -> None:
+    root = _copy(tmp_path, "simd-ops")
+    toml = root / "build.toml"
+    toml.write_text(
+        toml.read_text()
+        .replace('src = ["scale_simd/scale.cpp"]', 'src = ["scale_simd/scale.cpp"]')
+        .replace(
+            '[kernel.scale_simd]\nlanguage = "cpp-cpu"\ndepends = ["torch"]',
+            '[kernel.scale_simd]\nlanguage = "cpp-cpu"\ndepends = ["torch", "tvm-ffi"]',
+        )
+    )
+    result = CliRunner().invoke(main, ["validate", str(root)])
+    assert result.exit_code != 0
+    assert "kernel.scale_simd.depends[1]: `tvm-ffi` applies to kernels of a [tvm-ffi] project" in (
+        result.output
+    )
+
+
+# ------------------------------------------------------------- OpenMP, stable ABI
+
+
+def test_openmp_flag_reaches_the_extension_link() -> None:
+    tree = render.render(project.read(FIXTURES / "omp-rowsum").build).tree
+    assert 'linkFlags = [ "-fopenmp" ];' in tree["kernels/rowsum_omp.nix"].decode()
+    assert (
+        "linkFlags = toolchain.linkFlags ++ archives.linkFlags;" in tree["extension.nix"].decode()
+    )
+
+
+def test_torch_kernels_and_binding_get_the_stable_abi_target_define() -> None:
+    tree = render.render(project.read(FIXTURES / "stable-abi").build).tree
+    kernel = tree["kernels/softplus_cpu.nix"].decode()
+    assert (
+        "depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;" in kernel
+    )
+    assert "cxxFlags = nixgen.torch.abiDefines variant ++" in tree["extension.nix"].decode()
+
+
+def test_torch_target_version_is_major_minor_shifted_like_torch_compares_it() -> None:
+    from .nixtools import have_nix, nix_eval_json
+
+    if not have_nix():
+        pytest.skip("nix is not installed")
+    lib = Path(__file__).resolve().parent.parent / "nix" / "torch.nix"
+    got = nix_eval_json(
+        f"let t = import {lib}; in map t.abiDefines "
+        '[ { stableAbi = "2.11"; } { stableAbi = "2.9"; } { stableAbi = null; } { } ]'
+    )
+    assert got == [
+        [f"-DTORCH_TARGET_VERSION={(2 << 56) | (11 << 48):#018x}"],
+        [f"-DTORCH_TARGET_VERSION={(2 << 56) | (9 << 48):#018x}"],
+        [],
+        [],
+    ]
+
+
+def test_torch_extension_links_the_backends_torch_libraries() -> None:
+    """CUDA, ROCm and XPU bindings use torch's device API (guards, streams), so the link
+    names torch's libraries of that backend, as the anchor's build does."""
+    from .nixtools import have_nix, nix_eval_json
+
+    if not have_nix():
+        pytest.skip("nix is not installed")
+    lib = Path(__file__).resolve().parent.parent / "nix" / "torch.nix"
+    got = nix_eval_json(
+        f"let t = import {lib}; "
+        'torch = { outPath = "/T"; pythonModule.sitePackages = "sp"; }; '
+        'python = { outPath = "/P"; libPrefix = "python3.11"; }; in '
+        "map (backend: (t.framework { inherit torch python backend; }).libs) "
+        '[ "cpu" "cuda" "rocm" "xpu" "metal" ]'
+    )
+    base = ["-L/T/sp/torch/lib", "-lc10", "-ltorch_cpu"]
+    assert got == [
+        base,
+        [*base, "-lc10_cuda", "-ltorch_cuda"],
+        [*base, "-lc10_hip", "-ltorch_hip"],
+        [*base, "-lc10_xpu", "-ltorch_xpu"],
+        base,
+    ]

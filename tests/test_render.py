@@ -612,10 +612,12 @@ let
     };
     cuda.capabilitiesFor = requested: version: requested;
     rocm.archsFor = same;
-    torch = { includeFlags = torch: [ "TORCH-FLAGS" ]; framework = same; };
-    tvmFfi.framework = same;
+    torch = {
+      includeFlags = torch: [ "TORCH-FLAGS" ]; abiDefines = variant: [ ]; framework = same;
+    };
+    tvmFfi = { framework = same; includeFlags = tvmFfi: [ "TVM-FFI-FLAGS" ]; };
     extension = {
-      archives = kernels: { whole = [ ]; plain = [ ]; };
+      archives = kernels: { whole = [ ]; plain = [ ]; linkFlags = [ ]; };
       archsOf = kernels: [ ];
       opsName = args: "OPS";
       buildPhase = same;
@@ -631,9 +633,13 @@ let
     cudaPackages = {
       backendStdenv = builder;
       cuda_nvcc = "cuda_nvcc"; cuda_cudart = "cuda_cudart"; cuda_cccl = "cuda_cccl";
+      libcublas = "libcublas"; libcusolver = "libcusolver"; libcusparse = "libcusparse";
       cudaMajorMinorVersion = "13.0";
     };
-    rocmPackages.clr = "clr";
+    rocmPackages = {
+      clr = "clr"; hipcub-devel = "h"; hipsparselt = "h"; rocprim-devel = "r";
+      rocthrust-devel = "r"; rocwmma-devel = "r";
+    };
     intel-oneapi.base.stdenv = builder;
     rustPlatform.buildRustPackage = same;
     python3 = { pkgs.tvm-ffi = "tvm-ffi"; };
