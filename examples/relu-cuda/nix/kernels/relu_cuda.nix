@@ -6,6 +6,7 @@
   nixgen,
   root,
   torch,
+  variant,
 }:
 
 let
@@ -21,7 +22,14 @@ cudaPackages.backendStdenv.mkDerivation {
   version = "1";
   src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = [ cudaPackages.cuda_nvcc ];
-  buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl torch ];
+  buildInputs = [
+    cudaPackages.cuda_cudart
+    cudaPackages.cuda_cccl
+    cudaPackages.libcublas
+    cudaPackages.libcusolver
+    cudaPackages.libcusparse
+    torch
+  ];
   dontConfigure = true;
   buildPhase = nixgen.compile.cppCuda {
     name = "relu_cuda";
@@ -29,13 +37,15 @@ cudaPackages.backendStdenv.mkDerivation {
     includes = [ ];
     cxxFlags = [ ];
     cudaFlags = [ ];
-    depFlags = nixgen.torch.includeFlags torch;
+    depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
   };
   installPhase = nixgen.compile.installArchivePhase "relu_cuda";
   passthru.nixgen = {
     kernel = "relu_cuda";
     library = "relu_cuda";
     language = "cpp-cuda";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
     inherit capabilities;
   };
 }

@@ -192,6 +192,10 @@ rec {
 
     `python`
     : an interpreter to run the op-registration check with (`opsCheck`); none: no check
+
+    `framework`
+    : `"torch"` or `"tvm-ffi"`: which `_ops.py` the package gets (a tvm-ffi one loads the
+      library with `tvm_ffi.load_module`)
   */
   installPhase =
     {
@@ -200,6 +204,7 @@ rec {
       metadataFile,
       compiled ? true,
       python ? null,
+      framework ? "torch",
     }:
     ''
       runHook preInstall
@@ -210,7 +215,12 @@ rec {
       fi
       chmod -R u+w "$out"
       sed 's/@OPS_NAME@/${opsName}/g' ${
-        if compiled then ./support/torch/_ops.py.in else ./support/torch/_ops_noarch.py.in
+        if framework == "tvm-ffi" then
+          ./support/tvm-ffi/_ops.py.in
+        else if compiled then
+          ./support/torch/_ops.py.in
+        else
+          ./support/torch/_ops_noarch.py.in
       } > "$out/_ops.py"
       ${if compiled then ''install -m755 ${shell.escapeShellArg "${opsName}.abi3.so"} "$out/"'' else ""}
       cp ${metadataFile} "$out/metadata.json"
@@ -237,12 +247,13 @@ rec {
     );
 
   /**
-    Archives of built kernels: C++ archives to link whole, Rust archives to link plain.
+    Archives of built kernels: C++ archives to link whole, Rust archives to link plain,
+    and the link flags the kernels ask for (`passthru.nixgen.linkFlags`, first-seen order).
 
     # Type
 
     ```
-    archives :: AttrSet -> { whole :: [ String ], plain :: [ String ] }
+    archives :: AttrSet -> { whole :: [ String ], plain :: [ String ], linkFlags :: [ String ] }
     ```
   */
   archives =
@@ -254,5 +265,9 @@ rec {
     {
       whole = map path (builtins.filter (k: k.passthru.nixgen.language != "rust-cpu") all);
       plain = map path (builtins.filter (k: k.passthru.nixgen.language == "rust-cpu") all);
+      # What the kernels need at link time (`-fopenmp`: the compiler's OpenMP runtime).
+      linkFlags = builtins.foldl' (acc: flag: if builtins.elem flag acc then acc else acc ++ [ flag ]) [ ] (
+        builtins.concatMap (k: k.passthru.nixgen.linkFlags or [ ]) all
+      );
     };
 }

@@ -6,6 +6,7 @@
   nixgen,
   root,
   torch,
+  variant,
 }:
 
 let
@@ -26,12 +27,14 @@ intel-oneapi.base.stdenv.mkDerivation {
     includes = [ ];
     cxxFlags = [ ];
     syclFlags = [ "-fno-sycl-instrument-device-code" ];
-    depFlags = nixgen.torch.includeFlags torch;
+    depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
   };
   installPhase = nixgen.compile.installArchivePhase "relu_xpu";
   passthru.nixgen = {
     kernel = "relu_xpu";
     library = "relu_xpu";
     language = "cpp-xpu";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
   };
 }

@@ -142,7 +142,7 @@ rec {
             map (name: {
               inherit name;
               value = callWith pkgs project.kernels.${name}.file {
-                inherit nixgen root torch;
+                inherit nixgen root torch variant;
               };
             }) variant.kernels
           );

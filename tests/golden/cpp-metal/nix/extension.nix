@@ -43,13 +43,15 @@ toolchain.stdenv.mkDerivation {
     inherit (variant) backend;
     framework = nixgen.torch.framework {
       inherit torch;
+      inherit (variant) backend;
       python = python3;
     };
-    cxxFlags = [ ];
+    # TORCH_TARGET_VERSION for a stable-ABI variant, then the project's flags.
+    cxxFlags = nixgen.torch.abiDefines variant ++ [ ];
     includes = [ ];
     wholeArchives = archives.whole;
     plainArchives = archives.plain;
-    linkFlags = toolchain.linkFlags;
+    linkFlags = toolchain.linkFlags ++ archives.linkFlags;
   };
   installPhase = nixgen.extension.installPhase {
     packageDir = moduleDir;

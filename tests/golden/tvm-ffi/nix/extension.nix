@@ -49,11 +49,12 @@ toolchain.stdenv.mkDerivation {
     includes = [ "tvm-ffi-ext" ];
     wholeArchives = archives.whole;
     plainArchives = archives.plain;
-    linkFlags = toolchain.linkFlags;
+    linkFlags = toolchain.linkFlags ++ archives.linkFlags;
   };
   installPhase = nixgen.extension.installPhase {
     packageDir = moduleDir;
     inherit opsName;
+    framework = "tvm-ffi";
     # Fails the build on torch ops registered without `add_op_namespace_prefix`.
     python = python3;
     metadataFile = nixgen.extension.metadataFile {

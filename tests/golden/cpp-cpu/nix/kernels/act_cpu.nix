@@ -6,6 +6,7 @@
   nixgen,
   root,
   torch,
+  variant,
 }:
 
 let
@@ -24,12 +25,14 @@ stdenv.mkDerivation {
     inherit sources;
     includes = [ "act_cpu" "include" ];
     cxxFlags = [ "-O3" "-march=x86-64-v2" "-DACT_NAME=\"act cpu\"" ];
-    depFlags = nixgen.torch.includeFlags torch;
+    depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
   };
   installPhase = nixgen.compile.installArchivePhase "act_cpu";
   passthru.nixgen = {
     kernel = "act_cpu";
     library = "act_cpu";
     language = "cpp-cpu";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
   };
 }

@@ -30,5 +30,7 @@ stdenv.mkDerivation {
     kernel = "plain-c";
     library = "plain-c";
     language = "cpp-cpu";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
   };
 }

@@ -20,7 +20,13 @@ cudaPackages.backendStdenv.mkDerivation {
   version = "3";
   src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = [ cudaPackages.cuda_nvcc ];
-  buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl ];
+  buildInputs = [
+    cudaPackages.cuda_cudart
+    cudaPackages.cuda_cccl
+    cudaPackages.libcublas
+    cudaPackages.libcusolver
+    cudaPackages.libcusparse
+  ];
   dontConfigure = true;
   buildPhase = nixgen.compile.cppCuda {
     name = "defaults";
@@ -35,6 +41,8 @@ cudaPackages.backendStdenv.mkDerivation {
     kernel = "defaults";
     library = "defaults";
     language = "cpp-cuda";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
     inherit capabilities;
   };
 }

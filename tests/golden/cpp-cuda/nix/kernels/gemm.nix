@@ -7,6 +7,7 @@
   root,
   torch,
   cutlass_3_8,
+  variant,
 }:
 
 let
@@ -22,7 +23,15 @@ cudaPackages.backendStdenv.mkDerivation {
   version = "3";
   src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = [ cudaPackages.cuda_nvcc ];
-  buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl torch cutlass_3_8 ];
+  buildInputs = [
+    cudaPackages.cuda_cudart
+    cudaPackages.cuda_cccl
+    cudaPackages.libcublas
+    cudaPackages.libcusolver
+    cudaPackages.libcusparse
+    torch
+    cutlass_3_8
+  ];
   dontConfigure = true;
   buildPhase = nixgen.compile.cppCuda {
     name = "gemm";
@@ -30,13 +39,15 @@ cudaPackages.backendStdenv.mkDerivation {
     includes = [ "gemm" ];
     cxxFlags = [ "-DHOST_SIDE" ];
     cudaFlags = [ "-lineinfo" "--use_fast_math" "-DTILE=\"128 x 128\"" ];
-    depFlags = nixgen.torch.includeFlags torch;
+    depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
   };
   installPhase = nixgen.compile.installArchivePhase "gemm";
   passthru.nixgen = {
     kernel = "gemm";
     library = "gemm";
     language = "cpp-cuda";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
     inherit capabilities;
   };
 }

@@ -8,6 +8,7 @@
   root,
   torch,
   metal-cpp,
+  variant,
 }:
 
 let
@@ -28,13 +29,15 @@ stdenv.mkDerivation {
     inherit sources;
     includes = [ "relu_metal" ];
     cxxFlags = [ "-DMETAL_BLOCK=256" ];
-    depFlags = nixgen.torch.includeFlags torch;
+    depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
   };
   installPhase = nixgen.compile.installArchivePhase "relu_metal";
   passthru.nixgen = {
     kernel = "relu_metal";
     library = "relu_metal";
     language = "cpp-metal";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
   };
   meta.platforms = lib.platforms.darwin;
 }

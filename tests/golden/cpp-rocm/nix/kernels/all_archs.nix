@@ -20,7 +20,14 @@ stdenv.mkDerivation {
   version = "3";
   src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = [ rocmPackages.clr ];
-  buildInputs = [ rocmPackages.clr ];
+  buildInputs = [
+    rocmPackages.clr
+    rocmPackages.hipcub-devel
+    rocmPackages.hipsparselt
+    rocmPackages.rocprim-devel
+    rocmPackages.rocthrust-devel
+    rocmPackages.rocwmma-devel
+  ];
   dontConfigure = true;
   buildPhase = nixgen.compile.cppRocm {
     name = "all_archs";
@@ -35,6 +42,8 @@ stdenv.mkDerivation {
     kernel = "all_archs";
     library = "all_archs";
     language = "cpp-rocm";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
     inherit archs;
   };
 }

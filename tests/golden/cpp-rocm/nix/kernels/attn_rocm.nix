@@ -7,6 +7,7 @@
   nixgen,
   root,
   torch,
+  variant,
 }:
 
 let
@@ -21,7 +22,15 @@ stdenv.mkDerivation {
   version = "3";
   src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = [ rocmPackages.clr ];
-  buildInputs = [ rocmPackages.clr torch ];
+  buildInputs = [
+    rocmPackages.clr
+    rocmPackages.hipcub-devel
+    rocmPackages.hipsparselt
+    rocmPackages.rocprim-devel
+    rocmPackages.rocthrust-devel
+    rocmPackages.rocwmma-devel
+    torch
+  ];
   dontConfigure = true;
   buildPhase = nixgen.compile.cppRocm {
     name = "attn_rocm";
@@ -29,13 +38,15 @@ stdenv.mkDerivation {
     includes = [ "attn_rocm" ];
     cxxFlags = [ "-DHOST" ];
     hipFlags = [ "-ffast-math" "-DWAVE=\"64 lanes\"" ];
-    depFlags = nixgen.torch.includeFlags torch;
+    depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
   };
   installPhase = nixgen.compile.installArchivePhase "attn_rocm";
   passthru.nixgen = {
     kernel = "attn_rocm";
     library = "attn_rocm";
     language = "cpp-rocm";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
     inherit archs;
   };
 }

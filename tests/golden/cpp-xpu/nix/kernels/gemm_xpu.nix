@@ -7,6 +7,7 @@
   root,
   torch,
   sycl-tla,
+  variant,
 }:
 
 let
@@ -27,12 +28,14 @@ intel-oneapi.base.stdenv.mkDerivation {
     includes = [ "gemm_xpu" ];
     cxxFlags = [ "-DXPU_HOST" ];
     syclFlags = [ "-fsycl-targets=spir64" "-Xs" "-device pvc" ];
-    depFlags = nixgen.torch.includeFlags torch;
+    depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
   };
   installPhase = nixgen.compile.installArchivePhase "gemm_xpu";
   passthru.nixgen = {
     kernel = "gemm_xpu";
     library = "gemm_xpu";
     language = "cpp-xpu";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
   };
 }

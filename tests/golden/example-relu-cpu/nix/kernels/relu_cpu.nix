@@ -6,6 +6,7 @@
   nixgen,
   root,
   torch,
+  variant,
 }:
 
 let
@@ -24,12 +25,14 @@ stdenv.mkDerivation {
     inherit sources;
     includes = [ "relu_cpu" ];
     cxxFlags = [ "-Wall" "-DRELU_CPU_BLOCK=64" ];
-    depFlags = nixgen.torch.includeFlags torch;
+    depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
   };
   installPhase = nixgen.compile.installArchivePhase "relu_cpu";
   passthru.nixgen = {
     kernel = "relu_cpu";
     library = "relu_cpu";
     language = "cpp-cpu";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
   };
 }

@@ -5,6 +5,7 @@
   stdenv,
   nixgen,
   root,
+  python3,
 }:
 
 let
@@ -16,19 +17,21 @@ stdenv.mkDerivation {
   pname = "synth-tvm-ffi-relu_cpu";
   version = "3";
   src = nixgen.sources.select lib root (sources ++ headers);
-  buildInputs = [ ];
+  buildInputs = [ python3.pkgs.tvm-ffi ];
   dontConfigure = true;
   buildPhase = nixgen.compile.cppCpu {
     name = "relu_cpu";
     inherit sources;
     includes = [ ];
     cxxFlags = [ ];
-    depFlags = [ ];
+    depFlags = nixgen.tvmFfi.includeFlags python3.pkgs.tvm-ffi;
   };
   installPhase = nixgen.compile.installArchivePhase "relu_cpu";
   passthru.nixgen = {
     kernel = "relu_cpu";
     library = "relu_cpu";
     language = "cpp-cpu";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
   };
 }

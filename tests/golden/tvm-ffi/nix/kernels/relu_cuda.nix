@@ -5,6 +5,7 @@
   cudaPackages,
   nixgen,
   root,
+  python3,
 }:
 
 let
@@ -20,7 +21,14 @@ cudaPackages.backendStdenv.mkDerivation {
   version = "3";
   src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = [ cudaPackages.cuda_nvcc ];
-  buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl ];
+  buildInputs = [
+    python3.pkgs.tvm-ffi
+    cudaPackages.cuda_cudart
+    cudaPackages.cuda_cccl
+    cudaPackages.libcublas
+    cudaPackages.libcusolver
+    cudaPackages.libcusparse
+  ];
   dontConfigure = true;
   buildPhase = nixgen.compile.cppCuda {
     name = "relu_cuda";
@@ -28,13 +36,15 @@ cudaPackages.backendStdenv.mkDerivation {
     includes = [ ];
     cxxFlags = [ ];
     cudaFlags = [ ];
-    depFlags = [ ];
+    depFlags = nixgen.tvmFfi.includeFlags python3.pkgs.tvm-ffi;
   };
   installPhase = nixgen.compile.installArchivePhase "relu_cuda";
   passthru.nixgen = {
     kernel = "relu_cuda";
     library = "relu_cuda";
     language = "cpp-cuda";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
     inherit capabilities;
   };
 }
