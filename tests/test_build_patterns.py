@@ -7,8 +7,10 @@ against torch. The bad-registration fixture must fail to build.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -252,3 +254,71 @@ def test_cuda_kernel_using_guard_and_stream_compiles_and_links(
     torch_names = [n for n in names if n.startswith(("c10::", "at::", "torch::"))]
     assert any(n.startswith("c10::cuda::getCurrentCUDAStream") for n in torch_names)
     assert all(n.startswith(("c10::cuda::", "at::cuda::")) for n in torch_names), torch_names
+
+
+# ------------------------------------------------- the anchor's own examples, if present
+
+ANCHOR = Path("/work/.mirror/huggingface+kernels/repo")
+_PLUGIN = """
+import os, pathlib, kernels
+def _local(repo_id, *args, **kwargs):
+    return kernels.get_local_kernel(pathlib.Path(os.environ["LOCAL_KERNEL"]), backend="cpu")
+kernels.get_kernel = _local
+"""
+
+
+@pytest.mark.skipif(not ANCHOR.is_dir(), reason="no local mirror of huggingface/kernels")
+@pytest.mark.parametrize(
+    ("example", "variant"),
+    [
+        ("relu-tvm-ffi", TVM_FFI_VARIANT),
+        ("relu-torch-stable-abi", STABLE_VARIANT),
+    ],
+)
+def test_anchor_example_migrated_builds_and_passes_its_own_tests(
+    workdir: Path, stub: Path, example: str, variant: str
+) -> None:
+    """An anchor example, migrated with `nixgen migrate` and nothing else (its hand-written
+    flake.nix removed, as render's warning says), builds and passes its own tests, with
+    `kernels.get_kernel` pointed at the local build."""
+    pytest.importorskip("tvm_ffi")
+    archive = subprocess.run(
+        ["git", "-C", str(ANCHOR), "archive", "HEAD", f"examples/kernels/{example}"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(workdir)], input=archive, check=True)
+    project = workdir / "examples" / "kernels" / example
+    runner = CliRunner()
+    assert runner.invoke(main, ["migrate", str(project)]).exit_code == 0
+    (project / "flake.nix").unlink()
+    assert runner.invoke(main, ["render", str(project)]).exit_code == 0
+    [out] = flake_build(project, variant, stub=stub, timeout=1800)
+    layout = workdir / f"{example}-built"
+    layout.mkdir()
+    (layout / variant).symlink_to(out)
+    plugins = workdir / f"plugin-{example}"
+    plugins.mkdir()
+    (plugins / "localkernel.py").write_text(_PLUGIN)
+    env = {**os.environ, "LOCAL_KERNEL": str(layout), "PYTHONPATH": str(plugins)}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "localkernel",
+            "-p",
+            "no:cacheprovider",
+            "tests",
+        ],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert " passed" in done.stdout
