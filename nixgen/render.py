@@ -20,7 +20,7 @@ import attrs
 
 from nixgen import __version__, matrix, model, nixlit, plan, tables
 from nixgen.errors import EXIT_INVALID, NixgenError
-from nixgen.validate import python_package_dir
+from nixgen.validate import python_package_dir, shared_headers
 
 #: Where the generated tree goes, relative to the project root.
 DEFAULT_OUT = "nix"
@@ -55,11 +55,26 @@ LIB_FILES = (
     "support/metal/metallib-header.py",
     "support/abi_check.py",
     "support/abi-check-hook.sh",
+    "support/torch/ops_check.py",
+    "support/tvm-ffi/_ops.py.in",
 )
 #: Data tables the static library reads at evaluation time. nixgen plans in Python and
 #: writes the results into the generated files; the ABI policies are the toolchain's.
 LIB_DATA: tuple[str, ...] = ("abi-policies.json",)
 
+#: What every CUDA kernel compiles with: the anchor's CUDA build inputs (its extension
+#: derivation, nix-builder/lib/extension/*/arch.nix): the runtime, CCCL, and the cuBLAS,
+#: cuSOLVER and cuSPARSE headers `ATen/cuda/CUDAContext.h` includes.
+CUDA_KERNEL_INPUTS = ("cuda_cudart", "cuda_cccl", "libcublas", "libcusolver", "libcusparse")
+#: The same for ROCm: the HIP runtime and the anchor's header-only ROCm libraries.
+ROCM_KERNEL_INPUTS = (
+    "clr",
+    "hipcub-devel",
+    "hipsparselt",
+    "rocprim-devel",
+    "rocthrust-devel",
+    "rocwmma-devel",
+)
 #: Package-set attribute of each C++ dependency (`depends`); `torch` is the variant's torch.
 #: A dotted path is taken from the set its first part names (the kernels toolchain keeps
 #: sycl-tla in each oneAPI set, `xpuPackages.sycl-tla`, not at the top level).
@@ -145,14 +160,24 @@ def _kernel_context(build: model.Build, name: str, kernel: model.Kernel) -> dict
     general = build.general
     depends = list(getattr(kernel, "depends", []))
     uses_torch = "torch" in depends
-    others = [DEPENDENCY_ATTRS.get(d, d) for d in depends if d != "torch"]
+    # A [tvm-ffi] project's C++ kernels all see the tvm-ffi headers (listed or not).
+    uses_tvm_ffi = "tvm-ffi" in depends or (
+        isinstance(build.framework, model.TvmFfi) and kernel.language != "rust-cpu"
+    )
+    others = [DEPENDENCY_ATTRS.get(d, d) for d in depends if d not in ("torch", "tvm-ffi")]
     sets = [o.partition(".")[0] for o in others]
     args = (["torch"] if uses_torch else []) + [a for i, a in enumerate(sets) if a not in sets[:i]]
     inputs: list[nixlit.Raw] = []
+    flags: list[str] = []
+    if uses_torch:
+        flags += ["nixgen.torch.includeFlags torch", "nixgen.torch.abiDefines variant"]
+    if uses_tvm_ffi:
+        flags += ["nixgen.tvmFfi.includeFlags python3.pkgs.tvm-ffi"]
+        inputs += [nixlit.raw("python3.pkgs.tvm-ffi")]
     if isinstance(kernel, model.CppCudaKernel):
-        inputs += [nixlit.raw("cudaPackages.cuda_cudart"), nixlit.raw("cudaPackages.cuda_cccl")]
+        inputs += [nixlit.raw(f"cudaPackages.{name}") for name in CUDA_KERNEL_INPUTS]
     if isinstance(kernel, model.CppRocmKernel):
-        inputs += [nixlit.raw("rocmPackages.clr")]
+        inputs += [nixlit.raw(f"rocmPackages.{name}") for name in ROCM_KERNEL_INPUTS]
     inputs += [_ident("torch")] if uses_torch else []
     inputs += [nixlit.raw(o) if "." in o else _ident(o) for o in others]
     context: dict[str, Any] = {
@@ -161,9 +186,16 @@ def _kernel_context(build: model.Build, name: str, kernel: model.Kernel) -> dict
         "kernel": kernel,
         "pname": f"{general.name}-{name}",
         "version": str(general.version),
-        "args": args,
+        # `variant`: its stable-ABI target (`nixgen.torch.abiDefines`) for torch kernels.
+        # python3: tvm-ffi's headers, and the Metal library's header writer.
+        "args": args
+        + (["variant"] if uses_torch else [])
+        + (["python3"] if uses_tvm_ffi or isinstance(kernel, model.CppMetalKernel) else []),
         "build_inputs": inputs,
-        "dep_flags": nixlit.raw("nixgen.torch.includeFlags torch") if uses_torch else [],
+        "dep_flags": nixlit.raw(" ++ ".join(flags)) if flags else [],
+        "link_flags": openmp_link_flags(kernel),
+        # The project's headers this kernel does not list itself (inputs, never compiled).
+        "headers": [h for h in shared_headers(build) if h not in set(kernel.src)],
         "empty_message": f"nixgen: kernel {name}: none of its CUDA capabilities can be built "
         "with CUDA ",
     }
@@ -183,6 +215,32 @@ def _kernel_context(build: model.Build, name: str, kernel: model.Kernel) -> dict
             copy_lock=lockfile.rpartition("/")[0] != crate_dir,
         )
     return context
+
+
+#: Compile flags that turn OpenMP on, and the flag the extension's link then needs (the
+#: compiler driver adds its OpenMP runtime, libgomp for GCC, as a dependency).
+_OPENMP_FLAGS = {
+    "-fopenmp": "-fopenmp",
+    "-Xcompiler=-fopenmp": "-fopenmp",
+    "-fiopenmp": "-fiopenmp",
+    "-qopenmp": "-qopenmp",
+}
+
+
+def openmp_link_flags(kernel: model.Kernel) -> list[str]:
+    """The link flags the extension needs for `kernel`'s OpenMP use (none without it):
+    code compiled with `-fopenmp` calls the runtime (`GOMP_*`), which only a link with
+    `-fopenmp` makes a dependency of the extension."""
+    flags = [
+        *getattr(kernel, "cxx_flags", []),
+        *getattr(kernel, "cuda_flags", []),
+        *getattr(kernel, "hip_flags", []),
+        *getattr(kernel, "sycl_flags", []),
+    ]
+    found = [
+        _OPENMP_FLAGS.get(f, f) for f in flags if f in _OPENMP_FLAGS or f.startswith("-fopenmp=")
+    ]
+    return list(dict.fromkeys(found))
 
 
 def project_data(build: model.Build) -> dict[str, Any]:
@@ -340,6 +398,7 @@ def render(build: model.Build, *, out_dir: str = DEFAULT_OUT) -> Rendered:
             what=f"[{fw.table}]",
             pname=f"{g.name}-{fw.table}-ext",
             binding_sources=list(fw.src),
+            headers=[h for h in shared_headers(build) if h not in set(fw.src)],
             cxx_flags=list(fw.cxx_flags),
             includes=list(fw.include),
             **common,

@@ -166,8 +166,10 @@ def fresh(root: str | os.PathLike[str], out_dir: str) -> dict[str, Any] | None:
             data = paths.read_under(root, rel)
             if not isinstance(data, bytes) or _digest(data) != digest:
                 return None
-        if any(_has_marker(os.path.join(root, rel)) for rel in stamp["skipped"]):
-            return None
+        for rel in stamp["skipped"]:
+            # A kept hand-written file that is gone or now generated: render writes it.
+            if not os.path.lexists(os.path.join(root, rel)) or _has_marker(os.path.join(root, rel)):
+                return None
         for rel_dir, _, filenames in paths.walk(out):
             for name in filenames:
                 rel = os.path.join(out_dir, rel_dir, name) if rel_dir else f"{out_dir}/{name}"

@@ -36,6 +36,18 @@ LANGUAGE_BACKEND = {
     "rust-cpu": "cpu",
 }
 
+#: File extensions of C, C++, CUDA and HIP headers. A kernel's compile inputs hold every
+#: header the project lists anywhere (a kernel may include a sibling's or the binding's
+#: header, as real projects compiled in one tree do), while only its own translation
+#: units are compiled.
+HEADER_EXTENSIONS = ("h", "hh", "hpp", "hxx", "h++", "cuh", "inc", "inl", "ipp", "tpp", "tcc")
+
+
+def is_header(path: str) -> bool:
+    """Whether `path` names a header (by its extension)."""
+    return path.rpartition(".")[2].lower() in HEADER_EXTENSIONS if "." in path else False
+
+
 _CAPABILITY = re.compile(r"^(\d+)\.(\d+)([af]?)$")
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import errno
 import os
+import posixpath
+import re
 import stat
 from collections import Counter
 from collections.abc import Sequence
@@ -166,6 +168,15 @@ def _kernel(build: model.Build, name: str, kernel: model.Kernel) -> list[Problem
     if not kernel.src:
         out.append(error("a kernel needs at least one source file in `src`", (*path, "src")))
     out.extend(_duplicates(kernel.src, (*path, "src")))
+    depends = list(getattr(kernel, "depends", []))
+    if "tvm-ffi" in depends and not isinstance(build.framework, model.TvmFfi):
+        out.append(
+            error(
+                "`tvm-ffi` applies to kernels of a [tvm-ffi] project (this project is "
+                f"`{build.framework_table}`); remove it or bind the kernels with [tvm-ffi]",
+                (*path, "depends", depends.index("tvm-ffi")),
+            )
+        )
     if isinstance(kernel, model.RustCpuKernel):
         out.extend(_rust(name, kernel, path))
     if isinstance(kernel, model.CppCudaKernel):
@@ -251,6 +262,7 @@ def files(build: model.Build, root: Path) -> list[Problem]:
                 want_dir=True,
             )
         )
+    out.extend(unlisted_includes(build, resolver))
     package = python_package_dir(build)
     real, info = resolver.resolve(f"{package}/__init__.py")
     linked = _through_link(resolver, f"{package}/__init__.py")
@@ -276,6 +288,85 @@ def files(build: model.Build, root: Path) -> list[Problem]:
                 (build.framework_table,) if build.framework is not None else ("general", "name"),
             )
         )
+    return out
+
+
+def listed_files(build: model.Build) -> list[tuple[tuple[str | int, ...], str]]:
+    """Every file the project lists (framework and kernel `src`), with its key path."""
+    out: list[tuple[tuple[str | int, ...], str]] = []
+    fw = build.framework
+    if isinstance(fw, (model.Torch, model.TvmFfi)):
+        out += [((fw.table, "src", i), rel) for i, rel in enumerate(fw.src)]
+    for name, kernel in sorted(build.kernels.items()):
+        out += [(("kernel", name, "src", i), rel) for i, rel in enumerate(kernel.src)]
+    return out
+
+
+def shared_headers(build: model.Build) -> list[str]:
+    """Every header the project lists anywhere, sorted: the compile inputs each C++ kernel
+    and the binding get besides their own sources (real projects include a sibling's or
+    the binding's header, as the anchor compiles every kernel in one tree)."""
+    return sorted({rel for _, rel in listed_files(build) if tables.is_header(rel)})
+
+
+#: Sources scanned for quoted includes (C, C++, CUDA, HIP, Objective-C++, Metal, headers).
+_SCANNED = {"c", "cc", "cpp", "cxx", "c++", "cu", "hip", "mm", "metal", *tables.HEADER_EXTENSIONS}
+_QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
+#: Only the head of a file is scanned: includes come first, and this keeps `validate` cheap.
+_SCAN_BYTES = 256 * 1024
+
+
+def unlisted_includes(build: model.Build, resolver: _Resolver) -> list[Problem]:
+    """Warnings for quoted `#include "x.h"` lines that name a file of the project which no
+    list names: the build would not see it (each derivation holds only listed files).
+
+    An include is resolved as the compiler does: next to the including file, then in the
+    include directories of the kernel (or the binding). A name found nowhere in the project
+    is left alone (a dependency's header, written with quotes)."""
+    listed = {rel for _, rel in listed_files(build)}
+    fw = build.framework
+    dirs: dict[tuple[str | int, ...], list[str]] = {}
+    if isinstance(fw, (model.Torch, model.TvmFfi)):
+        dirs[(fw.table,)] = list(fw.include)
+    for name, kernel in build.kernels.items():
+        dirs[("kernel", name)] = list(getattr(kernel, "include", []))
+    out: list[Problem] = []
+    for where, rel in listed_files(build):
+        if rel.rpartition(".")[2].lower() not in _SCANNED:
+            continue
+        real, info = resolver.resolve(rel)
+        if info is None or not stat.S_ISREG(info.st_mode) or not resolver.inside(real):
+            continue
+        try:
+            with open(real, "rb") as handle:
+                head = handle.read(_SCAN_BYTES)
+        except OSError:
+            continue
+        for match in _QUOTED_INCLUDE.finditer(head):
+            included = match.group(1).decode("utf-8", "replace")
+            line = head.count(b"\n", 0, match.start()) + 1
+            bases = [rel.rpartition("/")[0], *dirs.get(where[:-2], [])]
+            candidates = [posixpath.normpath(posixpath.join(b, included)) for b in bases]
+            candidates = [
+                c for c in candidates if not c.startswith(("../", "/")) and c not in ("..", ".")
+            ]
+            if any(c in listed for c in candidates):
+                continue
+            present = [
+                c
+                for c in candidates
+                if (found := resolver.resolve(c))[1] is not None and resolver.inside(found[0])
+            ]
+            if present:
+                owner = ".".join(str(part) for part in where[:-1])
+                out.append(
+                    warning(
+                        f'{rel}:{line}: `#include "{included}"` names `{present[0]}`, which no '
+                        "`src` list names, so the build will not see it",
+                        where,
+                        hint=f'add "{present[0]}" to {owner}',
+                    )
+                )
     return out
 
 

@@ -55,6 +55,8 @@ class Plan:
     #: a `paths.Blocked` when it was not read (a link, a FIFO, a device): its content is
     #: never shown.
     changes: list[tuple[str, bytes | paths.Blocked, bytes]] = attrs.field(repr=False)
+    #: Hand-written project-root files (`flake.nix`) left in place of the generated ones.
+    kept: list[str] = attrs.field(factory=list)
 
     @property
     def stale(self) -> bool:
@@ -97,15 +99,26 @@ def _prefixes(rels: Iterable[str]) -> set[str]:
     return out
 
 
-def plan(root: Path, rendered: Rendered, *, force: bool = False) -> Plan:
-    """Compare `rendered` with what is on disk under `root`."""
+def plan(
+    root: Path, rendered: Rendered, *, force: bool = False, replace_root: bool | None = None
+) -> Plan:
+    """Compare `rendered` with what is on disk under `root`.
+
+    A hand-written project-root file (`flake.nix`, a workflow) is kept and listed in
+    `kept`, unless `replace_root` (by default `force`) hands it over to nixgen."""
     check_output_dir(root, rendered.out_dir)
     for name in rendered.root:
         _check_inside(root, name.rpartition("/")[0], what=name)
     out = root / rendered.out_dir
     wanted = {f"{rendered.out_dir}/{k}": v for k, v in rendered.tree.items()}
+    kept = []
     for name, data in rendered.root.items():
-        if paths.lstat_under(root, name) is not None and not is_generated(root / name):
+        if (
+            paths.lstat_under(root, name) is not None
+            and not is_generated(root / name)
+            and not (force if replace_root is None else replace_root)
+        ):
+            kept.append(name)
             continue  # A hand-written flake.nix (or workflow, or link) is the user's.
         wanted[name] = data
     added, changed, unchanged = [], [], []
@@ -146,7 +159,7 @@ def plan(root: Path, rendered: Rendered, *, force: bool = False) -> Plan:
     for rel in removed:
         before = paths.read_under(root, rel)
         changes.append((rel, before if isinstance(before, bytes) else b"", b""))
-    return Plan(added, changed, removed, unchanged, changes)
+    return Plan(added, changed, removed, unchanged, changes, kept)
 
 
 def _diff(rel: str, before: bytes | paths.Blocked, after: bytes) -> str:

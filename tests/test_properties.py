@@ -354,9 +354,19 @@ let
       cuda_nvcc = "cuda_nvcc";
       cuda_cudart = "cuda_cudart";
       cuda_cccl = "cuda_cccl";
+      libcublas = "libcublas";
+      libcusolver = "libcusolver";
+      libcusparse = "libcusparse";
       cudaMajorMinorVersion = "12.8";
     };
-    rocmPackages.clr = "clr";
+    rocmPackages = {
+      clr = "clr";
+      hipcub-devel = "hipcub-devel";
+      hipsparselt = "hipsparselt";
+      rocprim-devel = "rocprim-devel";
+      rocthrust-devel = "rocthrust-devel";
+      rocwmma-devel = "rocwmma-devel";
+    };
     xpuPackages.sycl-tla = "sycl-tla";
     apple-sdk_26 = "apple-sdk_26";
     rustPlatform.buildRustPackage = mk;
@@ -391,10 +401,12 @@ let
       };
       cuda.capabilitiesFor = planned: _: planned;
       torch.includeFlags = _: [ "-Itorch" ];
+      torch.abiDefines = _: [ ];
       torch.framework = _: "torch-framework";
       tvmFfi.framework = _: "tvm-ffi-framework";
+      tvmFfi.includeFlags = _: [ "-Itvm-ffi" ];
       extension = {
-        archives = _: { whole = [ ]; plain = [ ]; };
+        archives = _: { whole = [ ]; plain = [ ]; linkFlags = [ ]; };
         archsOf = _: [ ];
         opsName = _: "ops";
         configurePhase = id;

@@ -31,6 +31,7 @@ import pytest
 from nixgen import __version__, model, plan, project, render, tables, write
 from nixgen.commands.render import prepare
 from nixgen.errors import ProblemError
+from nixgen.validate import shared_headers
 
 from .conftest import EXAMPLES, materialize
 from .nixtools import kernel_builder, make_stub, nix_eval_json, nix_parse
@@ -617,10 +618,12 @@ let
       copyPhase = from: to: { copy = [ from to ]; };
     };
     cuda.capabilitiesFor = planned: version: planned;
-    torch = { includeFlags = torch: [ "TORCH-FLAGS" ]; framework = same; };
-    tvmFfi.framework = same;
+    torch = {
+      includeFlags = torch: [ "TORCH-FLAGS" ]; abiDefines = variant: [ ]; framework = same;
+    };
+    tvmFfi = { framework = same; includeFlags = tvmFfi: [ "TVM-FFI-FLAGS" ]; };
     extension = {
-      archives = kernels: { whole = [ ]; plain = [ ]; };
+      archives = kernels: { whole = [ ]; plain = [ ]; linkFlags = [ ]; };
       archsOf = kernels: [ ];
       opsName = args: "OPS";
       configurePhase = same;
@@ -636,9 +639,13 @@ let
     cudaPackages = {
       backendStdenv = builder;
       cuda_nvcc = "cuda_nvcc"; cuda_cudart = "cuda_cudart"; cuda_cccl = "cuda_cccl";
+      libcublas = "libcublas"; libcusolver = "libcusolver"; libcusparse = "libcusparse";
       cudaMajorMinorVersion = "13.0";
     };
-    rocmPackages.clr = "clr";
+    rocmPackages = {
+      clr = "clr"; hipcub-devel = "h"; hipsparselt = "h"; rocprim-devel = "r";
+      rocthrust-devel = "r"; rocwmma-devel = "r";
+    };
     xpuPackages.sycl-tla = "sycl-tla";
     rustPlatform.buildRustPackage = same;
     python3 = { pkgs.tvm-ffi = "tvm-ffi"; };
@@ -674,7 +681,11 @@ def test_every_string_reaches_nix_unchanged(hostile: tuple[Path, model.Build]) -
     for name, kernel in build.kernels.items():
         args = got["kernels"][name]
         assert args["pname"] == f"hostile-{name}"
-        assert args["src"] == {"select": kernel.src}
+        # Its own sources, then every header other lists name (inputs, never compiled).
+        others = [h for h in shared_headers(build) if h not in kernel.src]
+        if kernel.language == "rust-cpu":
+            others = []
+        assert args["src"] == {"select": kernel.src + others}
         if isinstance(kernel, model.RustCpuKernel):
             assert args["buildFeatures"] == kernel.features
             assert args["cargoLock"] == {"lockFile": "ROOT/Cargo.lock"}
@@ -702,7 +713,11 @@ def test_every_string_reaches_nix_unchanged(hostile: tuple[Path, model.Build]) -
     torch = build.framework
     assert isinstance(torch, model.Torch)
     ext = got["extension"]
-    assert ext["src"] == {"files": torch.src, "dir": "torch-ext/hostile", "exts": ["py", "pyi"]}
+    assert ext["src"] == {
+        "files": torch.src + [h for h in shared_headers(build) if h not in torch.src],
+        "dir": "torch-ext/hostile",
+        "exts": ["py", "pyi"],
+    }
     assert ext["configurePhase"]["bindingSources"] == torch.src
     assert ext["configurePhase"]["cxxFlags"] == torch.cxx_flags == NASTY_FLAGS
     assert ext["configurePhase"]["includes"] == torch.include

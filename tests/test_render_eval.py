@@ -29,6 +29,7 @@ import pytest
 
 from nixgen import model, plan, project, render, tables, write
 from nixgen.errors import ProblemError
+from nixgen.validate import shared_headers
 
 from .conftest import (
     CORPUS_FILES,
@@ -375,12 +376,18 @@ def check_project(root: Path, build: model.Build, summary: list[dict[str, Any]])
             # Linux extensions carry the ABI check (nix/support/abi-check-hook.sh).
             hooks = {i["name"] for i in v["nativeBuildInputs"]}
             assert ("nixgen-abi-check-hook" in hooks) == linux, v["name"]
-            assert ("torch" if v["framework"] == "torch" else "tvm-ffi") in inputs
+            # The tvm-ffi package's pname is "apache-tvm-ffi" (nixpkgs and the anchor alike).
+            assert ("torch" if v["framework"] == "torch" else "apache-tvm-ffi") in inputs
         for name, got in v["kernels"].items():
             check_kernel(name, build.kernels[name], got, v)
             if got["src"] not in seen_src:
                 seen_src.add(got["src"])
-                assert files_under(got["src"]) == sorted(set(build.kernels[name].src)), name
+                # Its own files, plus every header the project lists (a C++ kernel may
+                # include a sibling's or the binding's header).
+                want = set(build.kernels[name].src)
+                if build.kernels[name].language != "rust-cpu":
+                    want |= set(shared_headers(build))
+                assert files_under(got["src"]) == sorted(want), name
         if v["src"] not in seen_src:
             seen_src.add(v["src"])
             check_extension_src(root, build, v["src"], compiled=v["framework"] != "torch-noarch")
@@ -392,7 +399,7 @@ def check_extension_src(root: Path, build: model.Build, src: str, *, compiled: b
     fw = build.framework
     package = python_package_dir(build)
     pyext = tuple(f".{e}" for e in (fw.pyext if fw is not None else ["py", "pyi"]))
-    own = set(getattr(fw, "src", [])) if compiled else set()
+    own = set(getattr(fw, "src", [])) | set(shared_headers(build)) if compiled else set()
     python = {
         str(p.relative_to(root))
         for p in (root / package).rglob("*")

@@ -197,6 +197,10 @@ def build_command(
         )
 
     stale = write.plan(root, rendered)
+    from nixgen.pipeline import kept_warnings
+
+    for note in kept_warnings(stale.kept):
+        click.echo(note, err=True)
     ref = nixbuild.flake_ref(root)
     evaluate = nixbuild.eval_command(ref, system, chosen, overrides)
 

@@ -43,7 +43,18 @@ if spec is not None and spec.submodule_search_locations:
         torch_version = m.group(1) if m else None
     except OSError:
         pass
+tvm_ffi_dir = tvm_ffi_version = None
+spec = importlib.util.find_spec("tvm_ffi")
+if spec is not None and spec.submodule_search_locations:
+    tvm_ffi_dir = list(spec.submodule_search_locations)[0]
+    try:
+        from importlib.metadata import version as _dist_version
+        tvm_ffi_version = _dist_version("apache-tvm-ffi")
+    except Exception:
+        pass
 print(json.dumps({
+    "tvm_ffi_dir": tvm_ffi_dir,
+    "tvm_ffi_version": tvm_ffi_version,
     "version": platform.python_version(),
     "include": include,
     "torch_dir": torch_dir,
@@ -150,6 +161,10 @@ def _detect_python(python: str) -> tuple[dict[str, NixValue] | None, dict[str, N
     torch = None
     if info["torch_dir"] and os.path.isdir(os.path.join(info["torch_dir"], "include")):
         torch = {"dir": os.path.realpath(info["torch_dir"]), "version": info["torch_version"]}
+    py["tvmFfi"] = None
+    tvm = info.get("tvm_ffi_dir")
+    if tvm and all(os.path.isdir(os.path.join(tvm, d)) for d in ("include", "lib")):
+        py["tvmFfi"] = {"dir": os.path.realpath(tvm), "version": info.get("tvm_ffi_version")}
     return py, torch
 
 

@@ -25,6 +25,13 @@
 #define TORCH_LIBRARY_IMPL_EXPAND(NAME, DEVICE, MODULE) \
   TORCH_LIBRARY_IMPL(NAME, DEVICE, MODULE)
 
+// The same for the torch stable ABI (torch/csrc/stable/library.h, torch >= 2.10): a
+// binding of a `torch-stable-abi*` variant registers with these, and is compiled with
+// TORCH_TARGET_VERSION set to the ABI version it targets.
+#define STABLE_TORCH_LIBRARY_EXPAND(NAME, MODULE) STABLE_TORCH_LIBRARY(NAME, MODULE)
+#define STABLE_TORCH_LIBRARY_IMPL_EXPAND(NAME, DEVICE, MODULE) \
+  STABLE_TORCH_LIBRARY_IMPL(NAME, DEVICE, MODULE)
+
 // An empty Python module, so that `from . import <NAME>` in _ops.py loads the
 // shared object; loading it runs the TORCH_LIBRARY static registrations.
 #define REGISTER_EXTENSION(NAME)                                               \

@@ -96,7 +96,9 @@ in
       torch-bin_2_11 = mkTorch python-prev "2.11.0" { xpuPackages = null; };
       torch-bin_2_12 = mkTorch python-prev "2.12.0" { xpuPackages = final.xpuPackages_2025_3_2; };
       torch-bin_2_13 = mkTorch python-prev "2.13.0" { xpuPackages = final.xpuPackages_2026_0_0; };
-      tvm-ffi = python-prev.__stubMkEmptyPythonPackage "tvm-ffi" "0.1.0";
+      # The anchor builds its own tvm-ffi (pkgs/python-modules/tvm-ffi); the stand-in is the
+      # host's PyPI apache-tvm-ffi wheel, the package real nixpkgs calls apache-tvm-ffi.
+      tvm-ffi = python-prev.apache-tvm-ffi;
     })
   ];
 

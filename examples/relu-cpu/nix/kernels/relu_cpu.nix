@@ -7,22 +7,25 @@
   nixgen,
   root,
   torch,
+  variant,
 }:
 
 let
   sources = [ "relu_cpu/relu_cpu.cpp" "relu_cpu/relu_impl.h" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ "torch-ext/torch_binding.h" ];
   plan = nixgen.compile.cppCpu {
     name = "relu_cpu";
-    inherit sources;
+    sources = sources ++ headers;
     includes = [ "relu_cpu" ];
     cxxFlags = [ "-Wall" "-DRELU_CPU_BLOCK=64" ];
-    depFlags = nixgen.torch.includeFlags torch;
+    depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
   };
 in
 stdenv.mkDerivation {
   pname = "relu-cpu-relu_cpu";
   version = "1";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = [ ninja ];
   buildInputs = [ torch ];
   configurePhase = nixgen.compile.configurePhase plan;
@@ -31,6 +34,8 @@ stdenv.mkDerivation {
     kernel = "relu_cpu";
     library = "relu_cpu";
     language = "cpp-cpu";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
     inherit plan;
   };
 }

@@ -30,4 +30,19 @@
         "-ltvm_ffi"
       ];
     };
+
+  /**
+    Flags that make the tvm-ffi headers (and DLPack's) visible to a kernel of a tvm-ffi
+    project (`depends = ["tvm-ffi"]`, implied there).
+
+    # Type
+
+    ```
+    includeFlags :: Derivation -> [ String ]
+    ```
+  */
+  includeFlags = tvmFfi: [
+    "-isystem"
+    "${tvmFfi}/${tvmFfi.pythonModule.sitePackages}/tvm_ffi/include"
+  ];
 }

@@ -223,7 +223,7 @@ rec {
                 mode = args.objects or "auto";
               } (
                 callWith pkgs project.kernels.${name}.file {
-                  inherit nixgen root torch toolchain;
+                  inherit nixgen root torch toolchain variant;
                   inherit (toolchain) stdenv;
                 }
               );

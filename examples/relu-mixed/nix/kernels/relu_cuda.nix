@@ -11,6 +11,8 @@
 
 let
   sources = [ "relu_cuda/relu_cuda.cu" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ "torch-ext/torch_binding.h" ];
   # The kernel's capabilities that each CUDA toolkit of the build table can compile for
   # (planned by nixgen); this variant's toolkit picks its list.
   capabilities = nixgen.cuda.capabilitiesFor {
@@ -20,7 +22,8 @@ let
   } cudaPackages.cudaMajorMinorVersion;
   plan = nixgen.compile.cppCuda {
     name = "relu_cuda";
-    inherit sources capabilities;
+    inherit capabilities;
+    sources = sources ++ headers;
     includes = [ ];
     cxxFlags = [ ];
     cudaFlags = [ "-lineinfo" ];
@@ -33,15 +36,23 @@ assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel relu_cuda: none of i
 stdenv.mkDerivation {
   pname = "relu-mixed-relu_cuda";
   version = "1";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = [ cudaPackages.cuda_nvcc ninja ];
-  buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl ];
+  buildInputs = [
+    cudaPackages.cuda_cudart
+    cudaPackages.cuda_cccl
+    cudaPackages.libcublas
+    cudaPackages.libcusolver
+    cudaPackages.libcusparse
+  ];
   configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "relu_cuda";
   passthru.nixgen = {
     kernel = "relu_cuda";
     library = "relu_cuda";
     language = "cpp-cuda";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
     inherit capabilities plan;
   };
 }

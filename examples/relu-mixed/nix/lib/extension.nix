@@ -177,6 +177,21 @@ rec {
   configurePhase = args: compile.configurePhase (plan args);
 
   /**
+    Shell text failing the build when the Python package registers torch ops under a
+    literal name instead of `add_op_namespace_prefix(...)` (support/torch/ops_check.py,
+    the rule of the anchor's torch-ops-check).
+
+    # Type
+
+    ```
+    opsCheck :: Derivation -> String -> String
+    ```
+  */
+  opsCheck =
+    python: packageDir:
+    "if [ -d ${shell.escapeShellArg packageDir} ]; then ${python.interpreter} ${./support/torch/ops_check.py} ${shell.escapeShellArg packageDir}; fi";
+
+  /**
     Install phase of a variant: the Python package, `_ops.py`, the extension module (if
     any) and `metadata.json`.
 
@@ -190,6 +205,13 @@ rec {
 
     `compiled`
     : whether an extension module was built
+
+    `python`
+    : an interpreter to run the op-registration check with (`opsCheck`); none: no check
+
+    `framework`
+    : `"torch"` or `"tvm-ffi"`: which `_ops.py` the package gets (a tvm-ffi one loads the
+      library with `tvm_ffi.load_module`)
   */
   installPhase =
     {
@@ -197,16 +219,24 @@ rec {
       opsName,
       metadataFile,
       compiled ? true,
+      python ? null,
+      framework ? "torch",
     }:
     ''
       runHook preInstall
+      ${if python == null then "" else opsCheck python packageDir}
       mkdir -p "$out"
       if [ -d ${shell.escapeShellArg packageDir} ]; then
         cp -r ${shell.escapeShellArg packageDir}/. "$out/"
       fi
       chmod -R u+w "$out"
       sed 's/@OPS_NAME@/${opsName}/g' ${
-        if compiled then ./support/torch/_ops.py.in else ./support/torch/_ops_noarch.py.in
+        if framework == "tvm-ffi" then
+          ./support/tvm-ffi/_ops.py.in
+        else if compiled then
+          ./support/torch/_ops.py.in
+        else
+          ./support/torch/_ops_noarch.py.in
       } > "$out/_ops.py"
       ${if compiled then ''install -m755 ${shell.escapeShellArg "${opsName}.abi3.so"} "$out/"'' else ""}
       cp ${metadataFile} "$out/metadata.json"
@@ -233,12 +263,13 @@ rec {
     );
 
   /**
-    Archives of built kernels: C++ archives to link whole, Rust archives to link plain.
+    Archives of built kernels: C++ archives to link whole, Rust archives to link plain,
+    and the link flags the kernels ask for (`passthru.nixgen.linkFlags`, first-seen order).
 
     # Type
 
     ```
-    archives :: AttrSet -> { whole :: [ String ], plain :: [ String ] }
+    archives :: AttrSet -> { whole :: [ String ], plain :: [ String ], linkFlags :: [ String ] }
     ```
   */
   archives =
@@ -250,5 +281,9 @@ rec {
     {
       whole = map path (builtins.filter (k: k.passthru.nixgen.language != "rust-cpu") all);
       plain = map path (builtins.filter (k: k.passthru.nixgen.language == "rust-cpu") all);
+      # What the kernels need at link time (`-fopenmp`: the compiler's OpenMP runtime).
+      linkFlags = builtins.foldl' (acc: flag: if builtins.elem flag acc then acc else acc ++ [ flag ]) [ ] (
+        builtins.concatMap (k: k.passthru.nixgen.linkFlags or [ ]) all
+      );
     };
 }

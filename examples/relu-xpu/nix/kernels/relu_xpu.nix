@@ -8,17 +8,20 @@
   nixgen,
   root,
   torch,
+  variant,
 }:
 
 let
   sources = [ "relu_xpu/relu.cpp" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ "torch-ext/torch_binding.h" ];
   plan = nixgen.compile.cppXpu {
     name = "relu_xpu";
-    inherit sources;
+    sources = sources ++ headers;
     includes = [ ];
     cxxFlags = [ ];
     syclFlags = [ "-fno-sycl-instrument-device-code" ];
-    depFlags = nixgen.torch.includeFlags torch;
+    depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
   };
 in
 # icpx (-fsycl) comes from the variant's oneAPI (xpuPackages.oneapi-torch-dev, in
@@ -26,7 +29,7 @@ in
 stdenv.mkDerivation {
   pname = "relu-xpu-relu_xpu";
   version = "1";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = toolchain.compilers ++ [ ninja ];
   buildInputs = [ torch ];
   configurePhase = nixgen.compile.configurePhase plan;
@@ -35,6 +38,8 @@ stdenv.mkDerivation {
     kernel = "relu_xpu";
     library = "relu_xpu";
     language = "cpp-xpu";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
     inherit plan;
   };
 }

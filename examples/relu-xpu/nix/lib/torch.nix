@@ -2,7 +2,7 @@
 /**
   Torch as the framework of an extension: where its headers and libraries are.
 */
-{
+rec {
   /**
     The torch package directory inside a torch derivation (`<site-packages>/torch`).
 
@@ -44,11 +44,15 @@
     # Type
 
     ```
-    framework :: { torch :: Derivation, python :: Derivation } -> { flags :: [ String ], libs :: [ String ] }
+    framework :: { torch :: Derivation, python :: Derivation, backend ? String } -> { flags :: [ String ], libs :: [ String ] }
     ```
   */
   framework =
-    { torch, python }:
+    {
+      torch,
+      python,
+      backend ? "cpu",
+    }:
     let
       dir = "${torch}/${torch.pythonModule.sitePackages}/torch";
     in
@@ -66,6 +70,65 @@
         "-L${dir}/lib"
         "-lc10"
         "-ltorch_cpu"
-      ];
+      ]
+      ++ (backendLibs.${backend} or [ ]);
     };
+
+  /**
+    Torch's own libraries of a GPU backend, which a binding using its device API
+    (`CUDAGuard`, `getCurrentCUDAStream`, …) needs besides `c10` and `torch_cpu`: what the
+    anchor's build links through torch's CMake `torch` target.
+
+    # Examples
+
+    ```nix
+    backendLibs.cuda
+    => [ "-lc10_cuda" "-ltorch_cuda" ]
+    ```
+  */
+  backendLibs = {
+    cuda = [ "-lc10_cuda" "-ltorch_cuda" ];
+    rocm = [ "-lc10_hip" "-ltorch_hip" ];
+    xpu = [ "-lc10_xpu" "-ltorch_xpu" ];
+  };
+
+  /**
+    Defines of a variant's C++ compiles: `-DTORCH_TARGET_VERSION=<hex>` for a variant built
+    against the torch stable ABI (`variant.stableAbi`, e.g. "2.11"), none otherwise. The
+    value is `(major << 56) | (minor << 48)`, as torch's headers compare it (and as the
+    anchor computes it).
+
+    # Type
+
+    ```
+    abiDefines :: Variant -> [ String ]
+    ```
+
+    # Examples
+
+    ```nix
+    abiDefines { stableAbi = "2.11"; }
+    => [ "-DTORCH_TARGET_VERSION=0x020b000000000000" ]
+    ```
+  */
+  abiDefines =
+    variant:
+    let
+      abi = variant.stableAbi or null;
+      parts = builtins.filter builtins.isString (builtins.split "\\." abi);
+      digits = "0123456789abcdef";
+      hex2 =
+        n:
+        let
+          i = builtins.fromJSON n;
+        in
+        assert i >= 0 && i < 256;
+        builtins.substring (i / 16) 1 digits + builtins.substring (i - (i / 16) * 16) 1 digits;
+    in
+    if abi == null then
+      [ ]
+    else
+      [
+        "-DTORCH_TARGET_VERSION=0x${hex2 (builtins.elemAt parts 0)}${hex2 (builtins.elemAt parts 1)}000000000000"
+      ];
 }

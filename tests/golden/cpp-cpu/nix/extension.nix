@@ -16,7 +16,9 @@
 let
   moduleDir = "torch-ext/synth_cpu";
   bindingSources = [ "torch-ext/torch_binding.cpp" "torch-ext/torch_binding.h" ];
-  src = nixgen.sources.selectWithPackage lib root bindingSources moduleDir [ "py" "pyi" ];
+  # Headers the kernels list: inputs only (the binding may include them).
+  headers = [ "act_cpu/act.h" ];
+  src = nixgen.sources.selectWithPackage lib root (bindingSources ++ headers) moduleDir [ "py" "pyi" ];
   archives = nixgen.extension.archives kernels;
   opsName = nixgen.extension.opsName {
     moduleName = "synth_cpu";
@@ -41,17 +43,21 @@ toolchain.stdenv.mkDerivation {
     inherit (variant) backend;
     framework = nixgen.torch.framework {
       inherit torch;
+      inherit (variant) backend;
       python = python3;
     };
-    cxxFlags = [ "-DBINDING=1" ];
+    # TORCH_TARGET_VERSION for a stable-ABI variant, then the project's flags.
+    cxxFlags = nixgen.torch.abiDefines variant ++ [ "-DBINDING=1" ];
     includes = [ "include" ];
     wholeArchives = archives.whole;
     plainArchives = archives.plain;
-    linkFlags = toolchain.linkFlags;
+    linkFlags = toolchain.linkFlags ++ archives.linkFlags;
   };
   installPhase = nixgen.extension.installPhase {
     packageDir = moduleDir;
     inherit opsName;
+    # Fails the build on torch ops registered without `add_op_namespace_prefix`.
+    python = python3;
     metadataFile = nixgen.extension.metadataFile {
       project = projectData;
       inherit variant opsName archs;

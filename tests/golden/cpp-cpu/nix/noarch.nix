@@ -3,6 +3,7 @@
 {
   lib,
   stdenvNoCC,
+  python3,
   nixgen,
   root,
   variant,
@@ -28,6 +29,8 @@ stdenvNoCC.mkDerivation {
   installPhase = nixgen.extension.installPhase {
     packageDir = moduleDir;
     inherit opsName;
+    # Fails the build on torch ops registered without `add_op_namespace_prefix`.
+    python = python3;
     compiled = false;
     metadataFile = nixgen.extension.metadataFile {
       project = projectData;

@@ -15,7 +15,9 @@
 let
   moduleDir = "tvm-ffi-ext/synth_tvm_ffi";
   bindingSources = [ "tvm-ffi-ext/binding.cpp" ];
-  src = nixgen.sources.selectWithPackage lib root bindingSources moduleDir [ "py" "pyi" ];
+  # Headers the kernels list: inputs only (the binding may include them).
+  headers = [ ];
+  src = nixgen.sources.selectWithPackage lib root (bindingSources ++ headers) moduleDir [ "py" "pyi" ];
   archives = nixgen.extension.archives kernels;
   opsName = nixgen.extension.opsName {
     moduleName = "synth_tvm_ffi";
@@ -47,11 +49,14 @@ toolchain.stdenv.mkDerivation {
     includes = [ "tvm-ffi-ext" ];
     wholeArchives = archives.whole;
     plainArchives = archives.plain;
-    linkFlags = toolchain.linkFlags;
+    linkFlags = toolchain.linkFlags ++ archives.linkFlags;
   };
   installPhase = nixgen.extension.installPhase {
     packageDir = moduleDir;
     inherit opsName;
+    framework = "tvm-ffi";
+    # Fails the build on torch ops registered without `add_op_namespace_prefix`.
+    python = python3;
     metadataFile = nixgen.extension.metadataFile {
       project = projectData;
       inherit variant opsName archs;

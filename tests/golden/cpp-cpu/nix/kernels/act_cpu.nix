@@ -7,22 +7,25 @@
   nixgen,
   root,
   torch,
+  variant,
 }:
 
 let
   sources = [ "act_cpu/act.cpp" "act_cpu/act.h" "act_cpu/simd/avx2.cpp" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ "torch-ext/torch_binding.h" ];
   plan = nixgen.compile.cppCpu {
     name = "act_cpu";
-    inherit sources;
+    sources = sources ++ headers;
     includes = [ "act_cpu" "include" ];
     cxxFlags = [ "-O3" "-march=x86-64-v2" "-DACT_NAME=\"act cpu\"" ];
-    depFlags = nixgen.torch.includeFlags torch;
+    depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
   };
 in
 stdenv.mkDerivation {
   pname = "synth-cpu-act_cpu";
   version = "3";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = [ ninja ];
   buildInputs = [ torch ];
   configurePhase = nixgen.compile.configurePhase plan;
@@ -31,6 +34,8 @@ stdenv.mkDerivation {
     kernel = "act_cpu";
     library = "act_cpu";
     language = "cpp-cpu";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
     inherit plan;
   };
 }

@@ -10,9 +10,11 @@
 
 let
   sources = [ "plain/plain.c" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ "act_cpu/act.h" "torch-ext/torch_binding.h" ];
   plan = nixgen.compile.cppCpu {
     name = "plain-c";
-    inherit sources;
+    sources = sources ++ headers;
     includes = [ ];
     cxxFlags = [ ];
     depFlags = [ ];
@@ -21,7 +23,7 @@ in
 stdenv.mkDerivation {
   pname = "synth-cpu-plain-c";
   version = "3";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = [ ninja ];
   buildInputs = [ ];
   configurePhase = nixgen.compile.configurePhase plan;
@@ -30,6 +32,8 @@ stdenv.mkDerivation {
     kernel = "plain-c";
     library = "plain-c";
     language = "cpp-cpu";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
     inherit plan;
   };
 }

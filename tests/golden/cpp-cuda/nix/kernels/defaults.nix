@@ -11,6 +11,8 @@
 
 let
   sources = [ "defaults/k.cu" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ "gemm/gemm.h" "torch-ext/torch_binding.h" ];
   # The kernel's capabilities that each CUDA toolkit of the build table can compile for
   # (planned by nixgen); this variant's toolkit picks its list.
   capabilities = nixgen.cuda.capabilitiesFor {
@@ -20,7 +22,8 @@ let
   } cudaPackages.cudaMajorMinorVersion;
   plan = nixgen.compile.cppCuda {
     name = "defaults";
-    inherit sources capabilities;
+    inherit capabilities;
+    sources = sources ++ headers;
     includes = [ ];
     cxxFlags = [ ];
     cudaFlags = [ ];
@@ -33,15 +36,23 @@ assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel defaults: none of it
 stdenv.mkDerivation {
   pname = "synth-cuda-defaults";
   version = "3";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = [ cudaPackages.cuda_nvcc ninja ];
-  buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl ];
+  buildInputs = [
+    cudaPackages.cuda_cudart
+    cudaPackages.cuda_cccl
+    cudaPackages.libcublas
+    cudaPackages.libcusolver
+    cudaPackages.libcusparse
+  ];
   configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "defaults";
   passthru.nixgen = {
     kernel = "defaults";
     library = "defaults";
     language = "cpp-cuda";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
     inherit capabilities plan;
   };
 }

@@ -11,6 +11,8 @@
 
 let
   sources = [ "fp4/fp4.cu" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ "gemm/gemm.h" "torch-ext/torch_binding.h" ];
   # The kernel's capabilities that each CUDA toolkit of the build table can compile for
   # (planned by nixgen); this variant's toolkit picks its list.
   capabilities = nixgen.cuda.capabilitiesFor {
@@ -20,7 +22,8 @@ let
   } cudaPackages.cudaMajorMinorVersion;
   plan = nixgen.compile.cppCuda {
     name = "fp4";
-    inherit sources capabilities;
+    inherit capabilities;
+    sources = sources ++ headers;
     includes = [ ];
     cxxFlags = [ ];
     cudaFlags = [ ];
@@ -33,15 +36,23 @@ assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel fp4: none of its CUD
 stdenv.mkDerivation {
   pname = "synth-cuda-fp4";
   version = "3";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = [ cudaPackages.cuda_nvcc ninja ];
-  buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl ];
+  buildInputs = [
+    cudaPackages.cuda_cudart
+    cudaPackages.cuda_cccl
+    cudaPackages.libcublas
+    cudaPackages.libcusolver
+    cudaPackages.libcusparse
+  ];
   configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "fp4";
   passthru.nixgen = {
     kernel = "fp4";
     library = "fp4";
     language = "cpp-cuda";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
     inherit capabilities plan;
   };
 }

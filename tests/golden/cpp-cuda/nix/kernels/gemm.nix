@@ -9,10 +9,13 @@
   root,
   torch,
   cutlass_3_8,
+  variant,
 }:
 
 let
   sources = [ "gemm/gemm.cu" "gemm/gemm.h" "gemm/host.cpp" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ "torch-ext/torch_binding.h" ];
   # The kernel's capabilities that each CUDA toolkit of the build table can compile for
   # (planned by nixgen); this variant's toolkit picks its list.
   capabilities = nixgen.cuda.capabilitiesFor {
@@ -22,11 +25,12 @@ let
   } cudaPackages.cudaMajorMinorVersion;
   plan = nixgen.compile.cppCuda {
     name = "gemm";
-    inherit sources capabilities;
+    inherit capabilities;
+    sources = sources ++ headers;
     includes = [ "gemm" ];
     cxxFlags = [ "-DHOST_SIDE" ];
     cudaFlags = [ "-lineinfo" "--use_fast_math" "-DTILE=\"128 x 128\"" ];
-    depFlags = nixgen.torch.includeFlags torch;
+    depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
   };
 in
 assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel gemm: none of its CUDA capabilities can be built with CUDA " + cudaPackages.cudaMajorMinorVersion);
@@ -35,15 +39,25 @@ assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel gemm: none of its CU
 stdenv.mkDerivation {
   pname = "synth-cuda-gemm";
   version = "3";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = [ cudaPackages.cuda_nvcc ninja ];
-  buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl torch cutlass_3_8 ];
+  buildInputs = [
+    cudaPackages.cuda_cudart
+    cudaPackages.cuda_cccl
+    cudaPackages.libcublas
+    cudaPackages.libcusolver
+    cudaPackages.libcusparse
+    torch
+    cutlass_3_8
+  ];
   configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "gemm";
   passthru.nixgen = {
     kernel = "gemm";
     library = "gemm";
     language = "cpp-cuda";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
     inherit capabilities plan;
   };
 }

@@ -4,28 +4,31 @@
   lib,
   stdenv,
   apple-sdk_26,
-  python3,
   ninja,
   nixgen,
   root,
   torch,
   metal-cpp,
+  variant,
+  python3,
 }:
 
 let
   sources = [ "relu_metal/relu.mm" "relu_metal/relu.metal" "relu_metal/relu.h" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ "torch-ext/torch_binding.h" ];
   plan = nixgen.compile.cppMetal {
     name = "relu_metal";
-    inherit sources;
+    sources = sources ++ headers;
     includes = [ "relu_metal" ];
     cxxFlags = [ "-DMETAL_BLOCK=256" ];
-    depFlags = nixgen.torch.includeFlags torch;
+    depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
   };
 in
 stdenv.mkDerivation {
   pname = "synth-metal-relu_metal";
   version = "3";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   # python3 writes the header that embeds the kernel's Metal library.
   nativeBuildInputs = [ python3 ninja ];
   buildInputs = [ apple-sdk_26 ] ++ [ torch metal-cpp ];
@@ -40,6 +43,8 @@ stdenv.mkDerivation {
     kernel = "relu_metal";
     library = "relu_metal";
     language = "cpp-metal";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
     inherit plan;
   };
   meta.platforms = lib.platforms.darwin;

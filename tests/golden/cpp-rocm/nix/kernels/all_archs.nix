@@ -11,6 +11,8 @@
 
 let
   sources = [ "all_archs/k.hip" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ "attn_rocm/attn.h" "torch-ext/torch_binding.h" ];
   # The kernel's GPU targets that the builder supports (planned by nixgen).
   archs = [
     "gfx906"
@@ -26,7 +28,8 @@ let
   ];
   plan = nixgen.compile.cppRocm {
     name = "all_archs";
-    inherit sources archs;
+    inherit archs;
+    sources = sources ++ headers;
     includes = [ ];
     cxxFlags = [ ];
     hipFlags = [ ];
@@ -36,15 +39,24 @@ in
 stdenv.mkDerivation {
   pname = "synth-rocm-all_archs";
   version = "3";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = [ rocmPackages.clr ninja ];
-  buildInputs = [ rocmPackages.clr ];
+  buildInputs = [
+    rocmPackages.clr
+    rocmPackages.hipcub-devel
+    rocmPackages.hipsparselt
+    rocmPackages.rocprim-devel
+    rocmPackages.rocthrust-devel
+    rocmPackages.rocwmma-devel
+  ];
   configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "all_archs";
   passthru.nixgen = {
     kernel = "all_archs";
     library = "all_archs";
     language = "cpp-rocm";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
     inherit archs;
     inherit plan;
   };

@@ -8,33 +8,47 @@
   nixgen,
   root,
   torch,
+  variant,
 }:
 
 let
   sources = [ "attn_rocm/attn.hip" "attn_rocm/attn.h" "attn_rocm/host.cpp" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ "torch-ext/torch_binding.h" ];
   # The kernel's GPU targets that the builder supports (planned by nixgen).
   archs = [ "gfx942" "gfx90a" "gfx1100" ];
   plan = nixgen.compile.cppRocm {
     name = "attn_rocm";
-    inherit sources archs;
+    inherit archs;
+    sources = sources ++ headers;
     includes = [ "attn_rocm" ];
     cxxFlags = [ "-DHOST" ];
     hipFlags = [ "-ffast-math" "-DWAVE=\"64 lanes\"" ];
-    depFlags = nixgen.torch.includeFlags torch;
+    depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
   };
 in
 stdenv.mkDerivation {
   pname = "synth-rocm-attn_rocm";
   version = "3";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = [ rocmPackages.clr ninja ];
-  buildInputs = [ rocmPackages.clr torch ];
+  buildInputs = [
+    rocmPackages.clr
+    rocmPackages.hipcub-devel
+    rocmPackages.hipsparselt
+    rocmPackages.rocprim-devel
+    rocmPackages.rocthrust-devel
+    rocmPackages.rocwmma-devel
+    torch
+  ];
   configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "attn_rocm";
   passthru.nixgen = {
     kernel = "attn_rocm";
     library = "attn_rocm";
     language = "cpp-rocm";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
     inherit archs;
     inherit plan;
   };

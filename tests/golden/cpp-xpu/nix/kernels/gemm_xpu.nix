@@ -9,17 +9,20 @@
   root,
   torch,
   xpuPackages,
+  variant,
 }:
 
 let
   sources = [ "gemm_xpu/gemm.cpp" "gemm_xpu/gemm.hpp" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ "torch-ext/torch_binding.h" ];
   plan = nixgen.compile.cppXpu {
     name = "gemm_xpu";
-    inherit sources;
+    sources = sources ++ headers;
     includes = [ "gemm_xpu" ];
     cxxFlags = [ "-DXPU_HOST" ];
     syclFlags = [ "-fsycl-targets=spir64" "-Xs" "-device pvc" ];
-    depFlags = nixgen.torch.includeFlags torch;
+    depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
   };
 in
 # icpx (-fsycl) comes from the variant's oneAPI (xpuPackages.oneapi-torch-dev, in
@@ -27,7 +30,7 @@ in
 stdenv.mkDerivation {
   pname = "synth-xpu-gemm_xpu";
   version = "3";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = toolchain.compilers ++ [ ninja ];
   buildInputs = [ torch xpuPackages.sycl-tla ];
   configurePhase = nixgen.compile.configurePhase plan;
@@ -36,6 +39,8 @@ stdenv.mkDerivation {
     kernel = "gemm_xpu";
     library = "gemm_xpu";
     language = "cpp-xpu";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
     inherit plan;
   };
 }

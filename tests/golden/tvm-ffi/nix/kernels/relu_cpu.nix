@@ -6,30 +6,35 @@
   ninja,
   nixgen,
   root,
+  python3,
 }:
 
 let
   sources = [ "relu_cpu/relu.cpp" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ ];
   plan = nixgen.compile.cppCpu {
     name = "relu_cpu";
-    inherit sources;
+    sources = sources ++ headers;
     includes = [ ];
     cxxFlags = [ ];
-    depFlags = [ ];
+    depFlags = nixgen.tvmFfi.includeFlags python3.pkgs.tvm-ffi;
   };
 in
 stdenv.mkDerivation {
   pname = "synth-tvm-ffi-relu_cpu";
   version = "3";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = [ ninja ];
-  buildInputs = [ ];
+  buildInputs = [ python3.pkgs.tvm-ffi ];
   configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "relu_cpu";
   passthru.nixgen = {
     kernel = "relu_cpu";
     library = "relu_cpu";
     language = "cpp-cpu";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
     inherit plan;
   };
 }

@@ -7,10 +7,13 @@
   ninja,
   nixgen,
   root,
+  python3,
 }:
 
 let
   sources = [ "relu_cuda/relu.cu" ];
+  # Headers other kernels or the binding list: inputs only (a kernel may include them).
+  headers = [ ];
   # The kernel's capabilities that each CUDA toolkit of the build table can compile for
   # (planned by nixgen); this variant's toolkit picks its list.
   capabilities = nixgen.cuda.capabilitiesFor {
@@ -20,11 +23,12 @@ let
   } cudaPackages.cudaMajorMinorVersion;
   plan = nixgen.compile.cppCuda {
     name = "relu_cuda";
-    inherit sources capabilities;
+    inherit capabilities;
+    sources = sources ++ headers;
     includes = [ ];
     cxxFlags = [ ];
     cudaFlags = [ ];
-    depFlags = [ ];
+    depFlags = nixgen.tvmFfi.includeFlags python3.pkgs.tvm-ffi;
   };
 in
 assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel relu_cuda: none of its CUDA capabilities can be built with CUDA " + cudaPackages.cudaMajorMinorVersion);
@@ -33,15 +37,24 @@ assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel relu_cuda: none of i
 stdenv.mkDerivation {
   pname = "synth-tvm-ffi-relu_cuda";
   version = "3";
-  src = nixgen.sources.select lib root sources;
+  src = nixgen.sources.select lib root (sources ++ headers);
   nativeBuildInputs = [ cudaPackages.cuda_nvcc ninja ];
-  buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl ];
+  buildInputs = [
+    python3.pkgs.tvm-ffi
+    cudaPackages.cuda_cudart
+    cudaPackages.cuda_cccl
+    cudaPackages.libcublas
+    cudaPackages.libcusolver
+    cudaPackages.libcusparse
+  ];
   configurePhase = nixgen.compile.configurePhase plan;
   installPhase = nixgen.compile.installArchivePhase "relu_cuda";
   passthru.nixgen = {
     kernel = "relu_cuda";
     library = "relu_cuda";
     language = "cpp-cuda";
+    # Flags the extension's link adds for this kernel (OpenMP's runtime).
+    linkFlags = [ ];
     inherit capabilities plan;
   };
 }
