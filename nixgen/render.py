@@ -42,6 +42,7 @@ LIB_FILES = (
     "torch.nix",
     "tvm-ffi.nix",
     "toolchains.nix",
+    "rust.nix",
     "project.nix",
     "flake.nix",
     "support/torch/registration.h",
@@ -160,14 +161,25 @@ def _kernel_context(build: model.Build, name: str, kernel: model.Kernel) -> dict
         "empty_message": f"nixgen: kernel {name}: none of its CUDA capabilities can be built "
         "with CUDA ",
     }
-    if isinstance(kernel, model.RustCpuKernel):
-        manifest, lockfile = kernel.manifest(), kernel.lockfile()
-        crate_dir = manifest.rpartition("/")[0]
+    if isinstance(kernel, model.RUST_KERNELS):
+        crate_dir = kernel.manifest().rpartition("/")[0]
+        lock_dir = kernel.lock_dir()
+        workspace = kernel.workspace_manifest() is not None
         context.update(
-            library=name.replace("-", "_"),
-            lockfile=lockfile,
+            library=kernel.library(name),
+            lockfile=kernel.lockfile(),
             crate_dir=crate_dir,
-            copy_lock=lockfile.rpartition("/")[0] != crate_dir,
+            # a workspace builds from its root (where Cargo.lock is), in the member's directory
+            cargo_root=lock_dir if workspace else crate_dir,
+            copy_lock=not workspace and lock_dir != crate_dir,
+        )
+    if isinstance(kernel, model.RustCudaKernel):
+        toolchain = kernel.toolchain_file()
+        context.update(
+            toolchain_file=toolchain,
+            device_manifest=kernel.device_manifest,
+            ptx_dir=kernel.ptx_dir or "kernels-ptx",
+            capabilities=kernel.cuda_capabilities,
         )
     return context
 

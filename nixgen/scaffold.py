@@ -25,7 +25,9 @@ import attrs
 from nixgen import tables, values
 from nixgen.errors import OutputError
 
-LANGUAGES = tables.LANGUAGES
+#: The languages `init` can scaffold: all but `rust-cuda`, whose cuda-oxide toolchain (a
+#: nightly and a codegen backend fetched from GitHub) no example here could build.
+LANGUAGES = tuple(lang for lang in tables.LANGUAGES if lang != "rust-cuda")
 DEFAULT_LICENSE = "Apache-2.0"
 
 #: Kernel table name and (path, template) of each source, per language.

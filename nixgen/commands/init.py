@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from nixgen.cli import handle_errors, print_problems
-from nixgen.tables import LANGUAGES
+from nixgen.scaffold import LANGUAGES
 
 
 def _name(ctx: click.Context, param: click.Parameter, value: str) -> str:

@@ -47,6 +47,7 @@ let
     ./darwin.nix
     ./python.nix
     ./anchor-overlay.nix
+    ./rust-overlay.nix
   ];
 
   basePackages =
