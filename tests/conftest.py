@@ -37,6 +37,11 @@ def materialize(build_toml: Path | str, root: Path) -> Path:
         dirs.update(fw.include)
     for kernel in build.kernels.values():
         dirs.update(getattr(kernel, "include", []))
+        if isinstance(kernel, model.RUST_KERNELS):
+            # a Rust source entry without an extension is a directory of sources
+            listed = [p for p in kernel.src if "." not in p.rsplit("/", 1)[-1]]
+            files.difference_update(listed)
+            files.update(f"{p.rstrip('/')}/lib.rs" for p in listed)
     for rel in sorted(files):
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -53,7 +58,9 @@ def materialize(build_toml: Path | str, root: Path) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _private_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Render stamps go to a per-session cache, never the user's ~/.cache."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-cache"))
 

@@ -151,6 +151,26 @@ features = ["simd", "serde/std"]
 language = "rust-cpu"
 src = ["Cargo.toml", "src/lib.rs", "Cargo.lock"]
 """,
+    # The support-rust-kernels branch's shapes: crates that are the tvm-ffi binding, a
+    # workspace, source directories, a library named otherwise, a cuda-oxide kernel.
+    "rust-cuda": _general("synth-rust-cuda", '["cpu", "cuda"]')
+    + """
+[tvm-ffi]
+
+[kernel.relu_rust]
+language = "rust-cpu"
+src = ["relu-rs/Cargo.toml", "relu-rs/src", "Cargo.toml", "Cargo.lock"]
+lib-name = "relu_rs"
+
+[kernel.relu_oxide]
+language = "rust-cuda"
+src = ["oxide/Cargo.toml", "oxide/Cargo.lock", "oxide/rust-toolchain.toml", "oxide/src",
+       "oxide/device/Cargo.toml", "oxide/device/src"]
+device-manifest = "oxide/device/Cargo.toml"
+ptx-dir = "oxide/ptx"
+cuda-capabilities = ["9.0", "8.0"]
+features = ["fast"]
+""",
     "tvm-ffi": _general("synth-tvm-ffi", '["cpu", "cuda"]')
     + """
 [tvm-ffi]
@@ -613,6 +633,7 @@ let
     rocm.archsFor = same;
     torch = { includeFlags = torch: [ "TORCH-FLAGS" ]; framework = same; };
     tvmFfi.framework = same;
+    rust.archiveCheck = same;
     extension = {
       archives = kernels: { whole = [ ]; plain = [ ]; };
       archsOf = kernels: [ ];
@@ -667,7 +688,11 @@ def test_every_string_reaches_nix_unchanged(hostile: tuple[Path, model.Build]) -
         assert args["src"] == {"select": kernel.src}
         if isinstance(kernel, model.RustCpuKernel):
             assert args["buildFeatures"] == kernel.features
-            assert args["cargoLock"] == {"lockFile": "ROOT/Cargo.lock"}
+            assert args["cargoLock"] == {
+                "lockFile": "ROOT/Cargo.lock",
+                "allowBuiltinFetchGit": True,
+            }
+            assert args["postInstall"] == {"kernel": name, "library": kernel.library(name)}
             assert args["prePatch"] == {"copy": ["Cargo.lock", f"{NASTY_DIRS[1]}/Cargo.lock"]}
             assert args["cargoRoot"] == args["buildAndTestSubdir"] == NASTY_DIRS[1]
             continue
