@@ -167,6 +167,7 @@ def _kernel_context(build: model.Build, name: str, kernel: model.Kernel) -> dict
         workspace = kernel.workspace_manifest() is not None
         context.update(
             library=kernel.library(name),
+            manifest=kernel.manifest(),
             lockfile=kernel.lockfile(),
             crate_dir=crate_dir,
             # a workspace builds from its root (where Cargo.lock is), in the member's directory

@@ -633,7 +633,7 @@ let
     rocm.archsFor = same;
     torch = { includeFlags = torch: [ "TORCH-FLAGS" ]; framework = same; };
     tvmFfi.framework = same;
-    rust.archiveCheck = same;
+    rust = { archiveCheck = same; lockCheck = same; };
     extension = {
       archives = kernels: { whole = [ ]; plain = [ ]; };
       archsOf = kernels: [ ];
@@ -693,6 +693,11 @@ def test_every_string_reaches_nix_unchanged(hostile: tuple[Path, model.Build]) -
                 "allowBuiltinFetchGit": True,
             }
             assert args["postInstall"] == {"kernel": name, "library": kernel.library(name)}
+            assert args["preBuild"] == {
+                "kernel": name,
+                "manifest": kernel.manifest(),
+                "lockfile": kernel.lockfile(),
+            }
             assert args["prePatch"] == {"copy": ["Cargo.lock", f"{NASTY_DIRS[1]}/Cargo.lock"]}
             assert args["cargoRoot"] == args["buildAndTestSubdir"] == NASTY_DIRS[1]
             continue

@@ -512,3 +512,20 @@ def test_a_crate_with_another_library_name_fails_with_the_fix(stub: Path, tmp_pa
     assert "kernel relu_git: the crate did not build librelu_git.a" in message, message
     assert "it built: librelu_other.a" in message
     assert '[lib] name = "relu_git"' in message and "lib-name" in message
+
+
+@needs_nix
+@needs_cargo
+@pytest.mark.build
+def test_a_crate_missing_from_the_lock_file_names_it_and_the_fix(
+    stub: Path, tmp_path: Path
+) -> None:
+    root = git_dependency_project(tmp_path / "p", tmp_path / "relu-helper")
+    lock = root / "Cargo.lock"
+    lock.write_text(lock.read_text().split('\n[[package]]\nname = "relu-helper"')[0])
+    lock.write_text(lock.read_text().replace(' "relu-helper",\n', ""))
+    rendered(root)
+    message = nix_error(kernel_expr(stub, "relu_git"), root, build=True)
+    assert "kernel relu_git: Cargo.lock does not lock every crate" in message, message
+    assert "(missing: relu-helper)" in message
+    assert "cargo generate-lockfile" in message
