@@ -20,6 +20,12 @@ rustPlatform.buildRustPackage {
   cargoRoot = "relu_rs";
   buildAndTestSubdir = "relu_rs";
   buildFeatures = [ "chunked" ];
+  # A crate missing from the lock file stops the build here, with what to run.
+  preBuild = nixgen.rust.lockCheck {
+    kernel = "relu_rs";
+    manifest = "relu_rs/Cargo.toml";
+    lockfile = "relu_rs/Cargo.lock";
+  };
   doCheck = false;
   # The extension links `lib<library>.a`: fail here, with the fix, when the crate names it
   # otherwise.

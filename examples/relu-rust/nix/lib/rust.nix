@@ -38,6 +38,39 @@ in
     '';
 
   /**
+    Shell text for a Rust kernel's `preBuild`: the build is offline and vendors exactly what
+    `Cargo.lock` lists, so a crate the manifest needs that the lock file lacks stops the
+    build here, naming `Cargo.lock`, the crate and what to run, instead of cargo's
+    "no matching package" deep inside the build.
+
+    # Type
+
+    ```
+    lockCheck :: { kernel :: String, manifest :: String, lockfile :: String } -> String
+    ```
+  */
+  lockCheck =
+    {
+      kernel,
+      manifest,
+      lockfile,
+    }:
+    ''
+      if ! cargo metadata --offline --format-version 1 --manifest-path ${esc manifest} >/dev/null 2>"$NIX_BUILD_TOP/nixgen-lock-check"; then
+        crate=$(sed -n -e 's/.*no matching package named `\([^`]*\)`.*/\1/p' \
+          -e 's/.*failed to load source for dependency `\([^`]*\)`.*/\1/p' \
+          -e 's/.*failed to select a version for the requirement `\([^ `=]*\).*/\1/p' \
+          "$NIX_BUILD_TOP/nixgen-lock-check" | head -n 1)
+        {
+          cat "$NIX_BUILD_TOP/nixgen-lock-check"
+          echo ${esc "nixgen: kernel ${kernel}: ${lockfile} does not lock every crate ${manifest} needs"}''${crate:+" (missing: $crate)"}
+          echo ${esc "  the build is offline and vendors only what Cargo.lock lists; next to ${lockfile}, run \`cargo generate-lockfile\` (or \`cargo check\`) with network access and commit Cargo.lock"}
+        } >&2
+        exit 1
+      fi
+    '';
+
+  /**
     The cuda-oxide `rustc` codegen backend (`librustc_codegen_cuda.so`), built the way the
     anchor's `support-rust-kernels` branch builds it (nix-builder/lib/extension/tvm-ffi/arch.nix:
     the drbh/cuda-oxide source at a fixed revision, `crates/rustc-codegen-cuda`, its Cargo.lock

@@ -24,6 +24,12 @@ rustPlatform.buildRustPackage {
   cargoRoot = "leaky_relu_rs";
   buildAndTestSubdir = "leaky_relu_rs";
   buildFeatures = [ ];
+  # A crate missing from the lock file stops the build here, with what to run.
+  preBuild = nixgen.rust.lockCheck {
+    kernel = "leaky_relu_rs";
+    manifest = "leaky_relu_rs/Cargo.toml";
+    lockfile = "leaky_relu_rs/Cargo.lock";
+  };
   doCheck = false;
   # The extension links `lib<library>.a`: fail here, with the fix, when the crate names it
   # otherwise.

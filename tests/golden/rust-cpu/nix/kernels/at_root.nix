@@ -18,6 +18,12 @@ rustPlatform.buildRustPackage {
     allowBuiltinFetchGit = true;
   };
   buildFeatures = [ ];
+  # A crate missing from the lock file stops the build here, with what to run.
+  preBuild = nixgen.rust.lockCheck {
+    kernel = "at_root";
+    manifest = "Cargo.toml";
+    lockfile = "Cargo.lock";
+  };
   doCheck = false;
   # The extension links `lib<library>.a`: fail here, with the fix, when the crate names it
   # otherwise.

@@ -22,6 +22,12 @@ rustPlatform.buildRustPackage {
   # The lock file sits elsewhere in the project; Cargo wants it next to the manifest.
   prePatch = nixgen.compile.copyPhase "Cargo.lock" "relu_rs/Cargo.lock";
   buildFeatures = [ "simd" "serde/std" ];
+  # A crate missing from the lock file stops the build here, with what to run.
+  preBuild = nixgen.rust.lockCheck {
+    kernel = "relu-rs";
+    manifest = "relu_rs/Cargo.toml";
+    lockfile = "Cargo.lock";
+  };
   doCheck = false;
   # The extension links `lib<library>.a`: fail here, with the fix, when the crate names it
   # otherwise.

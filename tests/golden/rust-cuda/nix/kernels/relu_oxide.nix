@@ -72,12 +72,19 @@ rustPlatform.buildRustPackage {
     KERNEL_BUILDER_GPU_LANG = "CUDA";
     KERNEL_BUILDER_CUDA_ARCHS = lib.concatStringsSep ";" capabilities;
   };
-  # The device crate first: the host crate embeds its PTX.
-  preBuild = nixgen.rust.deviceBuild {
-    manifest = "oxide/device/Cargo.toml";
-    ptxDir = "oxide/ptx";
-    inherit capabilities;
-  };
+  # A crate missing from the lock file stops the build here; then the device crate: the
+  # host crate embeds its PTX.
+  preBuild =
+    nixgen.rust.lockCheck {
+      kernel = "relu_oxide";
+      manifest = "oxide/Cargo.toml";
+      lockfile = "oxide/Cargo.lock";
+    }
+    + nixgen.rust.deviceBuild {
+      manifest = "oxide/device/Cargo.toml";
+      ptxDir = "oxide/ptx";
+      inherit capabilities;
+    };
   doCheck = false;
   # The extension links `lib<library>.a`: fail here, with the fix, when the crate names it
   # otherwise.

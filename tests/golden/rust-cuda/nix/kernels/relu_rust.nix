@@ -19,6 +19,12 @@ rustPlatform.buildRustPackage {
   };
   buildAndTestSubdir = "relu-rs";
   buildFeatures = [ ];
+  # A crate missing from the lock file stops the build here, with what to run.
+  preBuild = nixgen.rust.lockCheck {
+    kernel = "relu_rust";
+    manifest = "relu-rs/Cargo.toml";
+    lockfile = "Cargo.lock";
+  };
   doCheck = false;
   # The extension links `lib<library>.a`: fail here, with the fix, when the crate names it
   # otherwise.
