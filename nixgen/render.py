@@ -48,6 +48,7 @@ LIB_FILES = (
     "support/torch/registration.h",
     "support/torch/_ops.py.in",
     "support/torch/_ops_noarch.py.in",
+    "support/tvm-ffi/_ops.py.in",
 )
 LIB_DATA = (
     "build-configs.json",
@@ -311,6 +312,8 @@ def render(build: model.Build, *, out_dir: str = DEFAULT_OUT) -> Rendered:
             what=f"[{fw.table}]",
             pname=f"{g.name}-{fw.table}-ext",
             binding_sources=list(fw.src),
+            # `[tvm-ffi]` without sources: the Rust crates export the functions themselves
+            crate_is_binding=isinstance(fw, model.TvmFfi) and not fw.src,
             cxx_flags=list(fw.cxx_flags),
             includes=list(fw.include),
             **common,

@@ -529,3 +529,71 @@ def test_a_crate_missing_from_the_lock_file_names_it_and_the_fix(
     assert "kernel relu_git: Cargo.lock does not lock every crate" in message, message
     assert "(missing: relu-helper)" in message
     assert "cargo generate-lockfile" in message
+
+
+# ------------------------------------------------------ a Rust crate that IS the binding
+
+
+@needs_nix
+@needs_cargo
+@pytest.mark.build
+def test_tvm_ffi_crate_is_the_binding_builds_loads_and_matches_torch(
+    stub: Path, tmp_path: Path
+) -> None:
+    """`nixgen init --language rust-cpu --binding tvm-ffi`: a crate with no external crates
+    exporting `relu` with the TVM FFI C ABI, `[tvm-ffi]` without sources. Built through the
+    stand-in, loaded by the `kernels` client (its `_ops.py` calls `tvm_ffi.load_module`),
+    and compared with `torch.relu`."""
+    torch = pytest.importorskip("torch")
+    client = pytest.importorskip("kernels")
+    tvm_ffi = pytest.importorskip("tvm_ffi")
+    from click.testing import CliRunner
+
+    from nixgen import plan
+    from nixgen.cli import main
+
+    root = tmp_path / "relu-tvm"
+    done = CliRunner().invoke(
+        main,
+        ["init", "relu-tvm", "--language", "rust-cpu", "--binding", "tvm-ffi", "--dir", str(root)],
+    )
+    assert done.exit_code == 0, done.output
+    assert tomli.loads((root / "build.toml").read_text())["tvm-ffi"] == {}
+    [variant] = [
+        v
+        for v in plan.variants(project.read(root).build, system=SYSTEM)
+        if v.backend == "cpu" and v.bundle
+    ]
+    expr = f"""
+      let
+        p = import ./nix;
+        v = builtins.head (builtins.filter (v: v.name == "{variant.name}") (p.variants "{SYSTEM}"));
+      in p.variantPackage {{ nixpkgs = {stub}; system = "{SYSTEM}"; }} v
+    """
+    out = nix_build(expr, cwd=root, timeout=900)
+    [module] = out.glob("*.abi3.so")
+    # linked whole and not hidden: the crate's function is an exported dynamic symbol
+    dynamic = subprocess.run(
+        ["nm", "-D", "--defined-only", str(module)], capture_output=True, text=True, check=True
+    ).stdout
+    assert " T __tvm_ffi_relu" in dynamic
+    assert "tvm_ffi.load_module" in (out / "_ops.py").read_text()
+    layout = tmp_path / "build"
+    layout.mkdir()
+    (layout / variant.name).symlink_to(out)
+    kernel = client.get_local_kernel(layout, backend="cpu")
+    generator = torch.Generator().manual_seed(0)
+    for dtype in (torch.float32, torch.float64):
+        for shape in [(0,), (1,), (1000,), (17, 33, 9)]:
+            x = torch.randn(shape, dtype=dtype, generator=generator)
+            torch.testing.assert_close(kernel.relu(x), torch.relu(x), rtol=0, atol=0)
+    x = torch.tensor([float("nan"), -0.0, -1.0, 2.5, float("-inf")])
+    torch.testing.assert_close(kernel.relu(x), torch.relu(x), rtol=0, atol=0, equal_nan=True)
+    x = torch.randn(64, 48, generator=generator)[:, ::3].t()
+    out_t = torch.full((64, 16), 42.0).t()
+    kernel.relu(x, out=out_t)
+    torch.testing.assert_close(out_t, torch.relu(x), rtol=0, atol=0)
+    # errors from the crate surface as Python exceptions through TVM FFI
+    with pytest.raises(TypeError, match="float32 or float64"):
+        ints = tvm_ffi.from_dlpack(torch.zeros(3, dtype=torch.int32))
+        kernel.ops.relu(ints, ints)

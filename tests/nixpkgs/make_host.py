@@ -43,11 +43,22 @@ if spec is not None and spec.submodule_search_locations:
         torch_version = m.group(1) if m else None
     except OSError:
         pass
+tvm_ffi_dir = tvm_ffi_version = None
+spec = importlib.util.find_spec("tvm_ffi")
+if spec is not None and spec.submodule_search_locations:
+    tvm_ffi_dir = list(spec.submodule_search_locations)[0]
+    try:
+        from importlib.metadata import version as _version
+        tvm_ffi_version = _version("apache-tvm-ffi")
+    except Exception:
+        pass
 print(json.dumps({
     "version": platform.python_version(),
     "include": include,
     "torch_dir": torch_dir,
     "torch_version": torch_version,
+    "tvm_ffi_dir": tvm_ffi_dir,
+    "tvm_ffi_version": tvm_ffi_version,
 }))
 """
 
@@ -136,10 +147,11 @@ def _detect_cuda(path: str) -> dict[str, NixValue] | None:
     return {"prefix": prefix, "version": m.group(1) if m else "0"}
 
 
-def _detect_python(python: str) -> tuple[dict[str, NixValue] | None, dict[str, NixValue] | None]:
+def _detect_python(python: str) -> tuple[NixValue, NixValue, NixValue]:
+    """The interpreter, its torch and its tvm_ffi (the PyPI `apache-tvm-ffi`), or None."""
     out = _run(python, "-c", _PYTHON_PROBE)
     if out is None:
-        return None, None
+        return None, None, None
     info = json.loads(out)
     include = info["include"] if info["include"] and os.path.isdir(info["include"]) else None
     py = {
@@ -150,7 +162,11 @@ def _detect_python(python: str) -> tuple[dict[str, NixValue] | None, dict[str, N
     torch = None
     if info["torch_dir"] and os.path.isdir(os.path.join(info["torch_dir"], "include")):
         torch = {"dir": os.path.realpath(info["torch_dir"]), "version": info["torch_version"]}
-    return py, torch
+    tvm_ffi = None
+    tvm_dir = info.get("tvm_ffi_dir")
+    if tvm_dir and os.path.isdir(os.path.join(tvm_dir, "include")):
+        tvm_ffi = {"dir": os.path.realpath(tvm_dir), "version": info["tvm_ffi_version"]}
+    return py, torch, tvm_ffi
 
 
 def detect(python: str = sys.executable) -> dict[str, NixValue]:
@@ -158,7 +174,7 @@ def detect(python: str = sys.executable) -> dict[str, NixValue]:
     dirs = _search_path()
     path = os.pathsep.join(dirs)
     shell = _which("bash", path)
-    py, torch = _detect_python(python)
+    py, torch, tvm_ffi = _detect_python(python)
     icpx = _which("icpx", path)
     return {
         "shell": shell,
@@ -168,6 +184,7 @@ def detect(python: str = sys.executable) -> dict[str, NixValue]:
         "cuda": _detect_cuda(path),
         "python": py,
         "torch": torch,
+        "tvm_ffi": tvm_ffi,
         "icpx": os.path.realpath(icpx) if icpx else None,
     }
 

@@ -16,7 +16,8 @@
 #    $out/include (= torch/include) and $out/lib/*.so (= torch/lib/*.so) and $out/share/cmake.
 #    Real torch-bin keeps headers only under <sitePackages>/torch/include; the C++ API headers
 #    live in include/torch/csrc/api/include in both;
-#  - einops, helion, tvm-ffi, nvidia-cutlass-dsl, typing-extensions are empty packages.
+#  - einops, helion, nvidia-cutlass-dsl, typing-extensions are empty packages; tvm-ffi is the
+#    host's PyPI apache-tvm-ffi (headers, libtvm_ffi.so, module) when it has one.
 {
   lib,
   final,
@@ -27,6 +28,7 @@
 let
   hostPython = host.python or null;
   hostTorch = host.torch or null;
+  hostTvmFfi = host.tvm_ffi or null;
   pythonFullVersion = hostPython.version or "3.11.0";
   pythonVersion = lib.versions.majorMinor pythonFullVersion;
   sitePackages = "lib/python${pythonVersion}/site-packages";
@@ -152,6 +154,24 @@ let
           };
         });
 
+      # pkgs/development/python-modules/tvm-ffi (pname "tvm-ffi"): the host's PyPI
+      # apache-tvm-ffi package ($out/<sitePackages>/tvm_ffi links to it: include/, lib/
+      # libtvm_ffi.so, the Python module), or an empty package when the host has none.
+      mkTvmFfi =
+        if hostTvmFfi == null then
+          mkEmptyPythonPackage "tvm-ffi" "0.1.0"
+        else
+          final.stdenvNoCC.mkDerivation {
+            pname = "tvm-ffi";
+            version = hostTvmFfi.version or "0.1.0";
+            env.tvmFfiDir = hostTvmFfi.dir;
+            buildCommand = ''
+              mkdir -p $out/${sitePackages}
+              ln -s "$tvmFfiDir" $out/${sitePackages}/tvm_ffi
+            '';
+            meta.description = "stub-nixpkgs stand-in for tvm-ffi (the host's PyPI apache-tvm-ffi)";
+          };
+
       mkEmptyPythonPackage =
         pname: version:
         final.stdenvNoCC.mkDerivation {
@@ -234,7 +254,7 @@ let
         torch = self.torch-bin_2_13;
         einops = mkEmptyPythonPackage "einops" "0.8.1";
         helion = mkEmptyPythonPackage "helion" "0.2.0";
-        tvm-ffi = mkEmptyPythonPackage "tvm-ffi" "0.1.0";
+        tvm-ffi = mkTvmFfi;
         nvidia-cutlass-dsl = mkEmptyPythonPackage "nvidia-cutlass-dsl" "4.2.0";
         typing-extensions = mkEmptyPythonPackage "typing-extensions" "4.15.0";
         # The nixgen CLI's build and runtime dependencies.
