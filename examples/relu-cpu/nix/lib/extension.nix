@@ -108,6 +108,10 @@ rec {
     `plainArchives`
     : Rust static libraries (only the referenced members are needed)
 
+    `exportedArchives`
+    : static libraries that ARE the binding (a Rust crate exporting tvm-ffi functions): linked
+      whole and left out of `--exclude-libs`, so every function they export stays visible
+
     `linkFlags`
     : the backend's runtime libraries (`-lcudart`) and flags
   */
@@ -121,6 +125,7 @@ rec {
       includes ? [ ],
       wholeArchives ? [ ],
       plainArchives ? [ ],
+      exportedArchives ? [ ],
       linkFlags ? [ ],
     }:
     let
@@ -143,8 +148,20 @@ rec {
       object = src: "nixgen-obj/${compile.objectName src}";
       whole =
         if wholeArchives == [ ] then [ ] else [ "-Wl,--whole-archive" ] ++ wholeArchives ++ [ "-Wl,--no-whole-archive" ];
+      exported =
+        if exportedArchives == [ ] then [ ] else [ "-Wl,--whole-archive" ] ++ exportedArchives ++ [ "-Wl,--no-whole-archive" ];
+      # Symbols of the linked archives stay inside the module, except the exported ones'.
+      hidden = map baseNameOf (wholeArchives ++ plainArchives);
+      hide =
+        if exportedArchives == [ ] then
+          [ "-Wl,--exclude-libs,ALL" ]
+        else if hidden == [ ] then
+          [ ]
+        else
+          [ "-Wl,--exclude-libs,${concatStringsSep ":" hidden}" ];
       # What `cargo rustc -- --print native-static-libs` lists for Linux staticlibs.
-      rustLibs = if plainArchives == [ ] then [ ] else [ "-lgcc_s" "-lutil" "-lrt" "-lpthread" "-lm" "-ldl" "-lc" ];
+      rustLibs =
+        if plainArchives == [ ] && exportedArchives == [ ] then [ ] else [ "-lgcc_s" "-lutil" "-lrt" "-lpthread" "-lm" "-ldl" "-lc" ];
     in
     ''
       runHook preBuild
@@ -154,8 +171,8 @@ rec {
       )}
       # No rpath: the framework's libraries are already loaded (by soname) when the
       # kernel's Python package imports this module after importing the framework.
-      $CXX -shared -o ${shell.escapeShellArg "${opsName}.abi3.so"} ${esc (map object sources)} ${esc whole} ${esc plainArchives} \
-        -Wl,--exclude-libs,ALL -Wl,-z,noexecstack -Wl,-O1 -Wl,--build-id=sha1 \
+      $CXX -shared -o ${shell.escapeShellArg "${opsName}.abi3.so"} ${esc (map object sources)} ${esc whole} ${esc exported} ${esc plainArchives} \
+        ${esc hide} -Wl,-z,noexecstack -Wl,-O1 -Wl,--build-id=sha1 \
         ${esc (framework.libs ++ linkFlags ++ rustLibs)}
       runHook postBuild
     '';
@@ -174,6 +191,10 @@ rec {
 
     `compiled`
     : whether an extension module was built
+
+    `opsTemplate`
+    : the `_ops.py` template (default: the Torch one; `./support/tvm-ffi/_ops.py.in` loads
+      the module with `tvm_ffi.load_module`)
   */
   installPhase =
     {
@@ -181,6 +202,7 @@ rec {
       opsName,
       metadataFile,
       compiled ? true,
+      opsTemplate ? null,
     }:
     ''
       runHook preInstall
@@ -190,7 +212,12 @@ rec {
       fi
       chmod -R u+w "$out"
       sed 's/@OPS_NAME@/${opsName}/g' ${
-        if compiled then ./support/torch/_ops.py.in else ./support/torch/_ops_noarch.py.in
+        if opsTemplate != null then
+          opsTemplate
+        else if compiled then
+          ./support/torch/_ops.py.in
+        else
+          ./support/torch/_ops_noarch.py.in
       } > "$out/_ops.py"
       ${if compiled then ''install -m755 ${shell.escapeShellArg "${opsName}.abi3.so"} "$out/"'' else ""}
       cp ${metadataFile} "$out/metadata.json"
@@ -217,6 +244,11 @@ rec {
     );
 
   /**
+    The `_ops.py` template of a TVM FFI extension.
+  */
+  tvmFfiOps = ./support/tvm-ffi/_ops.py.in;
+
+  /**
     Archives of built kernels: C++ archives to link whole, Rust archives to link plain.
 
     # Type
@@ -230,9 +262,10 @@ rec {
     let
       all = attrValues kernels;
       path = k: "${k}/lib/lib${k.passthru.nixgen.library}.a";
+      isRust = k: substring 0 5 k.passthru.nixgen.language == "rust-";
     in
     {
-      whole = map path (builtins.filter (k: k.passthru.nixgen.language != "rust-cpu") all);
-      plain = map path (builtins.filter (k: k.passthru.nixgen.language == "rust-cpu") all);
+      whole = map path (builtins.filter (k: !isRust k) all);
+      plain = map path (builtins.filter isRust all);
     };
 }

@@ -46,12 +46,14 @@ toolchain.stdenv.mkDerivation {
     cxxFlags = [ ];
     includes = [ ];
     wholeArchives = archives.whole;
-    plainArchives = archives.plain;
+    # No binding sources: the Rust crates are the binding; every function they export stays.
+    exportedArchives = archives.plain;
     linkFlags = toolchain.linkFlags;
   };
   installPhase = nixgen.extension.installPhase {
     packageDir = moduleDir;
     inherit opsName;
+    opsTemplate = nixgen.extension.tvmFfiOps;
     metadataFile = nixgen.extension.metadataFile {
       project = projectData;
       inherit variant opsName archs;

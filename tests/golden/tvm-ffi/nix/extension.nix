@@ -52,6 +52,7 @@ toolchain.stdenv.mkDerivation {
   installPhase = nixgen.extension.installPhase {
     packageDir = moduleDir;
     inherit opsName;
+    opsTemplate = nixgen.extension.tvmFfiOps;
     metadataFile = nixgen.extension.metadataFile {
       project = projectData;
       inherit variant opsName archs;
