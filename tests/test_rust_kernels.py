@@ -171,6 +171,16 @@ def test_branch_relu_rust_reads_as_rust_cpu(tmp_path: Path) -> None:
     assert read.build.framework.src == []
 
 
+def test_validate_points_at_the_language_to_use(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from nixgen.cli import main
+
+    done = CliRunner().invoke(main, ["validate", str(relu_rust_v5(tmp_path))])
+    assert done.exit_code == 0, done.output
+    assert 'kernel.relu_rust: `dsl = "rust"` is `language = "rust-cpu"` in edition 6' in done.output
+
+
 def test_branch_relu_cuda_oxide_reads_as_rust_cuda(tmp_path: Path) -> None:
     read = project.read(relu_oxide_v5(tmp_path))
     kernel = read.build.kernels["relu_cuda_oxide"]
