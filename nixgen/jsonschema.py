@@ -111,6 +111,7 @@ NEWTYPES: dict[Any, Callable[[], dict[str, Any]]] = {
     },
     model.RepoId: _pattern(values._REPO_ID),
     model.CargoFeature: _pattern(values._FEATURE),
+    model.RustLibName: _pattern(values._RUST_IDENT),
     model.Extension: _pattern(values._EXTENSION),
 }
 
@@ -297,13 +298,22 @@ def _rocm_archs(kernel: dict[str, Any]) -> None:
 
 
 def _rust_src(kernel: dict[str, Any]) -> None:
-    """validate._rust: exactly one Cargo.toml, one Cargo.lock, and `.rs` sources."""
+    """validate._rust: the crate's Cargo.toml (and a workspace's), one Cargo.lock, and
+    sources (files or directories)."""
     src = kernel["properties"]["src"]
     src["allOf"] = [
-        {"contains": {"pattern": r"(^|/)Cargo\.toml$"}, "minContains": 1, "maxContains": 1},
+        {"contains": {"pattern": r"(^|/)Cargo\.toml$"}, "minContains": 1, "maxContains": 2},
         {"contains": {"pattern": r"(^|/)Cargo\.lock$"}, "minContains": 1, "maxContains": 1},
-        {"contains": {"pattern": r"\.rs$"}},
+        {"contains": {"not": {"pattern": r"(^|/)(Cargo\.(toml|lock)|rust-toolchain\.toml)$"}}},
     ]
+
+
+def _rust_cuda(kernel: dict[str, Any]) -> None:
+    """validate._rust: a rust-toolchain.toml in src; `cuda-capabilities` not empty."""
+    kernel["properties"]["src"]["allOf"].append(
+        {"contains": {"pattern": r"(^|/)rust-toolchain\.toml$"}, "minContains": 1, "maxContains": 1}
+    )
+    kernel["properties"]["cuda-capabilities"]["minItems"] = 1
 
 
 RULES: dict[type, tuple[Callable[[dict[str, Any]], None], ...]] = {
@@ -314,6 +324,7 @@ RULES: dict[type, tuple[Callable[[dict[str, Any]], None], ...]] = {
     model.CppXpuKernel: (_kernel_src,),
     model.CppMetalKernel: (_kernel_src,),
     model.RustCpuKernel: (_kernel_src, _rust_src),
+    model.RustCudaKernel: (_kernel_src, _rust_src, _rust_cuda),
 }
 
 

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import tomli
 
-from nixgen import load, project, schema, tomledit, upgrade, validate
+from nixgen import load, model, project, schema, tomledit, upgrade, validate
 from nixgen.errors import NixgenError, OutputError, Problem, ProblemError, warning
 
 BOM = b"\xef\xbb\xbf"
@@ -111,9 +112,49 @@ def target(document: load.Document, edition: int, license: str | None = None) ->
         raw, _ = schema.structure(document.data, edition)
         assert raw is not None  # `document` is valid
         wanted, _ = upgrade.to_edition6(raw, edition)
+        for name, kernel in wanted.get("kernel", {}).items():
+            if kernel["language"] in RUST_LANGUAGES and "lib-name" not in kernel:
+                _add_lib_name(document.path.parent, name, kernel)
     if license and wanted["general"].get("license") == upgrade.UNKNOWN_LICENSE:
         wanted["general"]["license"] = license
     return wanted
+
+
+RUST_LANGUAGES = ("rust-cpu", "rust-cuda")
+
+
+def crate_library(manifest: Path) -> str | None:
+    """The library name a crate's `Cargo.toml` declares: `[lib] name`, else the package
+    name with `-` turned into `_` (Cargo's rule); None when the file cannot tell."""
+    try:
+        data = tomli.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomli.TOMLDecodeError):
+        return None
+    lib, package = data.get("lib"), data.get("package")
+    if isinstance(lib, dict) and isinstance(lib.get("name"), str):
+        return str(lib["name"])
+    if isinstance(package, dict) and isinstance(package.get("name"), str):
+        return str(package["name"]).replace("-", "_")
+    return None
+
+
+def _add_lib_name(root: Path, name: str, kernel: dict[str, Any]) -> None:
+    """Edition 5 inferred a Rust kernel's library name from its crate; edition 6 names it
+    after the kernel. Where the two differ, keep the crate's as `lib-name` (the one place
+    where migrating reads a Cargo file, once per kernel)."""
+    if kernel["language"] == "rust-cuda":
+        crate: Any = model.RustCudaKernel(
+            language="rust-cuda", src=kernel["src"], device_manifest=kernel["device-manifest"]
+        )
+    else:
+        crate = model.RustCpuKernel(language="rust-cpu", src=kernel["src"])
+    library = crate_library(root / crate.manifest())
+    if library is not None and library != model.default_library(name):
+        keys = list(kernel)
+        after = keys.index("features") + 1 if "features" in keys else keys.index("src") + 1
+        items = list(kernel.items())
+        kernel.clear()
+        kernel.update([*items[:after], ("lib-name", library), *items[after:]])
 
 
 def _is_license_placeholder_warning(problem: Problem) -> bool:

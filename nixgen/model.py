@@ -23,7 +23,9 @@ EDITION = 6
 #: A backend: the kind of device a variant runs on.
 Backend = Literal["cann", "cpu", "cuda", "metal", "neuron", "rocm", "tpu", "xpu"]
 #: A kernel language: the source language and the backend it builds for.
-Language = Literal["cpp-cpu", "cpp-cuda", "cpp-rocm", "cpp-xpu", "cpp-metal", "rust-cpu"]
+Language = Literal[
+    "cpp-cpu", "cpp-cuda", "cpp-rocm", "cpp-xpu", "cpp-metal", "rust-cpu", "rust-cuda"
+]
 
 #: ``general.name``: lowercase letters, digits and dashes (the anchor's rule).
 ProjectName = NewType("ProjectName", str)
@@ -47,6 +49,8 @@ RocmArch = NewType("RocmArch", str)
 RepoId = NewType("RepoId", str)
 #: A Cargo feature name.
 CargoFeature = NewType("CargoFeature", str)
+#: A Rust library name (an identifier: `[lib] name` of a crate).
+RustLibName = NewType("RustLibName", str)
 #: A file extension without the dot (``py``, ``json``).
 Extension = NewType("Extension", str)
 
@@ -362,33 +366,127 @@ class CppMetalKernel:
     cxx_flags: list[Flag] = _list()
 
 
+class _RustCrate:
+    """What every Rust kernel shares: the crate found by convention in `src`.
+
+    ``src`` lists files and directories (a directory stands for every file under it). Among
+    them: one ``Cargo.lock``; the crate's ``Cargo.toml``; and, for a Cargo workspace, the
+    workspace's ``Cargo.toml`` next to the lock file. Parsing build.toml never reads them.
+    """
+
+    src: list[RelPath]
+    lib_name: str | None
+
+    def lockfile(self) -> str:
+        """The ``Cargo.lock`` listed in `src`."""
+        return next(p for p in self.src if p.rsplit("/", 1)[-1] == "Cargo.lock")
+
+    def manifests(self) -> list[str]:
+        """Every ``Cargo.toml`` listed in `src`."""
+        return [p for p in self.src if p.rsplit("/", 1)[-1] == "Cargo.toml"]
+
+    def lock_dir(self) -> str:
+        """The directory of the lock file (`""` for the project root)."""
+        return self.lockfile().rpartition("/")[0]
+
+    def workspace_manifest(self) -> str | None:
+        """The workspace's ``Cargo.toml``: the one next to the lock file, when there are two."""
+        manifests = self.manifests()
+        if len(manifests) < 2:
+            return None
+        return next((m for m in manifests if m.rpartition("/")[0] == self.lock_dir()), None)
+
+    def manifest(self) -> str:
+        """The crate's ``Cargo.toml`` (for a workspace, the member's, not the workspace's)."""
+        workspace = self.workspace_manifest()
+        return next(m for m in self.manifests() if m != workspace)
+
+    def library(self, name: str) -> str:
+        """The crate's library name: `lib-name`, else the kernel name with `-` → `_`."""
+        return self.lib_name or default_library(name)
+
+
+def default_library(name: str) -> str:
+    """The library name of a Rust kernel called `name` by convention."""
+    return name.replace("-", "_")
+
+
 @attrs.frozen(kw_only=True)
-class RustCpuKernel:
+class RustCpuKernel(_RustCrate):
     """``language = "rust-cpu"``: a Cargo crate built with ``rustPlatform.buildRustPackage``.
 
-    Convention over configuration: ``src`` lists exactly one ``Cargo.toml`` and one
-    ``Cargo.lock``; the library is the kernel's table name with ``-`` turned into ``_``
-    and is built as a ``staticlib`` exporting ``extern "C"`` functions.
+    Convention over configuration: ``src`` lists the crate's ``Cargo.toml`` and one
+    ``Cargo.lock`` (at the crate or at a workspace root, next to the workspace's
+    ``Cargo.toml``); the crate builds a ``staticlib`` named after the kernel (``-`` turned
+    into ``_``) exporting ``extern "C"`` functions, or tvm-ffi functions when the crate is the
+    `[tvm-ffi]` binding itself.
     """
 
     #: The kernel's source language and backend; decides which other keys are allowed.
     language: Literal["rust-cpu"]
-    #: The crate's `Cargo.toml`, its `Cargo.lock` and its `.rs` files.
+    #: The crate's `Cargo.toml`, a `Cargo.lock` and its sources; a directory stands for every
+    #: file under it.
     src: list[RelPath]
     #: Always empty: a Rust kernel links no C++ library.
     depends: list[Literal[()]] = _list()  # type: ignore[valid-type]
     #: Cargo features to enable.
     features: list[CargoFeature] = _list()
+    #: The crate's library name (`[lib] name`), when it is not the kernel's name with `-`
+    #: turned into `_`.
+    lib_name: RustLibName | None = None
 
-    def manifest(self) -> str:
-        return next(p for p in self.src if p.rsplit("/", 1)[-1] == "Cargo.toml")
 
-    def lockfile(self) -> str:
-        return next(p for p in self.src if p.rsplit("/", 1)[-1] == "Cargo.lock")
+@attrs.frozen(kw_only=True)
+class RustCudaKernel(_RustCrate):
+    """``language = "rust-cuda"``: a host crate and a device crate compiled to PTX by the
+    cuda-oxide ``rustc`` codegen backend (huggingface/kernels' `dsl = "cuda-oxide"`).
+
+    Like `rust-cpu`, plus: the device crate's manifest (`device-manifest`) and a
+    ``rust-toolchain.toml`` in `src` (cuda-oxide needs a nightly toolchain). The device crate
+    is built first and writes its PTX into `ptx-dir`, which the host crate embeds.
+    """
+
+    #: The kernel's source language and backend; decides which other keys are allowed.
+    language: Literal["rust-cuda"]
+    #: The crates' `Cargo.toml` files, a `Cargo.lock`, the `rust-toolchain.toml` and the
+    #: sources; a directory stands for every file under it.
+    src: list[RelPath]
+    #: The device crate's `Cargo.toml` (compiled to PTX).
+    device_manifest: RelPath
+    #: Always empty: a Rust kernel links no C++ library.
+    depends: list[Literal[()]] = _list()  # type: ignore[valid-type]
+    #: Cargo features to enable (host crate).
+    features: list[CargoFeature] = _list()
+    #: The host crate's library name (`[lib] name`), when it is not the kernel's name with `-`
+    #: turned into `_`.
+    lib_name: RustLibName | None = None
+    #: Where the device build writes its PTX, relative to the project root (default:
+    #: `kernels-ptx`).
+    ptx_dir: RelDir | None = None
+    #: The CUDA capabilities to build for (default: every one the builder supports); the PTX
+    #: targets the lowest, newer GPUs JIT it.
+    cuda_capabilities: list[CudaCapability] | None = None
+
+    def manifests(self) -> list[str]:
+        """Every ``Cargo.toml`` listed in `src` but the device crate's."""
+        return [m for m in super().manifests() if m != self.device_manifest]
+
+    def toolchain_file(self) -> str | None:
+        """The ``rust-toolchain.toml`` listed in `src`."""
+        return next((p for p in self.src if p.rsplit("/", 1)[-1] == "rust-toolchain.toml"), None)
+
+
+RUST_KERNELS = (RustCpuKernel, RustCudaKernel)
 
 
 Kernel = Union[  # noqa: UP007 - cattrs needs the runtime union
-    CppCpuKernel, CppCudaKernel, CppRocmKernel, CppXpuKernel, CppMetalKernel, RustCpuKernel
+    CppCpuKernel,
+    CppCudaKernel,
+    CppRocmKernel,
+    CppXpuKernel,
+    CppMetalKernel,
+    RustCpuKernel,
+    RustCudaKernel,
 ]
 KERNEL_CLASSES: dict[str, type] = {
     "cpp-cpu": CppCpuKernel,
@@ -397,6 +495,7 @@ KERNEL_CLASSES: dict[str, type] = {
     "cpp-xpu": CppXpuKernel,
     "cpp-metal": CppMetalKernel,
     "rust-cpu": RustCpuKernel,
+    "rust-cuda": RustCudaKernel,
 }
 
 

@@ -357,7 +357,9 @@ def rocm_archs(kernel: model.CppRocmKernel) -> list[str]:
     return [arch for arch in wanted if arch in supported]
 
 
-def cuda_capabilities(kernel: model.CppCudaKernel, cuda_version: str) -> list[str]:
+def cuda_capabilities(
+    kernel: model.CppCudaKernel | model.RustCudaKernel, cuda_version: str
+) -> list[str]:
     """The capabilities `kernel` is compiled for with CUDA `cuda_version`.
 
     The kernel's list (or the builder's default list) intersected with what the toolkit

@@ -47,6 +47,7 @@ LIB_FILES = (
     "torch.nix",
     "tvm-ffi.nix",
     "toolchains.nix",
+    "rust.nix",
     "project.nix",
     "flake.nix",
     "support/torch/registration.h",
@@ -199,20 +200,31 @@ def _kernel_context(build: model.Build, name: str, kernel: model.Kernel) -> dict
         "empty_message": f"nixgen: kernel {name}: none of its CUDA capabilities can be built "
         "with CUDA ",
     }
-    if isinstance(kernel, model.CppCudaKernel):
+    if isinstance(kernel, (model.CppCudaKernel, model.RustCudaKernel)):
         context["capabilities"] = {
             version: plan.cuda_capabilities(kernel, version) for version in tables.cuda_versions()
         }
     if isinstance(kernel, model.CppRocmKernel):
         context["archs"] = plan.rocm_archs(kernel)
-    if isinstance(kernel, model.RustCpuKernel):
-        manifest, lockfile = kernel.manifest(), kernel.lockfile()
-        crate_dir = manifest.rpartition("/")[0]
+    if isinstance(kernel, model.RUST_KERNELS):
+        crate_dir = kernel.manifest().rpartition("/")[0]
+        lock_dir = kernel.lock_dir()
+        workspace = kernel.workspace_manifest() is not None
         context.update(
-            library=name.replace("-", "_"),
-            lockfile=lockfile,
+            library=kernel.library(name),
+            manifest=kernel.manifest(),
+            lockfile=kernel.lockfile(),
             crate_dir=crate_dir,
-            copy_lock=lockfile.rpartition("/")[0] != crate_dir,
+            # a workspace builds from its root (where Cargo.lock is), in the member's directory
+            cargo_root=lock_dir if workspace else crate_dir,
+            copy_lock=not workspace and lock_dir != crate_dir,
+        )
+    if isinstance(kernel, model.RustCudaKernel):
+        toolchain = kernel.toolchain_file()
+        context.update(
+            toolchain_file=toolchain,
+            device_manifest=kernel.device_manifest,
+            ptx_dir=kernel.ptx_dir or "kernels-ptx",
         )
     return context
 
@@ -399,6 +411,8 @@ def render(build: model.Build, *, out_dir: str = DEFAULT_OUT) -> Rendered:
             pname=f"{g.name}-{fw.table}-ext",
             binding_sources=list(fw.src),
             headers=[h for h in shared_headers(build) if h not in set(fw.src)],
+            # `[tvm-ffi]` without sources: the Rust crates export the functions themselves
+            crate_is_binding=isinstance(fw, model.TvmFfi) and not fw.src,
             cxx_flags=list(fw.cxx_flags),
             includes=list(fw.include),
             **common,

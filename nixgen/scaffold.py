@@ -28,7 +28,9 @@ from nixgen.errors import OutputError
 if TYPE_CHECKING:
     import jinja2
 
-LANGUAGES = tables.LANGUAGES
+#: The languages `init` can scaffold: all but `rust-cuda`, whose cuda-oxide toolchain (a
+#: nightly and a codegen backend fetched from GitHub) no example here could build.
+LANGUAGES = tuple(lang for lang in tables.LANGUAGES if lang != "rust-cuda")
 DEFAULT_LICENSE = "Apache-2.0"
 
 #: Kernel table name and (path, template) of each source, per language.
@@ -49,6 +51,16 @@ SOURCES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
 }
 
 #: The torch dispatch key and device of each backend's tensors.
+#: The shapes of a project: a `[torch]` C++ binding calling the kernels (every language), or,
+#: for one rust-cpu kernel, a `[tvm-ffi]` project whose crate IS the binding.
+BINDINGS = ("torch", "tvm-ffi")
+#: The crate of the tvm-ffi shape (it exports `relu` through the TVM FFI C ABI).
+TVM_FFI_SOURCES = (
+    ("relu_rs/Cargo.toml", "rust-cpu/Cargo.toml.j2"),
+    ("relu_rs/Cargo.lock", "rust-cpu/Cargo.lock.j2"),
+    ("relu_rs/src/lib.rs", "rust-cpu-tvm-ffi/lib.rs.j2"),
+)
+
 DISPATCH_KEYS = {"cpu": "kCPU", "cuda": "kCUDA", "rocm": "kCUDA", "xpu": "kXPU", "metal": "kMPS"}
 DEVICES = {"cpu": "cpu", "cuda": "cuda", "rocm": "cuda", "xpu": "xpu", "metal": "mps"}
 
@@ -111,11 +123,25 @@ def toml_string(value: str) -> str:
     return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
-def kernels(languages: list[str]) -> list[Kernel]:
+def check_binding(languages: list[str], binding: str) -> str | None:
+    """Why a project in `languages` cannot have the `binding` shape, or None."""
+    if binding not in BINDINGS:
+        return f"unknown binding `{binding}`; expected one of {', '.join(BINDINGS)}"
+    if binding == "tvm-ffi" and list(languages) != ["rust-cpu"]:
+        return (
+            "--binding tvm-ffi makes a Rust crate that is its own binding: use it with "
+            "`--language rust-cpu` alone"
+        )
+    return None
+
+
+def kernels(languages: list[str], binding: str = "torch") -> list[Kernel]:
     """The kernels of a project in `languages`, in canonical language order."""
     unknown = [lang for lang in languages if lang not in SOURCES]
     if unknown:
         raise ValueError(f"unknown language(s): {', '.join(unknown)}")
+    if binding == "tvm-ffi":
+        return [Kernel(name="relu_rs", language="rust-cpu", op="relu", sources=TVM_FFI_SOURCES)]
     out: list[Kernel] = []
     has_relu: set[str] = set()
     for language in LANGUAGES:
@@ -145,12 +171,14 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def files(name: str, languages: list[str], *, license: str = DEFAULT_LICENSE) -> dict[str, str]:
+def files(
+    name: str, languages: list[str], *, license: str = DEFAULT_LICENSE, binding: str = "torch"
+) -> dict[str, str]:
     """Every file of a new project, by path relative to its root (Nix files excepted)."""
-    problem = check_name(name)
+    problem = check_name(name) or check_binding(languages, binding)
     if problem:
         raise ValueError(problem)
-    plan = kernels(languages)
+    plan = kernels(languages, binding)
     module = name.replace("-", "_")
     backends = sorted({k.backend for k in plan})
     # `relu` is implemented by one kernel per backend; a second kernel of a backend (Rust
@@ -177,6 +205,7 @@ def files(name: str, languages: list[str], *, license: str = DEFAULT_LICENSE) ->
         "only_on": {k.op: k.backend for k in plan if k.op != "relu"},
         "devices": {b: DEVICES[b] for b in backends},
         "dispatch_keys": DISPATCH_KEYS,
+        "binding": binding,
     }
     env = _environment()
 
@@ -184,14 +213,18 @@ def files(name: str, languages: list[str], *, license: str = DEFAULT_LICENSE) ->
         return env.get_template(template).render(**context, **extra)
 
     out = {
-        "build.toml": render("build.toml.j2"),
         "README.md": render("README.md.j2"),
         ".gitignore": render("gitignore.j2"),
-        "torch-ext/torch_binding.cpp": render("torch_binding.cpp.j2"),
-        "torch-ext/torch_binding.h": render("torch_binding.h.j2"),
-        f"torch-ext/{module}/__init__.py": render("__init__.py.j2"),
         f"tests/test_{module}.py": render("test.py.j2"),
     }
+    if binding == "tvm-ffi":
+        out["build.toml"] = render("rust-cpu-tvm-ffi/build.toml.j2")
+        out[f"tvm-ffi-ext/{module}/__init__.py"] = render("rust-cpu-tvm-ffi/__init__.py.j2")
+    else:
+        out["build.toml"] = render("build.toml.j2")
+        out["torch-ext/torch_binding.cpp"] = render("torch_binding.cpp.j2")
+        out["torch-ext/torch_binding.h"] = render("torch_binding.h.j2")
+        out[f"torch-ext/{module}/__init__.py"] = render("__init__.py.j2")
     for kernel in plan:
         for path, template in kernel.sources:
             out[path] = render(template, kernel=kernel)
@@ -205,13 +238,14 @@ def create(
     *,
     license: str = DEFAULT_LICENSE,
     force: bool = False,
+    binding: str = "torch",
 ) -> list[str]:
     """Write a new project into `directory`; returns the paths written, relative to it.
 
     Refuses a directory that exists and is not empty unless `force`; with `force`, the
     project's files replace files of the same name and everything else stays.
     """
-    contents = files(name, languages, license=license)
+    contents = files(name, languages, license=license, binding=binding)
     # The new build.toml must be one nixgen accepts, before anything is written: a
     # refused argument must not leave a half-made project behind.
     from nixgen import load

@@ -26,7 +26,7 @@ DATA_FILES = (
 )
 
 BACKENDS = ("cann", "cpu", "cuda", "metal", "neuron", "rocm", "tpu", "xpu")
-LANGUAGES = ("cpp-cpu", "cpp-cuda", "cpp-rocm", "cpp-xpu", "cpp-metal", "rust-cpu")
+LANGUAGES = ("cpp-cpu", "cpp-cuda", "cpp-rocm", "cpp-xpu", "cpp-metal", "rust-cpu", "rust-cuda")
 LANGUAGE_BACKEND = {
     "cpp-cpu": "cpu",
     "cpp-cuda": "cuda",
@@ -34,6 +34,7 @@ LANGUAGE_BACKEND = {
     "cpp-xpu": "xpu",
     "cpp-metal": "metal",
     "rust-cpu": "cpu",
+    "rust-cuda": "cuda",
 }
 
 #: File extensions of C, C++, CUDA and HIP headers. A kernel's compile inputs hold every

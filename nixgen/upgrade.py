@@ -13,7 +13,8 @@ from typing import Any
 from nixgen import tables
 from nixgen.convert import to_table
 from nixgen.errors import Problem, warning
-from nixgen.schema.common import Raw
+from nixgen.model import default_library
+from nixgen.schema.common import DSL_LANGUAGES, Raw
 
 #: `general.license` for files from editions that had none (an SPDX "no assertion").
 UNKNOWN_LICENSE = "NOASSERTION"
@@ -37,6 +38,78 @@ def _tagged_kernel(kernel: Any) -> dict[str, Any]:
     backend = body.pop("backend")
     body["depends"] = _depends(body["depends"])
     return {"language": f"cpp-{backend}", **body}
+
+
+#: Keys of the branch's Rust kernels that an edition-5 C++ kernel cannot have.
+RUST_KEYS = ("features", "lib-name", "device-manifest", "ptx-dir")
+
+
+def _dsl_kernel(name: str, kernel: Any) -> dict[str, Any]:
+    """An edition-5 kernel of the anchor's support-rust-kernels branch (with `dsl`) in
+    edition 6: `dsl = "rust"` on a CPU kernel is `rust-cpu`, `dsl = "cuda-oxide"` is
+    `rust-cuda`; impossible combinations name the language to use."""
+    body = _tagged_kernel(kernel)
+    dsl = body.pop("dsl", "cpp")
+    backend = body["language"].removeprefix("cpp-")
+    path = ("kernel", name)
+    if dsl == "cpp":
+        for key in RUST_KEYS:
+            if key in body:
+                raise UpgradeConflict(
+                    Problem(
+                        message=f"`{key}` is for Rust kernels: add `dsl = "
+                        f'"{"cuda-oxide" if key in ("device-manifest", "ptx-dir") else "rust"}"` '
+                        "(in edition 6: `language = "
+                        f'"{"rust-cuda" if key in ("device-manifest", "ptx-dir") else "rust-cpu"}"`'
+                        ") or remove it",
+                        path=(*path, key),
+                        at_key=True,
+                    )
+                )
+        return body
+    if dsl == "rust" and backend != "cpu":
+        raise UpgradeConflict(
+            Problem(
+                message=f'`dsl = "rust"` on a `{backend}` kernel: edition 6 builds Rust for the '
+                'CPU (`language = "rust-cpu"`, `backend = "cpu"` here) and Rust CUDA kernels '
+                'through cuda-oxide (`language = "rust-cuda"`, `dsl = "cuda-oxide"` here, '
+                "with a `device-manifest`)",
+                path=(*path, "dsl"),
+            )
+        )
+    if dsl == "cuda-oxide" and backend != "cuda":
+        raise UpgradeConflict(
+            Problem(
+                message='`dsl = "cuda-oxide"` requires `backend = "cuda"` (in edition 6: '
+                '`language = "rust-cuda"`); for Rust on the CPU use `dsl = "rust"` '
+                '(`language = "rust-cpu"`)',
+                path=(*path, "dsl"),
+            )
+        )
+    if dsl == "rust":
+        for key in ("device-manifest", "ptx-dir"):
+            if key in body:
+                raise UpgradeConflict(
+                    Problem(
+                        message=f'`{key}` requires `dsl = "cuda-oxide"` on a CUDA kernel (in '
+                        'edition 6: `language = "rust-cuda"`); a `dsl = "rust"` kernel '
+                        '(`language = "rust-cpu"`) has no device crate',
+                        path=(*path, key),
+                        at_key=True,
+                    )
+                )
+    elif "device-manifest" not in body:
+        raise UpgradeConflict(
+            Problem(
+                message='`dsl = "cuda-oxide"` requires `device-manifest`: the device crate\'s '
+                '`Cargo.toml` (in edition 6: `language = "rust-cuda"` with `device-manifest`)',
+                path=path,
+            )
+        )
+    body["language"] = DSL_LANGUAGES[dsl]
+    if body.get("lib-name") == default_library(name):
+        del body["lib-name"]
+    return body
 
 
 def _backends_of(kernels: dict[str, dict[str, Any]]) -> list[str]:
@@ -87,6 +160,8 @@ def _framework(raw: Raw, general_universal: bool, kernels: dict[str, Any]) -> di
             return {"torch-noarch": noarch}
     if raw.framework_table == "torch-noarch":
         body = {k.replace("_", "-"): v for k, v in body.items()}
+    if raw.framework_table == "tvm-ffi" and body.get("src") == []:
+        del body["src"]  # a Rust crate is the binding (edition 6's default)
     return {raw.framework_table: body}
 
 
@@ -167,9 +242,11 @@ def from_v2(raw: Raw, warnings: list[Problem]) -> dict[str, Any]:
 
 
 def from_v3_to_v5(raw: Raw, warnings: list[Problem], edition: int) -> dict[str, Any]:
-    kernels: dict[str, dict[str, Any]] = {
-        name: _tagged_kernel(k) for name, k in sorted(raw.kernels.items())
-    }
+    kernels: dict[str, dict[str, Any]]
+    if edition == 5:
+        kernels = {name: _dsl_kernel(name, k) for name, k in sorted(raw.kernels.items())}
+    else:
+        kernels = {name: _tagged_kernel(k) for name, k in sorted(raw.kernels.items())}
     general = table(raw.general)
     if edition <= 4:
         general["name"] = _legacy_name(general["name"], warnings)

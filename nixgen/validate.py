@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from nixgen import model, tables
+from nixgen import model, tables, values
 from nixgen.errors import Problem, error, one_of, warning
 
 
@@ -177,7 +177,7 @@ def _kernel(build: model.Build, name: str, kernel: model.Kernel) -> list[Problem
                 (*path, "depends", depends.index("tvm-ffi")),
             )
         )
-    if isinstance(kernel, model.RustCpuKernel):
+    if isinstance(kernel, model.RUST_KERNELS):
         out.extend(_rust(name, kernel, path))
     if isinstance(kernel, model.CppCudaKernel):
         if kernel.cuda_capabilities == []:
@@ -206,24 +206,98 @@ def _kernel(build: model.Build, name: str, kernel: model.Kernel) -> list[Problem
     return out
 
 
-def _rust(name: str, kernel: model.RustCpuKernel, path: tuple[str, ...]) -> list[Problem]:
+RUST_META = ("Cargo.toml", "Cargo.lock", "rust-toolchain.toml")
+
+
+def _rust(
+    name: str, kernel: model.RustCpuKernel | model.RustCudaKernel, path: tuple[str, ...]
+) -> list[Problem]:
     out = []
+    language = kernel.language
     basenames = [p.rsplit("/", 1)[-1] for p in kernel.src]
-    for wanted in ("Cargo.toml", "Cargo.lock"):
-        count = basenames.count(wanted)
-        if count != 1:
+    locks = basenames.count("Cargo.lock")
+    if locks != 1:
+        out.append(
+            error(
+                f"a {language} kernel lists exactly one `Cargo.lock` in `src` (found {locks})",
+                (*path, "src"),
+            )
+        )
+    manifests = kernel.manifests()
+    if not manifests:
+        out.append(
+            error(f"a {language} kernel lists its crate's `Cargo.toml` in `src`", (*path, "src"))
+        )
+    elif len(manifests) > 1 and locks == 1:
+        lock_dir = kernel.lock_dir()
+        at_root = [m for m in manifests if m.rpartition("/")[0] == lock_dir]
+        members = [m for m in manifests if m not in at_root]
+        below = all(_covered(m, [lock_dir]) for m in members) if lock_dir else True
+        if len(manifests) > 2 or len(at_root) != 1 or not below:
+            where = f"`{lock_dir}/`" if lock_dir else "the project root"
             out.append(
                 error(
-                    f"a rust-cpu kernel lists exactly one `{wanted}` in `src` (found {count})",
+                    f"a {language} kernel lists one crate `Cargo.toml`, and at most one more: "
+                    f"the workspace's, next to `Cargo.lock` (in {where}); found "
+                    f"{one_of(manifests)}",
                     (*path, "src"),
                 )
             )
-    if not any(b.endswith(".rs") for b in basenames):
-        out.append(error("a rust-cpu kernel lists its `.rs` sources in `src`", (*path, "src")))
-    lib = name.replace("-", "_")
-    if not lib.isidentifier() or not lib.isascii():
-        out.append(error(f"the library name `{lib}` is not a Rust identifier", path))
+    if not any(b not in RUST_META for b in basenames):
+        out.append(
+            error(
+                f"a {language} kernel lists its `.rs` sources in `src` (files or directories)",
+                (*path, "src"),
+            )
+        )
+    lib = kernel.library(name)
+    if kernel.lib_name is None and values.rust_lib_name(lib) is not None:
+        out.append(
+            error(
+                f"the library name `{lib}` (the kernel name with `-` turned into `_`) is not a "
+                "Rust identifier; rename the kernel or set `lib-name`",
+                path,
+            )
+        )
+    if isinstance(kernel, model.RustCudaKernel):
+        toolchains = basenames.count("rust-toolchain.toml")
+        if toolchains != 1:
+            out.append(
+                error(
+                    "a rust-cuda kernel lists one `rust-toolchain.toml` in `src` (cuda-oxide "
+                    f"needs the nightly toolchain it names; found {toolchains})",
+                    (*path, "src"),
+                )
+            )
+        device = kernel.device_manifest
+        if device.rsplit("/", 1)[-1] != "Cargo.toml":
+            out.append(
+                error(
+                    "`device-manifest` names the device crate's `Cargo.toml`",
+                    (*path, "device-manifest"),
+                )
+            )
+        elif not _covered(device, kernel.src):
+            out.append(
+                error(
+                    f"`device-manifest` `{device}` is not in `src`; list it (and the device "
+                    "crate's sources) there",
+                    (*path, "device-manifest"),
+                )
+            )
+        if kernel.cuda_capabilities == []:
+            out.append(
+                error(
+                    "`cuda-capabilities` is empty; omit it to build for all",
+                    (*path, "cuda-capabilities"),
+                )
+            )
     return out
+
+
+def _covered(file: str, src: Sequence[str]) -> bool:
+    """Whether `file` is listed in `src` or lies under a directory listed there."""
+    return any(file == p or file.startswith(p.rstrip("/") + "/") for p in src)
 
 
 def _name_collisions(build: model.Build) -> list[Problem]:
@@ -253,7 +327,10 @@ def files(build: model.Build, root: Path) -> list[Problem]:
         out.extend(_paths(resolver, fw.src, (fw.table, "src"), want_dir=False))
         out.extend(_paths(resolver, fw.include, (fw.table, "include"), want_dir=True))
     for name, kernel in sorted(build.kernels.items()):
-        out.extend(_paths(resolver, kernel.src, ("kernel", name, "src"), want_dir=False))
+        rust = isinstance(kernel, model.RUST_KERNELS)
+        out.extend(
+            _paths(resolver, kernel.src, ("kernel", name, "src"), want_dir=None if rust else False)
+        )
         out.extend(
             _paths(
                 resolver,
@@ -435,8 +512,15 @@ def _through_link(resolver: _Resolver, rel: str) -> str | None:
 
 
 def _paths(
-    resolver: _Resolver, paths: Sequence[str], base: tuple[str | int, ...], *, want_dir: bool
+    resolver: _Resolver,
+    paths: Sequence[str],
+    base: tuple[str | int, ...],
+    *,
+    want_dir: bool | None,
 ) -> list[Problem]:
+    """Each of `paths` exists, is a file (or a directory with `want_dir`; either with None)
+    and stays inside the project. A directory accepted as a source stands for every file
+    under it: none of its symlinks may lead out of the project."""
     out = []
     for index, rel in enumerate(paths):
         where = (*base, index)
@@ -454,7 +538,9 @@ def _paths(
                 error(f"`{rel}` is a symbolic link loop: following it never reaches a file", where)
             )
         elif info is None:
-            kind = "directory" if want_dir else "file"
+            kind = {True: "directory", False: "file", None: "file or directory"}[want_dir]
+            if want_dir is None and "." in rel.rsplit("/", 1)[-1]:
+                kind = "file"
             out.append(error(f"{kind} `{rel}` does not exist", where))
         elif linked := _through_link(resolver, rel):
             out.append(
@@ -469,6 +555,34 @@ def _paths(
             )
         elif want_dir and not stat.S_ISDIR(info.st_mode):
             out.append(error(f"`{rel}` is not a directory", where))
-        elif not want_dir and not stat.S_ISREG(info.st_mode):
+        elif want_dir is False and not stat.S_ISREG(info.st_mode):
             out.append(error(f"`{rel}` is not a regular file", where))
+        elif want_dir is None and stat.S_ISDIR(info.st_mode):
+            out.extend(_tree(resolver, rel.rstrip("/"), real, where))
+        elif want_dir is None and not stat.S_ISREG(info.st_mode):
+            out.append(error(f"`{rel}` is neither a regular file nor a directory", where))
+    return out
+
+
+def _tree(resolver: _Resolver, rel: str, real: str, where: tuple[str | int, ...]) -> list[Problem]:
+    """Problems of the files under the listed source directory `rel` (sorted walk)."""
+    out = []
+    for top, dirs, names in os.walk(real):
+        dirs.sort()
+        for name in sorted([*dirs, *names]):
+            full = os.path.join(top, name)
+            if not os.path.islink(full):
+                continue
+            target = os.path.realpath(full)
+            inner = f"{rel}/{os.path.relpath(full, real)}"
+            if not resolver.inside(target):
+                out.append(
+                    error(
+                        f"`{inner}` (under `{rel}`) is a symlink leading out of the project (to "
+                        f"{target}); a source directory may only hold files of the project",
+                        where,
+                    )
+                )
+            elif not os.path.exists(full):
+                out.append(error(f"`{inner}` (under `{rel}`) is a broken symlink", where))
     return out

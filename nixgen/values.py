@@ -211,6 +211,19 @@ def cargo_feature(value: str) -> str | None:
     return f"invalid Cargo feature name `{value}`"
 
 
+_RUST_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def rust_lib_name(value: str) -> str | None:
+    if _RUST_IDENT.fullmatch(value):
+        return None
+    example = re.sub(r"[^A-Za-z0-9_]", "_", value) or "relu"
+    return (
+        f"invalid library name `{value}`: a Rust library name is an identifier (letters, digits "
+        f"and `_`, not starting with a digit), e.g. `{example}`"
+    )
+
+
 def extension(value: str) -> str | None:
     if _EXTENSION.fullmatch(value):
         return None

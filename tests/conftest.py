@@ -37,6 +37,11 @@ def materialize(build_toml: Path | str, root: Path) -> Path:
         dirs.update(fw.include)
     for kernel in build.kernels.values():
         dirs.update(getattr(kernel, "include", []))
+        if isinstance(kernel, model.RUST_KERNELS):
+            # a Rust source entry without an extension is a directory of sources
+            listed = [p for p in kernel.src if "." not in p.rsplit("/", 1)[-1]]
+            files.difference_update(listed)
+            files.update(f"{p.rstrip('/')}/lib.rs" for p in listed)
     for rel in sorted(files):
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)

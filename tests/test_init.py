@@ -15,7 +15,7 @@ import pytest
 from nixgen import jsonschema, project, scaffold
 from nixgen.cli import main
 from nixgen.commands.build import host_system
-from nixgen.tables import LANGUAGES
+from nixgen.scaffold import LANGUAGES
 
 from . import nixtools
 from .conftest import REPO

@@ -238,8 +238,9 @@ BAD: dict[str, str] = {
     + '\n[kernel.k]\nlanguage = "cpp-rocm"\nsrc = ["k.hip"]\nrocm-archs = ["gfx900"]\n',
     "rust without Cargo.lock": BASE
     + '\n[kernel.r]\nlanguage = "rust-cpu"\nsrc = ["r/Cargo.toml", "r/src/lib.rs"]\n',
-    "rust with two manifests": BASE + '\n[kernel.r]\nlanguage = "rust-cpu"\n'
-    'src = ["r/Cargo.toml", "s/Cargo.toml", "Cargo.lock", "r/src/lib.rs"]\n',
+    # two are a crate and its workspace (next to Cargo.lock); three are too many
+    "rust with three manifests": BASE + '\n[kernel.r]\nlanguage = "rust-cpu"\n'
+    'src = ["r/Cargo.toml", "s/Cargo.toml", "Cargo.toml", "Cargo.lock", "r/src/lib.rs"]\n',
     "rust without sources": BASE
     + '\n[kernel.r]\nlanguage = "rust-cpu"\nsrc = ["r/Cargo.toml", "r/Cargo.lock"]\n',
     "rust with depends": BASE + '\n[kernel.r]\nlanguage = "rust-cpu"\ndepends = ["torch"]\n'
@@ -327,6 +328,7 @@ def _rule_case(newtype: Any):
         model.RelDir: values.rel_dir,
         model.RepoId: values.repo_id,
         model.CargoFeature: values.cargo_feature,
+        model.RustLibName: values.rust_lib_name,
         model.Extension: values.extension,
         model.CudaCapability: values.cuda_capability,
         model.RocmArch: values.rocm_arch,

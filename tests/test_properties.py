@@ -242,23 +242,29 @@ def expected_kernel(build: model.Build, name: str) -> dict[str, Any]:
     """What the kernel file passes on, as the fake environment hands it back."""
     kernel = build.kernels[name]
     pname = f"{build.general.name}-{name}"
+    rust = isinstance(kernel, model.RUST_KERNELS)
+    library = kernel.library(name) if rust else name
     passthru = {
         "kernel": name,
-        "library": name.replace("-", "_") if kernel.language == "rust-cpu" else name,
+        "library": library,
         "language": kernel.language,
     }
     if isinstance(kernel, model.RustCpuKernel):
         lockfile = kernel.lockfile()
         crate_dir = kernel.manifest().rpartition("/")[0]
+        workspace = kernel.workspace_manifest() is not None
         out: dict[str, Any] = {
             "pname": pname,
             "src": {"sources": list(kernel.src)},
             "buildFeatures": list(kernel.features),
-            "cargoLock": {"lockFile": "/ROOT/" + lockfile},
+            "cargoLock": {"lockFile": "/ROOT/" + lockfile, "allowBuiltinFetchGit": True},
+            "preBuild": {"kernel": name, "manifest": kernel.manifest(), "lockfile": lockfile},
+            "postInstall": {"kernel": name, "library": library},
             "passthru": {"nixgen": passthru},
         }
-        if crate_dir:
-            out["cargoRoot"] = crate_dir
+        cargo_root = kernel.lock_dir() if workspace else crate_dir
+        if cargo_root:
+            out["cargoRoot"] = cargo_root
         return out
     phase: dict[str, Any] = {
         "name": name,
@@ -405,6 +411,10 @@ let
       torch.framework = _: "torch-framework";
       tvmFfi.framework = _: "tvm-ffi-framework";
       tvmFfi.includeFlags = _: [ "-Itvm-ffi" ];
+      rust = {
+        archiveCheck = id;
+        lockCheck = id;
+      };
       extension = {
         archives = _: { whole = [ ]; plain = [ ]; linkFlags = [ ]; };
         archsOf = _: [ ];

@@ -154,6 +154,26 @@ features = ["simd", "serde/std"]
 language = "rust-cpu"
 src = ["Cargo.toml", "src/lib.rs", "Cargo.lock"]
 """,
+    # The support-rust-kernels branch's shapes: crates that are the tvm-ffi binding, a
+    # workspace, source directories, a library named otherwise, a cuda-oxide kernel.
+    "rust-cuda": _general("synth-rust-cuda", '["cpu", "cuda"]')
+    + """
+[tvm-ffi]
+
+[kernel.relu_rust]
+language = "rust-cpu"
+src = ["relu-rs/Cargo.toml", "relu-rs/src", "Cargo.toml", "Cargo.lock"]
+lib-name = "relu_rs"
+
+[kernel.relu_oxide]
+language = "rust-cuda"
+src = ["oxide/Cargo.toml", "oxide/Cargo.lock", "oxide/rust-toolchain.toml", "oxide/src",
+       "oxide/device/Cargo.toml", "oxide/device/src"]
+device-manifest = "oxide/device/Cargo.toml"
+ptx-dir = "oxide/ptx"
+cuda-capabilities = ["9.0", "8.0"]
+features = ["fast"]
+""",
     "tvm-ffi": _general("synth-tvm-ffi", '["cpu", "cuda"]')
     + """
 [tvm-ffi]
@@ -622,6 +642,7 @@ let
       includeFlags = torch: [ "TORCH-FLAGS" ]; abiDefines = variant: [ ]; framework = same;
     };
     tvmFfi = { framework = same; includeFlags = tvmFfi: [ "TVM-FFI-FLAGS" ]; };
+    rust = { archiveCheck = same; lockCheck = same; };
     extension = {
       archives = kernels: { whole = [ ]; plain = [ ]; linkFlags = [ ]; };
       archsOf = kernels: [ ];
@@ -688,7 +709,16 @@ def test_every_string_reaches_nix_unchanged(hostile: tuple[Path, model.Build]) -
         assert args["src"] == {"select": kernel.src + others}
         if isinstance(kernel, model.RustCpuKernel):
             assert args["buildFeatures"] == kernel.features
-            assert args["cargoLock"] == {"lockFile": "ROOT/Cargo.lock"}
+            assert args["cargoLock"] == {
+                "lockFile": "ROOT/Cargo.lock",
+                "allowBuiltinFetchGit": True,
+            }
+            assert args["postInstall"] == {"kernel": name, "library": kernel.library(name)}
+            assert args["preBuild"] == {
+                "kernel": name,
+                "manifest": kernel.manifest(),
+                "lockfile": kernel.lockfile(),
+            }
             assert args["prePatch"] == {"copy": ["Cargo.lock", f"{NASTY_DIRS[1]}/Cargo.lock"]}
             assert args["cargoRoot"] == args["buildAndTestSubdir"] == NASTY_DIRS[1]
             continue

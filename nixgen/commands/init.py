@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from nixgen.cli import handle_errors, print_problems
-from nixgen.tables import LANGUAGES
+from nixgen.scaffold import LANGUAGES
 
 
 def _name(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -54,11 +54,25 @@ def _license(ctx: click.Context, param: click.Parameter, value: str) -> str:
     help="general.license of the new project.",
 )
 @click.option(
+    "--binding",
+    type=click.Choice(["torch", "tvm-ffi"]),
+    default="torch",
+    show_default=True,
+    help="torch: a C++ binding registers the kernels as torch ops (rust-cpu: it calls the "
+    'crate\'s extern "C" functions). tvm-ffi: with --language rust-cpu alone, the crate is the '
+    "binding and exports its functions through TVM FFI.",
+)
+@click.option(
     "--force", is_flag=True, help="Write into a non-empty directory (same-name files replaced)."
 )
 @handle_errors
 def init(
-    name: str, languages: tuple[str, ...], directory: Path | None, license_: str, force: bool
+    name: str,
+    languages: tuple[str, ...],
+    directory: Path | None,
+    license_: str,
+    binding: str,
+    force: bool,
 ) -> None:
     """Create a kernel project NAME: a ReLU kernel per --language, ready to build.
 
@@ -71,14 +85,17 @@ def init(
     from nixgen.commands.render import prepare
 
     chosen = list(dict.fromkeys(languages)) or ["cpp-cpu"]
+    problem = scaffold.check_binding(chosen, binding)
+    if problem:
+        raise click.UsageError(problem)
     root = directory if directory is not None else Path(name)
-    written = scaffold.create(root, name, chosen, license=license_, force=force)
+    written = scaffold.create(root, name, chosen, license=license_, force=force, binding=binding)
     loaded, rendered, problems = prepare(root, "nix")
     print_problems(problems)
     result = write.write(loaded.root, rendered, force=force)
     generated = len(result.added) + len(result.changed) + len(result.unchanged)
     click.echo(
-        f"created {root}/ ({', '.join(k.language for k in scaffold.kernels(chosen))}): "
+        f"created {root}/ ({', '.join(k.language for k in scaffold.kernels(chosen, binding))}): "
         f"{len(written)} files, and {generated} generated Nix files"
     )
     click.echo("next:")

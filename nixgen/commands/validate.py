@@ -61,6 +61,13 @@ def validate(project: Path, as_json: bool, no_file_checks: bool, strict: bool) -
             f"note: edition {loaded.edition} was upgraded in memory; `nixgen migrate` rewrites "
             "the file as edition 6, keeping its comments"
         )
+        dsl = {"rust-cpu": "rust", "rust-cuda": "cuda-oxide"}
+        for name, kernel in sorted(loaded.build.kernels.items()):
+            if kernel.language in dsl:
+                click.echo(
+                    f'note: kernel.{name}: `dsl = "{dsl[kernel.language]}"` is '
+                    f'`language = "{kernel.language}"` in edition 6'
+                )
 
 
 def _strict(problem: Problem) -> Problem:

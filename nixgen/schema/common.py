@@ -42,6 +42,7 @@ STRICT = Strict(
         model.RocmArch: values.rocm_arch,
         model.RepoId: values.repo_id,
         model.CargoFeature: values.cargo_feature,
+        model.RustLibName: values.rust_lib_name,
         model.Extension: values.extension,
     }
 )
@@ -168,6 +169,30 @@ def _other_edition_hint(tag: str) -> Any:
         return None
 
     return hint
+
+
+#: The edition-6 language of each `dsl` of the anchor's support-rust-kernels branch.
+DSL_LANGUAGES = {"rust": "rust-cpu", "cuda-oxide": "rust-cuda"}
+
+
+def dsl_hint(cls: type, key: str) -> str | None:
+    """`dsl` in a kernel table of an edition that has none: name the language to use."""
+    if key != "dsl" or "src" not in keys_of(cls):
+        return None
+    if "language" in keys_of(cls):
+        return (
+            "`dsl` is not an edition-6 key: edition 6 names the source language in `language`: "
+            '`language = "rust-cpu"` for `dsl = "rust"`, `language = "rust-cuda"` for '
+            '`dsl = "cuda-oxide"`, `language = "cpp-<backend>"` for `dsl = "cpp"`'
+        )
+    return (
+        "`dsl` exists from edition 5 on (set `edition = 5`), or write the file as edition 6 "
+        'with `language = "rust-cpu"` (`dsl = "rust"`) or `language = "rust-cuda"` '
+        '(`dsl = "cuda-oxide"`)'
+    )
+
+
+add_foreign_key_hint(dsl_hint)
 
 
 def kernel_union(tag: str, classes: dict[str, type], *, what: str) -> Any:

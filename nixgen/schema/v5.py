@@ -1,6 +1,11 @@
 """Edition 5 (``general.edition = 5``): the anchor's current format.
 
 Adds ``kernel-depends`` and ``[general.tpu]``; ``stable-abi`` may be a per-backend table.
+Also read: the anchor's ``support-rust-kernels`` branch, which stays at edition 5 and adds
+``dsl`` (``cpp``, ``rust``, ``cuda-oxide``), ``features`` and ``lib-name`` to CPU and CUDA
+kernels, ``device-manifest`` and ``ptx-dir`` to CUDA kernels, and a ``[tvm-ffi]`` table
+without ``src`` (the Rust crate is the binding). Upgrading turns ``dsl`` into the
+edition-6 ``language`` (``rust-cpu``, ``rust-cuda``).
 """
 
 from __future__ import annotations
@@ -11,8 +16,39 @@ import attrs
 
 from nixgen import model
 from nixgen.schema import tagged_by_backend
-from nixgen.schema.common import Layout, raw_class
-from nixgen.schema.sections import Hub, TorchNoarch, TvmFfi
+from nixgen.schema.common import Layout, kernel_union, raw_class
+from nixgen.schema.sections import Hub, TorchNoarch
+
+#: How a kernel's sources are written (the branch's `Dsl`; `cpp` is the default).
+Dsl = Literal["cpp", "rust", "cuda-oxide"]
+
+
+@raw_class
+class CpuKernel(tagged_by_backend.CpuKernel):
+    dsl: Dsl | None = None
+    features: list[model.CargoFeature] | None = None
+    lib_name: model.RustLibName | None = None
+    # CUDA-only in the branch; read here so that upgrading explains the language to use
+    device_manifest: model.RelPath | None = None
+    ptx_dir: model.RelDir | None = None
+
+
+@raw_class
+class CudaKernel(tagged_by_backend.CudaKernel):
+    dsl: Dsl | None = None
+    features: list[model.CargoFeature] | None = None
+    lib_name: model.RustLibName | None = None
+    device_manifest: model.RelPath | None = None
+    ptx_dir: model.RelDir | None = None
+
+
+@raw_class
+class TvmFfi:
+    #: Empty when a Rust crate exports the functions itself.
+    src: list[model.RelPath] = attrs.field(factory=list)
+    include: list[model.RelDir] | None = None
+    pyext: list[model.Extension] | None = None
+    cxx_flags: list[model.Flag] | None = None
 
 
 @raw_class
@@ -64,8 +100,20 @@ class Torch:
     cxx_flags: list[model.Flag] | None = None
 
 
+Kernel = kernel_union(
+    "backend",
+    {
+        "cpu": CpuKernel,
+        "cuda": CudaKernel,
+        "metal": tagged_by_backend.MetalKernel,
+        "rocm": tagged_by_backend.RocmKernel,
+        "xpu": tagged_by_backend.XpuKernel,
+    },
+    what="kernel",
+)
+
 LAYOUT = Layout(
     general=General,
-    kernel=tagged_by_backend.Kernel,
+    kernel=Kernel,
     frameworks={"torch": Torch, "torch-noarch": TorchNoarch, "tvm-ffi": TvmFfi},
 )

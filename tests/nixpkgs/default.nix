@@ -46,6 +46,7 @@ let
     ./oneapi.nix
     ./darwin.nix
     ./python.nix
+    ./native-libraries.nix
   ];
 
   basePackages =

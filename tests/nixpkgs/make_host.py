@@ -59,6 +59,8 @@ print(json.dumps({
     "include": include,
     "torch_dir": torch_dir,
     "torch_version": torch_version,
+    "tvm_ffi_dir": tvm_ffi_dir,
+    "tvm_ffi_version": tvm_ffi_version,
 }))
 """
 
@@ -147,7 +149,8 @@ def _detect_cuda(path: str) -> dict[str, NixValue] | None:
     return {"prefix": prefix, "version": m.group(1) if m else "0"}
 
 
-def _detect_python(python: str) -> tuple[dict[str, NixValue] | None, dict[str, NixValue] | None]:
+def _detect_python(python: str) -> tuple[NixValue, NixValue]:
+    """The interpreter (with its tvm_ffi, the PyPI `apache-tvm-ffi`) and its torch, or None."""
     out = _run(python, "-c", _PYTHON_PROBE)
     if out is None:
         return None, None

@@ -5,9 +5,13 @@
 # argument names and defaults, the cargoVendorDir -> cargoDeps -> cargoLock -> cargoHash
 # resolution and its message, env RUST_LOG/RUSTFLAGS/PKG_CONFIG_ALLOW_CROSS, doCheck default),
 # pkgs/build-support/rust/import-cargo-lock.nix (arguments, lockFile xor lockFileContents,
-# vendor dir layout, missing git hash message), pkgs/build-support/rust/hooks/*.sh.
+# vendor dir layout, missing git hash message, parseGit, mkGitCrate with allowBuiltinFetchGit
+# and its "Cannot find path for crate" message, the .cargo-config merge),
+# pkgs/build-support/rust/hooks/*.sh.
 # Stand-ins: rustc and cargo are the host rustup toolchain (host.nix `rust`); crates from a
-# registry or git would need the network, so vendoring them fails at build time.
+# registry would need the network, so vendoring them fails at build time; git crates come
+# through builtins.fetchGit (allowBuiltinFetchGit), which works offline for a local repository
+# (file:// URL). Difference from real: no replaceWorkspaceValues for `workspace = true` keys.
 {
   lib,
   final,
@@ -104,30 +108,107 @@ let
           args.lockFileContents;
       parsed = builtins.fromTOML lockFileContents;
       depPackages = builtins.filter (p: p ? source) (parsed.package or [ ]);
+      # import-cargo-lock.nix parseGit: git+URL[?rev|tag|branch=VALUE]#SHA
+      parseGit =
+        src:
+        let
+          parts = builtins.match "git\\+([^?]+)(\\?(rev|tag|branch)=(.*))?#(.*)" src;
+          type = builtins.elemAt parts 2;
+          value = builtins.elemAt parts 3;
+        in
+        if parts == null then
+          null
+        else
+          {
+            url = builtins.elemAt parts 0;
+            sha = builtins.elemAt parts 4;
+          }
+          // lib.optionalAttrs (type != null) { inherit type value; };
+      missingHash =
+        nameVer:
+        throw ''
+          No hash was found while vendoring the git dependency ${nameVer}. You can add
+          a hash through the `outputHashes` argument of `importCargoLock`:
+
+          outputHashes = {
+            "${nameVer}" = "<hash>";
+          };
+
+          If you use `buildRustPackage`, you can add this attribute to the `cargoLock`
+          attribute set.
+        '';
+      # import-cargo-lock.nix mkGitCrate: the repository at the locked commit (fetchgit with
+      # an output hash, else builtins.fetchGit when allowed), then the crate's directory in it
+      # found with `cargo metadata`, with the `.cargo-config` that points cargo's git source
+      # at the vendor directory. A local repository (file:// URL) works offline.
+      mkGitCrate =
+        pkg:
+        let
+          nameVer = "${pkg.name}-${pkg.version}";
+          gitParts = parseGit pkg.source;
+          urlParams = lib.optionalString (gitParts ? type) "?${gitParts.type}=${gitParts.value}";
+          tree =
+            if outputHashes ? ${nameVer} then
+              final.__stub.mkNetworkFetch {
+                name = "source";
+                what = "fetchgit ${gitParts.url}@${gitParts.sha}";
+                hash = outputHashes.${nameVer};
+                recursive = true;
+              }
+            else if allowBuiltinFetchGit then
+              builtins.fetchGit {
+                inherit (gitParts) url;
+                rev = gitParts.sha;
+                allRefs = true;
+                submodules = true;
+              }
+            else
+              missingHash nameVer;
+        in
+        final.runCommand nameVer { nativeBuildInputs = [ final.cargo final.jq ]; } ''
+          tree=${tree}
+          export CARGO_HOME="$TMPDIR/cargo-home"
+          if [[ -f $tree/Cargo.toml ]]; then
+            crateCargoTOML=$(cargo metadata --format-version 1 --no-deps --manifest-path $tree/Cargo.toml | \
+              jq -r '.packages[] | select(.name == "${pkg.name}") | .manifest_path')
+          fi
+          if [[ -z $crateCargoTOML ]]; then
+            for manifest in $(find $tree -name "Cargo.toml"); do
+              echo Looking at $manifest
+              crateCargoTOML=$(cargo metadata --format-version 1 --no-deps --manifest-path "$manifest" | jq -r '.packages[] | select(.name == "${pkg.name}") | .manifest_path' || :)
+              if [[ ! -z $crateCargoTOML ]]; then
+                break
+              fi
+            done
+            if [[ -z $crateCargoTOML ]]; then
+              >&2 echo "Cannot find path for crate '${nameVer}' in the tree in: $tree"
+              exit 1
+            fi
+          fi
+          echo Found crate ${pkg.name} at $crateCargoTOML
+          tree=$(dirname $crateCargoTOML)
+          cp -prvL "$tree/" $out
+          chmod u+w $out
+          printf '{"files":{},"package":null}' > "$out/.cargo-checksum.json"
+          cat > $out/.cargo-config <<EOF
+          [source."${gitParts.url}${urlParams}"]
+          git = "${gitParts.url}"
+          ${lib.optionalString (gitParts ? type) "${gitParts.type} = \"${gitParts.value}\""}
+          replace-with = "vendored-sources"
+          EOF
+        '';
       mkCrate =
         pkg:
         let
-          isGit = lib.hasPrefix "git+" pkg.source;
           nameVer = "${pkg.name}-${pkg.version}";
         in
-        if isGit && !(outputHashes ? ${nameVer}) && !allowBuiltinFetchGit then
-          throw ''
-            No hash was found while vendoring the git dependency ${nameVer}. You can add
-            a hash through the `outputHashes` argument of `importCargoLock`:
-
-            outputHashes = {
-              "${nameVer}" = "<hash>";
-            };
-
-            If you use `buildRustPackage`, you can add this attribute to the `cargoLock`
-            attribute set.
-          ''
+        if lib.hasPrefix "git+" pkg.source then
+          mkGitCrate pkg
         else
           final.__stub.mkNetworkFetch {
             name = "crate-${nameVer}";
             what = "importCargoLock: crate ${nameVer} from ${pkg.source}";
-            hash = outputHashes.${nameVer} or pkg.checksum or lib.fakeHash;
-            recursive = isGit;
+            hash = pkg.checksum or lib.fakeHash;
           };
       depCrates = map mkCrate depPackages;
     in
@@ -150,8 +231,17 @@ let
         [source.vendored-sources]
         directory = "cargo-vendor-dir"
         EOF
+        declare -A keysSeen
         for crate in $crates; do
+          # Link the crate directory, removing the output path hash from the destination.
           ln -s "$crate" $out/$(basename "$crate" | cut -c 34-)
+          if [ -e "$crate/.cargo-config" ]; then
+            key=$(sed 's/\[source\."\(.*\)"\]/\1/; t; d' < "$crate/.cargo-config")
+            if [[ -z ''${keysSeen[$key]:-} ]]; then
+              keysSeen[$key]=1
+              cat "$crate/.cargo-config" >> $out/.cargo/config.toml
+            fi
+          fi
         done
       '';
 

@@ -145,3 +145,5 @@ in
   cutlass_4_4 = cutlass "4.4.2";
   cutlass_4_5 = cutlass "4.5.2";
 }
+# rust-overlay's `rust-bin` (applied after this overlay by the real build sets; see there).
+// import ../rust-overlay.nix { inherit lib final; }

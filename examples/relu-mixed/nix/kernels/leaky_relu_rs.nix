@@ -15,12 +15,28 @@ rustPlatform.buildRustPackage {
     "leaky_relu_rs/Cargo.lock"
     "leaky_relu_rs/src/lib.rs"
   ];
-  # Dependencies are vendored from the lock file; no network, no hash to maintain.
-  cargoLock.lockFile = root + "/leaky_relu_rs/Cargo.lock";
+  # Dependencies are vendored from the lock file: registry crates by their checksum, git
+  # crates with `builtins.fetchGit` at the locked revision, so no hash is maintained.
+  cargoLock = {
+    lockFile = root + "/leaky_relu_rs/Cargo.lock";
+    allowBuiltinFetchGit = true;
+  };
   cargoRoot = "leaky_relu_rs";
   buildAndTestSubdir = "leaky_relu_rs";
   buildFeatures = [ ];
+  # A crate missing from the lock file stops the build here, with what to run.
+  preBuild = nixgen.rust.lockCheck {
+    kernel = "leaky_relu_rs";
+    manifest = "leaky_relu_rs/Cargo.toml";
+    lockfile = "leaky_relu_rs/Cargo.lock";
+  };
   doCheck = false;
+  # The extension links `lib<library>.a`: fail here, with the fix, when the crate names it
+  # otherwise.
+  postInstall = nixgen.rust.archiveCheck {
+    kernel = "leaky_relu_rs";
+    library = "leaky_relu_rs";
+  };
   passthru.nixgen = {
     kernel = "leaky_relu_rs";
     library = "leaky_relu_rs";

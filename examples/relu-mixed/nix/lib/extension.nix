@@ -112,6 +112,10 @@ rec {
     `plainArchives`
     : Rust static libraries (only the referenced members are needed)
 
+    `exportedArchives`
+    : static libraries that ARE the binding (a Rust crate exporting tvm-ffi functions): linked
+      whole and left out of `--exclude-libs`, so every function they export stays visible
+
     `linkFlags`
     : the backend's runtime libraries (`-lcudart`) and flags
   */
@@ -125,6 +129,7 @@ rec {
       includes ? [ ],
       wholeArchives ? [ ],
       plainArchives ? [ ],
+      exportedArchives ? [ ],
       linkFlags ? [ ],
     }:
     let
@@ -150,8 +155,20 @@ rec {
       library = "${opsName}.abi3.so";
       whole =
         if wholeArchives == [ ] then [ ] else [ "-Wl,--whole-archive" ] ++ wholeArchives ++ [ "-Wl,--no-whole-archive" ];
+      exported =
+        if exportedArchives == [ ] then [ ] else [ "-Wl,--whole-archive" ] ++ exportedArchives ++ [ "-Wl,--no-whole-archive" ];
+      # Symbols of the linked archives stay inside the module, except the exported ones'.
+      hidden = map baseNameOf (wholeArchives ++ plainArchives);
+      hide =
+        if exportedArchives == [ ] then
+          [ "-Wl,--exclude-libs,ALL" ]
+        else if hidden == [ ] then
+          [ ]
+        else
+          [ "-Wl,--exclude-libs,${concatStringsSep ":" hidden}" ];
       # What `cargo rustc -- --print native-static-libs` lists for Linux staticlibs.
-      rustLibs = if plainArchives == [ ] then [ ] else [ "-lgcc_s" "-lutil" "-lrt" "-lpthread" "-lm" "-ldl" "-lc" ];
+      rustLibs =
+        if plainArchives == [ ] && exportedArchives == [ ] then [ ] else [ "-lgcc_s" "-lutil" "-lrt" "-lpthread" "-lm" "-ldl" "-lc" ];
     in
     binding
     // {
@@ -163,7 +180,7 @@ rec {
           inputs = objects;
           # No rpath: the framework's libraries are already loaded (by soname) when the
           # kernel's Python package imports this module after importing the framework.
-          command = "$CXX -shared -o ${shell.escapeShellArg library} ${esc objects} ${esc whole} ${esc plainArchives} -Wl,--exclude-libs,ALL -Wl,-z,noexecstack -Wl,-O1 -Wl,--build-id=sha1 ${
+          command = "$CXX -shared -o ${shell.escapeShellArg library} ${esc objects} ${esc whole} ${esc exported} ${esc plainArchives} ${esc hide} -Wl,-z,noexecstack -Wl,-O1 -Wl,--build-id=sha1 ${
             esc (framework.libs ++ linkFlags ++ rustLibs)
           }";
         }
@@ -277,10 +294,11 @@ rec {
     let
       all = attrValues kernels;
       path = k: "${k}/lib/lib${k.passthru.nixgen.library}.a";
+      isRust = k: substring 0 5 k.passthru.nixgen.language == "rust-";
     in
     {
-      whole = map path (builtins.filter (k: k.passthru.nixgen.language != "rust-cpu") all);
-      plain = map path (builtins.filter (k: k.passthru.nixgen.language == "rust-cpu") all);
+      whole = map path (builtins.filter (k: !isRust k) all);
+      plain = map path (builtins.filter isRust all);
       # What the kernels need at link time (`-fopenmp`: the compiler's OpenMP runtime).
       linkFlags = builtins.foldl' (acc: flag: if builtins.elem flag acc then acc else acc ++ [ flag ]) [ ] (
         builtins.concatMap (k: k.passthru.nixgen.linkFlags or [ ]) all

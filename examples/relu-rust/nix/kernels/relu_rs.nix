@@ -11,12 +11,28 @@ rustPlatform.buildRustPackage {
   pname = "relu-rust-relu_rs";
   version = "1";
   src = nixgen.sources.select lib root [ "relu_rs/Cargo.toml" "relu_rs/Cargo.lock" "relu_rs/src/lib.rs" ];
-  # Dependencies are vendored from the lock file; no network, no hash to maintain.
-  cargoLock.lockFile = root + "/relu_rs/Cargo.lock";
+  # Dependencies are vendored from the lock file: registry crates by their checksum, git
+  # crates with `builtins.fetchGit` at the locked revision, so no hash is maintained.
+  cargoLock = {
+    lockFile = root + "/relu_rs/Cargo.lock";
+    allowBuiltinFetchGit = true;
+  };
   cargoRoot = "relu_rs";
   buildAndTestSubdir = "relu_rs";
   buildFeatures = [ "chunked" ];
+  # A crate missing from the lock file stops the build here, with what to run.
+  preBuild = nixgen.rust.lockCheck {
+    kernel = "relu_rs";
+    manifest = "relu_rs/Cargo.toml";
+    lockfile = "relu_rs/Cargo.lock";
+  };
   doCheck = false;
+  # The extension links `lib<library>.a`: fail here, with the fix, when the crate names it
+  # otherwise.
+  postInstall = nixgen.rust.archiveCheck {
+    kernel = "relu_rs";
+    library = "relu_rs";
+  };
   passthru.nixgen = {
     kernel = "relu_rs";
     library = "relu_rs";

@@ -8,7 +8,7 @@
   or a package set as an argument, and listing variants never imports nixpkgs.
 
   Modules: `versions`, `variants`, `cuda`, `shell`, `sources`, `compile`,
-  `extension`, `torch`, `tvmFfi`, `toolchains`,
+  `extension`, `torch`, `tvmFfi`, `toolchains`, `rust`,
   `project`, `flake`.
 */
 let
@@ -23,6 +23,7 @@ let
     torch = import ./torch.nix;
     tvmFfi = import ./tvm-ffi.nix;
     toolchains = import ./toolchains.nix;
+    rust = import ./rust.nix { inherit (nixgen) shell; };
     project = import ./project.nix { inherit nixgen; };
     flake = import ./flake.nix { inherit nixgen; };
 

@@ -11,10 +11,26 @@ rustPlatform.buildRustPackage {
   pname = "synth-rust-at_root";
   version = "3";
   src = nixgen.sources.select lib root [ "Cargo.toml" "src/lib.rs" "Cargo.lock" ];
-  # Dependencies are vendored from the lock file; no network, no hash to maintain.
-  cargoLock.lockFile = root + "/Cargo.lock";
+  # Dependencies are vendored from the lock file: registry crates by their checksum, git
+  # crates with `builtins.fetchGit` at the locked revision, so no hash is maintained.
+  cargoLock = {
+    lockFile = root + "/Cargo.lock";
+    allowBuiltinFetchGit = true;
+  };
   buildFeatures = [ ];
+  # A crate missing from the lock file stops the build here, with what to run.
+  preBuild = nixgen.rust.lockCheck {
+    kernel = "at_root";
+    manifest = "Cargo.toml";
+    lockfile = "Cargo.lock";
+  };
   doCheck = false;
+  # The extension links `lib<library>.a`: fail here, with the fix, when the crate names it
+  # otherwise.
+  postInstall = nixgen.rust.archiveCheck {
+    kernel = "at_root";
+    library = "at_root";
+  };
   passthru.nixgen = {
     kernel = "at_root";
     library = "at_root";

@@ -11,14 +11,30 @@ rustPlatform.buildRustPackage {
   pname = "synth-rust-relu-rs";
   version = "3";
   src = nixgen.sources.select lib root [ "relu_rs/Cargo.toml" "relu_rs/src/lib.rs" "Cargo.lock" ];
-  # Dependencies are vendored from the lock file; no network, no hash to maintain.
-  cargoLock.lockFile = root + "/Cargo.lock";
+  # Dependencies are vendored from the lock file: registry crates by their checksum, git
+  # crates with `builtins.fetchGit` at the locked revision, so no hash is maintained.
+  cargoLock = {
+    lockFile = root + "/Cargo.lock";
+    allowBuiltinFetchGit = true;
+  };
   cargoRoot = "relu_rs";
   buildAndTestSubdir = "relu_rs";
   # The lock file sits elsewhere in the project; Cargo wants it next to the manifest.
   prePatch = nixgen.compile.copyPhase "Cargo.lock" "relu_rs/Cargo.lock";
   buildFeatures = [ "simd" "serde/std" ];
+  # A crate missing from the lock file stops the build here, with what to run.
+  preBuild = nixgen.rust.lockCheck {
+    kernel = "relu-rs";
+    manifest = "relu_rs/Cargo.toml";
+    lockfile = "Cargo.lock";
+  };
   doCheck = false;
+  # The extension links `lib<library>.a`: fail here, with the fix, when the crate names it
+  # otherwise.
+  postInstall = nixgen.rust.archiveCheck {
+    kernel = "relu-rs";
+    library = "relu_rs";
+  };
   passthru.nixgen = {
     kernel = "relu-rs";
     library = "relu_rs";

@@ -1,0 +1,142 @@
+/**
+  Rust kernels: checks of what a crate installs, and the pieces of a cuda-oxide
+  (`rust-cuda`) build.
+*/
+{ shell }:
+let
+  esc = shell.escapeShellArg;
+in
+{
+  /**
+    Shell text for a Rust kernel's `postInstall`: the crate must have installed the static
+    library the extension links, `$out/lib/lib<library>.a`. Otherwise it stops with what
+    was built and the two ways to fix it, instead of a link error in the extension.
+
+    # Type
+
+    ```
+    archiveCheck :: { kernel :: String, library :: String } -> String
+    ```
+  */
+  archiveCheck =
+    { kernel, library }:
+    ''
+      if [ ! -e "$out/lib/"${esc "lib${library}.a"} ]; then
+        built=$(find "$out/lib" -maxdepth 1 \( -name '*.a' -o -name '*.so' \) -printf '%f ' 2>/dev/null || true)
+        {
+          echo ${esc "nixgen: kernel ${kernel}: the crate did not build lib${library}.a, the static library the extension links"}
+          if [ -n "$built" ]; then
+            echo "  it built: $built"
+            echo ${esc "  fix: name the library in the crate's Cargo.toml ([lib] name = \"${library}\"), or set lib-name in build.toml ([kernel.${kernel}] lib-name = \"<the crate's library name>\")"}
+          else
+            echo ${esc "  fix: build a static library: crate-type = [\"staticlib\"] under [lib] in the crate's Cargo.toml"}
+          fi
+        } >&2
+        exit 1
+      fi
+    '';
+
+  /**
+    Shell text for a Rust kernel's `preBuild`: the build is offline and vendors exactly what
+    `Cargo.lock` lists, so a crate the manifest needs that the lock file lacks stops the
+    build here, naming `Cargo.lock`, the crate and what to run, instead of cargo's
+    "no matching package" deep inside the build.
+
+    # Type
+
+    ```
+    lockCheck :: { kernel :: String, manifest :: String, lockfile :: String } -> String
+    ```
+  */
+  lockCheck =
+    {
+      kernel,
+      manifest,
+      lockfile,
+    }:
+    ''
+      if ! cargo metadata --offline --format-version 1 --manifest-path ${esc manifest} >/dev/null 2>"$NIX_BUILD_TOP/nixgen-lock-check"; then
+        crate=$(sed -n -e 's/.*no matching package named `\([^`]*\)`.*/\1/p' \
+          -e 's/.*failed to load source for dependency `\([^`]*\)`.*/\1/p' \
+          -e 's/.*failed to select a version for the requirement `\([^ `=]*\).*/\1/p' \
+          "$NIX_BUILD_TOP/nixgen-lock-check" | head -n 1)
+        {
+          cat "$NIX_BUILD_TOP/nixgen-lock-check"
+          echo ${esc "nixgen: kernel ${kernel}: ${lockfile} does not lock every crate ${manifest} needs"}''${crate:+" (missing: $crate)"}
+          echo ${esc "  the build is offline and vendors only what Cargo.lock lists; next to ${lockfile}, run \`cargo generate-lockfile\` (or \`cargo check\`) with network access and commit Cargo.lock"}
+        } >&2
+        exit 1
+      fi
+    '';
+
+  /**
+    The cuda-oxide `rustc` codegen backend (`librustc_codegen_cuda.so`), built the way the
+    anchor's `support-rust-kernels` branch builds it (nix-builder/lib/extension/tvm-ffi/arch.nix:
+    the drbh/cuda-oxide source at a fixed revision, `crates/rustc-codegen-cuda`, its Cargo.lock
+    with `allowBuiltinFetchGit`, libffi, libxml2, zstd and zlib). One difference: it is built
+    with the `rustPlatform` of the kernel's own `rust-toolchain.toml`, not of the one inside the
+    fetched source (reading that would import from a derivation at evaluation time); a codegen
+    backend only loads into the exact rustc it was built with, so the two must name the same
+    nightly anyway.
+
+    # Type
+
+    ```
+    cudaOxideBackend :: { rustPlatform, fetchFromGitHub, buildInputs :: [ Derivation ] } -> Derivation
+    ```
+  */
+  cudaOxideBackend =
+    {
+      rustPlatform,
+      fetchFromGitHub,
+      buildInputs,
+    }:
+    let
+      src = fetchFromGitHub {
+        owner = "drbh";
+        repo = "cuda-oxide";
+        rev = "bc5f33bb1d556671c35e475439bb821d25caa2cb";
+        hash = "sha256-ZIpS0XFDI9yDSXk33OyQ3mGB5gRhE7tldmmex226tLA=";
+      };
+    in
+    rustPlatform.buildRustPackage {
+      pname = "rustc-codegen-cuda";
+      version = "0.2.1";
+      inherit src buildInputs;
+      sourceRoot = "source/crates/rustc-codegen-cuda";
+      cargoLock = {
+        lockFile = "${src}/crates/rustc-codegen-cuda/Cargo.lock";
+        allowBuiltinFetchGit = true;
+      };
+      doCheck = false;
+    };
+
+  /**
+    Shell text building a cuda-oxide device crate to PTX before the host crate (which embeds
+    the PTX) is built: the branch's `rust_kernel_component` device step, with
+    `CUDA_OXIDE_TARGET` the lowest capability (PTX is JIT-compiled forward).
+
+    # Type
+
+    ```
+    deviceBuild :: { manifest :: String, ptxDir :: String, capabilities :: [ String ] } -> String
+    ```
+  */
+  deviceBuild =
+    {
+      manifest,
+      ptxDir,
+      capabilities,
+    }:
+    let
+      lowest = builtins.head (builtins.sort (a: b: builtins.compareVersions a b < 0) capabilities);
+      target = "sm_${builtins.replaceStrings [ "." ] [ "" ] lowest}";
+    in
+    ''
+      mkdir -p ${esc ptxDir}
+      CUDA_OXIDE_PTX_DIR="$PWD/"${esc ptxDir} CUDA_OXIDE_TARGET=${esc target} \
+        RUSTFLAGS="-Zcodegen-backend=$CUDA_OXIDE_BACKEND -Copt-level=3 -Cdebug-assertions=off -Zmir-enable-passes=-JumpThreading -Csymbol-mangling-version=v0" \
+        cargo build --release --offline --locked --manifest-path ${esc manifest} \
+          --target-dir "$NIX_BUILD_TOP/cuda-oxide-device"
+    '';
+}
