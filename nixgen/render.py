@@ -195,8 +195,6 @@ def _kernel_context(build: model.Build, name: str, kernel: model.Kernel) -> dict
         "build_inputs": inputs,
         "dep_flags": nixlit.raw(" ++ ".join(flags)) if flags else [],
         "link_flags": openmp_link_flags(kernel),
-        # The project's headers this kernel does not list itself (inputs, never compiled).
-        "headers": [h for h in shared_headers(build) if h not in set(kernel.src)],
         "empty_message": f"nixgen: kernel {name}: none of its CUDA capabilities can be built "
         "with CUDA ",
     }
@@ -315,6 +313,9 @@ def project_data(build: model.Build) -> dict[str, Any]:
             section: [_kernel_dep(d) for d in deps(section, "kernel_depends")]
             for section in ("general", "cuda", "xpu", "neuron")
         },
+        # Every header the project lists anywhere: compile inputs of every C++ kernel and of
+        # the binding (written once here, not into each kernel's file).
+        "headers": shared_headers(build),
         "systems": list(plan.SYSTEMS),
         "variants": [{**v.to_json(), "ci": (v.system, v.name) in selected} for v in variants],
         "githubActions": {
@@ -410,7 +411,6 @@ def render(build: model.Build, *, out_dir: str = DEFAULT_OUT) -> Rendered:
             what=f"[{fw.table}]",
             pname=f"{g.name}-{fw.table}-ext",
             binding_sources=list(fw.src),
-            headers=[h for h in shared_headers(build) if h not in set(fw.src)],
             # `[tvm-ffi]` without sources: the Rust crates export the functions themselves
             crate_is_binding=isinstance(fw, model.TvmFfi) and not fw.src,
             cxx_flags=list(fw.cxx_flags),

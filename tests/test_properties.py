@@ -425,7 +425,8 @@ let
       };
     };
   };
-  call = file: let f = import file; in f (builtins.intersectAttrs (builtins.functionArgs f) env);
+  call = extra: file:
+    let f = import file; in f (builtins.intersectAttrs (builtins.functionArgs f) (env // extra));
   plain = project: project // {
     kernels = builtins.mapAttrs
       (_: k: k // { file = baseNameOf (toString k.file); })
@@ -435,8 +436,8 @@ let
     let project = import (dir + "/project.nix");
     in {
       project = plain project;
-      extension = call (dir + "/extension.nix");
-      kernels = builtins.mapAttrs (_: k: call k.file) project.kernels;
+      extension = call { inherit (project) headers; } (dir + "/extension.nix");
+      kernels = builtins.mapAttrs (_: k: call { inherit (project) headers; } k.file) project.kernels;
     };
 in
 map load

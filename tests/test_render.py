@@ -679,6 +679,7 @@ let
     kernels = { };
     variant = { backend = "cpu"; };
     projectData = { };
+    headers = (import OUT/project.nix).headers;
   };
   call = file:
     let fn = import file;

@@ -108,6 +108,7 @@
       ];
     };
   };
+  headers = [ "relu_cpu/relu_impl.h" "torch-ext/torch_binding.h" ];
   kernelDepends = {
     cuda = [ ];
     general = [ ];

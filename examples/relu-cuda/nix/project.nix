@@ -158,6 +158,7 @@
       ];
     };
   };
+  headers = [ "torch-ext/torch_binding.h" ];
   kernelDepends = {
     cuda = [ ];
     general = [ ];

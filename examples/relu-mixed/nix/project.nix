@@ -248,6 +248,7 @@
       ];
     };
   };
+  headers = [ "torch-ext/torch_binding.h" ];
   kernelDepends = {
     cuda = [ ];
     general = [ ];

@@ -108,6 +108,7 @@
       ];
     };
   };
+  headers = [ "torch-ext/torch_binding.h" ];
   kernelDepends = {
     cuda = [ ];
     general = [ ];

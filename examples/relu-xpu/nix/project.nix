@@ -51,6 +51,7 @@
       ];
     };
   };
+  headers = [ "torch-ext/torch_binding.h" ];
   kernelDepends = {
     cuda = [ ];
     general = [ ];

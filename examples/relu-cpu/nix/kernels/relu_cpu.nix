@@ -6,17 +6,19 @@
   ninja,
   nixgen,
   root,
+  headers,
   torch,
   variant,
 }:
 
 let
   sources = [ "relu_cpu/relu_cpu.cpp" "relu_cpu/relu_impl.h" ];
-  # Headers other kernels or the binding list: inputs only (a kernel may include them).
-  headers = [ "torch-ext/torch_binding.h" ];
+  # Every header the project lists (`headers`, from project.nix) that this kernel does not:
+  # inputs only, never compiled (a kernel may include a sibling's or the binding's header).
+  others = builtins.filter (h: !builtins.elem h sources) headers;
   plan = nixgen.compile.cppCpu {
     name = "relu_cpu";
-    sources = sources ++ headers;
+    sources = sources ++ others;
     includes = [ "relu_cpu" ];
     cxxFlags = [ "-Wall" "-DRELU_CPU_BLOCK=64" ];
     depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
@@ -25,7 +27,7 @@ in
 stdenv.mkDerivation {
   pname = "relu-cpu-relu_cpu";
   version = "1";
-  src = nixgen.sources.select lib root (sources ++ headers);
+  src = nixgen.sources.select lib root (sources ++ others);
   nativeBuildInputs = [ ninja ];
   buildInputs = [ torch ];
   configurePhase = nixgen.compile.configurePhase plan;

@@ -225,6 +225,7 @@ rec {
                 callWith pkgs project.kernels.${name}.file {
                   inherit nixgen root torch toolchain variant;
                   inherit (toolchain) stdenv;
+                  inherit (project) headers;
                 }
               );
             }) variant.kernels
@@ -232,6 +233,7 @@ rec {
         in
         callWith pkgs (if isNoarch then noarch else extension) {
           inherit nixgen root torch kernels variant toolchain;
+          inherit (project) headers;
           projectData = project;
         };
 

@@ -7,14 +7,16 @@
   ninja,
   nixgen,
   root,
+  headers,
   torch,
   variant,
 }:
 
 let
   sources = [ "relu_cuda/relu.cu" ];
-  # Headers other kernels or the binding list: inputs only (a kernel may include them).
-  headers = [ "torch-ext/torch_binding.h" ];
+  # Every header the project lists (`headers`, from project.nix) that this kernel does not:
+  # inputs only, never compiled (a kernel may include a sibling's or the binding's header).
+  others = builtins.filter (h: !builtins.elem h sources) headers;
   # The kernel's capabilities that each CUDA toolkit of the build table can compile for
   # (planned by nixgen); this variant's toolkit picks its list.
   capabilities = nixgen.cuda.capabilitiesFor {
@@ -25,7 +27,7 @@ let
   plan = nixgen.compile.cppCuda {
     name = "relu_cuda";
     inherit capabilities;
-    sources = sources ++ headers;
+    sources = sources ++ others;
     includes = [ ];
     cxxFlags = [ ];
     cudaFlags = [ ];
@@ -38,7 +40,7 @@ assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel relu_cuda: none of i
 stdenv.mkDerivation {
   pname = "relu-cuda-relu_cuda";
   version = "1";
-  src = nixgen.sources.select lib root (sources ++ headers);
+  src = nixgen.sources.select lib root (sources ++ others);
   nativeBuildInputs = [ cudaPackages.cuda_nvcc ninja ];
   buildInputs = [
     cudaPackages.cuda_cudart

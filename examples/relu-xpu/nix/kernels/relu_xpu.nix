@@ -7,17 +7,19 @@
   ninja,
   nixgen,
   root,
+  headers,
   torch,
   variant,
 }:
 
 let
   sources = [ "relu_xpu/relu.cpp" ];
-  # Headers other kernels or the binding list: inputs only (a kernel may include them).
-  headers = [ "torch-ext/torch_binding.h" ];
+  # Every header the project lists (`headers`, from project.nix) that this kernel does not:
+  # inputs only, never compiled (a kernel may include a sibling's or the binding's header).
+  others = builtins.filter (h: !builtins.elem h sources) headers;
   plan = nixgen.compile.cppXpu {
     name = "relu_xpu";
-    sources = sources ++ headers;
+    sources = sources ++ others;
     includes = [ ];
     cxxFlags = [ ];
     syclFlags = [ "-fno-sycl-instrument-device-code" ];
@@ -29,7 +31,7 @@ in
 stdenv.mkDerivation {
   pname = "relu-xpu-relu_xpu";
   version = "1";
-  src = nixgen.sources.select lib root (sources ++ headers);
+  src = nixgen.sources.select lib root (sources ++ others);
   nativeBuildInputs = toolchain.compilers ++ [ ninja ];
   buildInputs = [ torch ];
   configurePhase = nixgen.compile.configurePhase plan;

@@ -108,6 +108,7 @@
       ];
     };
   };
+  headers = [ "act_cpu/act.h" "torch-ext/torch_binding.h" ];
   kernelDepends = {
     cuda = [ ];
     general = [ ];

@@ -158,6 +158,7 @@
       ];
     };
   };
+  headers = [ "gemm/gemm.h" "torch-ext/torch_binding.h" ];
   kernelDepends = {
     cuda = [ ];
     general = [ ];

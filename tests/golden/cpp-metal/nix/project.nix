@@ -45,6 +45,7 @@
       ];
     };
   };
+  headers = [ "relu_metal/relu.h" "torch-ext/torch_binding.h" ];
   kernelDepends = {
     cuda = [ ];
     general = [ ];

@@ -6,6 +6,7 @@
   ninja,
   nixgen,
   root,
+  headers,
   torch,
   kernels,
   variant,
@@ -16,9 +17,10 @@
 let
   moduleDir = "torch-ext/synth_rocm";
   bindingSources = [ "torch-ext/torch_binding.cpp" "torch-ext/torch_binding.h" ];
-  # Headers the kernels list: inputs only (the binding may include them).
-  headers = [ "attn_rocm/attn.h" ];
-  src = nixgen.sources.selectWithPackage lib root (bindingSources ++ headers) moduleDir [ "py" "pyi" ];
+  # Headers the kernels list (`headers`, from project.nix): inputs only (the binding may
+  # include them).
+  others = builtins.filter (h: !builtins.elem h bindingSources) headers;
+  src = nixgen.sources.selectWithPackage lib root (bindingSources ++ others) moduleDir [ "py" "pyi" ];
   archives = nixgen.extension.archives kernels;
   opsName = nixgen.extension.opsName {
     moduleName = "synth_rocm";

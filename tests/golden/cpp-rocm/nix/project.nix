@@ -73,6 +73,7 @@
       ];
     };
   };
+  headers = [ "attn_rocm/attn.h" "torch-ext/torch_binding.h" ];
   kernelDepends = {
     cuda = [ ];
     general = [ ];

@@ -51,6 +51,7 @@
       ];
     };
   };
+  headers = [ "gemm_xpu/gemm.hpp" "torch-ext/torch_binding.h" ];
   kernelDepends = {
     cuda = [ ];
     general = [ ];

@@ -6,6 +6,7 @@
   ninja,
   nixgen,
   root,
+  headers,
   kernels,
   variant,
   projectData,
@@ -15,9 +16,10 @@
 let
   moduleDir = "tvm-ffi-ext/synth_rust_cuda";
   bindingSources = [ ];
-  # Headers the kernels list: inputs only (the binding may include them).
-  headers = [ ];
-  src = nixgen.sources.selectWithPackage lib root (bindingSources ++ headers) moduleDir [ "py" "pyi" ];
+  # Headers the kernels list (`headers`, from project.nix): inputs only (the binding may
+  # include them).
+  others = builtins.filter (h: !builtins.elem h bindingSources) headers;
+  src = nixgen.sources.selectWithPackage lib root (bindingSources ++ others) moduleDir [ "py" "pyi" ];
   archives = nixgen.extension.archives kernels;
   opsName = nixgen.extension.opsName {
     moduleName = "synth_rust_cuda";

@@ -144,6 +144,7 @@
       ];
     };
   };
+  headers = [ ];
   kernelDepends = {
     cuda = [ ];
     general = [ ];

@@ -90,6 +90,7 @@
       ];
     };
   };
+  headers = [ ];
   kernelDepends = {
     cuda = [ ];
     general = [ ];

@@ -6,17 +6,19 @@
   ninja,
   nixgen,
   root,
+  headers,
   torch,
   variant,
 }:
 
 let
   sources = [ "act_cpu/act.cpp" "act_cpu/act.h" "act_cpu/simd/avx2.cpp" ];
-  # Headers other kernels or the binding list: inputs only (a kernel may include them).
-  headers = [ "torch-ext/torch_binding.h" ];
+  # Every header the project lists (`headers`, from project.nix) that this kernel does not:
+  # inputs only, never compiled (a kernel may include a sibling's or the binding's header).
+  others = builtins.filter (h: !builtins.elem h sources) headers;
   plan = nixgen.compile.cppCpu {
     name = "act_cpu";
-    sources = sources ++ headers;
+    sources = sources ++ others;
     includes = [ "act_cpu" "include" ];
     cxxFlags = [ "-O3" "-march=x86-64-v2" "-DACT_NAME=\"act cpu\"" ];
     depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
@@ -25,7 +27,7 @@ in
 stdenv.mkDerivation {
   pname = "synth-cpu-act_cpu";
   version = "3";
-  src = nixgen.sources.select lib root (sources ++ headers);
+  src = nixgen.sources.select lib root (sources ++ others);
   nativeBuildInputs = [ ninja ];
   buildInputs = [ torch ];
   configurePhase = nixgen.compile.configurePhase plan;

@@ -6,15 +6,17 @@
   ninja,
   nixgen,
   root,
+  headers,
 }:
 
 let
   sources = [ "plain/plain.c" ];
-  # Headers other kernels or the binding list: inputs only (a kernel may include them).
-  headers = [ "act_cpu/act.h" "torch-ext/torch_binding.h" ];
+  # Every header the project lists (`headers`, from project.nix) that this kernel does not:
+  # inputs only, never compiled (a kernel may include a sibling's or the binding's header).
+  others = builtins.filter (h: !builtins.elem h sources) headers;
   plan = nixgen.compile.cppCpu {
     name = "plain-c";
-    sources = sources ++ headers;
+    sources = sources ++ others;
     includes = [ ];
     cxxFlags = [ ];
     depFlags = [ ];
@@ -23,7 +25,7 @@ in
 stdenv.mkDerivation {
   pname = "synth-cpu-plain-c";
   version = "3";
-  src = nixgen.sources.select lib root (sources ++ headers);
+  src = nixgen.sources.select lib root (sources ++ others);
   nativeBuildInputs = [ ninja ];
   buildInputs = [ ];
   configurePhase = nixgen.compile.configurePhase plan;

@@ -7,12 +7,14 @@
   ninja,
   nixgen,
   root,
+  headers,
 }:
 
 let
   sources = [ "defaults/k.cu" ];
-  # Headers other kernels or the binding list: inputs only (a kernel may include them).
-  headers = [ "gemm/gemm.h" "torch-ext/torch_binding.h" ];
+  # Every header the project lists (`headers`, from project.nix) that this kernel does not:
+  # inputs only, never compiled (a kernel may include a sibling's or the binding's header).
+  others = builtins.filter (h: !builtins.elem h sources) headers;
   # The kernel's capabilities that each CUDA toolkit of the build table can compile for
   # (planned by nixgen); this variant's toolkit picks its list.
   capabilities = nixgen.cuda.capabilitiesFor {
@@ -23,7 +25,7 @@ let
   plan = nixgen.compile.cppCuda {
     name = "defaults";
     inherit capabilities;
-    sources = sources ++ headers;
+    sources = sources ++ others;
     includes = [ ];
     cxxFlags = [ ];
     cudaFlags = [ ];
@@ -36,7 +38,7 @@ assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel defaults: none of it
 stdenv.mkDerivation {
   pname = "synth-cuda-defaults";
   version = "3";
-  src = nixgen.sources.select lib root (sources ++ headers);
+  src = nixgen.sources.select lib root (sources ++ others);
   nativeBuildInputs = [ cudaPackages.cuda_nvcc ninja ];
   buildInputs = [
     cudaPackages.cuda_cudart

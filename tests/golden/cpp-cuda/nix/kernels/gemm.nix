@@ -7,6 +7,7 @@
   ninja,
   nixgen,
   root,
+  headers,
   torch,
   cutlass_3_8,
   variant,
@@ -14,8 +15,9 @@
 
 let
   sources = [ "gemm/gemm.cu" "gemm/gemm.h" "gemm/host.cpp" ];
-  # Headers other kernels or the binding list: inputs only (a kernel may include them).
-  headers = [ "torch-ext/torch_binding.h" ];
+  # Every header the project lists (`headers`, from project.nix) that this kernel does not:
+  # inputs only, never compiled (a kernel may include a sibling's or the binding's header).
+  others = builtins.filter (h: !builtins.elem h sources) headers;
   # The kernel's capabilities that each CUDA toolkit of the build table can compile for
   # (planned by nixgen); this variant's toolkit picks its list.
   capabilities = nixgen.cuda.capabilitiesFor {
@@ -26,7 +28,7 @@ let
   plan = nixgen.compile.cppCuda {
     name = "gemm";
     inherit capabilities;
-    sources = sources ++ headers;
+    sources = sources ++ others;
     includes = [ "gemm" ];
     cxxFlags = [ "-DHOST_SIDE" ];
     cudaFlags = [ "-lineinfo" "--use_fast_math" "-DTILE=\"128 x 128\"" ];
@@ -39,7 +41,7 @@ assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel gemm: none of its CU
 stdenv.mkDerivation {
   pname = "synth-cuda-gemm";
   version = "3";
-  src = nixgen.sources.select lib root (sources ++ headers);
+  src = nixgen.sources.select lib root (sources ++ others);
   nativeBuildInputs = [ cudaPackages.cuda_nvcc ninja ];
   buildInputs = [
     cudaPackages.cuda_cudart

@@ -7,6 +7,7 @@
   ninja,
   nixgen,
   root,
+  headers,
   torch,
   metal-cpp,
   variant,
@@ -15,11 +16,12 @@
 
 let
   sources = [ "relu_metal/relu.mm" "relu_metal/relu.metal" "relu_metal/relu.h" ];
-  # Headers other kernels or the binding list: inputs only (a kernel may include them).
-  headers = [ "torch-ext/torch_binding.h" ];
+  # Every header the project lists (`headers`, from project.nix) that this kernel does not:
+  # inputs only, never compiled (a kernel may include a sibling's or the binding's header).
+  others = builtins.filter (h: !builtins.elem h sources) headers;
   plan = nixgen.compile.cppMetal {
     name = "relu_metal";
-    sources = sources ++ headers;
+    sources = sources ++ others;
     includes = [ "relu_metal" ];
     cxxFlags = [ "-DMETAL_BLOCK=256" ];
     depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
@@ -28,7 +30,7 @@ in
 stdenv.mkDerivation {
   pname = "synth-metal-relu_metal";
   version = "3";
-  src = nixgen.sources.select lib root (sources ++ headers);
+  src = nixgen.sources.select lib root (sources ++ others);
   # python3 writes the header that embeds the kernel's Metal library.
   nativeBuildInputs = [ python3 ninja ];
   buildInputs = [ apple-sdk_26 ] ++ [ torch metal-cpp ];

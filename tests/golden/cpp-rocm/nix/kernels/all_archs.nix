@@ -7,12 +7,14 @@
   ninja,
   nixgen,
   root,
+  headers,
 }:
 
 let
   sources = [ "all_archs/k.hip" ];
-  # Headers other kernels or the binding list: inputs only (a kernel may include them).
-  headers = [ "attn_rocm/attn.h" "torch-ext/torch_binding.h" ];
+  # Every header the project lists (`headers`, from project.nix) that this kernel does not:
+  # inputs only, never compiled (a kernel may include a sibling's or the binding's header).
+  others = builtins.filter (h: !builtins.elem h sources) headers;
   # The kernel's GPU targets that the builder supports (planned by nixgen).
   archs = [
     "gfx906"
@@ -29,7 +31,7 @@ let
   plan = nixgen.compile.cppRocm {
     name = "all_archs";
     inherit archs;
-    sources = sources ++ headers;
+    sources = sources ++ others;
     includes = [ ];
     cxxFlags = [ ];
     hipFlags = [ ];
@@ -39,7 +41,7 @@ in
 stdenv.mkDerivation {
   pname = "synth-rocm-all_archs";
   version = "3";
-  src = nixgen.sources.select lib root (sources ++ headers);
+  src = nixgen.sources.select lib root (sources ++ others);
   nativeBuildInputs = [ rocmPackages.clr ninja ];
   buildInputs = [
     rocmPackages.clr

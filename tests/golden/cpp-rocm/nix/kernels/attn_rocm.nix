@@ -7,20 +7,22 @@
   ninja,
   nixgen,
   root,
+  headers,
   torch,
   variant,
 }:
 
 let
   sources = [ "attn_rocm/attn.hip" "attn_rocm/attn.h" "attn_rocm/host.cpp" ];
-  # Headers other kernels or the binding list: inputs only (a kernel may include them).
-  headers = [ "torch-ext/torch_binding.h" ];
+  # Every header the project lists (`headers`, from project.nix) that this kernel does not:
+  # inputs only, never compiled (a kernel may include a sibling's or the binding's header).
+  others = builtins.filter (h: !builtins.elem h sources) headers;
   # The kernel's GPU targets that the builder supports (planned by nixgen).
   archs = [ "gfx942" "gfx90a" "gfx1100" ];
   plan = nixgen.compile.cppRocm {
     name = "attn_rocm";
     inherit archs;
-    sources = sources ++ headers;
+    sources = sources ++ others;
     includes = [ "attn_rocm" ];
     cxxFlags = [ "-DHOST" ];
     hipFlags = [ "-ffast-math" "-DWAVE=\"64 lanes\"" ];
@@ -30,7 +32,7 @@ in
 stdenv.mkDerivation {
   pname = "synth-rocm-attn_rocm";
   version = "3";
-  src = nixgen.sources.select lib root (sources ++ headers);
+  src = nixgen.sources.select lib root (sources ++ others);
   nativeBuildInputs = [ rocmPackages.clr ninja ];
   buildInputs = [
     rocmPackages.clr

@@ -7,6 +7,7 @@
   ninja,
   nixgen,
   root,
+  headers,
   torch,
   xpuPackages,
   variant,
@@ -14,11 +15,12 @@
 
 let
   sources = [ "gemm_xpu/gemm.cpp" "gemm_xpu/gemm.hpp" ];
-  # Headers other kernels or the binding list: inputs only (a kernel may include them).
-  headers = [ "torch-ext/torch_binding.h" ];
+  # Every header the project lists (`headers`, from project.nix) that this kernel does not:
+  # inputs only, never compiled (a kernel may include a sibling's or the binding's header).
+  others = builtins.filter (h: !builtins.elem h sources) headers;
   plan = nixgen.compile.cppXpu {
     name = "gemm_xpu";
-    sources = sources ++ headers;
+    sources = sources ++ others;
     includes = [ "gemm_xpu" ];
     cxxFlags = [ "-DXPU_HOST" ];
     syclFlags = [ "-fsycl-targets=spir64" "-Xs" "-device pvc" ];
@@ -30,7 +32,7 @@ in
 stdenv.mkDerivation {
   pname = "synth-xpu-gemm_xpu";
   version = "3";
-  src = nixgen.sources.select lib root (sources ++ headers);
+  src = nixgen.sources.select lib root (sources ++ others);
   nativeBuildInputs = toolchain.compilers ++ [ ninja ];
   buildInputs = [ torch xpuPackages.sycl-tla ];
   configurePhase = nixgen.compile.configurePhase plan;

@@ -6,16 +6,18 @@
   ninja,
   nixgen,
   root,
+  headers,
   python3,
 }:
 
 let
   sources = [ "relu_cpu/relu.cpp" ];
-  # Headers other kernels or the binding list: inputs only (a kernel may include them).
-  headers = [ ];
+  # Every header the project lists (`headers`, from project.nix) that this kernel does not:
+  # inputs only, never compiled (a kernel may include a sibling's or the binding's header).
+  others = builtins.filter (h: !builtins.elem h sources) headers;
   plan = nixgen.compile.cppCpu {
     name = "relu_cpu";
-    sources = sources ++ headers;
+    sources = sources ++ others;
     includes = [ ];
     cxxFlags = [ ];
     depFlags = nixgen.tvmFfi.includeFlags python3.pkgs.tvm-ffi;
@@ -24,7 +26,7 @@ in
 stdenv.mkDerivation {
   pname = "synth-tvm-ffi-relu_cpu";
   version = "3";
-  src = nixgen.sources.select lib root (sources ++ headers);
+  src = nixgen.sources.select lib root (sources ++ others);
   nativeBuildInputs = [ ninja ];
   buildInputs = [ python3.pkgs.tvm-ffi ];
   configurePhase = nixgen.compile.configurePhase plan;

@@ -7,13 +7,15 @@
   ninja,
   nixgen,
   root,
+  headers,
   python3,
 }:
 
 let
   sources = [ "relu_cuda/relu.cu" ];
-  # Headers other kernels or the binding list: inputs only (a kernel may include them).
-  headers = [ ];
+  # Every header the project lists (`headers`, from project.nix) that this kernel does not:
+  # inputs only, never compiled (a kernel may include a sibling's or the binding's header).
+  others = builtins.filter (h: !builtins.elem h sources) headers;
   # The kernel's capabilities that each CUDA toolkit of the build table can compile for
   # (planned by nixgen); this variant's toolkit picks its list.
   capabilities = nixgen.cuda.capabilitiesFor {
@@ -24,7 +26,7 @@ let
   plan = nixgen.compile.cppCuda {
     name = "relu_cuda";
     inherit capabilities;
-    sources = sources ++ headers;
+    sources = sources ++ others;
     includes = [ ];
     cxxFlags = [ ];
     cudaFlags = [ ];
@@ -37,7 +39,7 @@ assert lib.assertMsg (capabilities != [ ]) ("nixgen: kernel relu_cuda: none of i
 stdenv.mkDerivation {
   pname = "synth-tvm-ffi-relu_cuda";
   version = "3";
-  src = nixgen.sources.select lib root (sources ++ headers);
+  src = nixgen.sources.select lib root (sources ++ others);
   nativeBuildInputs = [ cudaPackages.cuda_nvcc ninja ];
   buildInputs = [
     python3.pkgs.tvm-ffi
