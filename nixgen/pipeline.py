@@ -25,7 +25,8 @@ def prepare(project: Path | str, out: str) -> Any:
     from nixgen.errors import ProblemError
 
     render.check_out_dir(out)
-    loaded = project_mod.read(project)
+    # The include scan is `nixgen validate`'s: a render does not read every source.
+    loaded = project_mod.read(project, includes=False)
     planned = loaded.document.locate_all(plan.check(loaded.build))
     problems = [*loaded.warnings, *planned]
     if any(p.severity == "error" for p in planned):

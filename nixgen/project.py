@@ -56,12 +56,15 @@ def structure(document: load.Document) -> tuple[int, model.Build, list[Problem]]
     return edition, _build(raw), warnings
 
 
-def read(project: Path | str, *, check_files: bool = True) -> Project:
-    """Read and validate the project at `project` (a directory or its build.toml)."""
+def read(project: Path | str, *, check_files: bool = True, includes: bool = True) -> Project:
+    """Read and validate the project at `project` (a directory or its build.toml).
+
+    `includes=False` skips the scan of the sources' quoted includes (a warning that only
+    `nixgen validate` needs: it reads every source)."""
     document = load.load(project)
     root = document.path.parent
     edition, build, warnings = structure(document)
-    problems = validate.validate(build, root if check_files else None)
+    problems = validate.validate(build, root if check_files else None, includes=includes)
     located = document.locate_all([*warnings, *problems])
     if any(p.severity == "error" for p in located):
         raise ProblemError(located)

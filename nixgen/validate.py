@@ -21,14 +21,15 @@ from nixgen import model, tables, values
 from nixgen.errors import Problem, error, one_of, warning
 
 
-def validate(build: model.Build, root: Path | None) -> list[Problem]:
-    """All problems of `build`; file rules run only when the project `root` is given."""
+def validate(build: model.Build, root: Path | None, *, includes: bool = True) -> list[Problem]:
+    """All problems of `build`; file rules run only when the project `root` is given, and
+    the scan of quoted includes (a warning only; it reads every source) with `includes`."""
     problems = [*_general(build), *_framework(build)]
     for name, kernel in sorted(build.kernels.items()):
         problems.extend(_kernel(build, name, kernel))
     problems.extend(_name_collisions(build))
     if root is not None:
-        problems.extend(files(build, root))
+        problems.extend(files(build, root, includes=includes))
     return problems
 
 
@@ -318,8 +319,9 @@ def _name_collisions(build: model.Build) -> list[Problem]:
 # ------------------------------------------------------------------------ file system
 
 
-def files(build: model.Build, root: Path) -> list[Problem]:
-    """Every declared path exists and, symlinks resolved, stays inside `root`."""
+def files(build: model.Build, root: Path, *, includes: bool = True) -> list[Problem]:
+    """Every declared path exists and, symlinks resolved, stays inside `root`; with
+    `includes`, quoted includes of unlisted project files are warnings."""
     out: list[Problem] = []
     resolver = _Resolver(os.path.realpath(root))
     fw = build.framework
@@ -339,7 +341,8 @@ def files(build: model.Build, root: Path) -> list[Problem]:
                 want_dir=True,
             )
         )
-    out.extend(unlisted_includes(build, resolver))
+    if includes:
+        out.extend(unlisted_includes(build, resolver))
     package = python_package_dir(build)
     real, info = resolver.resolve(f"{package}/__init__.py")
     linked = _through_link(resolver, f"{package}/__init__.py")
@@ -460,6 +463,17 @@ class _Resolver:
     def __init__(self, root: str):
         self.root = root
         self._dirs: dict[str, str] = {"": root, ".": root}
+        #: `lstat` modes of the path prefixes `_through_link` walked (None: missing).
+        self.modes: dict[str, int | None] = {}
+
+    def mode(self, path: str) -> int | None:
+        """The `lstat` mode of `path` (absolute), once per path; None when it is missing."""
+        if path not in self.modes:
+            try:
+                self.modes[path] = os.lstat(path).st_mode
+            except OSError:
+                self.modes[path] = None
+        return self.modes[path]
 
     def real_dir(self, rel: str) -> str:
         if rel not in self._dirs:
@@ -500,9 +514,8 @@ def _through_link(resolver: _Resolver, rel: str) -> str | None:
     names = [p for p in rel.split("/") if p not in ("", ".")]
     for index, name in enumerate(names):
         path = os.path.join(path, name)
-        try:
-            mode = os.lstat(path).st_mode
-        except OSError:
+        mode = resolver.mode(path)
+        if mode is None:
             return None
         if stat.S_ISLNK(mode):
             return "/".join(names[: index + 1])

@@ -437,7 +437,9 @@ let
     in {
       project = plain project;
       extension = call { inherit (project) headers; } (dir + "/extension.nix");
-      kernels = builtins.mapAttrs (_: k: call { inherit (project) headers; } k.file) project.kernels;
+      kernels = builtins.mapAttrs
+        (_: k: call { inherit (project) headers; } k.file)
+        project.kernels;
     };
 in
 map load
