@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up everything nixgen and its test suite need on a fresh Debian-like machine:
-#   - Nix (Debian's nix-bin, Nix 2.8) when it is missing and apt is usable (root),
+#   - Nix (Debian's nix-bin, Nix 2.8) and ninja (ninja-build) when missing and apt is usable,
 #   - .venv with nixgen (editable), its test extras and its dev extras (ruff, mypy),
 #   - torch 2.13.0+cpu, installed first and pinned so nothing pulls a CUDA torch,
 #     the PyPI `kernels` client and numpy (to load built kernels),
@@ -24,6 +24,14 @@ if ! command -v nix-build >/dev/null || ! command -v nix-instantiate >/dev/null;
   fi
 fi
 command -v nix >/dev/null && nix --version
+
+# ninja runs every kernel's generated build.ninja (the test stand-ins take the host's).
+if ! command -v ninja >/dev/null && command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
+  apt-get install -y -qq ninja-build >/dev/null 2>&1 || {
+    apt-get update -qq
+    apt-get install -y -qq ninja-build
+  }
+fi
 
 step "Python environment"
 if [[ ! -x .venv/bin/python ]]; then
