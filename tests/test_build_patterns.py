@@ -238,7 +238,8 @@ def test_cuda_kernel_using_guard_and_stream_compiles_and_links(
     workdir: Path, stub: Path, torch: Any
 ) -> None:
     project = rendered(workdir, "cuda-guard")
-    phase = flake_eval(project, f"packages.{SYSTEM}.{CUDA_VARIANT}.buildPhase", stub=stub)
+    # The link step is in the build.ninja the configure phase writes.
+    phase = flake_eval(project, f"packages.{SYSTEM}.{CUDA_VARIANT}.configurePhase", stub=stub)
     assert "-lc10_cuda" in phase and "-ltorch_cuda" in phase and "-lcudart" in phase
     library = _library(build(workdir, stub, "cuda-guard", CUDA_VARIANT) / CUDA_VARIANT)
     # In the stand-in's terms (a CPU torch wheel, empty c10_cuda/torch_cuda): every torch
