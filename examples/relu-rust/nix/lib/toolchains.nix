@@ -32,8 +32,8 @@ let
   /**
     The policy the ABI check applies: the toolchain's own (`manylinux_2_28.abiPolicy`, as
     a stand-in toolchain declares it) or nixgen's copy of manylinux_2_28, with the torch
-    libraries (OpenMP's `libgomp.so.1` among them) and the backend's runtime libraries
-    allowed.
+    and TVM FFI libraries (OpenMP's `libgomp.so.1` among them) and the backend's runtime
+    libraries allowed.
   */
   abiPolicy =
     pkgs: runtimeLibraries:
@@ -45,6 +45,8 @@ let
       libraries = base.libraries ++ [
         "libtorch*.so*"
         "libc10*.so*"
+        # The TVM FFI framework's runtime (a tvm-ffi extension is imported after tvm_ffi).
+        "libtvm_ffi.so*"
         # OpenMP's runtime: torch ships it (torch/lib/libgomp.so.1 in the Linux wheels) and
         # has loaded it before a kernel's extension is imported.
         "libgomp.so.1"
