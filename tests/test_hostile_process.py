@@ -193,33 +193,32 @@ def test_init_license_with_odd_but_printable_text_round_trips(tmp_path: Path) ->
 def test_build_a_project_whose_path_has_a_space(tmp_path: Path) -> None:
     """`nix build '/a b#…'` is not a valid flake reference (Nix does not unescape `%20`):
     nixgen runs Nix in the project with `.` instead, and Nix finds the flake."""
-    from nixgen.commands.build import flake_ref
+    from nixgen.nixbuild import flake_ref
     from tests.nixtools import nix_env
 
     root = tmp_path / "my kernels #1"
     root.mkdir()
     (root / "flake.nix").write_text('{ outputs = { self }: { x = "found"; }; }\n')
-    ref, cwd = flake_ref(root)
+    ref = flake_ref(root)  # Nix runs in the project directory
     done = subprocess.run(
         ["nix", "eval", "--raw", f"{ref}#x"],
-        cwd=cwd,
+        cwd=root,
         env=nix_env(),
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert done.stdout == "found", done.stderr
-    plain, none = flake_ref(tmp_path)
-    assert plain == str(tmp_path.resolve()) and none is None
+    assert flake_ref(tmp_path) == str(tmp_path.resolve())
 
 
 def test_build_dry_run_on_a_path_with_a_space(tmp_path: Path) -> None:
     root = project(tmp_path, name="my kernels")
     done = run(["build", ".", "--dry-run"], cwd=root)
     assert done.returncode == 0, done.stderr
-    line = done.stdout.decode().splitlines()[-1]
-    assert line.startswith(f"cd '{root.resolve()}' && nix build ")
-    assert "'.#packages." in line
+    evaluate = done.stdout.decode().splitlines()[-2]
+    assert evaluate.startswith(f"cd '{root.resolve()}' && nix eval ")
+    assert "'.#packages." in evaluate
 
 
 # ------------------------------------------- E: one version order in Python and in Nix
