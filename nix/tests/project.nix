@@ -132,6 +132,8 @@ in
         "libc.so.6"
         "libtorch*.so*"
         "libc10*.so*"
+        "libtvm_ffi.so*"
+        "libgomp.so.1"
       ];
     };
   };
