@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO))
 
 from nixgen import plan, project  # noqa: E402
 from tests.conftest import CORPUS, materialize  # noqa: E402
-from tests.nixtools import make_stub, nix_env  # noqa: E402
+from tests.nixtools import kernel_builder, make_stub, nix_env  # noqa: E402
 
 PYTHON = sys.executable
 SYSTEM = "x86_64-linux"
@@ -73,20 +73,20 @@ double synth_kernel_{i}(std::vector<double> v) {{
 }}
 """
 KERNEL_EXPR = """\
-{ root, nixpkgs, variant, objects }:
+{ root, nixpkgs, kernel-builder, variant, objects }:
 let
   packages = (import (root + "/nix")).packages {
-    inherit nixpkgs objects;
+    inherit nixpkgs kernel-builder objects;
     system = "x86_64-linux";
   };
 in
 packages.${variant}.nixgen.kernels.big
 """
 EVAL_EXPR = """\
-{ root, nixpkgs, objects }:
+{ root, nixpkgs, kernel-builder, objects }:
 let
   p = import (root + "/nix");
-  packages = p.packages { inherit nixpkgs objects; system = "x86_64-linux"; };
+  packages = p.packages { inherit nixpkgs kernel-builder objects; system = "x86_64-linux"; };
 in
 map (v: packages.${v.name}.drvPath) (p.variants "x86_64-linux")
 """
@@ -159,6 +159,7 @@ class Kernel:
         return [
             str(self.root.parent / "kernel.nix"),
             *("--arg", "root", str(self.root), "--arg", "nixpkgs", str(self.stub)),
+            *("--arg", "kernel-builder", str(kernel_builder(self.stub))),
             *("--argstr", "variant", self.variant, "--argstr", "objects", objects),
         ]
 
@@ -282,9 +283,11 @@ def evaluation(work: Path, stub: Path, runs: int) -> None:
     results: dict[str, list[tuple[float, float]]] = {"auto": [], "ninja": []}
     for _ in range(runs):
         for mode in results:
-            cmd = ["/usr/bin/time", "-f", "%U %S", "nix-instantiate", "--readonly-mode"]
+            # Not --readonly-mode: the toolchain's overlay is imported from the store.
+            cmd = ["/usr/bin/time", "-f", "%U %S", "nix-instantiate"]
             cmd += ["--eval", "--strict", "--json", str(work / "eval.nix")]
             cmd += ["--arg", "root", str(root), "--arg", "nixpkgs", str(stub)]
+            cmd += ["--arg", "kernel-builder", str(kernel_builder(stub))]
             cmd += ["--argstr", "objects", mode]
             took, done = timed(cmd)
             user, system = map(float, done.stderr.strip().splitlines()[-1].split())
@@ -352,6 +355,7 @@ def variants(work: Path, stub: Path, runs: int) -> None:
     (bin_dir / "nix").chmod(0o755)
     env = {**ENV, "PATH": f"{bin_dir}{os.pathsep}{ENV['PATH']}"}
     common = ["--no-link", "--override-input", "nixpkgs", f"path:{stub}"]
+    common += ["--override-input", "kernel-builder", f"path:{kernel_builder(stub)}"]
 
     def salt(tag: str) -> None:
         for k in ("a", "b", "c"):
