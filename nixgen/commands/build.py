@@ -164,6 +164,7 @@ def build_command(
     """
     from nixgen import plan, write
     from nixgen.commands.render import prepare
+    from nixgen.pipeline import kept_warnings
 
     if as_json and not dry_run:
         raise click.UsageError("--json needs --dry-run (a build prints progress, not JSON)")
@@ -197,8 +198,6 @@ def build_command(
         )
 
     stale = write.plan(root, rendered)
-    from nixgen.pipeline import kept_warnings
-
     for note in kept_warnings(stale.kept):
         click.echo(note, err=True)
     ref = nixbuild.flake_ref(root)

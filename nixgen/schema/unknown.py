@@ -2,7 +2,7 @@
 
 The anchor keeps a CUDA capability or ROCm target it does not know as a string, and each
 toolkit builds the ones it supports; nixgen does the same (such a value drops out of every
-toolkit's intersection, `nixgen.plan.cuda_capabilities`, `nix/cuda.nix`, `nix/rocm.nix`).
+toolkit's intersection in `nixgen.plan`, whose result the generated Nix only reads).
 So it is a warning, located at the value in the edition the file is written in, saying
 what happens and the closest known value. A malformed value stays an error
 (`nixgen.values`). A kernel left with nothing to build is an error of a later stage.
