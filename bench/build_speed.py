@@ -16,7 +16,9 @@ Measures (targets from issue 14; see docs/build-performance.md):
      one per variant; Nix evaluations counted and derivations running at once read from
      Nix's JSON log.
 
-Every build starts from new derivations (a salt in the sources). The machine is shared:
+Every build starts from new derivations: a salt in the sources, unique to this run of the
+bench (the Nix store keeps earlier runs' outputs), and a timed build that Nix finds already
+built stops the bench. The machine is shared:
 each measure alternates its two sides and reports medians, and the load average is
 printed with the table.
 """
@@ -50,6 +52,8 @@ SYSTEM = "x86_64-linux"
 FLAGS = ["-std=c++20", "-O2", "-fPIC", "-D_GLIBCXX_USE_CXX11_ABI=1", "-fno-gnu-unique"]
 FLAGS += ["-DCPU_KERNEL"]
 ROWS: list[tuple[str, str, str, str]] = []
+#: Part of every salt: the store keeps what earlier runs built, so salts must be new per run.
+RUN_ID = f"{time.time_ns():x}.{os.getpid()}"
 ENV: dict[str, str] = {}
 
 HEADER = """\
@@ -152,7 +156,7 @@ class Kernel:
 
     def salt(self, salt: str) -> None:
         """New derivations for every object: the shared header changes."""
-        (self.root / "big" / "common.h").write_text(HEADER.format(salt=salt))
+        (self.root / "big" / "common.h").write_text(HEADER.format(salt=f"{RUN_ID} {salt}"))
 
     def args(self, *, objects: str) -> list[str]:
         """`nix-build` arguments selecting the kernel derivation."""
@@ -167,6 +171,7 @@ class Kernel:
         """Build the kernel derivation (2 jobs, `cores` each); wall time and Nix's stderr."""
         command = ["nix-build", "--no-out-link", "--cores", str(cores), "--max-jobs", "2"]
         took, done = timed([*command, *self.args(objects=objects)])
+        fresh(done.stderr, f"the {self.n}-source kernel")
         return took, done.stderr
 
     def cmake(self, build: Path) -> float:
@@ -226,6 +231,12 @@ def reproducible(kernel: Kernel) -> None:
     )
 
 
+def fresh(stderr: str, what: str) -> None:
+    """Stop when a timed build built nothing: its figure would time a store lookup."""
+    if built_count(stderr) == 0:
+        raise SystemExit(f"bench: {what} was already built (a salt did not change it)")
+
+
 def built_count(stderr: str) -> int:
     match = re.search(r"these (\d+) derivations will be built", stderr)
     if match:
@@ -254,7 +265,7 @@ def objects(kernel: Kernel, runs: int) -> None:
         run(["ar", "x", f"{out}/lib/libbig.a"], cwd=members)
         others = sorted(str(p) for p in members.iterdir() if not p.name.startswith("big%2Fs000"))
         for r in range(max(3, runs)):
-            edited.write_text(original + f"// edit {r}\n")
+            edited.write_text(original + f"// edit {RUN_ID} {r}\n")
             took, stderr = kernel.nix_build(cores=1, objects="objects")
             rebuild.append(took)
             counts.append(built_count(stderr))
@@ -359,7 +370,7 @@ def variants(work: Path, stub: Path, runs: int) -> None:
 
     def salt(tag: str) -> None:
         for k in ("a", "b", "c"):
-            text = f"int {k}_kernel(int x) {{ return x + 1; }} // {tag}\n"
+            text = f"int {k}_kernel(int x) {{ return x + 1; }} // {RUN_ID} {tag}\n"
             (root / k / f"{k}.cpp").write_text(text)
 
     def measure(cmds: list[list[str]]) -> tuple[float, int, int]:
@@ -371,7 +382,10 @@ def variants(work: Path, stub: Path, runs: int) -> None:
         took = time.perf_counter() - start
         calls = (log / "calls").read_text().splitlines()
         evaluations = sum(1 for c in calls if "#" in c)
-        return took, evaluations, concurrency((log / "stderr").read_text())
+        most = concurrency((log / "stderr").read_text())
+        if most == 0:
+            raise SystemExit("bench: the 3-kernel project was already built (salt unchanged)")
+        return took, evaluations, most
 
     salt("warm")
     run([PYTHON, "-m", "nixgen", "build", str(root), "--backend", "cpu", *common], env=env)
