@@ -534,3 +534,16 @@ class Build:
         for kernel in self.kernels.values():
             files.update(kernel.src)
         return sorted(files)
+
+
+def python_package_dir(build: Build) -> str:
+    """Where the kernel's Python package lives, relative to the project root."""
+    ext = "tvm-ffi-ext" if isinstance(build.framework, TvmFfi) else "torch-ext"
+    return f"{ext}/{build.general.module_name}"
+
+
+def shared_headers(build: Build) -> list[str]:
+    """Every header the project lists anywhere, sorted: the compile inputs each C++ kernel
+    and the binding get besides their own sources (real projects include a sibling's or
+    the binding's header, as the anchor compiles every kernel in one tree)."""
+    return [rel for rel in build.source_files() if tables.is_header(rel)]

@@ -99,22 +99,22 @@ def kept_warnings(kept: list[str]) -> list[str]:
 def save_stamp(loaded: Any, rendered: Any, problems: list[Any], notes: Sequence[str] = ()) -> None:
     """Record what this render used and wrote, so an unchanged re-render can stop early
     (`nixgen.entry`)."""
-    from nixgen import model, stamp, validate, write
+    from nixgen import model, stamp, validate
     from nixgen.errors import render_problems
-    from nixgen.validate import python_package_dir
+    from nixgen.marker import is_generated
 
     root, out, build = loaded.root, rendered.out_dir, loaded.build
     outputs = {f"{out}/{rel}": data for rel, data in rendered.tree.items()}
     skipped = []
     for name, data in rendered.root.items():
-        if write.is_generated(root / name):
+        if is_generated(root / name):
             outputs[name] = data
         else:
             skipped.append(name)
     dirs = {d for k in build.kernels.values() for d in getattr(k, "include", [])}
     if isinstance(build.framework, (model.Torch, model.TvmFfi)):
         dirs.update(build.framework.include)
-    files = [*build.source_files(), f"{python_package_dir(build)}/__init__.py"]
+    files = [*build.source_files(), f"{model.python_package_dir(build)}/__init__.py"]
     try:
         # Taken before the files are checked again below: a change after this moment
         # makes the stamp stale; one before it fails the check, and no stamp is saved.
