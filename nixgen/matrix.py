@@ -142,15 +142,9 @@ def github_workflow(project_name: str, *, nixgen_version: str) -> bytes:
     """
     import jinja2
 
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("nixgen", "templates"),
-        undefined=jinja2.StrictUndefined,
-        finalize=_yaml_value,
-        autoescape=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
+    from nixgen import jinja
+
+    env = jinja.environment(jinja2.PackageLoader("nixgen", "templates"), finalize=_yaml_value)
     body = env.get_template("ci-github.yml.j2").render(
         workflow_name=f"nixgen: {project_name}", branches=["main"]
     )
