@@ -144,11 +144,14 @@ def _read(path: str) -> bytes:
 
 
 def fresh(root: str | os.PathLike[str], out_dir: str) -> dict[str, Any] | None:
-    """The stamp of `root` when everything it records still holds, else None."""
+    """The stamp of `root` when everything it records still holds, else None.
+
+    The checks are cheapest first (a render after an edit, or after the output was
+    removed, is told apart before nixgen's own files are walked)."""
     root = os.fspath(root)
     try:
         stamp: dict[str, Any] = json.loads(_read(location(root, out_dir)))
-        if stamp.get("out") != out_dir or stamp.get("code") != code_digest():
+        if stamp.get("out") != out_dir:
             return None
         if stamp["input"] != _digest(_read(os.path.join(root, "build.toml"))):
             return None
@@ -161,6 +164,8 @@ def fresh(root: str | os.PathLike[str], out_dir: str) -> dict[str, Any] | None:
         out = os.path.join(root, out_dir)
         if not _is_dir_under(root, out_dir) or _leftovers(out):
             return None  # the full render refuses a linked output, or recovers a swap
+        if stamp.get("code") != code_digest():
+            return None
         outputs: dict[str, str] = stamp["outputs"]
         for rel, digest in outputs.items():
             data = paths.read_under(root, rel)
