@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, get_args, get_origin
 
 import attrs
@@ -55,20 +55,22 @@ class InvalidValue(ValueError):
         self.at_key = at_key
 
 
+#: The TOML name of each type a parsed value can have (`bool` before `int`: it is one).
+_TOML_TYPES = (
+    (bool, "a boolean"),
+    (int, "an integer"),
+    (float, "a float"),
+    (str, "a string"),
+    (list, "an array"),
+    (dict, "a table"),
+)
+
+
 def toml_type(value: object) -> str:
     """The TOML name of a Python value's type, for messages."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a float"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "a table"
+    for kind, name in _TOML_TYPES:
+        if isinstance(value, kind):
+            return name
     return "a date/time" if hasattr(value, "isoformat") else type(value).__name__
 
 
@@ -180,6 +182,30 @@ def _note(exc: E, note: str) -> E:
     return exc
 
 
+def _each(
+    items: Iterable[tuple[Any, Any]],
+    structure: Callable[[Any, Any], T],
+    kind: str,
+    elem: Any,
+    t: Any,
+) -> list[T]:
+    """`structure(index_or_key, item)` of every pair of an array (`kind` "index") or a
+    table ("key"); every failure is collected, noted with where it happened, and raised
+    together once all are known."""
+    out: list[T] = []
+    errors: list[Exception] = []
+    for where, item in items:
+        try:
+            out.append(structure(where, item))
+        except Exception as exc:
+            errors.append(_note(exc, IterableValidationNote(kind, where, elem)))
+    if errors:
+        raise IterableValidationError(
+            f"invalid {'array' if kind == 'index' else 'table'}", errors, t
+        )
+    return out
+
+
 def _is_list(t: Any) -> bool:
     return get_origin(t) is list or t is list
 
@@ -227,16 +253,7 @@ class Strict:
         def hook(value: object, _: type) -> list[Any]:
             if not isinstance(value, list):
                 raise InvalidValue(f"expected an array, got {show(value)}")
-            out: list[Any] = []
-            errors: list[Exception] = []
-            for index, item in enumerate(value):
-                try:
-                    out.append(structure(item, elem))
-                except Exception as exc:
-                    errors.append(_note(exc, IterableValidationNote("index", index, elem)))
-            if errors:
-                raise IterableValidationError("invalid array", errors, t)
-            return out
+            return _each(enumerate(value), lambda _, item: structure(item, elem), "index", elem, t)
 
         return hook
 
@@ -244,24 +261,18 @@ class Strict:
         key_type, value_type = get_args(t) or (str, Any)
         structure = self.converter.structure
 
+        def entry(key: object, item: object) -> tuple[Any, Any]:
+            try:
+                name = structure(key, key_type)
+            except InvalidValue as exc:
+                exc.at_key = True
+                raise
+            return name, structure(item, value_type)
+
         def hook(value: object, _: type) -> dict[Any, Any]:
             if not isinstance(value, dict):
                 raise InvalidValue(f"expected a table, got {show(value)}")
-            out: dict[Any, Any] = {}
-            errors: list[Exception] = []
-            for key, item in value.items():
-                try:
-                    try:
-                        name = structure(key, key_type)
-                    except InvalidValue as exc:
-                        exc.at_key = True
-                        raise
-                    out[name] = structure(item, value_type)
-                except Exception as exc:
-                    errors.append(_note(exc, IterableValidationNote("key", key, value_type)))
-            if errors:
-                raise IterableValidationError("invalid table", errors, t)
-            return out
+            return dict(_each(value.items(), entry, "key", value_type, t))
 
         return hook
 

@@ -9,7 +9,6 @@ that every command prints problems the same way.
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Iterable, Sequence
 from typing import Literal
@@ -78,6 +77,8 @@ def closest(word: str, choices: Iterable[str]) -> str | None:
     for choice in choices:
         if choice.replace("_", "-").lower() == normalized:
             return choice
+    import difflib  # only when a name is wrong
+
     matches = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     return matches[0] if matches else None
 

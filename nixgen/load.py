@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 import tomli
 
-from nixgen import positions
+from nixgen import paths, positions
 from nixgen.errors import Problem, ProblemError, format_path
 
 #: A build.toml larger than this is refused before parsing (real files are a few KiB).
@@ -69,14 +69,6 @@ def display_name(path: Path) -> str:
     return str(absolute)
 
 
-def _cwd_gone() -> bool:
-    try:
-        os.getcwd()
-    except OSError:
-        return True
-    return False
-
-
 def read_text(path: Path, display: str) -> str:
     """Read `path` as UTF-8 text with a located problem for each way it can fail."""
 
@@ -87,7 +79,7 @@ def read_text(path: Path, display: str) -> str:
         if isinstance(exc, FileNotFoundError):
             if path.is_symlink():
                 return fail(f"is a symbolic link to `{os.readlink(path)}`, which does not exist")
-            if not path.is_absolute() and _cwd_gone():
+            if not path.is_absolute() and paths.cwd_gone():
                 return fail(
                     "the current directory no longer exists (it was deleted or moved); cd "
                     "to the project, or give its path as an absolute one"

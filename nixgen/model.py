@@ -12,7 +12,18 @@ the TOML spelling (a field may override it with ``metadata={"key": ...}``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, NewType, TypeAlias, Union, cast
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    Literal,
+    NewType,
+    TypeAlias,
+    TypeVar,
+    Union,
+    cast,
+    dataclass_transform,
+)
 
 import attrs
 
@@ -101,10 +112,44 @@ def _list() -> Any:
     return attrs.field(factory=list)
 
 
+_T = TypeVar("_T")
+
+
+def _equal(self: Any, other: object) -> Any:  # a bool, or NotImplemented
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return _values(self) == _values(other)
+
+
+def _hash(self: Any) -> int:
+    return hash((self.__class__, *_values(self)))
+
+
+def _repr(self: Any) -> str:
+    fields = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in attrs.fields(type(self)))
+    return f"{self.__class__.__qualname__}({fields})"
+
+
+def _values(obj: Any) -> tuple[Any, ...]:
+    return tuple(getattr(obj, f.name) for f in attrs.fields(type(obj)))
+
+
+@dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(attrs.field,))
+def _value(cls: type[_T]) -> type[_T]:
+    """A model class: immutable and keyword-only, equal to another of its class with equal
+    fields, hashed and shown (``Hub(repo_id='org/k', branch=None)``) as attrs would. The
+    three methods are written once here: attrs would compile them for every class at every
+    start of nixgen, a visible share of a render."""
+    cls.__eq__ = _equal  # type: ignore[method-assign]
+    cls.__hash__ = _hash  # type: ignore[method-assign]
+    cls.__repr__ = _repr  # type: ignore[method-assign]
+    return attrs.frozen(kw_only=True, eq=False, repr=False)(cls)
+
+
 # --------------------------------------------------------------------------- general
 
 
-@attrs.frozen(kw_only=True)
+@_value
 class Hub:
     """``[general.hub]``: where the built kernel is uploaded."""
 
@@ -114,7 +159,7 @@ class Hub:
     branch: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@_value
 class KernelDependency:
     """A kernel this kernel needs at run time: a Hub repo at a version or a revision."""
 
@@ -126,7 +171,7 @@ class KernelDependency:
     revision: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@_value
 class CudaGeneral:
     """``[general.cuda]``: bounds on the CUDA toolkit versions to build for."""
 
@@ -141,7 +186,7 @@ class CudaGeneral:
     kernel_depends: list[KernelDependency] = _list()
 
 
-@attrs.frozen(kw_only=True)
+@_value
 class XpuGeneral:
     #: Python packages the XPU variants need.
     python_depends: list[XpuPythonDep] = _list()
@@ -149,7 +194,7 @@ class XpuGeneral:
     kernel_depends: list[KernelDependency] = _list()
 
 
-@attrs.frozen(kw_only=True)
+@_value
 class NeuronGeneral:
     #: Python packages the Neuron variants need.
     python_depends: list[NeuronPythonDep] = _list()
@@ -157,13 +202,13 @@ class NeuronGeneral:
     kernel_depends: list[KernelDependency] = _list()
 
 
-@attrs.frozen(kw_only=True)
+@_value
 class TpuGeneral:
     #: Python packages the TPU variants need (none are allowed yet).
     python_depends: list[TpuPythonDep] = _list()
 
 
-@attrs.frozen(kw_only=True)
+@_value
 class General:
     """``[general]``."""
 
@@ -209,7 +254,7 @@ class General:
 # ------------------------------------------------------------------------ frameworks
 
 
-@attrs.frozen(kw_only=True)
+@_value
 class Torch:
     """``[torch]``: an ahead-of-time compiled Torch extension."""
 
@@ -239,7 +284,7 @@ class Torch:
         return self.stable_abi
 
 
-@attrs.frozen(kw_only=True)
+@_value
 class TorchNoarch:
     """``[torch-noarch]``: a pure-Python (JIT, Triton, …) Torch kernel."""
 
@@ -252,7 +297,7 @@ class TorchNoarch:
     rocm_archs: list[RocmArch] = _list()
 
 
-@attrs.frozen(kw_only=True)
+@_value
 class TvmFfi:
     """``[tvm-ffi]``: an extension bound through the TVM FFI C ABI."""
 
@@ -273,7 +318,7 @@ FRAMEWORKS: dict[str, type] = {cls.table: cls for cls in (Torch, TorchNoarch, Tv
 # --------------------------------------------------------------------------- kernels
 
 
-@attrs.frozen(kw_only=True)
+@_value
 class CppCpuKernel:
     """``language = "cpp-cpu"``: C++ for the CPU, built with ``stdenv``."""
 
@@ -289,7 +334,7 @@ class CppCpuKernel:
     cxx_flags: list[Flag] = _list()
 
 
-@attrs.frozen(kw_only=True)
+@_value
 class CppCudaKernel:
     """``language = "cpp-cuda"``: CUDA C++, built with ``cudaPackages.backendStdenv``."""
 
@@ -312,7 +357,7 @@ class CppCudaKernel:
     cuda_minver: Version | None = None
 
 
-@attrs.frozen(kw_only=True)
+@_value
 class CppRocmKernel:
     """``language = "cpp-rocm"``: HIP C++, built with ``rocmPackages``."""
 
@@ -332,7 +377,7 @@ class CppRocmKernel:
     rocm_archs: list[RocmArch] | None = None
 
 
-@attrs.frozen(kw_only=True)
+@_value
 class CppXpuKernel:
     """``language = "cpp-xpu"``: SYCL C++, built with the Intel oneAPI stdenv."""
 
@@ -350,7 +395,7 @@ class CppXpuKernel:
     sycl_flags: list[Flag] = _list()
 
 
-@attrs.frozen(kw_only=True)
+@_value
 class CppMetalKernel:
     """``language = "cpp-metal"``: Objective-C++ and Metal, built with the darwin stdenv."""
 
@@ -411,7 +456,7 @@ def default_library(name: str) -> str:
     return name.replace("-", "_")
 
 
-@attrs.frozen(kw_only=True)
+@_value
 class RustCpuKernel(_RustCrate):
     """``language = "rust-cpu"``: a Cargo crate built with ``rustPlatform.buildRustPackage``.
 
@@ -436,7 +481,7 @@ class RustCpuKernel(_RustCrate):
     lib_name: RustLibName | None = None
 
 
-@attrs.frozen(kw_only=True)
+@_value
 class RustCudaKernel(_RustCrate):
     """``language = "rust-cuda"``: a host crate and a device crate compiled to PTX by the
     cuda-oxide ``rustc`` codegen backend (huggingface/kernels' `dsl = "cuda-oxide"`).
@@ -507,7 +552,7 @@ def backend_of(kernel: Kernel) -> str:
 # ----------------------------------------------------------------------------- build
 
 
-@attrs.frozen(kw_only=True)
+@_value
 class Build:
     """A whole build.toml in edition 6.
 
@@ -534,3 +579,16 @@ class Build:
         for kernel in self.kernels.values():
             files.update(kernel.src)
         return sorted(files)
+
+
+def python_package_dir(build: Build) -> str:
+    """Where the kernel's Python package lives, relative to the project root."""
+    ext = "tvm-ffi-ext" if isinstance(build.framework, TvmFfi) else "torch-ext"
+    return f"{ext}/{build.general.module_name}"
+
+
+def shared_headers(build: Build) -> list[str]:
+    """Every header the project lists anywhere, sorted: the compile inputs each C++ kernel
+    and the binding get besides their own sources (real projects include a sibling's or
+    the binding's header, as the anchor compiles every kernel in one tree)."""
+    return [rel for rel in build.source_files() if tables.is_header(rel)]

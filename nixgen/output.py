@@ -12,6 +12,7 @@ import os
 import sys
 from typing import Any
 
+from nixgen import paths
 from nixgen.errors import EXIT_INTERNAL, EXIT_INVALID, NixgenError, Problem, render_problems
 
 _RED_BOLD = "\033[31m\033[1m"
@@ -89,14 +90,6 @@ def _is_stdout_error(exc: BaseException) -> bool:
     return type(exc).__name__ == "StdoutError" and isinstance(exc, OSError)
 
 
-def _cwd_gone() -> bool:
-    try:
-        os.getcwd()
-    except OSError:
-        return True
-    return False
-
-
 def report(exc: BaseException, *, as_json: bool) -> int:
     """Print a failure the way nixgen reports failures, and return the exit status.
 
@@ -120,7 +113,7 @@ def _report(exc: BaseException, *, as_json: bool) -> int:
     """`report` itself; raises OSError when the answer cannot be written."""
     if _is_stdout_error(exc):
         raise exc  # `report` says so on stderr
-    if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError) and _cwd_gone():
+    if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError) and paths.cwd_gone():
         err(
             "nixgen: error: the current directory no longer exists (it was deleted or "
             "moved); cd to an existing directory, or give the project as an absolute path"

@@ -46,6 +46,15 @@ class Blocked:
         return f"{self.where} {self.reason}"
 
 
+def cwd_gone() -> bool:
+    """Whether the working directory was deleted (a relative path then cannot be reached)."""
+    try:
+        os.getcwd()
+    except OSError:
+        return True
+    return False
+
+
 def parts(rel: str) -> list[str]:
     """The components of a relative path (``.`` and empty components dropped)."""
     return [p for p in rel.replace(os.sep, "/").split("/") if p not in ("", ".")]

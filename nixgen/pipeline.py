@@ -7,18 +7,21 @@ it (`nixgen.entry`); the click command only parses options and calls `render_pro
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from nixgen import output
 
 
-def prepare(project: Path | str, out: str) -> Any:
+def prepare(
+    project: Path | str, out: str, *, before_files: Callable[[Path, Any], object] | None = None
+) -> Any:
     """Read, validate and plan `project`, then render it in memory.
 
     Returns ``(project, rendered, problems)``; raises `ProblemError` with every located
     problem when the project cannot be rendered, `OutDirError` for a bad `out`.
+    `before_files` is `nixgen.project.read`'s.
     """
     from nixgen import plan, render
     from nixgen import project as project_mod
@@ -26,7 +29,7 @@ def prepare(project: Path | str, out: str) -> Any:
 
     render.check_out_dir(out)
     # The include scan is `nixgen validate`'s: a render does not read every source.
-    loaded = project_mod.read(project, includes=False)
+    loaded = project_mod.read(project, includes=False, before_files=before_files)
     planned = loaded.document.locate_all(plan.check(loaded.build))
     problems = [*loaded.warnings, *planned]
     if any(p.severity == "error" for p in planned):
@@ -56,7 +59,15 @@ def render_project(
     status (0, or 1 when `check` finds stale files). Failures raise."""
     from nixgen import write
 
-    loaded, rendered, problems = prepare(project, out)
+    # The state of the listed files' directories just before the files are validated
+    # (see `save_stamp`).
+    states: list[dict[str, str] | None] = []
+
+    def take_states(root: Path, build: Any) -> None:
+        if not check:
+            states.append(_file_states(root, build))
+
+    loaded, rendered, problems = prepare(project, out, before_files=take_states)
     if ci == "github":
         rendered = with_github_workflow(loaded, rendered)
     output.print_problems(problems)
@@ -74,7 +85,7 @@ def render_project(
     notes = kept_warnings(result.kept)
     for note in notes:
         output.err(note)
-    save_stamp(loaded, rendered, problems, notes)
+    save_stamp(loaded, rendered, problems, notes, validated=states[0] if states else None)
     if not result.stale:
         output.out(f"{out}/ is up to date ({len(result.unchanged)} files)")
     else:
@@ -96,35 +107,63 @@ def kept_warnings(kept: list[str]) -> list[str]:
     ]
 
 
-def save_stamp(loaded: Any, rendered: Any, problems: list[Any], notes: Sequence[str] = ()) -> None:
+def _stamp_files(build: Any) -> list[str]:
+    """The files a render's validity depends on: the listed ones and the Python package's."""
+    from nixgen import model
+
+    return [*build.source_files(), f"{model.python_package_dir(build)}/__init__.py"]
+
+
+def _file_states(root: Path, build: Any) -> dict[str, str] | None:
+    """`nixgen.stamp.parent_states` of the files of `build`; None when they cannot be
+    taken."""
+    from nixgen import stamp
+
+    try:
+        return stamp.parent_states(root, _stamp_files(build))
+    except OSError:
+        return None
+
+
+def save_stamp(
+    loaded: Any,
+    rendered: Any,
+    problems: list[Any],
+    notes: Sequence[str] = (),
+    *,
+    validated: dict[str, str] | None = None,
+) -> None:
     """Record what this render used and wrote, so an unchanged re-render can stop early
-    (`nixgen.entry`)."""
-    from nixgen import model, stamp, validate, write
+    (`nixgen.entry`). `validated` is `_file_states` as taken just before the files of
+    `loaded` were validated, when known."""
+    from nixgen import model, stamp, validate
     from nixgen.errors import render_problems
-    from nixgen.validate import python_package_dir
+    from nixgen.marker import is_generated
 
     root, out, build = loaded.root, rendered.out_dir, loaded.build
+    # Taken now, recorded in the stamp: a change after this moment makes the stamp stale.
+    parents = _file_states(root, build)
+    if parents is None:
+        stamp.forget(root, out)
+        return
+    # The files were valid when checked; when any directory of theirs has changed since
+    # the states taken before that check (or those are unknown), check them again: a
+    # change before `parents` was taken must not hide behind the stamp.
+    if parents != validated and any(
+        p.severity == "error" for p in validate.files(build, root, includes=False)
+    ):
+        stamp.forget(root, out)
+        return
     outputs = {f"{out}/{rel}": data for rel, data in rendered.tree.items()}
     skipped = []
     for name, data in rendered.root.items():
-        if write.is_generated(root / name):
+        if is_generated(root / name):
             outputs[name] = data
         else:
             skipped.append(name)
     dirs = {d for k in build.kernels.values() for d in getattr(k, "include", [])}
     if isinstance(build.framework, (model.Torch, model.TvmFfi)):
         dirs.update(build.framework.include)
-    files = [*build.source_files(), f"{python_package_dir(build)}/__init__.py"]
-    try:
-        # Taken before the files are checked again below: a change after this moment
-        # makes the stamp stale; one before it fails the check, and no stamp is saved.
-        parents = stamp.parent_states(root, files)
-    except OSError:
-        stamp.forget(root, out)
-        return
-    if any(p.severity == "error" for p in validate.files(build, root)):
-        stamp.forget(root, out)
-        return
     stamp.save(
         root,
         out,
@@ -134,7 +173,7 @@ def save_stamp(loaded: Any, rendered: Any, problems: list[Any], notes: Sequence[
             # must leave a stamp that does not match the new content.
             build_toml=loaded.document.text.encode(),
             out_dir=out,
-            files=files,
+            files=_stamp_files(build),
             dirs=sorted(dirs),
             outputs=outputs,
             skipped=skipped,

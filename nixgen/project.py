@@ -7,6 +7,7 @@ the warnings found on the way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
@@ -56,14 +57,23 @@ def structure(document: load.Document) -> tuple[int, model.Build, list[Problem]]
     return edition, _build(raw), warnings
 
 
-def read(project: Path | str, *, check_files: bool = True, includes: bool = True) -> Project:
+def read(
+    project: Path | str,
+    *,
+    check_files: bool = True,
+    includes: bool = True,
+    before_files: Callable[[Path, model.Build], object] | None = None,
+) -> Project:
     """Read and validate the project at `project` (a directory or its build.toml).
 
     `includes=False` skips the scan of the sources' quoted includes (a warning that only
-    `nixgen validate` needs: it reads every source)."""
+    `nixgen validate` needs: it reads every source). `before_files(root, build)` is called
+    once the build is known, just before the project's files are checked."""
     document = load.load(project)
     root = document.path.parent
     edition, build, warnings = structure(document)
+    if before_files is not None:
+        before_files(root, build)
     problems = validate.validate(build, root if check_files else None, includes=includes)
     located = document.locate_all([*warnings, *problems])
     if any(p.severity == "error" for p in located):

@@ -159,14 +159,9 @@ def kernels(languages: list[str], binding: str = "torch") -> list[Kernel]:
 def _environment() -> jinja2.Environment:
     import jinja2
 
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("nixgen", "templates/init"),
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
+    from nixgen import jinja
+
+    env = jinja.environment(jinja2.PackageLoader("nixgen", "templates/init"))
     env.filters["toml"] = toml_string
     return env
 

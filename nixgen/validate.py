@@ -343,7 +343,7 @@ def files(build: model.Build, root: Path, *, includes: bool = True) -> list[Prob
         )
     if includes:
         out.extend(unlisted_includes(build, resolver))
-    package = python_package_dir(build)
+    package = model.python_package_dir(build)
     real, info = resolver.resolve(f"{package}/__init__.py")
     linked = _through_link(resolver, f"{package}/__init__.py")
     if not resolver.inside(real) or linked:
@@ -380,13 +380,6 @@ def listed_files(build: model.Build) -> list[tuple[tuple[str | int, ...], str]]:
     for name, kernel in sorted(build.kernels.items()):
         out += [(("kernel", name, "src", i), rel) for i, rel in enumerate(kernel.src)]
     return out
-
-
-def shared_headers(build: model.Build) -> list[str]:
-    """Every header the project lists anywhere, sorted: the compile inputs each C++ kernel
-    and the binding get besides their own sources (real projects include a sibling's or
-    the binding's header, as the anchor compiles every kernel in one tree)."""
-    return sorted({rel for _, rel in listed_files(build) if tables.is_header(rel)})
 
 
 #: Sources scanned for quoted includes (C, C++, CUDA, HIP, Objective-C++, Metal, headers).
@@ -448,12 +441,6 @@ def unlisted_includes(build: model.Build, resolver: _Resolver) -> list[Problem]:
                     )
                 )
     return out
-
-
-def python_package_dir(build: model.Build) -> str:
-    """Where the kernel's Python package lives, relative to the project root."""
-    ext = "tvm-ffi-ext" if isinstance(build.framework, model.TvmFfi) else "torch-ext"
-    return f"{ext}/{build.general.module_name}"
 
 
 class _Resolver:

@@ -20,6 +20,8 @@ _FEATURE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_+.-]*(/[A-Za-z0-9_][A-Za-z0-9_+.
 _EXTENSION = re.compile(r"^[A-Za-z0-9_]+$")
 _SCP_URL = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^\s]+$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+#: A Windows drive (`C:\`, `c:/`) starts an absolute path.
+_DRIVE = re.compile(r"[A-Za-z]:[\\/]")
 _CUDA_CAPABILITY = re.compile(r"^([0-9]+)\.([0-9]+)([af]?)$")
 _ROCM_ARCH = re.compile(r"^gfx([0-9][0-9a-f]{2,4}|[0-9]+(-[0-9]+)*-generic)(:[a-z0-9-]+[+-])*$")
 GIT_SCHEMES = ("https", "http", "git", "ssh", "git+ssh", "git+https", "git+http")
@@ -114,11 +116,11 @@ def rel_path(value: str) -> str | None:
         return "empty path"
     if _CONTROL.search(value):
         return f"path {value!r} contains a control character"
-    if value.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", value):
+    if value.startswith("/") or _DRIVE.match(value):
         return f"absolute path `{value}`: paths are relative to the project root"
     if "\\" in value:
         return f"path `{value}` uses `\\`; use `/` as the separator"
-    if GLOB_CHARS & set(value):
+    if not GLOB_CHARS.isdisjoint(value):
         return f"path `{value}` contains a glob character; list each file explicitly"
     parts = value.split("/")
     if ".." in parts:

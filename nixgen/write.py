@@ -32,10 +32,9 @@ import attrs
 
 from nixgen import paths
 from nixgen.errors import OutputError
-from nixgen.render import MARKER, Rendered
+from nixgen.marker import has_marker, is_generated
+from nixgen.render import Rendered
 
-#: Marker lines are looked for in the first bytes of a file only.
-MARKER_WINDOW = 512
 _STAGING = ".nixgen-staging-"
 _OLD = ".nixgen-old-"
 #: Prefix of the temporary file `atomic_write` renames into place.
@@ -65,14 +64,6 @@ class Plan:
     @property
     def diff(self) -> str:
         return "".join(_diff(rel, before, after) for rel, before, after in self.changes)
-
-
-def is_generated(path: Path) -> bool:
-    """Whether `path` carries nixgen's marker (so nixgen may rewrite or delete it).
-
-    A symbolic link never is: nixgen writes none, so a link is the user's; nor is a FIFO
-    or a device (never opened for reading)."""
-    return MARKER.encode() in paths.head(path, MARKER_WINDOW)
 
 
 def _is_real_dir(path: Path) -> bool:
@@ -135,7 +126,7 @@ def plan(
         else:
             if isinstance(current, paths.Blocked):
                 blocked.setdefault(current.where, current)
-            elif MARKER.encode() not in current[:MARKER_WINDOW]:
+            elif not has_marker(current):
                 hand_written.append(rel)
             changed.append(rel)
             changes.append((rel, current, data))

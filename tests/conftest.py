@@ -49,7 +49,7 @@ def materialize(build_toml: Path | str, root: Path) -> Path:
             path.write_text(f"// {rel}\n")
     for rel in sorted(dirs):
         (root / rel).mkdir(parents=True, exist_ok=True)
-    from nixgen.validate import python_package_dir
+    from nixgen.model import python_package_dir
 
     package = root / python_package_dir(build)
     package.mkdir(parents=True, exist_ok=True)

@@ -304,7 +304,7 @@ def expected_extension(build: model.Build) -> dict[str, Any]:
         "pname": f"{build.general.name}-torch-ext",
         "src": {
             "sources": list(fw.src),
-            "moduleDir": validate.python_package_dir(build),
+            "moduleDir": model.python_package_dir(build),
             "pyext": list(fw.pyext),
         },
         "configurePhase": {

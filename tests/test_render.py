@@ -31,7 +31,7 @@ import pytest
 from nixgen import __version__, model, plan, project, render, tables, write
 from nixgen.commands.render import prepare
 from nixgen.errors import ProblemError
-from nixgen.validate import shared_headers
+from nixgen.model import shared_headers
 
 from .conftest import EXAMPLES, materialize
 from .nixtools import kernel_builder, make_stub, nix_eval_json, nix_parse

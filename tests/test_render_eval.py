@@ -29,7 +29,7 @@ import pytest
 
 from nixgen import model, plan, project, render, tables, write
 from nixgen.errors import ProblemError
-from nixgen.validate import shared_headers
+from nixgen.model import shared_headers
 
 from .conftest import (
     CORPUS_FILES,
@@ -397,7 +397,7 @@ def check_project(root: Path, build: model.Build, summary: list[dict[str, Any]])
 
 
 def check_extension_src(root: Path, build: model.Build, src: str, *, compiled: bool) -> None:
-    from nixgen.validate import python_package_dir
+    from nixgen.model import python_package_dir
 
     fw = build.framework
     package = python_package_dir(build)

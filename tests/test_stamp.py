@@ -197,3 +197,44 @@ def test_another_output_directory_or_ci_option_is_another_render(rendered: Path)
     assert stamp.fresh(rendered, "gen/nix") is None
     assert not entry._fast_render(["render", str(rendered), "--out", "gen/nix"])
     assert not entry._fast_render(["render", str(rendered), "--ci", "github"])
+
+
+def test_a_source_deleted_during_the_render_leaves_no_stamp(
+    copy_example: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listed file removed after it was validated (here: while the tree is written) must
+    not hide behind a stamp: the next render is a full one, and fails."""
+    from nixgen import pipeline, write
+
+    project = copy_example("relu-mixed")
+    real_write = write.write
+
+    def write_then_delete(*args: object, **kwargs: object) -> object:
+        result = real_write(*args, **kwargs)  # type: ignore[arg-type]
+        (project / "relu_cpu" / "relu_cpu.cpp").unlink()
+        return result
+
+    monkeypatch.setattr(write, "write", write_then_delete)
+    assert pipeline.render_project(project) == 0
+    assert stamp.fresh(project, "nix") is None
+
+
+def test_an_undisturbed_render_validates_the_files_once(
+    copy_example: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When no directory of a listed file changed since the files were validated, the
+    stamp is saved without checking them again (a render's files are checked once)."""
+    from nixgen import pipeline, validate
+
+    project = copy_example("relu-mixed")
+    calls = []
+    real_files = validate.files
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(args)
+        return real_files(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(validate, "files", counted)
+    assert pipeline.render_project(project) == 0
+    assert stamp.fresh(project, "nix") is not None
+    assert len(calls) == 1

@@ -52,7 +52,7 @@ def snapshot(paths: list[Path]) -> dict[Path, Stamp]:
 
 def watched_files(root: Path, build_file: Path, build: Any) -> list[Path]:
     """build.toml, the files `build` lists and its Python package's ``__init__.py``."""
-    from nixgen.validate import python_package_dir
+    from nixgen.model import python_package_dir
 
     files = {build_file}
     if build is not None:

@@ -101,49 +101,44 @@ class Raw:
 def structure(document: dict[str, Any], layout: Layout) -> tuple[Raw | None, list[Problem]]:
     """Structure `document` against `layout`; all problems, or the raw classes."""
     problems: list[Problem] = []
+
+    def table_problem(key: str, message: str) -> None:
+        problems.append(Problem(message=message, path=(key,), at_key=True))
+
+    def structured(key: str, t: Any, default: Any = None) -> Any:
+        """The table `key` structured as `t`; `default` when it fails (problems noted)."""
+        try:
+            return STRICT.structure(document.get(key, default), t)
+        except Exception as exc:
+            problems.extend(problems_from(exc, (key,)))
+            return default
+
     allowed = ["general", "kernel", *layout.frameworks]
     for key in document:
         if key not in allowed:
-            problems.append(
-                Problem(
-                    message=f"unknown table `{key}`{did_you_mean(key, allowed)}; "
-                    f"allowed top-level tables: {one_of(allowed)}",
-                    path=(key,),
-                    at_key=True,
-                )
+            table_problem(
+                key,
+                f"unknown table `{key}`{did_you_mean(key, allowed)}; "
+                f"allowed top-level tables: {one_of(allowed)}",
             )
     general: Any = None
     if "general" not in document:
         problems.append(Problem(message="missing the required `[general]` table", path=()))
     else:
-        try:
-            general = STRICT.structure(document["general"], layout.general)
-        except Exception as exc:
-            problems.extend(problems_from(exc, ("general",)))
+        general = structured("general", layout.general)
     present = [name for name in layout.frameworks if name in document]
     for extra in present[1:]:
-        problems.append(
-            Problem(
-                message=f"only one framework table is allowed, but both `[{present[0]}]` and "
-                f"`[{extra}]` are present",
-                path=(extra,),
-                at_key=True,
-            )
+        table_problem(
+            extra,
+            f"only one framework table is allowed, but both `[{present[0]}]` and "
+            f"`[{extra}]` are present",
         )
     framework: Any = None
     if present:
-        name = present[0]
-        try:
-            framework = STRICT.structure(document[name], layout.frameworks[name])
-        except Exception as exc:
-            problems.extend(problems_from(exc, (name,)))
-    kernels: dict[model.KernelName, Any] = {}
+        framework = structured(present[0], layout.frameworks[present[0]])
     # `dict[KernelName, layout.kernel]`, spelled so a type checker reads it as a value.
     kernel_tables = types.GenericAlias(dict, (model.KernelName, layout.kernel))
-    try:
-        kernels = STRICT.structure(document.get("kernel", {}), kernel_tables)
-    except Exception as exc:
-        problems.extend(problems_from(exc, ("kernel",)))
+    kernels: dict[model.KernelName, Any] = structured("kernel", kernel_tables, {})
     if any(p.severity == "error" for p in problems):
         return None, problems
     problems.extend(unknown.warnings(kernels, present[0] if present else None, framework))

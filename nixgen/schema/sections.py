@@ -16,6 +16,17 @@ class Hub:
 
 
 @raw_class
+class Torch:
+    """``[torch]`` of editions 2 and 3 (editions 4 and 5 add keys)."""
+
+    src: list[model.RelPath] = attrs.field(factory=list)
+    include: list[model.RelDir] | None = None
+    pyext: list[model.Extension] | None = None
+    minver: model.Version | None = None
+    maxver: model.Version | None = None
+
+
+@raw_class
 class BackendGeneral:
     python_depends: list[str] | None = None
 

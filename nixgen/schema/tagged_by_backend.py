@@ -10,7 +10,9 @@ Flags = list[model.Flag]
 
 
 @raw_class
-class CpuKernel:
+class _Kernel:
+    """The keys every backend's kernel table has (a subclass adds its backend's own)."""
+
     backend: str
     depends: list[LegacyDep]
     src: Paths
@@ -19,44 +21,30 @@ class CpuKernel:
 
 
 @raw_class
-class CudaKernel:
-    backend: str
-    depends: list[LegacyDep]
-    src: Paths
-    include: list[model.RelDir] | None = None
-    cxx_flags: Flags | None = None
+class CpuKernel(_Kernel):
+    """``backend = "cpu"``."""
+
+
+@raw_class
+class CudaKernel(_Kernel):
     cuda_flags: Flags | None = None
     cuda_capabilities: list[model.CudaCapability] | None = None
     cuda_minver: model.Version | None = None
 
 
 @raw_class
-class MetalKernel:
-    backend: str
-    depends: list[LegacyDep]
-    src: Paths
-    include: list[model.RelDir] | None = None
-    cxx_flags: Flags | None = None
+class MetalKernel(_Kernel):
+    """``backend = "metal"``."""
 
 
 @raw_class
-class RocmKernel:
-    backend: str
-    depends: list[LegacyDep]
-    src: Paths
-    include: list[model.RelDir] | None = None
-    cxx_flags: Flags | None = None
+class RocmKernel(_Kernel):
     hip_flags: Flags | None = None
     rocm_archs: list[model.RocmArch] | None = None
 
 
 @raw_class
-class XpuKernel:
-    backend: str
-    depends: list[LegacyDep]
-    src: Paths
-    include: list[model.RelDir] | None = None
-    cxx_flags: Flags | None = None
+class XpuKernel(_Kernel):
     sycl_flags: Flags | None = None
 
 

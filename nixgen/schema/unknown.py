@@ -10,7 +10,6 @@ what happens and the closest known value. A malformed value stays an error
 
 from __future__ import annotations
 
-import typing
 from collections.abc import Callable, Mapping
 from typing import Any, get_args, get_origin
 
@@ -89,10 +88,12 @@ def _listed_newtypes(cls: type) -> list[tuple[attrs.Attribute[Any], Any]]:
         return _FIELDS[cls]
     if not attrs.has(cls):
         return []
-    hints = typing.get_type_hints(cls)
+    # The field types as objects: resolved once per class (structuring `cls` already
+    # did it), where `typing.get_type_hints` would evaluate every annotation again.
+    attrs.resolve_types(cls)
     found = []
     for field in attrs.fields(cls):
-        for arm in (hints[field.name], *get_args(hints[field.name])):
+        for arm in (field.type, *get_args(field.type)):
             if get_origin(arm) is list and get_args(arm)[0] in _UNKNOWN:
                 found.append((field, get_args(arm)[0]))
                 break

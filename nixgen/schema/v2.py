@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-import attrs
-
 from nixgen import model
 from nixgen.schema import tagged_by_backend
 from nixgen.schema.common import Layout, LegacyName, raw_class
-from nixgen.schema.sections import Hub
+from nixgen.schema.sections import Hub, Torch
 
 
 @raw_class
@@ -20,15 +18,6 @@ class General:
     cuda_maxver: model.Version | None = None
     hub: Hub | None = None
     python_depends: list[Literal["einops", "nvidia-cutlass-dsl"]] | None = None
-
-
-@raw_class
-class Torch:
-    src: list[model.RelPath] = attrs.field(factory=list)
-    include: list[model.RelDir] | None = None
-    pyext: list[model.Extension] | None = None
-    minver: model.Version | None = None
-    maxver: model.Version | None = None
 
 
 LAYOUT = Layout(general=General, kernel=tagged_by_backend.Kernel, frameworks={"torch": Torch})

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import attrs
-
 from nixgen import model
 from nixgen.schema import tagged_by_backend
 from nixgen.schema.common import Layout, LegacyName, raw_class
-from nixgen.schema.sections import BackendGeneral, CudaGeneral, Hub
+from nixgen.schema.sections import BackendGeneral, CudaGeneral, Hub, Torch
 
 V3Backend = model.Backend
 
@@ -24,15 +22,6 @@ class General:
     cuda: CudaGeneral | None = None
     xpu: BackendGeneral | None = None
     neuron: BackendGeneral | None = None
-
-
-@raw_class
-class Torch:
-    src: list[model.RelPath] = attrs.field(factory=list)
-    include: list[model.RelDir] | None = None
-    pyext: list[model.Extension] | None = None
-    minver: model.Version | None = None
-    maxver: model.Version | None = None
 
 
 @raw_class

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import attrs
-
 from nixgen import model
-from nixgen.schema import tagged_by_backend
+from nixgen.schema import sections, tagged_by_backend
 from nixgen.schema.common import Layout, LegacyName, raw_class
 from nixgen.schema.sections import BackendGeneral, CudaGeneral, Hub, TorchNoarch, TvmFfi
 
@@ -26,12 +24,7 @@ class General:
 
 
 @raw_class
-class Torch:
-    src: list[model.RelPath] = attrs.field(factory=list)
-    include: list[model.RelDir] | None = None
-    pyext: list[model.Extension] | None = None
-    minver: model.Version | None = None
-    maxver: model.Version | None = None
+class Torch(sections.Torch):
     stable_abi: model.Version | None = None
     cxx_flags: list[model.Flag] | None = None
 

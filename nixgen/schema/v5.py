@@ -10,12 +10,12 @@ edition-6 ``language`` (``rust-cpu``, ``rust-cuda``).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
 from nixgen import model
-from nixgen.schema import tagged_by_backend
+from nixgen.schema import sections, tagged_by_backend
 from nixgen.schema.common import Layout, kernel_union, raw_class
 from nixgen.schema.sections import Hub, TorchNoarch
 
@@ -23,23 +23,26 @@ from nixgen.schema.sections import Hub, TorchNoarch
 Dsl = Literal["cpp", "rust", "cuda-oxide"]
 
 
-@raw_class
-class CpuKernel(tagged_by_backend.CpuKernel):
-    dsl: Dsl | None = None
-    features: list[model.CargoFeature] | None = None
-    lib_name: model.RustLibName | None = None
-    # CUDA-only in the branch; read here so that upgrading explains the language to use
-    device_manifest: model.RelPath | None = None
-    ptx_dir: model.RelDir | None = None
+def _with_branch_keys(base: Any) -> Any:
+    """`base` (a CPU or CUDA kernel table) plus the keys of the support-rust-kernels
+    branch, after its own."""
+
+    @raw_class
+    class Kernel(base):  # type: ignore[misc]
+        dsl: Dsl | None = None
+        features: list[model.CargoFeature] | None = None
+        lib_name: model.RustLibName | None = None
+        # CUDA-only in the branch; read on CPU kernels too, so that upgrading explains the
+        # language to use
+        device_manifest: model.RelPath | None = None
+        ptx_dir: model.RelDir | None = None
+
+    Kernel.__name__ = Kernel.__qualname__ = base.__name__
+    return Kernel
 
 
-@raw_class
-class CudaKernel(tagged_by_backend.CudaKernel):
-    dsl: Dsl | None = None
-    features: list[model.CargoFeature] | None = None
-    lib_name: model.RustLibName | None = None
-    device_manifest: model.RelPath | None = None
-    ptx_dir: model.RelDir | None = None
+CpuKernel = _with_branch_keys(tagged_by_backend.CpuKernel)
+CudaKernel = _with_branch_keys(tagged_by_backend.CudaKernel)
 
 
 @raw_class
@@ -90,12 +93,7 @@ class General:
 
 
 @raw_class
-class Torch:
-    src: list[model.RelPath] = attrs.field(factory=list)
-    include: list[model.RelDir] | None = None
-    pyext: list[model.Extension] | None = None
-    minver: model.Version | None = None
-    maxver: model.Version | None = None
+class Torch(sections.Torch):
     stable_abi: model.Version | dict[model.Backend, model.Version] | None = None
     cxx_flags: list[model.Flag] | None = None
 

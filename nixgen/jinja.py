@@ -1,0 +1,29 @@
+"""The Jinja2 settings every nixgen template is rendered with.
+
+An undefined name is an error (`StrictUndefined`), nothing is HTML-escaped, block tags
+leave no blank lines behind, and a template's final newline stays. Jinja2 is imported
+only when an environment is made: most verbs never render a template.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import jinja2
+
+
+def environment(loader: jinja2.BaseLoader, **options: Any) -> jinja2.Environment:
+    """A Jinja2 environment with nixgen's settings, reading templates through `loader`;
+    `options` are further `jinja2.Environment` arguments (`finalize`, a bytecode cache)."""
+    import jinja2
+
+    return jinja2.Environment(
+        loader=loader,
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        **options,
+    )
