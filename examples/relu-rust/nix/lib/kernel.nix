@@ -82,8 +82,6 @@ rec {
         plan = compile.cppCpu;
       };
 
-      # `stdenv` is the variant's CUDA stdenv (nixgen.toolchains.cuda: the toolchain's
-      # manylinux_2_28.cudaBackendStdenv on Linux).
       cpp-cuda =
         kernel:
         let
@@ -109,17 +107,14 @@ rec {
       # `archs`: the kernel's GPU targets that the builder supports (planned by nixgen).
       cpp-rocm = kernel: {
         plan = compile.cppRocm;
-        planArgs = {
-          inherit (kernel) archs;
-          inherit (kernel) hipFlags;
-        };
+        planArgs = { inherit (kernel) archs hipFlags; };
         nativeBuildInputs = [ pkgs.rocmPackages.clr ];
         buildInputs = map (name: pkgs.rocmPackages.${name}) rocmInputs;
         passthru = { inherit (kernel) archs; };
       };
 
       # icpx (-fsycl) comes from the variant's oneAPI (xpuPackages.oneapi-torch-dev, in
-      # toolchain.compilers); `stdenv` is the toolchain's portable stdenv.
+      # toolchain.compilers).
       cpp-xpu = kernel: {
         plan = compile.cppXpu;
         planArgs = { inherit (kernel) syclFlags; };
@@ -141,7 +136,8 @@ rec {
     };
 
   /**
-    The derivation of a C++ kernel, built with the variant's stdenv (`toolchain.stdenv`).
+    The derivation of a C++ kernel, built with the variant's stdenv (`toolchain.stdenv`: on
+    Linux the toolchain's portable `manylinux_2_28.stdenv`, `cudaBackendStdenv` for CUDA).
     Its source is exactly the kernel's files plus every header the project lists
     (`headers`): those are inputs only, never compiled (a kernel may include a sibling's or
     the binding's header).
@@ -152,7 +148,7 @@ rec {
 
     # Inputs
 
-    The first argument is what the project passes every kernel file (`pkgs`, the variant's
+    The first argument is what every kernel file is called with (`pkgs`, the variant's
     `toolchain`, the project `root` and its `headers`); the second is the kernel's data:
 
     `name`, `pname`, `version`, `language`
