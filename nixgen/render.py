@@ -43,6 +43,7 @@ LIB_FILES = (
     "shell.nix",
     "sources.nix",
     "compile.nix",
+    "kernel.nix",
     "extension.nix",
     "torch.nix",
     "tvm-ffi.nix",
@@ -63,19 +64,13 @@ LIB_FILES = (
 #: writes the results into the generated files; the ABI policies are the toolchain's.
 LIB_DATA: tuple[str, ...] = ("abi-policies.json",)
 
-#: What every CUDA kernel compiles with: the anchor's CUDA build inputs (its extension
-#: derivation, nix-builder/lib/extension/*/arch.nix): the runtime, CCCL, and the cuBLAS,
-#: cuSOLVER and cuSPARSE headers `ATen/cuda/CUDAContext.h` includes.
-CUDA_KERNEL_INPUTS = ("cuda_cudart", "cuda_cccl", "libcublas", "libcusolver", "libcusparse")
-#: The same for ROCm: the HIP runtime and the anchor's header-only ROCm libraries.
-ROCM_KERNEL_INPUTS = (
-    "clr",
-    "hipcub-devel",
-    "hipsparselt",
-    "rocprim-devel",
-    "rocthrust-devel",
-    "rocwmma-devel",
-)
+#: The backend's own flags of a C++ kernel language: the argument of `nixgen.kernel.cpp`
+#: that takes them, and the kernel's field.
+BACKEND_FLAGS = {
+    "cpp-cuda": ("cudaFlags", "cuda_flags"),
+    "cpp-rocm": ("hipFlags", "hip_flags"),
+    "cpp-xpu": ("syclFlags", "sycl_flags"),
+}
 #: Package-set attribute of each C++ dependency (`depends`); `torch` is the variant's torch.
 #: A dotted path is taken from the set its first part names (the kernels toolchain keeps
 #: sycl-tla in each oneAPI set, `xpuPackages.sycl-tla`, not at the top level).
@@ -175,10 +170,6 @@ def _kernel_context(build: model.Build, name: str, kernel: model.Kernel) -> dict
     if uses_tvm_ffi:
         flags += ["nixgen.tvmFfi.includeFlags python3.pkgs.tvm-ffi"]
         inputs += [nixlit.raw("python3.pkgs.tvm-ffi")]
-    if isinstance(kernel, model.CppCudaKernel):
-        inputs += [nixlit.raw(f"cudaPackages.{name}") for name in CUDA_KERNEL_INPUTS]
-    if isinstance(kernel, model.CppRocmKernel):
-        inputs += [nixlit.raw(f"rocmPackages.{name}") for name in ROCM_KERNEL_INPUTS]
     inputs += [_ident("torch")] if uses_torch else []
     inputs += [nixlit.raw(o) if "." in o else _ident(o) for o in others]
     context: dict[str, Any] = {
@@ -188,13 +179,12 @@ def _kernel_context(build: model.Build, name: str, kernel: model.Kernel) -> dict
         "pname": f"{general.name}-{name}",
         "version": str(general.version),
         # `variant`: its stable-ABI target (`nixgen.torch.abiDefines`) for torch kernels.
-        # python3: tvm-ffi's headers, and the Metal library's header writer.
-        "args": args
-        + (["variant"] if uses_torch else [])
-        + (["python3"] if uses_tvm_ffi or isinstance(kernel, model.CppMetalKernel) else []),
+        # python3: tvm-ffi's headers.
+        "args": args + (["variant"] if uses_torch else []) + (["python3"] if uses_tvm_ffi else []),
         "build_inputs": inputs,
         "dep_flags": nixlit.raw(" ++ ".join(flags)) if flags else [],
         "link_flags": openmp_link_flags(kernel),
+        "backend_flags": {},
         "empty_message": f"nixgen: kernel {name}: none of its CUDA capabilities can be built "
         "with CUDA ",
     }
@@ -202,6 +192,9 @@ def _kernel_context(build: model.Build, name: str, kernel: model.Kernel) -> dict
         context["capabilities"] = {
             version: plan.cuda_capabilities(kernel, version) for version in tables.cuda_versions()
         }
+    if kernel.language in BACKEND_FLAGS:
+        arg, field = BACKEND_FLAGS[kernel.language]
+        context["backend_flags"] = {arg: list(getattr(kernel, field))}
     if isinstance(kernel, model.CppRocmKernel):
         context["archs"] = plan.rocm_archs(kernel)
     if isinstance(kernel, model.RUST_KERNELS):
@@ -393,7 +386,9 @@ def render(build: model.Build, *, out_dir: str = DEFAULT_OUT) -> Rendered:
     g = build.general
     tree: dict[str, bytes] = {}
     for name, kernel in sorted(build.kernels.items()):
-        template = f"kernel-{kernel.language}.nix.j2"
+        # Rust kernels have a template each; every C++ kernel is data for nixgen.kernel.cpp.
+        rust = isinstance(kernel, model.RUST_KERNELS)
+        template = f"kernel-{kernel.language}.nix.j2" if rust else "kernel-cpp.nix.j2"
         tree[f"kernels/{name}.nix"] = _template(
             template, **_kernel_context(build, name, kernel)
         ).encode()

@@ -98,7 +98,16 @@ _BROKEN: dict[Path, str] = {}
 
 def test_every_library_module_has_tests() -> None:
     tested = {p.stem for p in NIX_TEST_FILES}
-    assert {"versions", "cuda", "shell", "sources", "compile", "extension", "variants"} <= tested
+    assert {
+        "versions",
+        "cuda",
+        "shell",
+        "sources",
+        "compile",
+        "kernel",
+        "extension",
+        "variants",
+    } <= tested
 
 
 @pytest.mark.parametrize(("path", "name"), _nix_test_ids())

@@ -621,13 +621,15 @@ def test_paths_with_nix_interpolation_are_rejected_before_rendering(
 
 
 # Every argument a template passes on, captured by calling the generated files with
-# stand-ins that return their arguments (no nixpkgs, no library).
+# stand-ins that return their arguments (no nixpkgs; of the library only `kernel.nix`, the
+# C++ kernels' builder, over stand-ins of the modules it calls).
 _CAPTURE = """
 let
   lib = import TESTS/nixpkgs/lib;
   same = x: x;
   builder = { mkDerivation = same; };
-  nixgen = {
+  nixgen = rec {
+    kernel = import LIB/kernel.nix { inherit compile cuda sources; };
     sources.select = lib: root: files: { select = files; };
     sources.selectWithPackage = lib: root: files: dir: exts: { inherit files dir exts; };
     compile = {
@@ -654,6 +656,7 @@ let
   };
   args = {
     inherit lib nixgen;
+    pkgs = args;
     root = "ROOT";
     stdenv = builder;
     stdenvNoCC = builder;
@@ -698,7 +701,11 @@ in {
 @needs_nix
 def test_every_string_reaches_nix_unchanged(hostile: tuple[Path, model.Build]) -> None:
     root, build = hostile
-    expr = _CAPTURE.replace("TESTS", str(TESTS)).replace("OUT", str(root / "nix"))
+    expr = (
+        _CAPTURE.replace("TESTS", str(TESTS))
+        .replace("LIB", str(REPO / "nix"))
+        .replace("OUT", str(root / "nix"))
+    )
     got = nix_eval_json(expr)
     for name, kernel in build.kernels.items():
         args = got["kernels"][name]

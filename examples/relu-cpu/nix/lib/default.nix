@@ -7,7 +7,7 @@
   that rendered it. Everything here is plain Nix: functions that need nixpkgs take `lib`
   or a package set as an argument, and listing variants never imports nixpkgs.
 
-  Modules: `versions`, `variants`, `cuda`, `shell`, `sources`, `compile`,
+  Modules: `versions`, `variants`, `cuda`, `shell`, `sources`, `compile`, `kernel`,
   `extension`, `torch`, `tvmFfi`, `toolchains`, `rust`,
   `project`, `flake`.
 */
@@ -19,6 +19,7 @@ let
     shell = import ./shell.nix;
     sources = import ./sources.nix;
     compile = import ./compile.nix { inherit (nixgen) shell cuda sources; };
+    kernel = import ./kernel.nix { inherit (nixgen) compile cuda sources; };
     extension = import ./extension.nix { inherit (nixgen) shell compile; };
     torch = import ./torch.nix;
     tvmFfi = import ./tvm-ffi.nix;

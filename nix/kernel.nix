@@ -1,0 +1,265 @@
+/**
+  The derivation of a C++ kernel: `lib<name>.a` (and, for Metal, `<name>.metallib`) in
+  `$out/lib`, built with ninja from the kernel's build plan (`compile`).
+
+  A generated kernel file (`nix/kernels/<name>.nix`, from `kernel-cpp.nix.j2`) is data:
+  it calls `cpp` with what build.toml says about the kernel and what nixgen planned for it.
+  What differs between the C++ languages (the plan, the compilers, the backend's runtime
+  inputs, Metal's install) is the table `languages`, here and nowhere else.
+*/
+{
+  compile,
+  cuda,
+  sources,
+}:
+let
+  inherit (sources) select;
+
+  # What every CUDA kernel compiles with: the anchor's CUDA build inputs (its extension
+  # derivation, nix-builder/lib/extension/*/arch.nix): the runtime, CCCL, and the cuBLAS,
+  # cuSOLVER and cuSPARSE headers `ATen/cuda/CUDAContext.h` includes.
+  cudaInputs = [
+    "cuda_cudart"
+    "cuda_cccl"
+    "libcublas"
+    "libcusolver"
+    "libcusparse"
+  ];
+
+  # The same for ROCm: the HIP runtime and the anchor's header-only ROCm libraries.
+  rocmInputs = [
+    "clr"
+    "hipcub-devel"
+    "hipsparselt"
+    "rocprim-devel"
+    "rocthrust-devel"
+    "rocwmma-devel"
+  ];
+in
+rec {
+  /**
+    What each C++ language adds to the common kernel build. An entry takes the kernel's
+    `{ name, sources, cudaFlags, hipFlags, syclFlags, capabilities, archs }` (as `cpp`
+    receives them, defaults filled in) and returns
+
+    - `plan`: its plan function, `compile.cpp<Backend>`
+    - `planArgs`: the plan's backend arguments (flags, GPU targets), besides the common
+      `name`, `sources`, `includes`, `cxxFlags` and `depFlags`
+    - `nativeBuildInputs`: the compilers (ninja follows)
+    - `buildInputs`: the backend's own (the kernel's dependencies follow)
+    - `passthru`: what `passthru.nixgen` adds (the GPU targets compiled for)
+    - `installPhase` (default: the archive) and `attrs` (more derivation attributes)
+
+    A CUDA kernel none of whose planned capabilities the variant's toolkit can build fails
+    here, naming the toolkit.
+
+    # Inputs
+
+    `pkgs`
+    : the variant's package set (`nixgen.project.pkgsFor`)
+
+    `toolchain`
+    : the variant's toolchain (`nixgen.toolchains`)
+
+    # Type
+
+    ```
+    languages :: { pkgs, toolchain } -> { ${language} :: AttrSet -> Language }
+    ```
+
+    # Examples
+
+    ```nix
+    builtins.attrNames (languages { pkgs = { }; toolchain = { }; })
+    => [ "cpp-cpu" "cpp-cuda" "cpp-metal" "cpp-rocm" "cpp-xpu" ]
+    ```
+  */
+  languages =
+    { pkgs, toolchain }:
+    {
+      cpp-cpu = kernel: {
+        plan = compile.cppCpu;
+      };
+
+      cpp-cuda =
+        kernel:
+        let
+          cudaVersion = pkgs.cudaPackages.cudaMajorMinorVersion;
+          # The kernel's capabilities that each CUDA toolkit of the build table can compile
+          # for (planned by nixgen); this variant's toolkit picks its list.
+          capabilities = cuda.capabilitiesFor kernel.capabilities cudaVersion;
+        in
+        if capabilities == [ ] then
+          throw "nixgen: kernel ${kernel.name}: none of its CUDA capabilities can be built with CUDA ${cudaVersion}"
+        else
+          {
+            plan = compile.cppCuda;
+            planArgs = {
+              inherit capabilities;
+              inherit (kernel) cudaFlags;
+            };
+            nativeBuildInputs = [ pkgs.cudaPackages.cuda_nvcc ];
+            buildInputs = map (name: pkgs.cudaPackages.${name}) cudaInputs;
+            passthru = { inherit capabilities; };
+          };
+
+      # `archs`: the kernel's GPU targets that the builder supports (planned by nixgen).
+      cpp-rocm = kernel: {
+        plan = compile.cppRocm;
+        planArgs = { inherit (kernel) archs hipFlags; };
+        nativeBuildInputs = [ pkgs.rocmPackages.clr ];
+        buildInputs = map (name: pkgs.rocmPackages.${name}) rocmInputs;
+        passthru = { inherit (kernel) archs; };
+      };
+
+      # icpx (-fsycl) comes from the variant's oneAPI (xpuPackages.oneapi-torch-dev, in
+      # toolchain.compilers).
+      cpp-xpu = kernel: {
+        plan = compile.cppXpu;
+        planArgs = { inherit (kernel) syclFlags; };
+        nativeBuildInputs = toolchain.compilers;
+      };
+
+      cpp-metal = kernel: {
+        plan = compile.cppMetal;
+        # python3 writes the header that embeds the kernel's Metal library.
+        nativeBuildInputs = [ pkgs.python3 ];
+        buildInputs = [ pkgs.apple-sdk_26 ];
+        installPhase = compile.installMetalPhase { inherit (kernel) name sources; };
+        attrs = {
+          # Metal shaders need the host's Metal toolchain (xcrun), outside the sandbox.
+          __noChroot = true;
+          meta.platforms = pkgs.lib.platforms.darwin;
+        };
+      };
+    };
+
+  /**
+    The derivation of a C++ kernel, built with the variant's stdenv (`toolchain.stdenv`: on
+    Linux the toolchain's portable `manylinux_2_28.stdenv`, `cudaBackendStdenv` for CUDA).
+    Its source is exactly the kernel's files plus every header the project lists
+    (`headers`): those are inputs only, never compiled (a kernel may include a sibling's or
+    the binding's header).
+
+    `passthru.nixgen` holds `kernel`, `library`, `language`, `linkFlags` (what the
+    extension's link adds for the kernel: OpenMP's runtime), `plan` (for
+    `compile.withObjects`), and `capabilities` (CUDA) or `archs` (ROCm).
+
+    # Inputs
+
+    The first argument is what every kernel file is called with (`pkgs`, the variant's
+    `toolchain`, the project `root` and its `headers`); the second is the kernel's data:
+
+    `name`, `pname`, `version`, `language`
+    : the kernel, its derivation's name and version, and one of `languages`
+
+    `sources`, `includes`, `cxxFlags`
+    : as build.toml lists them
+
+    `cudaFlags`, `hipFlags`, `syclFlags`
+    : the backend's flags (CUDA, ROCm, XPU kernels)
+
+    `depFlags`, `buildInputs`
+    : compile flags and inputs of the kernel's dependencies (torch, CUTLASS…)
+
+    `linkFlags`
+    : flags the extension's link adds for this kernel
+
+    `capabilities`
+    : CUDA version → capabilities, as nixgen planned them (CUDA kernels)
+
+    `archs`
+    : the GPU targets to compile for (ROCm kernels)
+
+    # Type
+
+    ```
+    cpp :: { pkgs, toolchain, root :: Path, headers :: [ String ] } -> AttrSet -> Derivation
+    ```
+
+    # Examples
+
+    ```nix
+    (cpp { pkgs.ninja = "ninja"; toolchain.stdenv.mkDerivation = attrs: attrs; root = ./.; headers = [ ]; } {
+      name = "relu"; pname = "p-relu"; version = "1"; language = "cpp-cpu";
+      sources = [ "relu/relu.cpp" ]; includes = [ ]; cxxFlags = [ ];
+    }).passthru.nixgen.plan.archive
+    => "librelu.a"
+    ```
+  */
+  cpp =
+    {
+      pkgs,
+      toolchain,
+      root,
+      headers,
+    }:
+    {
+      name,
+      pname,
+      version,
+      language,
+      sources,
+      includes,
+      cxxFlags,
+      cudaFlags ? [ ],
+      hipFlags ? [ ],
+      syclFlags ? [ ],
+      depFlags ? [ ],
+      buildInputs ? [ ],
+      linkFlags ? [ ],
+      capabilities ? null,
+      archs ? null,
+    }:
+    let
+      table = languages { inherit pkgs toolchain; };
+      entry =
+        table.${language}
+          or (throw "nixgen: kernel ${name}: `${language}` is not a C++ kernel language (${builtins.concatStringsSep ", " (builtins.attrNames table)})");
+      backend = entry {
+        inherit
+          name
+          sources
+          cudaFlags
+          hipFlags
+          syclFlags
+          capabilities
+          archs
+          ;
+      };
+      others = builtins.filter (h: !builtins.elem h sources) headers;
+      plan = backend.plan (
+        {
+          inherit
+            name
+            includes
+            cxxFlags
+            depFlags
+            ;
+          sources = sources ++ others;
+        }
+        // (backend.planArgs or { })
+      );
+    in
+    # Forced first: a language's checks (a CUDA toolkit that can build none of the
+    # kernel's capabilities) fail the derivation, not only one of its attributes.
+    builtins.seq backend (
+      toolchain.stdenv.mkDerivation (
+        {
+          inherit pname version;
+          src = select pkgs.lib root (sources ++ others);
+          nativeBuildInputs = (backend.nativeBuildInputs or [ ]) ++ [ pkgs.ninja ];
+          buildInputs = (backend.buildInputs or [ ]) ++ buildInputs;
+          configurePhase = compile.configurePhase plan;
+          installPhase = backend.installPhase or (compile.installArchivePhase name);
+          passthru.nixgen = {
+            inherit language linkFlags plan;
+            kernel = name;
+            library = name;
+          }
+          // (backend.passthru or { });
+        }
+        // (backend.attrs or { })
+      )
+    );
+}

@@ -1,0 +1,313 @@
+# Tests of `kernel.nix`: the derivation of a C++ kernel, and what its per-language table
+# adds for each language (plan, compilers, the backend's inputs, Metal's install).
+let
+  nixgen = import ../default.nix;
+  inherit (nixgen) compile kernel;
+  lib = import ../../tests/nixpkgs/lib;
+  root = ./fixtures/project;
+  # A fake package set and toolchain: packages are their names, and mkDerivation returns
+  # its attributes.
+  pkgs = {
+    inherit lib;
+    ninja = "ninja";
+    python3 = "python3";
+    apple-sdk_26 = "apple-sdk_26";
+    cudaPackages = {
+      cudaMajorMinorVersion = "13.0";
+      cuda_nvcc = "cuda_nvcc";
+      cuda_cudart = "cuda_cudart";
+      cuda_cccl = "cuda_cccl";
+      libcublas = "libcublas";
+      libcusolver = "libcusolver";
+      libcusparse = "libcusparse";
+    };
+    rocmPackages = {
+      clr = "clr";
+      hipcub-devel = "hipcub-devel";
+      hipsparselt = "hipsparselt";
+      rocprim-devel = "rocprim-devel";
+      rocthrust-devel = "rocthrust-devel";
+      rocwmma-devel = "rocwmma-devel";
+    };
+  };
+  toolchain = {
+    stdenv.mkDerivation = attrs: attrs;
+    compilers = [ "icpx" ];
+  };
+  # The headers the project lists: one of the kernel's own, one of another kernel.
+  headers = [
+    "kernel_a/a.h"
+    "kernel_b/b.h"
+  ];
+  data = language: {
+    name = "k";
+    pname = "p-k";
+    version = "1";
+    inherit language;
+    sources = [
+      "kernel_a/a.cpp"
+      "kernel_a/a.h"
+    ];
+    includes = [ "kernel_a" ];
+    cxxFlags = [ "-DX" ];
+    depFlags = [ "-DDEP" ];
+    buildInputs = [ "torch" ];
+  };
+  build = language: extra: kernel.cpp { inherit pkgs toolchain root headers; } (data language // extra);
+  # What every language's plan gets: the kernel's sources, then the project's other headers.
+  common = {
+    name = "k";
+    sources = [
+      "kernel_a/a.cpp"
+      "kernel_a/a.h"
+      "kernel_b/b.h"
+    ];
+    includes = [ "kernel_a" ];
+    cxxFlags = [ "-DX" ];
+    depFlags = [ "-DDEP" ];
+  };
+  # The attributes that say how a kernel is built (not its source tree).
+  shape =
+    drv:
+    removeAttrs drv [
+      "src"
+      "configurePhase"
+    ];
+  capabilities = {
+    "12.6" = [ "8.0" ];
+    "13.0" = [
+      "8.0"
+      "9.0"
+    ];
+  };
+in
+{
+  testLanguagesAreTheCppOnes = {
+    expr = builtins.attrNames (kernel.languages { inherit pkgs toolchain; });
+    expected = [
+      "cpp-cpu"
+      "cpp-cuda"
+      "cpp-metal"
+      "cpp-rocm"
+      "cpp-xpu"
+    ];
+  };
+
+  testCpuKernel = {
+    expr = shape (build "cpp-cpu" { linkFlags = [ "-fopenmp" ]; });
+    expected = {
+      pname = "p-k";
+      version = "1";
+      nativeBuildInputs = [ "ninja" ];
+      buildInputs = [ "torch" ];
+      installPhase = compile.installArchivePhase "k";
+      passthru.nixgen = {
+        kernel = "k";
+        library = "k";
+        language = "cpp-cpu";
+        linkFlags = [ "-fopenmp" ];
+        plan = compile.cppCpu common;
+      };
+    };
+  };
+
+  testTheSourceIsTheKernelsFilesAndTheProjectsHeaders = {
+    expr =
+      let
+        src = (build "cpp-cpu" { }).src;
+      in
+      map (dir: builtins.attrNames (builtins.readDir "${src}/${dir}")) [
+        "kernel_a"
+        "kernel_b"
+      ];
+    # Not kernel_a/unused.cpp, nor kernel_b/b.cu: only what the kernel and `headers` list.
+    expected = [
+      [
+        "a.cpp"
+        "a.h"
+      ]
+      [ "b.h" ]
+    ];
+  };
+
+  testTheConfigurePhaseRunsThePlan = {
+    expr =
+      let
+        drv = build "cpp-cpu" { };
+      in
+      drv.configurePhase == compile.configurePhase drv.passthru.nixgen.plan;
+    expected = true;
+  };
+
+  testCudaKernelUsesTheToolkitsCapabilities = {
+    expr = shape (
+      build "cpp-cuda" {
+        inherit capabilities;
+        cudaFlags = [ "-lineinfo" ];
+      }
+    );
+    expected = {
+      pname = "p-k";
+      version = "1";
+      nativeBuildInputs = [
+        "cuda_nvcc"
+        "ninja"
+      ];
+      buildInputs = [
+        "cuda_cudart"
+        "cuda_cccl"
+        "libcublas"
+        "libcusolver"
+        "libcusparse"
+        "torch"
+      ];
+      installPhase = compile.installArchivePhase "k";
+      passthru.nixgen = {
+        kernel = "k";
+        library = "k";
+        language = "cpp-cuda";
+        linkFlags = [ ];
+        capabilities = [
+          "8.0"
+          "9.0"
+        ];
+        plan = compile.cppCuda (
+          common
+          // {
+            capabilities = [
+              "8.0"
+              "9.0"
+            ];
+            cudaFlags = [ "-lineinfo" ];
+          }
+        );
+      };
+    };
+  };
+
+  testCudaKernelWithNoCapabilityForTheToolkitFails = {
+    expr = (build "cpp-cuda" { capabilities = capabilities // { "13.0" = [ ]; }; }).pname;
+    expectedError = true;
+  };
+
+  testCudaKernelOfAToolkitOutsideTheTableFails = {
+    expr = (build "cpp-cuda" { capabilities = removeAttrs capabilities [ "13.0" ]; }).pname;
+    expectedError = true;
+  };
+
+  testRocmKernelCompilesForItsArchs = {
+    expr = shape (
+      build "cpp-rocm" {
+        archs = [ "gfx942" ];
+        hipFlags = [ "-DHIP" ];
+      }
+    );
+    expected = {
+      pname = "p-k";
+      version = "1";
+      nativeBuildInputs = [
+        "clr"
+        "ninja"
+      ];
+      buildInputs = [
+        "clr"
+        "hipcub-devel"
+        "hipsparselt"
+        "rocprim-devel"
+        "rocthrust-devel"
+        "rocwmma-devel"
+        "torch"
+      ];
+      installPhase = compile.installArchivePhase "k";
+      passthru.nixgen = {
+        kernel = "k";
+        library = "k";
+        language = "cpp-rocm";
+        linkFlags = [ ];
+        archs = [ "gfx942" ];
+        plan = compile.cppRocm (
+          common
+          // {
+            archs = [ "gfx942" ];
+            hipFlags = [ "-DHIP" ];
+          }
+        );
+      };
+    };
+  };
+
+  testXpuKernelUsesTheToolchainsCompilers = {
+    expr = shape (build "cpp-xpu" { syclFlags = [ "-fsycl-targets=spir64" ]; });
+    expected = {
+      pname = "p-k";
+      version = "1";
+      nativeBuildInputs = [
+        "icpx"
+        "ninja"
+      ];
+      buildInputs = [ "torch" ];
+      installPhase = compile.installArchivePhase "k";
+      passthru.nixgen = {
+        kernel = "k";
+        library = "k";
+        language = "cpp-xpu";
+        linkFlags = [ ];
+        plan = compile.cppXpu (common // { syclFlags = [ "-fsycl-targets=spir64" ]; });
+      };
+    };
+  };
+
+  testMetalKernelInstallsItsMetallibOutsideTheSandbox = {
+    expr = shape (build "cpp-metal" { sources = [ "kernel_a/a.metal" "kernel_a/a.mm" ]; });
+    expected = {
+      pname = "p-k";
+      version = "1";
+      nativeBuildInputs = [
+        "python3"
+        "ninja"
+      ];
+      buildInputs = [
+        "apple-sdk_26"
+        "torch"
+      ];
+      __noChroot = true;
+      meta.platforms = lib.platforms.darwin;
+      # The kernel's own sources decide whether there is a metallib (not the headers).
+      installPhase = compile.installMetalPhase {
+        name = "k";
+        sources = [
+          "kernel_a/a.metal"
+          "kernel_a/a.mm"
+        ];
+      };
+      passthru.nixgen = {
+        kernel = "k";
+        library = "k";
+        language = "cpp-metal";
+        linkFlags = [ ];
+        plan = compile.cppMetal (
+          common
+          // {
+            sources = [
+              "kernel_a/a.metal"
+              "kernel_a/a.mm"
+              "kernel_a/a.h"
+              "kernel_b/b.h"
+            ];
+          }
+        );
+      };
+    };
+  };
+
+  testAnUnknownLanguageFails = {
+    expr = (build "rust-cpu" { }).pname;
+    expectedError = true;
+  };
+
+  testABackendFlagOfAnotherLanguageIsNotAnArgument = {
+    # Flags a language does not take never reach its plan (cppCpu has no `cudaFlags`).
+    expr = (build "cpp-cpu" { cudaFlags = [ "-G" ]; }).passthru.nixgen.plan == compile.cppCpu common;
+    expected = true;
+  };
+}
