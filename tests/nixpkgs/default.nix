@@ -67,6 +67,8 @@ let
     // {
       inherit lib;
       config = config';
+      # pkgs/top-level/stage.nix (stdenvBootstappingAndPlatforms): `pkgs = self.pkgsHostTarget`,
+      # which generated kernel files take through callPackage.
       pkgs = final;
       buildPackages = final;
       pkgsBuildBuild = final;
