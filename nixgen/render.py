@@ -185,8 +185,6 @@ def _kernel_context(build: model.Build, name: str, kernel: model.Kernel) -> dict
         "dep_flags": nixlit.raw(" ++ ".join(flags)) if flags else [],
         "link_flags": openmp_link_flags(kernel),
         "backend_flags": {},
-        "empty_message": f"nixgen: kernel {name}: none of its CUDA capabilities can be built "
-        "with CUDA ",
     }
     if isinstance(kernel, (model.CppCudaKernel, model.RustCudaKernel)):
         context["capabilities"] = {

@@ -353,6 +353,7 @@ let
   };
   env = {
     inherit lib;
+    pkgs = env;
     stdenv.mkDerivation = mk;
     stdenvNoCC.mkDerivation = mk;
     cudaPackages = {
@@ -390,7 +391,9 @@ let
       buildInputs = [ ];
       linkFlags = [ ];
     };
-    nixgen = {
+    # Of the library only the C++ kernels' builder is real, over the stand-ins below.
+    nixgen = rec {
+      kernel = import KERNEL_NIX { inherit compile cuda sources; };
       sources.select = _: _: sources: { inherit sources; };
       sources.selectWithPackage =
         _: _: sources: moduleDir: pyext: { inherit sources moduleDir pyext; };
@@ -406,6 +409,7 @@ let
         copyPhase = from: to: { inherit from to; };
       };
       cuda.capabilitiesFor = planned: _: planned;
+      cuda.kernelCapabilities = _: planned: _: planned;
       torch.includeFlags = _: [ "-Itorch" ];
       torch.abiDefines = _: [ ];
       torch.framework = _: "torch-framework";
@@ -459,7 +463,8 @@ def evaluate(outcomes: list[Outcome], work: Path) -> list[Any]:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
         dirs.append(f"./p{index}")
-    (work / "fake.nix").write_text(FAKE)
+    kernel_nix = Path(__file__).resolve().parent.parent / "nix" / "kernel.nix"
+    (work / "fake.nix").write_text(FAKE.replace("KERNEL_NIX", str(kernel_nix)))
     (work / "all.nix").write_text("import ./fake.nix [\n" + "\n".join(dirs) + "\n]\n")
     done = subprocess.run(
         [NIX_INSTANTIATE, "--eval", "--strict", "--json", str(work / "all.nix")],

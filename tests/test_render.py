@@ -640,6 +640,7 @@ let
       copyPhase = from: to: { copy = [ from to ]; };
     };
     cuda.capabilitiesFor = planned: version: planned;
+    cuda.kernelCapabilities = name: planned: version: planned;
     torch = {
       includeFlags = torch: [ "TORCH-FLAGS" ]; abiDefines = variant: [ ]; framework = same;
     };

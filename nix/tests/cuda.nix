@@ -16,6 +16,14 @@ in
     expected = false;
   };
 
+  testKernelCapabilitiesNoneForTheToolkitFails = {
+    expr = map (v: (builtins.tryEval (cuda.kernelCapabilities "gemm" {
+      "12.6" = [ ];
+      "13.0" = [ "9.0" ];
+    } v)).success) [ "12.6" "13.0" ];
+    expected = [ false true ];
+  };
+
   testArchName = {
     expr = map cuda.archName [ "8.0" "9.0a" "10.0f" "12.1" ];
     expected = [ "80" "90a" "100f" "121" ];

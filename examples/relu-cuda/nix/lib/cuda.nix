@@ -45,6 +45,33 @@ rec {
     ));
 
   /**
+    The capabilities kernel `name` compiles for with CUDA `cudaVersion`
+    (`capabilitiesFor`); none fails, naming the kernel and the toolkit.
+
+    # Type
+
+    ```
+    kernelCapabilities :: String -> { ${version} :: [ String ] } -> String -> [ String ]
+    ```
+
+    # Examples
+
+    ```nix
+    kernelCapabilities "gemm" { "13.0" = [ "9.0" ]; } "13.0"
+    => [ "9.0" ]
+    ```
+  */
+  kernelCapabilities =
+    name: planned: cudaVersion:
+    let
+      capabilities = capabilitiesFor planned cudaVersion;
+    in
+    if capabilities == [ ] then
+      throw "nixgen: kernel ${name}: none of its CUDA capabilities can be built with CUDA ${cudaVersion}"
+    else
+      capabilities;
+
+  /**
     The nvcc architecture name of a capability: `8.0` → `80`, `9.0a` → `90a`.
 
     # Examples

@@ -87,22 +87,19 @@ rec {
         let
           cudaVersion = pkgs.cudaPackages.cudaMajorMinorVersion;
           # The kernel's capabilities that each CUDA toolkit of the build table can compile
-          # for (planned by nixgen); this variant's toolkit picks its list.
-          capabilities = cuda.capabilitiesFor kernel.capabilities cudaVersion;
+          # for (planned by nixgen); this variant's toolkit picks its list (none fails).
+          capabilities = cuda.kernelCapabilities kernel.name kernel.capabilities cudaVersion;
         in
-        if capabilities == [ ] then
-          throw "nixgen: kernel ${kernel.name}: none of its CUDA capabilities can be built with CUDA ${cudaVersion}"
-        else
-          {
-            plan = compile.cppCuda;
-            planArgs = {
-              inherit capabilities;
-              inherit (kernel) cudaFlags;
-            };
-            nativeBuildInputs = [ pkgs.cudaPackages.cuda_nvcc ];
-            buildInputs = map (name: pkgs.cudaPackages.${name}) cudaInputs;
-            passthru = { inherit capabilities; };
+        builtins.seq capabilities {
+          plan = compile.cppCuda;
+          planArgs = {
+            inherit capabilities;
+            inherit (kernel) cudaFlags;
           };
+          nativeBuildInputs = [ pkgs.cudaPackages.cuda_nvcc ];
+          buildInputs = map (name: pkgs.cudaPackages.${name}) cudaInputs;
+          passthru = { inherit capabilities; };
+        };
 
       # `archs`: the kernel's GPU targets that the builder supports (planned by nixgen).
       cpp-rocm = kernel: {
