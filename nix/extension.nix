@@ -1,7 +1,8 @@
 /**
-  The framework extension (Torch or TVM FFI): compile the binding, link the kernel
-  archives into one Python extension module, and lay out the variant directory the PyPI
-  `kernels` client loads:
+  The framework extension (Torch or TVM FFI) of one variant, in two derivations: the
+  binding's objects (its sources compiled, `bindingObjects`) and the extension (those
+  objects linked with the kernel archives into one Python extension module, then the
+  variant directory the PyPI `kernels` client loads):
 
   ```
   $out/__init__.py …          the kernel's Python package (torch-ext/<module>/)
@@ -9,12 +10,24 @@
   $out/_<module>_<backend>_<id>.abi3.so
   $out/metadata.json
   ```
+
+  A generated `extension.nix` is one call of `mkExtension`, with the framework's name and
+  the framework table of build.toml as data.
 */
-{ shell, compile }:
+{
+  shell,
+  compile,
+  sources,
+  torch,
+  tvmFfi,
+}:
 let
   inherit (builtins)
+    attrNames
     attrValues
     concatStringsSep
+    elem
+    filter
     hashString
     map
     substring
@@ -25,15 +38,32 @@ let
 in
 rec {
   /**
-    The op namespace of one variant: `_<module>_<backend>_<id>`, where the id hashes the
-    store paths of every source that goes into the variant. Identical sources give the
-    same name (reproducible); any change gives a new one, so two builds can be loaded
-    side by side.
+    The op namespace of one variant: `_<module>_<backend>_<id>`, where the id hashes what
+    identifies the build: `sources` (store paths; any string), the project `version` and
+    the names of the linked kernels (`kernelNames`). It is also the extension module's
+    name and `metadata.json`'s `id`, and the binding is compiled with it
+    (`-DTORCH_EXTENSION_NAME`).
+
+    What `mkExtension` hashes is what the binding's compile sees: the binding's source
+    tree (its sources and the project's headers), the project version and the kernel
+    names, not the kernels' sources. So editing a kernel relinks the extension without
+    recompiling the binding (see docs/build-performance.md). The trade-off: two builds that
+    differ only in kernel code share the name, and (like any two builds with one name)
+    cannot be loaded into one process at once; the second registration of the torch ops
+    fails. A new project version, binding or header, or a kernel added or removed, gives a
+    new name, so two releases load side by side. The anchor (kernel-builder's
+    `ops_identifier.rs`) names the ops after the git tree id, so there any committed
+    change renames them, and every uncommitted one gives the same `<tree>_dirty` name.
+    Without binding sources (a Rust crate is the binding) nothing is compiled with the
+    name, and `mkExtension` hashes the kernels' sources instead.
+
+    Identical inputs give the same name (reproducible). With neither `version` nor
+    `kernelNames`, the id hashes the sources alone (a pure-Python variant: its package).
 
     # Type
 
     ```
-    opsName :: { moduleName :: String, backend :: String, sources :: [ Path ] } -> String
+    opsName :: { moduleName :: String, backend :: String, sources :: [ Path ], version ? Any, kernelNames ? [ String ] } -> String
     ```
   */
   opsName =
@@ -41,8 +71,16 @@ rec {
       moduleName,
       backend,
       sources,
+      version ? null,
+      kernelNames ? [ ],
     }:
-    "_${moduleName}_${backend}_${substring 0 10 (hashString "sha256" (concatStringsSep ":" (map toString sources)))}";
+    let
+      identity =
+        map toString sources
+        ++ (if version == null then [ ] else [ "version=${toString version}" ])
+        ++ map (name: "kernel=${name}") kernelNames;
+    in
+    "_${moduleName}_${backend}_${substring 0 10 (hashString "sha256" (concatStringsSep ":" identity))}";
 
   /**
     The `metadata.json` of one variant (keys as the `kernels` client reads them).
@@ -90,11 +128,14 @@ rec {
   metadataFile = args: toFile "metadata.json" (toJSON (metadata args) + "\n");
 
   /**
-    Build plan of a framework extension: compile the binding sources for one backend
-    (one step each) and link them with the kernels' archives into `<opsName>.abi3.so`
-    (its own step). `configurePhase` writes it as a `build.ninja`.
+    Build plan of a framework binding: its sources compiled for one backend, one step
+    each, into `nixgen-obj/` (no archive, no link). `bindingObjects` builds it in a
+    derivation of its own.
 
     # Inputs
+
+    `opsName`
+    : the op namespace (`-DTORCH_EXTENSION_NAME`)
 
     `framework`
     : `{ flags, libs }` of the framework (`nixgen.torch.framework`, `nixgen.tvmFfi.framework`)
@@ -103,7 +144,53 @@ rec {
     : the framework table's `src` (headers are inputs only)
 
     `cxxFlags`, `includes`
-    : the framework table's `cxx-flags` and `include`
+    : the framework table's `cxx-flags` (after the framework's defines) and `include`
+  */
+  bindingPlan =
+    {
+      opsName,
+      backend,
+      framework,
+      bindingSources,
+      cxxFlags ? [ ],
+      includes ? [ ],
+    }:
+    let
+      rule = builtins.head (
+        compile.cxxRules (
+          compile.backendDefines.${backend}
+          ++ [
+            "-DTORCH_EXTENSION_NAME=${opsName}"
+            "-DPy_LIMITED_API=0x03090000"
+            "-I${./support/torch}"
+          ]
+          ++ framework.flags
+          ++ compile.includeFlags includes
+          ++ cxxFlags
+        )
+      );
+    in
+    compile.plan {
+      name = opsName;
+      sources = bindingSources;
+      rules = [ rule ];
+    }
+    // {
+      archive = null;
+    };
+
+  /**
+    Build plan of a framework extension: `bindingPlan`'s compile steps and the link of
+    their objects with the kernels' archives into `<opsName>.abi3.so` (its own step).
+    `configurePhase` writes it as a `build.ninja`.
+
+    # Inputs
+
+    `bindingPlan`'s, and:
+
+    `prebuiltObjects`
+    : a directory holding the binding's objects, already compiled (`bindingObjects`): the
+      plan then only links. `null` (default): the plan compiles them too
 
     `wholeArchives`
     : C++ kernel archives, linked whole (static registrations must survive)
@@ -126,31 +213,30 @@ rec {
       bindingSources,
       cxxFlags ? [ ],
       includes ? [ ],
+      prebuiltObjects ? null,
       wholeArchives ? [ ],
       plainArchives ? [ ],
       exportedArchives ? [ ],
       linkFlags ? [ ],
     }:
     let
-      rule = builtins.head (
-        compile.cxxRules (
-          compile.backendDefines.${backend}
-          ++ [
-            "-DTORCH_EXTENSION_NAME=${opsName}"
-            "-DPy_LIMITED_API=0x03090000"
-            "-I${./support/torch}"
-          ]
-          ++ framework.flags
-          ++ compile.includeFlags includes
-          ++ cxxFlags
-        )
-      );
-      binding = compile.plan {
-        name = opsName;
-        sources = bindingSources;
-        rules = [ rule ];
+      binding = bindingPlan {
+        inherit
+          opsName
+          backend
+          framework
+          bindingSources
+          cxxFlags
+          includes
+          ;
       };
-      objects = map (o: o.object) binding.objects;
+      # Objects built by `bindingObjects` are read from the store (`compile.edges`).
+      objects =
+        if prebuiltObjects == null then
+          binding.objects
+        else
+          map (o: o // { prebuilt = "${prebuiltObjects}/${compile.objectName o.source}"; }) binding.objects;
+      paths = map (o: o.prebuilt or o.object) objects;
       library = "${opsName}.abi3.so";
       whole =
         if wholeArchives == [ ] then [ ] else [ "-Wl,--whole-archive" ] ++ wholeArchives ++ [ "-Wl,--no-whole-archive" ];
@@ -171,15 +257,15 @@ rec {
     in
     binding
     // {
-      archive = null;
+      inherit objects;
       extraEdges = [
         {
           outputs = [ library ];
           # The archives are store paths: fixed for this derivation, nothing to track.
-          inputs = objects;
+          inputs = paths;
           # No rpath: the framework's libraries are already loaded (by soname) when the
           # kernel's Python package imports this module after importing the framework.
-          command = "$CXX -shared -o ${shell.escapeShellArg library} ${esc objects} ${esc whole} ${esc exported} ${esc plainArchives} ${esc hide} -Wl,-z,noexecstack -Wl,-O1 -Wl,--build-id=sha1 ${
+          command = "$CXX -shared -o ${shell.escapeShellArg library} ${esc paths} ${esc whole} ${esc exported} ${esc plainArchives} ${esc hide} -Wl,-z,noexecstack -Wl,-O1 -Wl,--build-id=sha1 ${
             esc (framework.libs ++ linkFlags ++ rustLibs)
           }";
         }
@@ -302,5 +388,258 @@ rec {
       linkFlags = builtins.foldl' (acc: flag: if builtins.elem flag acc then acc else acc ++ [ flag ]) [ ] (
         builtins.concatMap (k: k.passthru.nixgen.linkFlags or [ ]) all
       );
+    };
+
+  /**
+    What an extension takes from its framework, by the framework table's name (`torch`,
+    `tvm-ffi`). Each entry reads the generated file's arguments (`deps`, what `callPackage`
+    injected; see `mkExtension`):
+
+    `package`
+    : the framework's package (a build input of the binding and of the link)
+
+    `flags`
+    : the framework's compile and link flags (`nixgen.torch.framework`,
+      `nixgen.tvmFfi.framework`)
+
+    `defines`
+    : a function of the variant: the defines that go before the table's `cxx-flags`
+      (`-DTORCH_TARGET_VERSION` for a variant built against the torch stable ABI)
+
+    `cratesCanBeBinding`
+    : whether the Rust crates can be the binding themselves: a table without `src` then
+      links their archives whole and exports every function they define
+      (`exportedArchives`)
+
+    A torch extension file declares the `torch` argument (the variant's torch); a TVM FFI
+    one takes `python3.pkgs.tvm-ffi` from `python3`.
+  */
+  frameworks = {
+    torch = {
+      package =
+        deps:
+        deps.torch
+          or (throw "nixgen: a torch extension file must declare the `torch` argument (the variant's torch)");
+      flags =
+        deps:
+        torch.framework {
+          torch = frameworks.torch.package deps;
+          inherit (deps.variant) backend;
+          python = deps.python3;
+        };
+      defines = torch.abiDefines;
+      cratesCanBeBinding = false;
+    };
+    tvm-ffi = {
+      package = deps: deps.python3.pkgs.tvm-ffi;
+      flags =
+        deps:
+        tvmFfi.framework {
+          tvmFfi = frameworks.tvm-ffi.package deps;
+          python = deps.python3;
+        };
+      defines = variant: [ ];
+      cratesCanBeBinding = true;
+    };
+  };
+
+  /**
+    The derivation holding a binding's compiled objects, one file per compiled source
+    (`$out/<compile.objectName source>`), from `bindingPlan`. Its inputs are only what the
+    compile sees (`src`: the binding's sources and the project's headers, the framework,
+    the flags), never a kernel, so a kernel edit does not rebuild it.
+
+    # Type
+
+    ```
+    bindingObjects :: { toolchain, ninja, pname :: String, version :: String, src :: Path, buildInputs :: [ Derivation ], plan :: Plan } -> Derivation
+    ```
+  */
+  bindingObjects =
+    {
+      toolchain,
+      ninja,
+      pname,
+      version,
+      src,
+      buildInputs,
+      plan,
+    }:
+    toolchain.stdenv.mkDerivation {
+      inherit
+        pname
+        version
+        src
+        buildInputs
+        ;
+      nativeBuildInputs = toolchain.nativeBuildInputs ++ [ ninja ];
+      configurePhase = compile.configurePhase plan;
+      installPhase = ''
+        runHook preInstall
+        mkdir -p "$out"
+      ''
+      + concatStringsSep "" (
+        map (
+          o: "install -m644 ${shell.escapeShellArg o.object} \"$out/\"${shell.escapeShellArg (compile.objectName o.source)}\n"
+        ) plan.objects
+      )
+      + ''
+        runHook postInstall
+      '';
+      passthru.nixgen = { inherit plan; };
+    };
+
+  /**
+    The framework extension of one variant, what a generated `extension.nix` returns.
+    Two derivations: `bindingObjects` compiles the binding (when it has C++ sources), and
+    the extension links those objects with the kernels' archives (`plan` with
+    `prebuiltObjects`), then installs the Python package, `_ops.py`, the module and
+    `metadata.json` (`installPhase`, which also runs the torch ops registration check; on
+    Linux the toolchain's ABI check runs after it). What differs between frameworks comes
+    from `frameworks`.
+
+    # Inputs
+
+    `deps`
+    : the generated file's arguments, as `callPackage` injected them (`nixgen.project.callWith`):
+      `lib`, `python3`, `ninja`, `root`, `headers` (every header the project lists),
+      `kernels` (the variant's built kernels), `variant`, `projectData` (project.nix),
+      `toolchain` (`nixgen.toolchains`), and what the framework needs (`torch`)
+
+    `framework`
+    : the framework table's name: `"torch"` or `"tvm-ffi"`
+
+    `moduleDir`
+    : the kernel's Python package directory (`torch-ext/<module>`)
+
+    `pyext`
+    : the extensions of the package's files (the table's `pyext`)
+
+    `bindingSources`, `cxxFlags`, `includes`
+    : the framework table's `src`, `cxx-flags` and `include`
+
+    The derivation's `passthru.nixgen` holds `variant`, `opsName`, `archs` (the GPU targets
+    compiled for), `kernels` (one kernel of a variant can be built alone:
+    `<variant>.nixgen.kernels.<name>`) and `binding` (the objects' derivation, or null).
+
+    # Type
+
+    ```
+    mkExtension :: AttrSet -> { framework, moduleDir, pyext, bindingSources, cxxFlags ? [ String ], includes ? [ String ] } -> Derivation
+    ```
+  */
+  mkExtension =
+    deps@{
+      lib,
+      python3,
+      ninja,
+      root,
+      headers,
+      kernels,
+      variant,
+      projectData,
+      toolchain,
+      ...
+    }:
+    {
+      framework,
+      moduleDir,
+      pyext,
+      bindingSources,
+      cxxFlags ? [ ],
+      includes ? [ ],
+    }:
+    let
+      fw =
+        frameworks.${framework}
+          or (throw "nixgen: no framework `${framework}` (known: ${concatStringsSep ", " (attrNames frameworks)})");
+      project = projectData;
+      package = fw.package deps;
+      built = attrValues kernels;
+      # Whether there is a binding to compile (C++ sources; headers are inputs only).
+      compiles = builtins.any compile.isCxx bindingSources;
+      # What the binding's compile sees: its sources and every header the project lists.
+      bindingSrc = sources.select lib root (
+        bindingSources ++ filter (h: !elem h bindingSources) headers
+      );
+      name = opsName {
+        moduleName = project.moduleName;
+        inherit (variant) backend;
+        # Nothing compiled with the name: the kernels (a crate that is the binding) are hashed.
+        sources = if compiles then [ bindingSrc ] else map (kernel: kernel.src) built;
+        inherit (project) version;
+        kernelNames = attrNames kernels;
+      };
+      archived = archives kernels;
+      archs = archsOf kernels;
+      pname = "${project.name}-${framework}";
+      version = toString project.version;
+      planArgs = {
+        opsName = name;
+        inherit (variant) backend;
+        framework = fw.flags deps;
+        inherit bindingSources includes;
+        cxxFlags = fw.defines variant ++ cxxFlags;
+      };
+      binding =
+        if compiles then
+          bindingObjects {
+            inherit toolchain ninja version;
+            pname = "${pname}-binding";
+            src = bindingSrc;
+            buildInputs = [
+              package
+              python3
+            ]
+            ++ toolchain.buildInputs;
+            plan = bindingPlan planArgs;
+          }
+        else
+          null;
+      # No binding sources: the Rust crates are the binding; every function they export stays.
+      crateIsBinding = fw.cratesCanBeBinding && bindingSources == [ ];
+    in
+    toolchain.stdenv.mkDerivation {
+      pname = "${pname}-ext";
+      inherit version;
+      # The Python package only: the binding's sources reach the link as `binding`'s objects.
+      src = sources.selectWithPackage lib root [ ] moduleDir pyext;
+      nativeBuildInputs = toolchain.nativeBuildInputs ++ [ ninja ];
+      buildInputs = [
+        package
+        python3
+      ]
+      ++ toolchain.buildInputs
+      ++ built;
+      configurePhase = configurePhase (
+        planArgs
+        // {
+          prebuiltObjects = binding;
+          wholeArchives = archived.whole;
+          linkFlags = toolchain.linkFlags ++ archived.linkFlags;
+        }
+        // (if crateIsBinding then { exportedArchives = archived.plain; } else { plainArchives = archived.plain; })
+      );
+      installPhase = installPhase {
+        packageDir = moduleDir;
+        opsName = name;
+        inherit framework;
+        # Fails the build on torch ops registered without `add_op_namespace_prefix`.
+        python = python3;
+        metadataFile = metadataFile {
+          project = projectData;
+          inherit variant archs;
+          opsName = name;
+        };
+      };
+      passthru.nixgen = {
+        inherit
+          variant
+          archs
+          kernels
+          binding
+          ;
+        opsName = name;
+      };
     };
 }

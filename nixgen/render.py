@@ -75,6 +75,10 @@ BACKEND_FLAGS = {
 #: A dotted path is taken from the set its first part names (the kernels toolchain keeps
 #: sycl-tla in each oneAPI set, `xpuPackages.sycl-tla`, not at the top level).
 DEPENDENCY_ATTRS = {"sycl_tla": "xpuPackages.sycl-tla"}
+#: The arguments a framework's `extension.nix` declares besides the common ones: what
+#: `nixgen.extension.frameworks.<name>` reads (`torch`: the variant's torch; tvm-ffi comes
+#: from `python3`).
+FRAMEWORK_ARGS: dict[str, tuple[str, ...]] = {"torch": ("torch",), "tvm-ffi": ()}
 _OUT_DIR = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$")
 
 
@@ -400,15 +404,16 @@ def render(build: model.Build, *, out_dir: str = DEFAULT_OUT) -> Rendered:
     }
     if isinstance(fw, (model.Torch, model.TvmFfi)):
         tree["extension.nix"] = _template(
-            f"extension-{fw.table}.nix.j2",
+            "extension.nix.j2",
             what=f"[{fw.table}]",
-            pname=f"{g.name}-{fw.table}-ext",
+            framework=fw.table,
+            # The arguments callPackage must inject besides the common ones.
+            framework_args=FRAMEWORK_ARGS[fw.table],
             binding_sources=list(fw.src),
-            # `[tvm-ffi]` without sources: the Rust crates export the functions themselves
-            crate_is_binding=isinstance(fw, model.TvmFfi) and not fw.src,
             cxx_flags=list(fw.cxx_flags),
             includes=list(fw.include),
-            **common,
+            module_dir=package,
+            pyext=common["pyext"],
         ).encode()
     else:
         tree["extension.nix"] = _template(

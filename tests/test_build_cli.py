@@ -239,6 +239,8 @@ def test_derivation_names_and_labels():
     assert label("relu-demo-relu_cpu-1") == "kernel relu_cpu"
     assert label("relu-demo-relu_rs-1") == "kernel relu_rs"
     assert label("relu-demo-torch-ext-1") == "extension"
+    assert label("relu-demo-torch-binding-1") == "extension binding"
+    assert label("relu-demo-tvm-ffi-binding-1") == "extension binding"
     assert label("source") == "source"
 
 

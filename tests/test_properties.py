@@ -301,17 +301,12 @@ def expected_extension(build: model.Build) -> dict[str, Any]:
     fw = build.framework
     assert isinstance(fw, model.Torch)
     return {
-        "pname": f"{build.general.name}-torch-ext",
-        "src": {
-            "sources": list(fw.src),
-            "moduleDir": model.python_package_dir(build),
-            "pyext": list(fw.pyext),
-        },
-        "configurePhase": {
-            "bindingSources": list(fw.src),
-            "cxxFlags": list(fw.cxx_flags),
-            "includes": list(fw.include),
-        },
+        "framework": "torch",
+        "moduleDir": model.python_package_dir(build),
+        "pyext": list(fw.pyext),
+        "bindingSources": list(fw.src),
+        "cxxFlags": list(fw.cxx_flags),
+        "includes": list(fw.include),
     }
 
 
@@ -426,6 +421,7 @@ let
         configurePhase = id;
         installPhase = id;
         metadataFile = _: "metadata.json";
+        mkExtension = _: args: args;
       };
     };
   };

@@ -653,6 +653,7 @@ let
       configurePhase = same;
       installPhase = same;
       metadataFile = args: "METADATA";
+      mkExtension = deps: args: args // { deps = builtins.attrNames deps; };
     };
   };
   args = {
@@ -753,14 +754,15 @@ def test_every_string_reaches_nix_unchanged(hostile: tuple[Path, model.Build]) -
     torch = build.framework
     assert isinstance(torch, model.Torch)
     ext = got["extension"]
-    assert ext["src"] == {
-        "files": torch.src + [h for h in shared_headers(build) if h not in torch.src],
-        "dir": "torch-ext/hostile",
-        "exts": ["py", "pyi"],
-    }
-    assert ext["configurePhase"]["bindingSources"] == torch.src
-    assert ext["configurePhase"]["cxxFlags"] == torch.cxx_flags == NASTY_FLAGS
-    assert ext["configurePhase"]["includes"] == torch.include
+    # The file passes its arguments on (what callPackage injected) and the table as data.
+    common = "lib python3 ninja nixgen root headers kernels variant projectData toolchain"
+    assert ext["deps"] == sorted([*common.split(), "torch"])
+    assert ext["framework"] == "torch"
+    assert ext["moduleDir"] == "torch-ext/hostile"
+    assert ext["pyext"] == ["py", "pyi"]
+    assert ext["bindingSources"] == torch.src
+    assert ext["cxxFlags"] == torch.cxx_flags == NASTY_FLAGS
+    assert ext["includes"] == torch.include
     data = render.project_data(build)
     data["kernels"] = {
         k: {kk: vv for kk, vv in v.items() if kk != "file"} for k, v in data["kernels"].items()
@@ -828,6 +830,8 @@ let
     builtins.mapAttrs (n: k: k.configurePhase or null) (ext backend).nixgen.kernels;
 in {
   cpu = phases "cpu"; cuda = phases "cuda"; rocm = phases "rocm"; xpu = phases "xpu";
+  binding = (ext "cpu").nixgen.binding.configurePhase;
+  bindingOut = "${(ext "cpu").nixgen.binding}";
   extension = (ext "cpu").configurePhase;
 }
 """
@@ -882,8 +886,18 @@ def test_build_phases_pass_each_hostile_string_as_one_argument(
             assert "--offload-arch=gfx942" in next(c for c in calls if c[0] == "HIPCC")
     torch = build.framework
     assert isinstance(torch, model.Torch)
-    ext_calls = _run_phase(phases["extension"], work, torch.src)
-    binding = next(c for c in ext_calls if "-c" in c)
+    binding_calls = _run_phase(phases["binding"], work, torch.src)
+    binding = next(c for c in binding_calls if "-c" in c)
     assert binding[binding.index("-c") + 1] == torch.src[0]
     assert binding[: binding.index("-c")][-len(NASTY_FLAGS) :] == NASTY_FLAGS
+    # The extension only links: the binding's objects come from its derivation's output
+    # (here a directory standing in for it), one argument each.
+    objects = work / "binding-out"
+    compiled = [s for s in torch.src if s.endswith(".cpp")]
+    names = [s.replace("%", "%25").replace("/", "%2F") + ".o" for s in compiled]
+    link_phase = phases["extension"].replace(phases["bindingOut"], str(objects))
+    ext_calls = _run_phase(link_phase, work, [str(objects / n) for n in names])
+    assert [c for c in ext_calls if "-c" in c] == []
+    link = next(c for c in ext_calls if "-shared" in c)
+    assert [str(objects / n) for n in names] == [a for a in link if a.startswith(str(objects))]
     assert not list(work.glob("pwned*"))

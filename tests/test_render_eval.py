@@ -125,6 +125,13 @@ let
       buildInputs = map input (d.buildInputs or [ ]);
       nativeBuildInputs = map input (d.nativeBuildInputs or [ ]);
       src = "${d.src}";
+      # The binding's objects (`nixgen.extension.bindingObjects`): their source tree.
+      bindingSrc =
+        let b = d.nixgen.binding or null; in if b == null then null else "${b.src}";
+      bindingDrvPath =
+        let b = d.nixgen.binding or null; in if b == null then null else b.drvPath;
+      bindingBuilder =
+        let b = d.nixgen.binding or null; in if b == null then null else builderOf b;
       kernels = builtins.mapAttrs (n: kernel) (d.nixgen.kernels or { });
     };
 in map variant (p.variants null)
@@ -374,6 +381,8 @@ def check_project(root: Path, build: model.Build, summary: list[dict[str, Any]])
             assert v["builder"] == (EXTENSION_BUILDER[v["backend"]] if linux else "stdenv"), v[
                 "name"
             ]
+            # The binding's objects compile with the extension's toolchain.
+            assert v["bindingBuilder"] in (None, v["builder"]), v["name"]
             inputs = {i["pname"] for i in v["buildInputs"]}
             assert {k["pname"] for k in v["kernels"].values()} <= inputs
             # Linux extensions carry the ABI check (nix/support/abi-check-hook.sh).
@@ -393,22 +402,35 @@ def check_project(root: Path, build: model.Build, summary: list[dict[str, Any]])
                 assert files_under(got["src"]) == sorted(want), name
         if v["src"] not in seen_src:
             seen_src.add(v["src"])
-            check_extension_src(root, build, v["src"], compiled=v["framework"] != "torch-noarch")
+            check_extension_src(root, build, v["src"])
+        check_binding_src(build, v["bindingSrc"], compiled=v["framework"] != "torch-noarch")
 
 
-def check_extension_src(root: Path, build: model.Build, src: str, *, compiled: bool) -> None:
+def check_extension_src(root: Path, build: model.Build, src: str) -> None:
+    """The extension (and a pure-Python variant) holds the Python package only: the
+    binding reaches the link as the objects of its own derivation."""
     from nixgen.model import python_package_dir
 
     fw = build.framework
     package = python_package_dir(build)
     pyext = tuple(f".{e}" for e in (fw.pyext if fw is not None else ["py", "pyi"]))
-    own = set(getattr(fw, "src", [])) | set(shared_headers(build)) if compiled else set()
     python = {
         str(p.relative_to(root))
         for p in (root / package).rglob("*")
         if p.is_file() and p.name.endswith(pyext)
     }
-    assert files_under(src) == sorted(own | python)
+    assert files_under(src) == sorted(python)
+
+
+def check_binding_src(build: model.Build, src: str | None, *, compiled: bool) -> None:
+    """The binding's objects compile from its sources and the project's headers; a
+    binding without C++ sources (none, or a Rust crate that is the binding) has none."""
+    own = list(getattr(build.framework, "src", []))
+    if not compiled or not any(s.endswith((".cpp", ".cc", ".cxx", ".c++")) for s in own):
+        assert src is None
+        return
+    assert src is not None
+    assert files_under(src) == sorted(set(own) | set(shared_headers(build)))
 
 
 # ------------------------------------------------------------------------- the corpus
@@ -598,7 +620,8 @@ let
   kernel-builder = KERNEL_BUILDER;
   one = v: let d = p.variantPackage { inherit nixpkgs kernel-builder; inherit (v) system; } v; in {
     name = v.name;
-    value = { extension = d.drvPath; } // builtins.mapAttrs (n: k: k.drvPath) d.nixgen.kernels;
+    value = { extension = d.drvPath; binding = d.nixgen.binding.drvPath; }
+      // builtins.mapAttrs (n: k: k.drvPath) d.nixgen.kernels;
   };
 in builtins.listToAttrs (map one (p.variants "x86_64-linux"))
 """
@@ -630,6 +653,7 @@ def test_editing_one_kernel_changes_only_it_and_the_extensions_that_link_it(
     for variant, paths in before.items():
         for what, drv in paths.items():
             changed = after[variant][what] != drv
+            # The binding's objects do not depend on any kernel (see the next test).
             should = (what == "relu_cpu") or (what == "extension" and variant in cpu_variants)
             assert changed == should, (variant, what)
 
@@ -647,6 +671,39 @@ def test_editing_one_kernel_changes_only_it_and_the_extensions_that_link_it(
             assert (final[variant][what] != drv) == (what == "extension"), (variant, what)
 
 
+@pytest.mark.parametrize("example", ["relu-cpu", "relu-mixed"])
+def test_a_kernel_edit_relinks_the_extension_without_recompiling_the_binding(
+    stub: Path, tmp_path: Path, example: str
+) -> None:
+    """Two renders that differ only in one kernel source's content: the binding's objects
+    are one derivation (and one op namespace), the kernel and the extension are new."""
+    roots = []
+    for which in ("a", "b"):
+        root = tmp_path / which
+        shutil.copytree(
+            EXAMPLES / example, root, ignore=shutil.ignore_patterns("nix", "flake.nix")
+        )
+        roots.append(root)
+    build = render_into(roots[0])
+    name, kernel = next((n, k) for n, k in sorted(build.kernels.items()) if k.language == "cpp-cpu")
+    source = roots[1] / next(s for s in kernel.src if s.endswith(".cpp"))
+    source.write_text(source.read_text() + "\n// edited\n")
+    render_into(roots[1])
+    expr = _drvs_expr(stub).replace(
+        "binding = d.nixgen.binding.drvPath;",
+        "binding = d.nixgen.binding.drvPath; ops = d.nixgen.opsName;",
+    )
+    a, b = (nix_eval_json(expr, cwd=root) for root in roots)
+    assert a.keys() == b.keys()
+    edited = [v for v in a if name in a[v]]
+    assert edited
+    for variant in edited:
+        assert a[variant]["binding"] == b[variant]["binding"], variant
+        assert a[variant]["ops"] == b[variant]["ops"], variant
+        assert a[variant][name] != b[variant][name], variant
+        assert a[variant]["extension"] != b[variant]["extension"], variant
+
+
 def test_spy_overlay_does_not_change_derivations(stub: Path, tmp_path: Path) -> None:
     root = tmp_path / "p"
     shutil.copytree(
@@ -657,8 +714,9 @@ def test_spy_overlay_does_not_change_derivations(stub: Path, tmp_path: Path) -> 
     spied = {v["name"]: v for v in summarize(root, stub) if v["system"] == "x86_64-linux"}
     for name, paths in plain.items():
         assert paths["extension"] == spied[name]["drvPath"]
+        assert paths["binding"] == spied[name]["bindingDrvPath"]
         for kernel, drv in paths.items():
-            if kernel != "extension":
+            if kernel not in ("extension", "binding"):
                 assert drv == spied[name]["kernels"][kernel]["drvPath"]
 
 

@@ -50,18 +50,22 @@ def _complete_variant(ctx: click.Context, param: click.Parameter, incomplete: st
 
 
 def _label(drv_name: str, project: str, version: str, kernels: list[str]) -> str:
-    """What a derivation is, in the project's words: ``kernel relu_cpu``, ``extension``."""
+    """What a derivation is, in the project's words: ``kernel relu_cpu``, ``extension``,
+    ``extension binding``."""
     suffix = f"-{version}"
     stem = drv_name.removesuffix(suffix)
     if stem.startswith(f"{project}-"):
         part = stem[len(project) + 1 :]
         if part in kernels:
             return f"kernel {part}"
+        if part in ("torch-ext", "tvm-ffi-ext"):
+            return "extension"
+        # The binding's objects (nixgen.extension.bindingObjects), compiled before the link.
+        if part in ("torch-binding", "tvm-ffi-binding"):
+            return "extension binding"
         owner = next((k for k in kernels if part.startswith(f"{k}-")), None)
         if owner is not None:
             return f"kernel {owner}: object {part[len(owner) + 1 :]}"
-        if part in ("torch-ext", "tvm-ffi-ext"):
-            return "extension"
         if part.startswith("noarch"):
             return "python package"
     return drv_name

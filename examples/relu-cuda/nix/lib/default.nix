@@ -20,7 +20,15 @@ let
     sources = import ./sources.nix;
     compile = import ./compile.nix { inherit (nixgen) shell cuda sources; };
     kernel = import ./kernel.nix { inherit (nixgen) compile cuda sources; };
-    extension = import ./extension.nix { inherit (nixgen) shell compile; };
+    extension = import ./extension.nix {
+      inherit (nixgen)
+        shell
+        compile
+        sources
+        torch
+        tvmFfi
+        ;
+    };
     torch = import ./torch.nix;
     tvmFfi = import ./tvm-ffi.nix;
     toolchains = import ./toolchains.nix;
