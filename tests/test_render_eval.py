@@ -680,9 +680,7 @@ def test_a_kernel_edit_relinks_the_extension_without_recompiling_the_binding(
     roots = []
     for which in ("a", "b"):
         root = tmp_path / which
-        shutil.copytree(
-            EXAMPLES / example, root, ignore=shutil.ignore_patterns("nix", "flake.nix")
-        )
+        shutil.copytree(EXAMPLES / example, root, ignore=shutil.ignore_patterns("nix", "flake.nix"))
         roots.append(root)
     build = render_into(roots[0])
     name, kernel = next((n, k) for n, k in sorted(build.kernels.items()) if k.language == "cpp-cpu")
