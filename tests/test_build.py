@@ -310,16 +310,20 @@ def _deriver(path: Path) -> str:
 
 
 def _kernel_derivations(extension_drv: str, name: str) -> list[str]:
+    """The derivations of `name`'s kernels and of its binding's objects that the extension
+    links."""
     done = _run(["nix-store", "--query", "--references", extension_drv], env=nix_env())
     assert done.returncode == 0, done.stderr
     build = project.read(EXAMPLES / name).build
-    suffixes = [f"-{name}-{kernel}-{build.general.version}.drv" for kernel in build.kernels]
+    parts = [*build.kernels, "torch-binding"]
+    suffixes = [f"-{name}-{part}-{build.general.version}.drv" for part in parts]
     return [line for line in done.stdout.split() if line.endswith(tuple(suffixes))]
 
 
 def test_cpu_outputs_are_bit_for_bit_reproducible(kernels: Path) -> None:
     # relu-mixed's CPU variant covers every kind of CPU output: a C++ kernel archive, a
-    # Rust staticlib and the extension linking both; relu-rust's kernel adds features.
+    # Rust staticlib, the binding's objects and the extension linking them all; relu-rust's
+    # kernel adds features.
     mixed = _deriver((kernels / "relu-mixed" / CPU_VARIANT).resolve())
     rust = _deriver((kernels / "relu-rust" / CPU_VARIANT).resolve())
     drvs = [
@@ -327,7 +331,8 @@ def test_cpu_outputs_are_bit_for_bit_reproducible(kernels: Path) -> None:
         *_kernel_derivations(mixed, "relu-mixed"),
         *_kernel_derivations(rust, "relu-rust"),
     ]
-    assert len(drvs) == 4, drvs
+    # relu-mixed: extension, binding, 2 kernels; relu-rust: its kernel and its binding.
+    assert len(drvs) == 6, drvs
     done = _run(
         ["nix-build", "--check", "--no-out-link", "--max-jobs", "2", *drvs],
         env=nix_env(),

@@ -6,6 +6,7 @@ The builds of the fixture projects (tests/fixtures/) are in tests/test_build_pat
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -24,10 +25,44 @@ def _copy(tmp_path: Path, name: str) -> Path:
     return target
 
 
+_EXTENSION = """
+let
+  p = import ./nix;
+  v = builtins.head (builtins.filter (v: v.backend == "cpu") (p.variants "x86_64-linux"));
+  d = p.variantPackage {
+    nixpkgs = STUB; kernel-builder = KERNEL_BUILDER; system = "x86_64-linux";
+  } v;
+in {
+  link = d.configurePhase;
+  compile = d.nixgen.binding.configurePhase;
+  bindingSrc = "${d.nixgen.binding.src}";
+}
+"""
+
+
+def _cpu_extension(tmp_path: Path, name: str) -> dict[str, str]:
+    """The CPU extension of a rendered fixture, evaluated with the stand-ins: the link's
+    and the binding compile's configure phases, the binding's source tree."""
+    from .nixtools import have_nix, kernel_builder, make_stub, nix_eval_json
+
+    if not have_nix():
+        pytest.skip("nix is not installed")
+    root = _copy(tmp_path, name)
+    assert CliRunner().invoke(main, ["render", str(root)]).exit_code == 0
+    stub = make_stub(tmp_path / "stub")
+    expr = _EXTENSION.replace("STUB", str(stub)).replace(
+        "KERNEL_BUILDER", str(kernel_builder(stub))
+    )
+    got: dict[str, str] = nix_eval_json(expr, cwd=root, read_write=True)
+    return got
+
+
 # ------------------------------------------------------------------ shared headers
 
 
-def test_every_kernel_gets_every_listed_header_but_compiles_only_its_own_sources() -> None:
+def test_every_kernel_gets_every_listed_header_but_compiles_only_its_own_sources(
+    tmp_path: Path,
+) -> None:
     build = project.read(FIXTURES / "simd-ops").build
     tree = render.render(build).tree
     scale = tree["kernels/scale_simd.nix"].decode()
@@ -41,9 +76,11 @@ def test_every_kernel_gets_every_listed_header_but_compiles_only_its_own_sources
         assert "  headers,\n" in text
         assert "others = builtins.filter (h: !builtins.elem h sources) headers;" in text
         assert "nixgen.sources.select lib root (sources ++ others)" in text
-    assert "others = builtins.filter (h: !builtins.elem h bindingSources) headers;" in (
-        tree["extension.nix"].decode()
-    )
+    # The binding compiles with every header too (nixgen.extension.mkExtension).
+    assert "  headers,\n" in tree["extension.nix"].decode()
+    binding_src = Path(_cpu_extension(tmp_path, "simd-ops")["bindingSrc"])
+    got = sorted(str(p.relative_to(binding_src)) for p in binding_src.rglob("*") if p.is_file())
+    assert got == sorted(["torch-ext/torch_binding.cpp", *listed])
 
 
 def test_unlisted_quoted_include_is_a_located_warning(tmp_path: Path) -> None:
@@ -140,21 +177,22 @@ def test_tvm_ffi_depends_outside_a_tvm_ffi_project_is_a_located_error(tmp_path: 
 # ------------------------------------------------------------- OpenMP, stable ABI
 
 
-def test_openmp_flag_reaches_the_extension_link() -> None:
+def test_openmp_flag_reaches_the_extension_link(tmp_path: Path) -> None:
     tree = render.render(project.read(FIXTURES / "omp-rowsum").build).tree
     assert 'linkFlags = [ "-fopenmp" ];' in tree["kernels/rowsum_omp.nix"].decode()
-    assert (
-        "linkFlags = toolchain.linkFlags ++ archives.linkFlags;" in tree["extension.nix"].decode()
-    )
+    link = _cpu_extension(tmp_path, "omp-rowsum")["link"]
+    assert re.search(r"-shared .* -fopenmp", link), link
 
 
-def test_torch_kernels_and_binding_get_the_stable_abi_target_define() -> None:
+def test_torch_kernels_and_binding_get_the_stable_abi_target_define(tmp_path: Path) -> None:
     tree = render.render(project.read(FIXTURES / "stable-abi").build).tree
     kernel = tree["kernels/softplus_cpu.nix"].decode()
     assert (
         "depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;" in kernel
     )
-    assert "cxxFlags = nixgen.torch.abiDefines variant ++" in tree["extension.nix"].decode()
+    # The binding's compile (nixgen.extension.frameworks.torch.defines).
+    compile = _cpu_extension(tmp_path, "stable-abi")["compile"]
+    assert "-DTORCH_TARGET_VERSION=0x" in compile
 
 
 def test_torch_target_version_is_major_minor_shifted_like_torch_compares_it() -> None:

@@ -43,6 +43,24 @@ in
     expected = [ false false false ];
   };
 
+  testOpsNameHashesTheVersionAndKernelNamesButNoKernelSource = {
+    expr =
+      let
+        named = version: kernelNames: extension.opsName {
+          moduleName = "relu";
+          backend = "cpu";
+          sources = [ "/nix/store/aaa-source" ];
+          inherit version kernelNames;
+        };
+      in
+      [
+        (named 1 [ "a" ] == named 1 [ "a" ])
+        (named 1 [ "a" ] == named 2 [ "a" ])
+        (named 1 [ "a" ] == named 1 [ "a" "b" ])
+      ];
+    expected = [ true false false ];
+  };
+
   testMetadataHasTheKeysTheKernelsClientReads = {
     expr = extension.metadata {
       inherit project;
@@ -96,6 +114,76 @@ in
       d = { passthru.nixgen = { }; };
     };
     expected = [ "8.0" "9.0" "10.0" "gfx942" ];
+  };
+
+  testLinkOnlyPlanReadsTheBindingObjectsFromTheStore = {
+    expr =
+      let
+        plan = extension.plan {
+          opsName = "_relu_cpu_0";
+          backend = "cpu";
+          framework = { flags = [ ]; libs = [ ]; };
+          bindingSources = [ "b/x.cpp" "b/w.h" ];
+          prebuiltObjects = "/nix/store/bbb-binding";
+          wholeArchives = [ "/nix/store/k/lib/libk.a" ];
+        };
+        edges = nixgen.compile.edges plan;
+      in
+      {
+        outputs = map (e: e.outputs) edges;
+        inputs = (builtins.head edges).inputs;
+      };
+    expected = {
+      outputs = [ [ "_relu_cpu_0.abi3.so" ] ];
+      inputs = [ "/nix/store/bbb-binding/b%2Fx.cpp.o" ];
+    };
+  };
+
+  testBindingPlanCompilesWithTheOpsNameAndNeitherArchivesNorLinks = {
+    expr =
+      let
+        plan = extension.bindingPlan {
+          opsName = "_relu_cpu_0";
+          backend = "cpu";
+          framework = { flags = [ "-DFW" ]; libs = [ ]; };
+          bindingSources = [ "b/x.cpp" ];
+          cxxFlags = [ "-DMINE" ];
+        };
+        command = (builtins.head plan.objects).command;
+      in
+      {
+        edges = map (e: e.outputs) (nixgen.compile.edges plan);
+        flags = map (f: builtins.match ".* ${f} .*" command != null) [ "-DTORCH_EXTENSION_NAME=_relu_cpu_0" "-DFW" "-DMINE" ];
+      };
+    expected = {
+      edges = [ [ "nixgen-obj/b%2Fx.cpp.o" ] ];
+      flags = [ true true true ];
+    };
+  };
+
+  testFrameworksTellTheirPackageDefinesAndWhetherCratesCanBeTheBinding = {
+    expr =
+      let
+        deps = {
+          torch = "TORCH";
+          python3.pkgs.tvm-ffi = "TVM-FFI";
+        };
+      in
+      {
+        packages = map (f: extension.frameworks.${f}.package deps) [ "torch" "tvm-ffi" ];
+        defines = map (f: extension.frameworks.${f}.defines { stableAbi = "2.11"; }) [ "torch" "tvm-ffi" ];
+        crates = map (f: extension.frameworks.${f}.cratesCanBeBinding) [ "torch" "tvm-ffi" ];
+      };
+    expected = {
+      packages = [ "TORCH" "TVM-FFI" ];
+      defines = [ [ "-DTORCH_TARGET_VERSION=0x020b000000000000" ] [ ] ];
+      crates = [ false true ];
+    };
+  };
+
+  testATorchExtensionFileWithoutTheTorchArgumentFails = {
+    expr = extension.frameworks.torch.package { python3 = { }; };
+    expectedError = true;
   };
 
   testBindingCompilesEveryCxxSourceAndNothingElse = {
