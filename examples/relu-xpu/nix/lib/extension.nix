@@ -207,30 +207,27 @@ rec {
     : the backend's runtime libraries (`-lcudart`) and flags
   */
   plan =
-    {
+    args@{
       opsName,
-      backend,
       framework,
-      bindingSources,
-      cxxFlags ? [ ],
-      includes ? [ ],
       prebuiltObjects ? null,
       wholeArchives ? [ ],
       plainArchives ? [ ],
       exportedArchives ? [ ],
       linkFlags ? [ ],
+      # `bindingPlan`'s other inputs (it rejects an unknown one).
+      ...
     }:
     let
-      binding = bindingPlan {
-        inherit
-          opsName
-          backend
-          framework
-          bindingSources
-          cxxFlags
-          includes
-          ;
-      };
+      binding = bindingPlan (
+        removeAttrs args [
+          "prebuiltObjects"
+          "wholeArchives"
+          "plainArchives"
+          "exportedArchives"
+          "linkFlags"
+        ]
+      );
       # Objects built by `bindingObjects` are read from the store (`compile.edges`).
       objects =
         if prebuiltObjects == null then
