@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -36,6 +37,11 @@ in {
   link = d.configurePhase;
   compile = d.nixgen.binding.configurePhase;
   bindingSrc = "${d.nixgen.binding.src}";
+  # Each kernel: its source tree, and the sources its plan compiles.
+  kernels = builtins.mapAttrs (name: k: {
+    src = "${k.src}";
+    compiled = map (o: o.source) k.nixgen.plan.objects;
+  }) d.nixgen.kernels;
 }
 """
 
@@ -74,13 +80,21 @@ def test_every_kernel_gets_every_listed_header_but_compiles_only_its_own_sources
     assert "  headers = [\n" + "".join(f'    "{h}"\n' for h in listed) + "  ];" in data
     for text in (scale, tree["kernels/relu_simd.nix"].decode()):
         assert "  headers,\n" in text
-        assert "others = builtins.filter (h: !builtins.elem h sources) headers;" in text
-        assert "nixgen.sources.select lib root (sources ++ others)" in text
     # The binding compiles with every header too (nixgen.extension.mkExtension).
     assert "  headers,\n" in tree["extension.nix"].decode()
-    binding_src = Path(_cpu_extension(tmp_path, "simd-ops")["bindingSrc"])
-    got = sorted(str(p.relative_to(binding_src)) for p in binding_src.rglob("*") if p.is_file())
-    assert got == sorted(["torch-ext/torch_binding.cpp", *listed])
+    got = _cpu_extension(tmp_path, "simd-ops")
+
+    def files(tree: str) -> list[str]:
+        return sorted(str(p.relative_to(tree)) for p in Path(tree).rglob("*") if p.is_file())
+
+    assert files(got["bindingSrc"]) == sorted(["torch-ext/torch_binding.cpp", *listed])
+    # Every kernel's source tree holds its own sources and every listed header; its plan
+    # compiles only its own sources (nixgen.kernel.cpp).
+    kernels: Any = got["kernels"]
+    for name, kernel in build.kernels.items():
+        own = [s for s in kernel.src if not s.endswith((".h", ".hpp"))]
+        assert files(kernels[name]["src"]) == sorted({*kernel.src, *listed}), name
+        assert kernels[name]["compiled"] == own, name
 
 
 def test_unlisted_quoted_include_is_a_located_warning(tmp_path: Path) -> None:
