@@ -16,6 +16,7 @@ from typing import (
     TYPE_CHECKING,
     Any,
     ClassVar,
+    Generic,
     Literal,
     NewType,
     TypeAlias,
@@ -144,6 +145,13 @@ def _value(cls: type[_T]) -> type[_T]:
     cls.__hash__ = _hash  # type: ignore[method-assign]
     cls.__repr__ = _repr  # type: ignore[method-assign]
     return attrs.frozen(kw_only=True, eq=False, repr=False)(cls)
+
+
+@dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(attrs.field,))
+def _fields(cls: type[_T]) -> type[_T]:
+    """A base that only declares fields for its `_value` subclasses: it has no ``__init__``
+    of its own (each subclass compiles one), so it adds little to nixgen's start."""
+    return attrs.frozen(kw_only=True, eq=False, repr=False, init=False)(cls)
 
 
 # --------------------------------------------------------------------------- general
@@ -318,36 +326,39 @@ FRAMEWORKS: dict[str, type] = {cls.table: cls for cls in (Torch, TorchNoarch, Tv
 # --------------------------------------------------------------------------- kernels
 
 
+_Language = TypeVar("_Language")
+_Dep = TypeVar("_Dep")
+
+
+@_fields
+class _CppKernel(Generic[_Language, _Dep]):
+    """What every C++ kernel shares; each language's class adds its backend's own keys.
+
+    A generic base rather than a plain one: `language` and `depends` differ only in their
+    allowed values, and a plain base would have to be overridden, which moves the fields."""
+
+    #: The kernel's source language and backend; decides which other keys are allowed.
+    language: _Language
+    #: The kernel's files, headers included; only listed files enter the build.
+    src: list[RelPath]
+    #: Libraries to compile against (`torch`: the ATen and c10 headers); the allowed ones
+    #: depend on the language.
+    depends: list[_Dep] = _list()
+    #: Include directories, relative to the project root.
+    include: list[RelDir] = _list()
+    #: Extra flags for the C++ compiler, after nixgen's own.
+    cxx_flags: list[Flag] = _list()
+
+
 @_value
-class CppCpuKernel:
+class CppCpuKernel(_CppKernel[Literal["cpp-cpu"], CpuDep]):
     """``language = "cpp-cpu"``: C++ for the CPU, built with ``stdenv``."""
 
-    #: The kernel's source language and backend; decides which other keys are allowed.
-    language: Literal["cpp-cpu"]
-    #: The kernel's files, headers included; only listed files enter the build.
-    src: list[RelPath]
-    #: Libraries to compile against (`torch`: the ATen and c10 headers).
-    depends: list[CpuDep] = _list()
-    #: Include directories, relative to the project root.
-    include: list[RelDir] = _list()
-    #: Extra flags for the C++ compiler, after nixgen's own.
-    cxx_flags: list[Flag] = _list()
-
 
 @_value
-class CppCudaKernel:
+class CppCudaKernel(_CppKernel[Literal["cpp-cuda"], CudaDep]):
     """``language = "cpp-cuda"``: CUDA C++, built with ``cudaPackages.backendStdenv``."""
 
-    #: The kernel's source language and backend; decides which other keys are allowed.
-    language: Literal["cpp-cuda"]
-    #: The kernel's files, headers included; only listed files enter the build.
-    src: list[RelPath]
-    #: Libraries to compile against: `torch`, a CUTLASS version.
-    depends: list[CudaDep] = _list()
-    #: Include directories, relative to the project root.
-    include: list[RelDir] = _list()
-    #: Extra flags for the C++ compiler, after nixgen's own.
-    cxx_flags: list[Flag] = _list()
     #: Extra flags for nvcc, after nixgen's own.
     cuda_flags: list[Flag] = _list()
     #: The CUDA capabilities to compile for (default: every one the builder supports), intersected
@@ -358,19 +369,9 @@ class CppCudaKernel:
 
 
 @_value
-class CppRocmKernel:
+class CppRocmKernel(_CppKernel[Literal["cpp-rocm"], RocmDep]):
     """``language = "cpp-rocm"``: HIP C++, built with ``rocmPackages``."""
 
-    #: The kernel's source language and backend; decides which other keys are allowed.
-    language: Literal["cpp-rocm"]
-    #: The kernel's files, headers included; only listed files enter the build.
-    src: list[RelPath]
-    #: Libraries to compile against (`torch`).
-    depends: list[RocmDep] = _list()
-    #: Include directories, relative to the project root.
-    include: list[RelDir] = _list()
-    #: Extra flags for the C++ compiler, after nixgen's own.
-    cxx_flags: list[Flag] = _list()
     #: Extra flags for hipcc, after nixgen's own.
     hip_flags: list[Flag] = _list()
     #: The ROCm targets to compile for (default: every one the builder supports).
@@ -378,37 +379,16 @@ class CppRocmKernel:
 
 
 @_value
-class CppXpuKernel:
+class CppXpuKernel(_CppKernel[Literal["cpp-xpu"], XpuDep]):
     """``language = "cpp-xpu"``: SYCL C++, built with the Intel oneAPI stdenv."""
 
-    #: The kernel's source language and backend; decides which other keys are allowed.
-    language: Literal["cpp-xpu"]
-    #: The kernel's files, headers included; only listed files enter the build.
-    src: list[RelPath]
-    #: Libraries to compile against: `torch`, `sycl_tla`.
-    depends: list[XpuDep] = _list()
-    #: Include directories, relative to the project root.
-    include: list[RelDir] = _list()
-    #: Extra flags for the C++ compiler, after nixgen's own.
-    cxx_flags: list[Flag] = _list()
     #: Extra flags for the SYCL compiler (`icpx -fsycl`).
     sycl_flags: list[Flag] = _list()
 
 
 @_value
-class CppMetalKernel:
+class CppMetalKernel(_CppKernel[Literal["cpp-metal"], MetalDep]):
     """``language = "cpp-metal"``: Objective-C++ and Metal, built with the darwin stdenv."""
-
-    #: The kernel's source language and backend; decides which other keys are allowed.
-    language: Literal["cpp-metal"]
-    #: The kernel's files, headers included; only listed files enter the build.
-    src: list[RelPath]
-    #: Libraries to compile against: `torch`, `metal-cpp`.
-    depends: list[MetalDep] = _list()
-    #: Include directories, relative to the project root.
-    include: list[RelDir] = _list()
-    #: Extra flags for the C++ compiler, after nixgen's own.
-    cxx_flags: list[Flag] = _list()
 
 
 class _RustCrate:
