@@ -73,6 +73,30 @@ let
       "src"
       "configurePhase"
     ];
+  # What `cpp` returns for kernel `k` (as `shape` shows it): the language's compilers before
+  # ninja, its backend's inputs before the kernel's dependencies, and `passthru.nixgen` with
+  # what the language adds (its plan, the GPU targets) and the kernel's `linkFlags`.
+  expectedShape =
+    language:
+    {
+      compilers ? [ ],
+      inputs ? [ ],
+      linkFlags ? [ ],
+      nixgen,
+    }:
+    {
+      pname = "p-k";
+      version = "1";
+      nativeBuildInputs = compilers ++ [ "ninja" ];
+      buildInputs = inputs ++ [ "torch" ];
+      installPhase = compile.installArchivePhase "k";
+      passthru.nixgen = {
+        kernel = "k";
+        library = "k";
+        inherit language linkFlags;
+      }
+      // nixgen;
+    };
   capabilities = {
     "12.6" = [ "8.0" ];
     "13.0" = [
@@ -95,19 +119,9 @@ in
 
   testCpuKernel = {
     expr = shape (build "cpp-cpu" { linkFlags = [ "-fopenmp" ]; });
-    expected = {
-      pname = "p-k";
-      version = "1";
-      nativeBuildInputs = [ "ninja" ];
-      buildInputs = [ "torch" ];
-      installPhase = compile.installArchivePhase "k";
-      passthru.nixgen = {
-        kernel = "k";
-        library = "k";
-        language = "cpp-cpu";
-        linkFlags = [ "-fopenmp" ];
-        plan = compile.cppCpu common;
-      };
+    expected = expectedShape "cpp-cpu" {
+      linkFlags = [ "-fopenmp" ];
+      nixgen.plan = compile.cppCpu common;
     };
   };
 
@@ -146,27 +160,10 @@ in
         cudaFlags = [ "-lineinfo" ];
       }
     );
-    expected = {
-      pname = "p-k";
-      version = "1";
-      nativeBuildInputs = [
-        "cuda_nvcc"
-        "ninja"
-      ];
-      buildInputs = [
-        "cuda_cudart"
-        "cuda_cccl"
-        "libcublas"
-        "libcusolver"
-        "libcusparse"
-        "torch"
-      ];
-      installPhase = compile.installArchivePhase "k";
-      passthru.nixgen = {
-        kernel = "k";
-        library = "k";
-        language = "cpp-cuda";
-        linkFlags = [ ];
+    expected = expectedShape "cpp-cuda" {
+      compilers = [ "cuda_nvcc" ];
+      inputs = kernel.cudaInputs;
+      nixgen = {
         capabilities = [
           "8.0"
           "9.0"
@@ -202,28 +199,10 @@ in
         hipFlags = [ "-DHIP" ];
       }
     );
-    expected = {
-      pname = "p-k";
-      version = "1";
-      nativeBuildInputs = [
-        "clr"
-        "ninja"
-      ];
-      buildInputs = [
-        "clr"
-        "hipcub-devel"
-        "hipsparselt"
-        "rocprim-devel"
-        "rocthrust-devel"
-        "rocwmma-devel"
-        "torch"
-      ];
-      installPhase = compile.installArchivePhase "k";
-      passthru.nixgen = {
-        kernel = "k";
-        library = "k";
-        language = "cpp-rocm";
-        linkFlags = [ ];
+    expected = expectedShape "cpp-rocm" {
+      compilers = [ "clr" ];
+      inputs = kernel.rocmInputs;
+      nixgen = {
         archs = [ "gfx942" ];
         plan = compile.cppRocm (
           common
@@ -238,54 +217,19 @@ in
 
   testXpuKernelUsesTheToolchainsCompilers = {
     expr = shape (build "cpp-xpu" { syclFlags = [ "-fsycl-targets=spir64" ]; });
-    expected = {
-      pname = "p-k";
-      version = "1";
-      nativeBuildInputs = [
-        "icpx"
-        "ninja"
-      ];
-      buildInputs = [ "torch" ];
-      installPhase = compile.installArchivePhase "k";
-      passthru.nixgen = {
-        kernel = "k";
-        library = "k";
-        language = "cpp-xpu";
-        linkFlags = [ ];
-        plan = compile.cppXpu (common // { syclFlags = [ "-fsycl-targets=spir64" ]; });
-      };
+    expected = expectedShape "cpp-xpu" {
+      compilers = [ "icpx" ];
+      nixgen.plan = compile.cppXpu (common // { syclFlags = [ "-fsycl-targets=spir64" ]; });
     };
   };
 
   testMetalKernelInstallsItsMetallibOutsideTheSandbox = {
     expr = shape (build "cpp-metal" { sources = [ "kernel_a/a.metal" "kernel_a/a.mm" ]; });
-    expected = {
-      pname = "p-k";
-      version = "1";
-      nativeBuildInputs = [
-        "python3"
-        "ninja"
-      ];
-      buildInputs = [
-        "apple-sdk_26"
-        "torch"
-      ];
-      __noChroot = true;
-      meta.platforms = lib.platforms.darwin;
-      # The kernel's own sources decide whether there is a metallib (not the headers).
-      installPhase = compile.installMetalPhase {
-        name = "k";
-        sources = [
-          "kernel_a/a.metal"
-          "kernel_a/a.mm"
-        ];
-      };
-      passthru.nixgen = {
-        kernel = "k";
-        library = "k";
-        language = "cpp-metal";
-        linkFlags = [ ];
-        plan = compile.cppMetal (
+    expected =
+      expectedShape "cpp-metal" {
+        compilers = [ "python3" ];
+        inputs = [ "apple-sdk_26" ];
+        nixgen.plan = compile.cppMetal (
           common
           // {
             sources = [
@@ -296,8 +240,19 @@ in
             ];
           }
         );
+      }
+      // {
+        __noChroot = true;
+        meta.platforms = lib.platforms.darwin;
+        # The kernel's own sources decide whether there is a metallib (not the headers).
+        installPhase = compile.installMetalPhase {
+          name = "k";
+          sources = [
+            "kernel_a/a.metal"
+            "kernel_a/a.mm"
+          ];
+        };
       };
-    };
   };
 
   testAnUnknownLanguageFails = {
