@@ -22,6 +22,9 @@ let
     backend = "cuda";
   };
   ops = sources: extension.opsName { moduleName = "relu"; backend = "cuda"; inherit sources; };
+  # The arguments of a CPU extension's plan: ops `_relu_cpu_0`, a framework without flags or
+  # libraries, and `args`.
+  cpuPlanArgs = args: { opsName = "_relu_cpu_0"; backend = "cpu"; framework = { flags = [ ]; libs = [ ]; }; } // args;
 in
 {
   testOpsNameIsModuleBackendAndAHashOfTheSources = {
@@ -119,14 +122,11 @@ in
   testLinkOnlyPlanReadsTheBindingObjectsFromTheStore = {
     expr =
       let
-        plan = extension.plan {
-          opsName = "_relu_cpu_0";
-          backend = "cpu";
-          framework = { flags = [ ]; libs = [ ]; };
+        plan = extension.plan (cpuPlanArgs {
           bindingSources = [ "b/x.cpp" "b/w.h" ];
           prebuiltObjects = "/nix/store/bbb-binding";
           wholeArchives = [ "/nix/store/k/lib/libk.a" ];
-        };
+        });
         edges = nixgen.compile.edges plan;
       in
       {
@@ -142,13 +142,11 @@ in
   testBindingPlanCompilesWithTheOpsNameAndNeitherArchivesNorLinks = {
     expr =
       let
-        plan = extension.bindingPlan {
-          opsName = "_relu_cpu_0";
-          backend = "cpu";
+        plan = extension.bindingPlan (cpuPlanArgs {
           framework = { flags = [ "-DFW" ]; libs = [ ]; };
           bindingSources = [ "b/x.cpp" ];
           cxxFlags = [ "-DMINE" ];
-        };
+        });
         command = (builtins.head plan.objects).command;
       in
       {
@@ -189,12 +187,7 @@ in
   testBindingCompilesEveryCxxSourceAndNothingElse = {
     expr =
       let
-        plan = extension.plan {
-          opsName = "_relu_cpu_0";
-          backend = "cpu";
-          framework = { flags = [ ]; libs = [ ]; };
-          bindingSources = [ "b/x.c++" "b/y.c" "b/z.cc" "b/w.h" ];
-        };
+        plan = extension.plan (cpuPlanArgs { bindingSources = [ "b/x.c++" "b/y.c" "b/z.cc" "b/w.h" ]; });
       in
       map (o: o.source) plan.objects;
     expected = [ "b/x.c++" "b/z.cc" ];
