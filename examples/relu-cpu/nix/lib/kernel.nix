@@ -15,10 +15,20 @@
 }:
 let
   inherit (sources) select;
+in
+rec {
+  /**
+    What every CUDA kernel compiles with, by name in `cudaPackages`: the anchor's CUDA build
+    inputs (its extension derivation, nix-builder/lib/extension/<backend>/arch.nix): the runtime,
+    CCCL, and the cuBLAS, cuSOLVER and cuSPARSE headers `ATen/cuda/CUDAContext.h` includes.
+    The kernel's dependencies follow them in `buildInputs`.
 
-  # What every CUDA kernel compiles with: the anchor's CUDA build inputs (its extension
-  # derivation, nix-builder/lib/extension/*/arch.nix): the runtime, CCCL, and the cuBLAS,
-  # cuSOLVER and cuSPARSE headers `ATen/cuda/CUDAContext.h` includes.
+    # Type
+
+    ```
+    cudaInputs :: [ String ]
+    ```
+  */
   cudaInputs = [
     "cuda_cudart"
     "cuda_cccl"
@@ -27,7 +37,16 @@ let
     "libcusparse"
   ];
 
-  # The same for ROCm: the HIP runtime and the anchor's header-only ROCm libraries.
+  /**
+    The same for ROCm, by name in `rocmPackages`: the HIP runtime and the anchor's
+    header-only ROCm libraries.
+
+    # Type
+
+    ```
+    rocmInputs :: [ String ]
+    ```
+  */
   rocmInputs = [
     "clr"
     "hipcub-devel"
@@ -36,8 +55,7 @@ let
     "rocthrust-devel"
     "rocwmma-devel"
   ];
-in
-rec {
+
   /**
     What each C++ language adds to the common kernel build. An entry takes the kernel's
     `{ name, sources, cudaFlags, hipFlags, syclFlags, capabilities, archs }` (as `cpp`
