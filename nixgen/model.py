@@ -147,13 +147,6 @@ def _value(cls: type[_T]) -> type[_T]:
     return attrs.frozen(kw_only=True, eq=False, repr=False)(cls)
 
 
-@dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(attrs.field,))
-def _fields(cls: type[_T]) -> type[_T]:
-    """A base that only declares fields for its `_value` subclasses: it has no ``__init__``
-    of its own (each subclass compiles one), so it adds little to nixgen's start."""
-    return attrs.frozen(kw_only=True, eq=False, repr=False, init=False)(cls)
-
-
 # --------------------------------------------------------------------------- general
 
 
@@ -330,7 +323,7 @@ _Language = TypeVar("_Language")
 _Dep = TypeVar("_Dep")
 
 
-@_fields
+@_value
 class _CppKernel(Generic[_Language, _Dep]):
     """What every C++ kernel shares; each language's class adds its backend's own keys.
 
