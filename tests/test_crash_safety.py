@@ -395,7 +395,7 @@ def test_check_writes_nothing_and_exits_1_when_stale(tmp_path: Path) -> None:
     before = snapshot_all(root)
     result = CliRunner().invoke(main, ["render", "--check", str(root)])
     assert result.exit_code == 1
-    assert '+    cxxFlags = [ "-O3" ];' in result.output
+    assert '+  cxxFlags = [ "-O3" ];' in result.output
     assert snapshot_all(root) == before
 
 

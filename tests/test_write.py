@@ -234,7 +234,7 @@ def test_check_is_zero_when_fresh_and_one_with_a_diff_when_stale(
     result = runner.invoke(main, ["render", "--check", str(proj)])
     assert result.exit_code == 1
     assert "--- a/nix/kernels/a.nix\n+++ b/nix/kernels/a.nix\n" in result.output
-    assert '-    cxxFlags = [ "-DA=1" ];\n+    cxxFlags = [ "-DA=5" ];\n' in result.output
+    assert '-  cxxFlags = [ "-DA=1" ];\n+  cxxFlags = [ "-DA=5" ];\n' in result.output
     assert "stale" in result.output and "nixgen render" in result.output
     assert state(proj) == before, "--check writes nothing"
 
