@@ -15,11 +15,9 @@ what only ``nixgen validate`` catches.
 
 from __future__ import annotations
 
-import ast
 import builtins
 import inspect
 import re
-import textwrap
 import types
 import typing
 from collections.abc import Callable
@@ -153,58 +151,6 @@ def _plain(text: str) -> str:
     return "\n\n".join(p for p in paragraphs if p)
 
 
-def _class_comments(cls: type) -> dict[str, str]:
-    """The ``#:`` comments of a class's fields, its bases' included (its own win)."""
-    out: dict[str, str] = {}
-    for klass in reversed(cls.__mro__):
-        if klass.__module__ == cls.__module__:
-            out.update(_doc_comments(inspect.getsource(klass)))
-    return out
-
-
-def _field_types(cls: type) -> tuple[dict[str, Any], dict[str, str]]:
-    """The type of each field of `cls`, and its annotation as written, with the type
-    variables of a generic base (``depends: list[_Dep]``) replaced by what `cls` gives them.
-
-    The written annotation recovers the names of the Literal aliases it uses (cattrs
-    replaces `field.type` by the resolved type, and two aliases may allow the same values).
-    """
-    hints = typing.get_type_hints(cls)
-    annotations: dict[str, str] = {}
-    objects: dict[Any, Any] = {}
-    texts: dict[str, str] = {}
-    for klass in reversed(cls.__mro__):
-        annotations.update({k: str(v) for k, v in vars(klass).get("__annotations__", {}).items()})
-        bases = getattr(klass, "__orig_bases__", ())
-        if not any(get_args(b) for b in bases):
-            continue
-        tree = ast.parse(textwrap.dedent(inspect.getsource(klass))).body[0]
-        assert isinstance(tree, ast.ClassDef)
-        for written, base in zip(tree.bases, bases, strict=True):
-            params = getattr(get_origin(base), "__parameters__", ())
-            if not params:
-                continue
-            assert isinstance(written, ast.Subscript)
-            args = written.slice.elts if isinstance(written.slice, ast.Tuple) else [written.slice]
-            for param, arg, text in zip(params, get_args(base), args, strict=True):
-                objects[param] = arg
-                texts[param.__name__] = ast.unparse(text)
-    if not objects:
-        return hints, annotations
-
-    def bound(t: Any) -> Any:
-        if isinstance(t, typing.TypeVar):
-            return objects.get(t, t)
-        params = getattr(t, "__parameters__", ())
-        return t[tuple(objects.get(p, p) for p in params)] if params else t
-
-    pattern = re.compile(r"\b(" + "|".join(map(re.escape, texts)) + r")\b")
-    return (
-        {name: bound(t) for name, t in hints.items()},
-        {name: pattern.sub(lambda m: texts[m.group(1)], a) for name, a in annotations.items()},
-    )
-
-
 def _literal_aliases() -> dict[str, Any]:
     """Named Literal types of the model (`Backend`, `CudaDep`, …), by name."""
     return {
@@ -288,14 +234,17 @@ class _Walker:
 
     def cls(self, cls: builtins.type) -> dict[str, Any]:
         """An attrs class as a closed table: its keys, their types, defaults and docs."""
-        hints, annotations = _field_types(cls)
-        comments = _class_comments(cls)
+        hints = typing.get_type_hints(cls)
+        comments = _doc_comments(inspect.getsource(cls))
         properties: dict[str, Any] = {}
         required: list[str] = []
         for field in attrs.fields(cls):
+            # The annotation as written (cattrs replaces `field.type` by the resolved type),
+            # to recover the names of the Literal aliases it uses.
+            annotation = str(cls.__annotations__.get(field.name, ""))
             names = {
                 self.aliases[n]: n
-                for n in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", annotations.get(field.name, ""))
+                for n in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", annotation)
                 if n in self.aliases
             }
             prop = self.type(hints[field.name], names)

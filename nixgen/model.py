@@ -16,7 +16,6 @@ from typing import (
     TYPE_CHECKING,
     Any,
     ClassVar,
-    Generic,
     Literal,
     NewType,
     TypeAlias,
@@ -319,24 +318,16 @@ FRAMEWORKS: dict[str, type] = {cls.table: cls for cls in (Torch, TorchNoarch, Tv
 # --------------------------------------------------------------------------- kernels
 
 
-_Language = TypeVar("_Language")
-_Dep = TypeVar("_Dep")
-
-
 @_value
-class _CppKernel(Generic[_Language, _Dep]):
-    """What every C++ kernel shares; each language's class adds its backend's own keys.
-
-    A generic base rather than a plain one: `language` and `depends` differ only in their
-    allowed values, and a plain base would have to be overridden, which moves the fields."""
+class CppCpuKernel:
+    """``language = "cpp-cpu"``: C++ for the CPU, built with ``stdenv``."""
 
     #: The kernel's source language and backend; decides which other keys are allowed.
-    language: _Language
+    language: Literal["cpp-cpu"]
     #: The kernel's files, headers included; only listed files enter the build.
     src: list[RelPath]
-    #: Libraries to compile against (`torch`: the ATen and c10 headers); the allowed ones
-    #: depend on the language.
-    depends: list[_Dep] = _list()
+    #: Libraries to compile against (`torch`: the ATen and c10 headers).
+    depends: list[CpuDep] = _list()
     #: Include directories, relative to the project root.
     include: list[RelDir] = _list()
     #: Extra flags for the C++ compiler, after nixgen's own.
@@ -344,14 +335,19 @@ class _CppKernel(Generic[_Language, _Dep]):
 
 
 @_value
-class CppCpuKernel(_CppKernel[Literal["cpp-cpu"], CpuDep]):
-    """``language = "cpp-cpu"``: C++ for the CPU, built with ``stdenv``."""
-
-
-@_value
-class CppCudaKernel(_CppKernel[Literal["cpp-cuda"], CudaDep]):
+class CppCudaKernel:
     """``language = "cpp-cuda"``: CUDA C++, built with ``cudaPackages.backendStdenv``."""
 
+    #: The kernel's source language and backend; decides which other keys are allowed.
+    language: Literal["cpp-cuda"]
+    #: The kernel's files, headers included; only listed files enter the build.
+    src: list[RelPath]
+    #: Libraries to compile against: `torch`, a CUTLASS version.
+    depends: list[CudaDep] = _list()
+    #: Include directories, relative to the project root.
+    include: list[RelDir] = _list()
+    #: Extra flags for the C++ compiler, after nixgen's own.
+    cxx_flags: list[Flag] = _list()
     #: Extra flags for nvcc, after nixgen's own.
     cuda_flags: list[Flag] = _list()
     #: The CUDA capabilities to compile for (default: every one the builder supports), intersected
@@ -362,9 +358,19 @@ class CppCudaKernel(_CppKernel[Literal["cpp-cuda"], CudaDep]):
 
 
 @_value
-class CppRocmKernel(_CppKernel[Literal["cpp-rocm"], RocmDep]):
+class CppRocmKernel:
     """``language = "cpp-rocm"``: HIP C++, built with ``rocmPackages``."""
 
+    #: The kernel's source language and backend; decides which other keys are allowed.
+    language: Literal["cpp-rocm"]
+    #: The kernel's files, headers included; only listed files enter the build.
+    src: list[RelPath]
+    #: Libraries to compile against (`torch`).
+    depends: list[RocmDep] = _list()
+    #: Include directories, relative to the project root.
+    include: list[RelDir] = _list()
+    #: Extra flags for the C++ compiler, after nixgen's own.
+    cxx_flags: list[Flag] = _list()
     #: Extra flags for hipcc, after nixgen's own.
     hip_flags: list[Flag] = _list()
     #: The ROCm targets to compile for (default: every one the builder supports).
@@ -372,16 +378,37 @@ class CppRocmKernel(_CppKernel[Literal["cpp-rocm"], RocmDep]):
 
 
 @_value
-class CppXpuKernel(_CppKernel[Literal["cpp-xpu"], XpuDep]):
+class CppXpuKernel:
     """``language = "cpp-xpu"``: SYCL C++, built with the Intel oneAPI stdenv."""
 
+    #: The kernel's source language and backend; decides which other keys are allowed.
+    language: Literal["cpp-xpu"]
+    #: The kernel's files, headers included; only listed files enter the build.
+    src: list[RelPath]
+    #: Libraries to compile against: `torch`, `sycl_tla`.
+    depends: list[XpuDep] = _list()
+    #: Include directories, relative to the project root.
+    include: list[RelDir] = _list()
+    #: Extra flags for the C++ compiler, after nixgen's own.
+    cxx_flags: list[Flag] = _list()
     #: Extra flags for the SYCL compiler (`icpx -fsycl`).
     sycl_flags: list[Flag] = _list()
 
 
 @_value
-class CppMetalKernel(_CppKernel[Literal["cpp-metal"], MetalDep]):
+class CppMetalKernel:
     """``language = "cpp-metal"``: Objective-C++ and Metal, built with the darwin stdenv."""
+
+    #: The kernel's source language and backend; decides which other keys are allowed.
+    language: Literal["cpp-metal"]
+    #: The kernel's files, headers included; only listed files enter the build.
+    src: list[RelPath]
+    #: Libraries to compile against: `torch`, `metal-cpp`.
+    depends: list[MetalDep] = _list()
+    #: Include directories, relative to the project root.
+    include: list[RelDir] = _list()
+    #: Extra flags for the C++ compiler, after nixgen's own.
+    cxx_flags: list[Flag] = _list()
 
 
 class _RustCrate:
