@@ -267,6 +267,8 @@ def test_a_very_deep_hand_written_directory(tmp_path: Path) -> None:
         assert os.stat(leaf, dir_fd=fd).st_size == 5
     finally:
         os.close(fd)
+        # pytest's removal of old temporary directories recurses (RecursionError at exit).
+        subprocess.run(["rm", "-rf", str(deep)], check=True)
 
 
 # --------------------------------- E and H: sources as Nix will see them, links named right
