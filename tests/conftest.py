@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,6 +17,11 @@ REPO = TESTS.parent
 CORPUS = TESTS / "corpus"
 CORPUS_FILES = sorted(CORPUS.glob("*.toml"))
 EXAMPLES = REPO / "examples"
+
+# pytest removes old numbered temporary directories at exit with a recursive
+# shutil.rmtree: a 1,500-deep tree left in /tmp by an interrupted run of
+# test_hostile_paths would otherwise end a later, green session in RecursionError.
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
 
 
 def corpus_id(path: Path) -> str:

@@ -246,28 +246,31 @@ def test_a_very_deep_hand_written_directory(tmp_path: Path) -> None:
     assert nixgen("render", ".", cwd=root).returncode == 0
     deep = root / "nix" / "deep"
     deep.mkdir()
-    fd = os.open(deep, os.O_RDONLY)
     try:
-        for _ in range(1500):  # deeper than Python's recursion limit
-            os.mkdir("d", dir_fd=fd)
-            next_fd = os.open("d", os.O_RDONLY, dir_fd=fd)
+        fd = os.open(deep, os.O_RDONLY)
+        try:
+            for _ in range(1500):  # deeper than Python's recursion limit
+                os.mkdir("d", dir_fd=fd)
+                next_fd = os.open("d", os.O_RDONLY, dir_fd=fd)
+                os.close(fd)
+                fd = next_fd
+            with open(os.open("leaf.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as f:
+                f.write("leaf\n")
+        finally:
             os.close(fd)
-            fd = next_fd
-        with open(os.open("leaf.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as f:
-            f.write("leaf\n")
+        (root / "build.toml").write_text(BUILD_TOML.replace("version = 1", "version = 2"))
+        done = nixgen("render", ".", cwd=root, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert nixgen("render", ".", "--check", cwd=root, timeout=120).returncode == 0
+        leaf = os.path.join("nix", "deep", *(["d"] * 1500), "leaf.txt")
+        fd = os.open(root, os.O_RDONLY)
+        try:
+            assert os.stat(leaf, dir_fd=fd).st_size == 5
+        finally:
+            os.close(fd)
     finally:
-        os.close(fd)
-    (root / "build.toml").write_text(BUILD_TOML.replace("version = 1", "version = 2"))
-    done = nixgen("render", ".", cwd=root, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert nixgen("render", ".", "--check", cwd=root, timeout=120).returncode == 0
-    leaf = os.path.join("nix", "deep", *(["d"] * 1500), "leaf.txt")
-    fd = os.open(root, os.O_RDONLY)
-    try:
-        assert os.stat(leaf, dir_fd=fd).st_size == 5
-    finally:
-        os.close(fd)
-        # pytest's removal of old temporary directories recurses (RecursionError at exit).
+        # pytest's removal of old temporary directories recurses: a tree this deep left
+        # behind (by a failing or interrupted run) is a RecursionError at a later exit.
         subprocess.run(["rm", "-rf", str(deep)], check=True)
 
 
