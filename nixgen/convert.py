@@ -11,12 +11,11 @@ from __future__ import annotations
 import json
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any, Literal, get_args, get_origin
 
 import attrs
 import cattrs
-from cattrs import SimpleStructureHook
 from cattrs.errors import (
     AttributeValidationNote,
     ClassValidationError,
@@ -24,7 +23,6 @@ from cattrs.errors import (
     IterableValidationError,
     IterableValidationNote,
 )
-from cattrs.gen import make_dict_structure_fn, override
 
 from nixgen import values
 from nixgen.errors import PathPart, Problem, did_you_mean, one_of
@@ -206,6 +204,10 @@ def _each(
     return out
 
 
+def _attribute_note(what: str, name: str, t: Any) -> AttributeValidationNote:
+    return AttributeValidationNote(f"Structuring class {what} @ attribute {name}", name, t)
+
+
 def _is_list(t: Any) -> bool:
     return get_origin(t) is list or t is list
 
@@ -278,17 +280,51 @@ class Strict:
 
     # -- attrs classes -------------------------------------------------------------------
     def _class_hook(self, cls: type) -> Callable[[object, type], Any]:
-        # Any, not AttributeOverride: mypy checks a `**` argument against every keyword
-        # parameter of make_dict_structure_fn, the boolean ones included.
-        renames: dict[str, Any] = {f.name: override(rename=key_of(f)) for f in attrs.fields(cls)}
-        inner: SimpleStructureHook[Mapping[str, Any], Any] = make_dict_structure_fn(
-            cls, self.converter, _cattrs_forbid_extra_keys=True, **renames
-        )
+        """Structure a TOML table into `cls`: what cattrs' generated structure function does
+        with `detailed_validation` and `forbid_extra_keys` (every failure collected, each
+        noted with its attribute, extra keys after them), written once as a loop.
+
+        cattrs would compile one function per class, and look up the hook of every field's
+        type, at every start of nixgen; here a field's hook is looked up when a table first
+        has its key, so a render structures only the classes its file uses."""
+        attrs.resolve_types(cls)
+        fields = [
+            (f.name, key_of(f), f.type, f.default is attrs.NOTHING)
+            for f in attrs.fields(cls)
+            if f.init
+        ]
+        allowed = {key for _, key, _, _ in fields}
+        what = cls.__name__
+        hooks: dict[str, Callable[[object, Any], Any]] = {}
+        get_hook = self.converter.get_structure_hook
 
         def hook(value: object, _: type) -> Any:
             if not isinstance(value, dict):
                 raise InvalidValue(f"expected a table, got {show(value)}")
-            return inner(value, cls)
+            res: dict[str, Any] = {}
+            errors: list[Exception] = []
+            for name, key, t, required in fields:
+                if key not in value:
+                    if required:
+                        missing = KeyError(key)
+                        errors.append(_note(missing, _attribute_note(what, name, t)))
+                    continue
+                try:
+                    structure = hooks.get(name)
+                    if structure is None:
+                        structure = hooks[name] = get_hook(t)
+                    res[name] = structure(value[key], t)
+                except Exception as exc:
+                    errors.append(_note(exc, _attribute_note(what, name, t)))
+            extra = value.keys() - allowed
+            if extra:
+                errors.append(ForbiddenExtraKeysError("", cls, extra))
+            if errors:
+                raise ClassValidationError(f"While structuring {what}", errors, cls)
+            try:
+                return cls(**res)
+            except Exception as exc:
+                raise ClassValidationError(f"While structuring {what}", [exc], cls) from None
 
         return hook
 

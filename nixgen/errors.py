@@ -93,7 +93,7 @@ def one_of(choices: Iterable[str]) -> str:
     return ", ".join(f"`{c}`" for c in choices)
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class Problem:
     """One thing wrong with the input (or worth a warning)."""
 

@@ -388,7 +388,7 @@ def schema() -> dict[str, Any]:
         "propertyNames": walker.type(model.KernelName, {}),
         "additionalProperties": kernel,
     }
-    compiled = [name for name, cls in frameworks.items() if hasattr(cls, "src")]
+    compiled = [name for name, cls in frameworks.items() if "src" in attrs.fields_dict(cls)]
     rules: list[dict[str, Any]] = [
         # common.structure: only one framework table. (Pairs under `not` rather than
         # `dependentSchemas`, which draft-7 validators such as taplo 0.9 ignore.)

@@ -25,7 +25,7 @@ MAX_BYTES = 8 * 1024 * 1024
 BUILD_TOML = "build.toml"
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class Document:
     """A parsed TOML document: its data plus lazy key positions for error messages."""
 

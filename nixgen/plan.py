@@ -22,7 +22,7 @@ CONFIG_BACKENDS = ("cuda", "rocm", "xpu", "metal", "cpu", "tpu")
 VERSION_KEYS = {"cuda": "cudaVersion", "rocm": "rocmVersion", "xpu": "xpuVersion"}
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class BuildConfig:
     """One row of the build-configuration table."""
 
@@ -47,7 +47,7 @@ class BuildConfig:
         )
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class Variant:
     """One thing to build: a framework extension for one backend version on one system."""
 

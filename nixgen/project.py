@@ -17,7 +17,7 @@ from nixgen.errors import Problem, ProblemError
 from nixgen.schema.common import Raw
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class Project:
     """A validated kernel project."""
 

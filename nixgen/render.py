@@ -82,7 +82,7 @@ FRAMEWORK_ARGS: dict[str, tuple[str, ...]] = {"torch": ("torch",), "tvm-ffi": ()
 _OUT_DIR = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$")
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class Rendered:
     """The generated files: `tree` under the output directory, `root` at the project root."""
 

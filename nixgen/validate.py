@@ -474,7 +474,10 @@ class _Resolver:
         try:
             info = os.lstat(full)
         except OSError:
+            self.modes.setdefault(full, None)
             return full, None
+        # `_through_link` walks the same path (unless a directory on the way is a link).
+        self.modes.setdefault(full, info.st_mode)
         if stat.S_ISLNK(info.st_mode):
             full = os.path.realpath(full)
             try:

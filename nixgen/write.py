@@ -41,7 +41,7 @@ _OLD = ".nixgen-old-"
 _TMP = ".nixgen-tmp-"
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class Plan:
     """What a write would do: files added, changed and removed (relative to the project)."""
 

@@ -19,7 +19,7 @@ CURRENT = 6
 EDITIONS = (1, 2, 3, 4, 5, 6)
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class Detected:
     edition: int
     reason: str

@@ -75,11 +75,12 @@ else:
 
 #: How the raw classes of older editions are declared: immutable and keyword-only. They
 #: live for one structuring pass and are never compared or printed, so attrs generates
-#: only `__init__` (creating classes is a visible share of nixgen's start-up).
-raw_class = attrs.frozen(kw_only=True, eq=False, repr=False)
+#: only `__init__` (creating classes is a visible share of nixgen's start-up), and without
+#: `__slots__`, like `nixgen.model`'s (see `model._value`).
+raw_class = attrs.frozen(kw_only=True, eq=False, repr=False, slots=False)
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class Layout:
     """How an edition arranges the top level of build.toml."""
 
@@ -88,7 +89,7 @@ class Layout:
     frameworks: Mapping[str, type]
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class Raw:
     """A document structured against one edition's classes."""
 
