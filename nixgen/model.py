@@ -12,6 +12,7 @@ the TOML spelling (a field may override it with ``metadata={"key": ...}``).
 
 from __future__ import annotations
 
+import functools
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -570,7 +571,19 @@ class Build:
         return self.framework.table if self.framework is not None else "torch-noarch"
 
     def kernels_for(self, backend: str) -> dict[str, Kernel]:
-        return {n: k for n, k in sorted(self.kernels.items()) if backend_of(k) == backend}
+        """The kernels that build for `backend`, by name (sorted)."""
+        return self._by_backend.get(backend, {})
+
+    @functools.cached_property
+    def _by_backend(self) -> dict[str, dict[str, Kernel]]:
+        # Planning asks for every variant (27 for the flash-attn3 project); sorting a
+        # thousand kernels each time was a visible share of a large render. A Build is
+        # immutable, so the answer is computed once (in the instance's __dict__, which
+        # the model's equality and hash never read).
+        out: dict[str, dict[str, Kernel]] = {}
+        for name, kernel in sorted(self.kernels.items()):
+            out.setdefault(backend_of(kernel), {})[name] = kernel
+        return out
 
     def source_files(self) -> list[str]:
         """Every file the project declares (framework and kernel sources), sorted."""

@@ -76,6 +76,8 @@ _IDENTIFIER = re.compile(r"[a-zA-Z_][a-zA-Z0-9_'-]*")
 _UNREPRESENTABLE = re.compile("[\x00\ud800-\udfff]")
 # The lookahead escapes only a `$` that starts `${`, so `$${` becomes `$\${`.
 _NEEDS_ESCAPE = re.compile(r'[\\"\n\r\t]|\$(?=\{)')
+#: A string with nothing to escape or refuse (no `$` at all: the common case, one match).
+_PLAIN = re.compile('[^\\\\"\n\r\t$\x00\ud800-\udfff]*')
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t", "$": "\\$"}
 
 
@@ -137,6 +139,8 @@ def string(s: str) -> str:
     """
     if not isinstance(s, str):
         raise TypeError(f"a Nix string needs a str, not {type(s).__name__}")
+    if _PLAIN.fullmatch(s):
+        return '"' + s + '"'
     _check_representable(s)
     return '"' + _NEEDS_ESCAPE.sub(lambda m: _ESCAPES[m.group()[0]], s) + '"'
 
