@@ -221,9 +221,16 @@ def _is_union(t: Any) -> bool:
 
 
 def _newtype_hook(rule: values.Rule) -> Callable[[object, type], str]:
+    # A rule is a function of the text alone, and an older edition's file is structured
+    # twice (its own edition, then the upgraded edition 6): each text is judged once.
+    judged: dict[str, str | None] = {}
+
     def hook(value: object, _: type) -> str:
         text = _strict_str(value, str)
-        message = rule(text)
+        if text in judged:
+            message = judged[text]
+        else:
+            message = judged[text] = rule(text)
         if message:
             raise InvalidValue(message)
         return text

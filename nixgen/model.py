@@ -20,15 +20,14 @@ from typing import (
     Literal,
     NewType,
     TypeAlias,
-    TypeVar,
     Union,
     cast,
-    dataclass_transform,
 )
 
 import attrs
 
 from nixgen import tables
+from nixgen.record import record
 
 EDITION = 6
 
@@ -113,45 +112,10 @@ def _list() -> Any:
     return attrs.field(factory=list)
 
 
-_T = TypeVar("_T")
-
-
-def _equal(self: Any, other: object) -> Any:  # a bool, or NotImplemented
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return _values(self) == _values(other)
-
-
-def _hash(self: Any) -> int:
-    return hash((self.__class__, *_values(self)))
-
-
-def _repr(self: Any) -> str:
-    fields = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in attrs.fields(type(self)))
-    return f"{self.__class__.__qualname__}({fields})"
-
-
-def _values(obj: Any) -> tuple[Any, ...]:
-    return tuple(getattr(obj, f.name) for f in attrs.fields(type(obj)))
-
-
-@dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(attrs.field,))
-def _value(cls: type[_T]) -> type[_T]:
-    """A model class: immutable and keyword-only, equal to another of its class with equal
-    fields, hashed and shown (``Hub(repo_id='org/k', branch=None)``) as attrs would. The
-    three methods are written once here: attrs would compile them for every class at every
-    start of nixgen, a visible share of a render. No `__slots__` (`slots=False`): a slotted
-    class is built twice, which costs 40 % more at each start than it saves a render."""
-    cls.__eq__ = _equal  # type: ignore[method-assign]
-    cls.__hash__ = _hash  # type: ignore[method-assign]
-    cls.__repr__ = _repr  # type: ignore[method-assign]
-    return attrs.frozen(kw_only=True, eq=False, repr=False, slots=False)(cls)
-
-
 # --------------------------------------------------------------------------- general
 
 
-@_value
+@record
 class Hub:
     """``[general.hub]``: where the built kernel is uploaded."""
 
@@ -161,7 +125,7 @@ class Hub:
     branch: str | None = None
 
 
-@_value
+@record
 class KernelDependency:
     """A kernel this kernel needs at run time: a Hub repo at a version or a revision."""
 
@@ -173,7 +137,7 @@ class KernelDependency:
     revision: str | None = None
 
 
-@_value
+@record
 class CudaGeneral:
     """``[general.cuda]``: bounds on the CUDA toolkit versions to build for."""
 
@@ -188,7 +152,7 @@ class CudaGeneral:
     kernel_depends: list[KernelDependency] = _list()
 
 
-@_value
+@record
 class XpuGeneral:
     #: Python packages the XPU variants need.
     python_depends: list[XpuPythonDep] = _list()
@@ -196,7 +160,7 @@ class XpuGeneral:
     kernel_depends: list[KernelDependency] = _list()
 
 
-@_value
+@record
 class NeuronGeneral:
     #: Python packages the Neuron variants need.
     python_depends: list[NeuronPythonDep] = _list()
@@ -204,13 +168,13 @@ class NeuronGeneral:
     kernel_depends: list[KernelDependency] = _list()
 
 
-@_value
+@record
 class TpuGeneral:
     #: Python packages the TPU variants need (none are allowed yet).
     python_depends: list[TpuPythonDep] = _list()
 
 
-@_value
+@record
 class General:
     """``[general]``."""
 
@@ -256,7 +220,7 @@ class General:
 # ------------------------------------------------------------------------ frameworks
 
 
-@_value
+@record
 class Torch:
     """``[torch]``: an ahead-of-time compiled Torch extension."""
 
@@ -286,7 +250,7 @@ class Torch:
         return self.stable_abi
 
 
-@_value
+@record
 class TorchNoarch:
     """``[torch-noarch]``: a pure-Python (JIT, Triton, …) Torch kernel."""
 
@@ -299,7 +263,7 @@ class TorchNoarch:
     rocm_archs: list[RocmArch] = _list()
 
 
-@_value
+@record
 class TvmFfi:
     """``[tvm-ffi]``: an extension bound through the TVM FFI C ABI."""
 
@@ -320,7 +284,7 @@ FRAMEWORKS: dict[str, type] = {cls.table: cls for cls in (Torch, TorchNoarch, Tv
 # --------------------------------------------------------------------------- kernels
 
 
-@_value
+@record
 class CppCpuKernel:
     """``language = "cpp-cpu"``: C++ for the CPU, built with ``stdenv``."""
 
@@ -336,7 +300,7 @@ class CppCpuKernel:
     cxx_flags: list[Flag] = _list()
 
 
-@_value
+@record
 class CppCudaKernel:
     """``language = "cpp-cuda"``: CUDA C++, built with ``cudaPackages.backendStdenv``."""
 
@@ -359,7 +323,7 @@ class CppCudaKernel:
     cuda_minver: Version | None = None
 
 
-@_value
+@record
 class CppRocmKernel:
     """``language = "cpp-rocm"``: HIP C++, built with ``rocmPackages``."""
 
@@ -379,7 +343,7 @@ class CppRocmKernel:
     rocm_archs: list[RocmArch] | None = None
 
 
-@_value
+@record
 class CppXpuKernel:
     """``language = "cpp-xpu"``: SYCL C++, built with the Intel oneAPI stdenv."""
 
@@ -397,7 +361,7 @@ class CppXpuKernel:
     sycl_flags: list[Flag] = _list()
 
 
-@_value
+@record
 class CppMetalKernel:
     """``language = "cpp-metal"``: Objective-C++ and Metal, built with the darwin stdenv."""
 
@@ -458,7 +422,7 @@ def default_library(name: str) -> str:
     return name.replace("-", "_")
 
 
-@_value
+@record
 class RustCpuKernel(_RustCrate):
     """``language = "rust-cpu"``: a Cargo crate built with ``rustPlatform.buildRustPackage``.
 
@@ -483,7 +447,7 @@ class RustCpuKernel(_RustCrate):
     lib_name: RustLibName | None = None
 
 
-@_value
+@record
 class RustCudaKernel(_RustCrate):
     """``language = "rust-cuda"``: a host crate and a device crate compiled to PTX by the
     cuda-oxide ``rustc`` codegen backend (huggingface/kernels' `dsl = "cuda-oxide"`).
@@ -554,7 +518,7 @@ def backend_of(kernel: Kernel) -> str:
 # ----------------------------------------------------------------------------- build
 
 
-@_value
+@record
 class Build:
     """A whole build.toml in edition 6.
 

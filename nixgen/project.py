@@ -10,14 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-import attrs
-
 from nixgen import load, model, schema, upgrade, validate
 from nixgen.errors import Problem, ProblemError
+from nixgen.record import record
 from nixgen.schema.common import Raw
 
 
-@attrs.frozen(kw_only=True, slots=False)
+@record
 class Project:
     """A validated kernel project."""
 

@@ -33,6 +33,7 @@ import attrs
 from nixgen import paths
 from nixgen.errors import OutputError
 from nixgen.marker import has_marker, is_generated
+from nixgen.record import record
 from nixgen.render import Rendered
 
 _STAGING = ".nixgen-staging-"
@@ -41,7 +42,7 @@ _OLD = ".nixgen-old-"
 _TMP = ".nixgen-tmp-"
 
 
-@attrs.frozen(slots=False)
+@record
 class Plan:
     """What a write would do: files added, changed and removed (relative to the project)."""
 
@@ -150,7 +151,14 @@ def plan(
     for rel in removed:
         before = paths.read_under(root, rel)
         changes.append((rel, before if isinstance(before, bytes) else b"", b""))
-    return Plan(added, changed, removed, unchanged, changes, kept)
+    return Plan(
+        added=added,
+        changed=changed,
+        removed=removed,
+        unchanged=unchanged,
+        changes=changes,
+        kept=kept,
+    )
 
 
 def _diff(rel: str, before: bytes | paths.Blocked, after: bytes) -> str:

@@ -9,17 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
-
 from nixgen.convert import show
 from nixgen.errors import Problem
+from nixgen.record import record
 from nixgen.schema import common
 
 CURRENT = 6
 EDITIONS = (1, 2, 3, 4, 5, 6)
 
 
-@attrs.frozen(slots=False)
+@record
 class Detected:
     edition: int
     reason: str
@@ -29,7 +28,7 @@ def detect(document: dict[str, Any]) -> Detected | Problem:
     """The edition of `document`, or a problem when it cannot be told."""
     general = document.get("general")
     if not isinstance(general, dict):
-        return Detected(CURRENT, "no [general] table")
+        return Detected(edition=CURRENT, reason="no [general] table")
     if "edition" in general:
         edition = general["edition"]
         if isinstance(edition, bool) or not isinstance(edition, int):
@@ -44,7 +43,7 @@ def detect(document: dict[str, Any]) -> Detected | Problem:
                 f"(edition {CURRENT} is current)",
                 path=("general", "edition"),
             )
-        return Detected(edition, f"general.edition = {edition}")
+        return Detected(edition=edition, reason=f"general.edition = {edition}")
     kernels = document.get("kernel")
     kernels = (
         [k for k in kernels.values() if isinstance(k, dict)] if isinstance(kernels, dict) else []
@@ -58,14 +57,16 @@ def detect(document: dict[str, Any]) -> Detected | Problem:
         )
     if "backends" in general:
         if "version" in general and "license" in general:
-            return Detected(4, "general.backends with version and license, no edition")
-        return Detected(3, "general.backends without version or license")
+            return Detected(
+                edition=4, reason="general.backends with version and license, no edition"
+            )
+        return Detected(edition=3, reason="general.backends without version or license")
     if any("backend" in k for k in kernels):
-        return Detected(2, "kernels tagged by `backend`, no general.backends")
+        return Detected(edition=2, reason="kernels tagged by `backend`, no general.backends")
     v2_general = {"universal", "cuda-minver", "cuda-maxver", "hub", "python-depends"}
     if v2_general & set(general):
-        return Detected(2, "edition-2 keys in [general]")
-    return Detected(1, "kernels without a `backend` tag and no general.backends")
+        return Detected(edition=2, reason="edition-2 keys in [general]")
+    return Detected(edition=1, reason="kernels without a `backend` tag and no general.backends")
 
 
 def layout(edition: int) -> common.Layout:

@@ -23,6 +23,7 @@ from nixgen.convert import (
     tagged_union_hook,
 )
 from nixgen.errors import Problem, did_you_mean, one_of
+from nixgen.record import record
 from nixgen.schema import unknown
 
 #: Project names of editions 1–4, where `_` was common (upgrading turns it into `-`).
@@ -76,11 +77,11 @@ else:
 #: How the raw classes of older editions are declared: immutable and keyword-only. They
 #: live for one structuring pass and are never compared or printed, so attrs generates
 #: only `__init__` (creating classes is a visible share of nixgen's start-up), and without
-#: `__slots__`, like `nixgen.model`'s (see `model._value`).
+#: `__slots__`, like every `nixgen.record`.
 raw_class = attrs.frozen(kw_only=True, eq=False, repr=False, slots=False)
 
 
-@attrs.frozen(slots=False)
+@record
 class Layout:
     """How an edition arranges the top level of build.toml."""
 
@@ -89,7 +90,7 @@ class Layout:
     frameworks: Mapping[str, type]
 
 
-@attrs.frozen(slots=False)
+@record
 class Raw:
     """A document structured against one edition's classes."""
 
@@ -143,7 +144,13 @@ def structure(document: dict[str, Any], layout: Layout) -> tuple[Raw | None, lis
     if any(p.severity == "error" for p in problems):
         return None, problems
     problems.extend(unknown.warnings(kernels, present[0] if present else None, framework))
-    return Raw(general, present[0] if present else None, framework, kernels), problems
+    raw = Raw(
+        general=general,
+        framework_table=present[0] if present else None,
+        framework=framework,
+        kernels=kernels,
+    )
+    return raw, problems
 
 
 def _other_edition_hint(tag: str) -> Any:
