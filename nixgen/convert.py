@@ -296,11 +296,11 @@ class Strict:
         has its key, so a render structures only the classes its file uses."""
         attrs.resolve_types(cls)
         fields = [
-            (f.name, key_of(f), f.type, f.default is attrs.NOTHING)
+            (f.name, f.alias, key_of(f), f.type, f.default is attrs.NOTHING)
             for f in attrs.fields(cls)
             if f.init
         ]
-        allowed = {key for _, key, _, _ in fields}
+        allowed = {key for _, _, key, _, _ in fields}
         what = cls.__name__
         hooks: dict[str, Callable[[object, Any], Any]] = {}
         get_hook = self.converter.get_structure_hook
@@ -310,7 +310,7 @@ class Strict:
                 raise InvalidValue(f"expected a table, got {show(value)}")
             res: dict[str, Any] = {}
             errors: list[Exception] = []
-            for name, key, t, required in fields:
+            for name, arg, key, t, required in fields:
                 if key not in value:
                     if required:
                         missing = KeyError(key)
@@ -320,7 +320,7 @@ class Strict:
                     structure = hooks.get(name)
                     if structure is None:
                         structure = hooks[name] = get_hook(t)
-                    res[name] = structure(value[key], t)
+                    res[arg] = structure(value[key], t)
                 except Exception as exc:
                     errors.append(_note(exc, _attribute_note(what, name, t)))
             extra = value.keys() - allowed
