@@ -15,8 +15,6 @@ from typing import Literal
 
 import attrs
 
-from nixgen.record import evolve, record
-
 Severity = Literal["error", "warning"]
 
 #: Exit status for input the user must fix: an invalid build.toml, an unwritable output.
@@ -95,7 +93,7 @@ def one_of(choices: Iterable[str]) -> str:
     return ", ".join(f"`{c}`" for c in choices)
 
 
-@record
+@attrs.frozen(kw_only=True)
 class Problem:
     """One thing wrong with the input (or worth a warning)."""
 
@@ -114,7 +112,7 @@ class Problem:
         return format_path(self.path)
 
     def located(self, file: str | None, line: int | None, column: int | None) -> Problem:
-        return evolve(self, file=file, line=line, column=column)
+        return attrs.evolve(self, file=file, line=line, column=column)
 
     def render(self) -> str:
         """One line for humans: ``build.toml:12:3: error: kernel.relu.src[0]: …``."""

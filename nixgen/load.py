@@ -13,11 +13,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import attrs
 import tomli
 
 from nixgen import paths, positions
 from nixgen.errors import Problem, ProblemError, format_path
-from nixgen.record import evolve, record
 
 #: A build.toml larger than this is refused before parsing (real files are a few KiB).
 MAX_BYTES = 8 * 1024 * 1024
@@ -25,7 +25,7 @@ MAX_BYTES = 8 * 1024 * 1024
 BUILD_TOML = "build.toml"
 
 
-@record
+@attrs.frozen(kw_only=True)
 class Document:
     """A parsed TOML document: its data plus lazy key positions for error messages."""
 
@@ -41,7 +41,7 @@ class Document:
     def locate(self, problem: Problem) -> Problem:
         """Fill in file, line and column of `problem` from its key path."""
         if problem.line is not None:
-            return problem if problem.file else evolve(problem, file=self.display)
+            return problem if problem.file else attrs.evolve(problem, file=self.display)
         where = self.positions.locate(problem.path, at_key=problem.at_key)
         line, column = where if where else (None, None)
         return problem.located(self.display, line, column)

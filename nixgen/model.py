@@ -27,7 +27,6 @@ from typing import (
 import attrs
 
 from nixgen import tables
-from nixgen.record import record
 
 EDITION = 6
 
@@ -115,7 +114,7 @@ def _list() -> Any:
 # --------------------------------------------------------------------------- general
 
 
-@record
+@attrs.frozen(kw_only=True)
 class Hub:
     """``[general.hub]``: where the built kernel is uploaded."""
 
@@ -125,7 +124,7 @@ class Hub:
     branch: str | None = None
 
 
-@record
+@attrs.frozen(kw_only=True)
 class KernelDependency:
     """A kernel this kernel needs at run time: a Hub repo at a version or a revision."""
 
@@ -137,7 +136,7 @@ class KernelDependency:
     revision: str | None = None
 
 
-@record
+@attrs.frozen(kw_only=True)
 class CudaGeneral:
     """``[general.cuda]``: bounds on the CUDA toolkit versions to build for."""
 
@@ -152,7 +151,7 @@ class CudaGeneral:
     kernel_depends: list[KernelDependency] = _list()
 
 
-@record
+@attrs.frozen(kw_only=True)
 class XpuGeneral:
     #: Python packages the XPU variants need.
     python_depends: list[XpuPythonDep] = _list()
@@ -160,7 +159,7 @@ class XpuGeneral:
     kernel_depends: list[KernelDependency] = _list()
 
 
-@record
+@attrs.frozen(kw_only=True)
 class NeuronGeneral:
     #: Python packages the Neuron variants need.
     python_depends: list[NeuronPythonDep] = _list()
@@ -168,13 +167,13 @@ class NeuronGeneral:
     kernel_depends: list[KernelDependency] = _list()
 
 
-@record
+@attrs.frozen(kw_only=True)
 class TpuGeneral:
     #: Python packages the TPU variants need (none are allowed yet).
     python_depends: list[TpuPythonDep] = _list()
 
 
-@record
+@attrs.frozen(kw_only=True)
 class General:
     """``[general]``."""
 
@@ -220,7 +219,7 @@ class General:
 # ------------------------------------------------------------------------ frameworks
 
 
-@record
+@attrs.frozen(kw_only=True)
 class Torch:
     """``[torch]``: an ahead-of-time compiled Torch extension."""
 
@@ -250,7 +249,7 @@ class Torch:
         return self.stable_abi
 
 
-@record
+@attrs.frozen(kw_only=True)
 class TorchNoarch:
     """``[torch-noarch]``: a pure-Python (JIT, Triton, …) Torch kernel."""
 
@@ -263,7 +262,7 @@ class TorchNoarch:
     rocm_archs: list[RocmArch] = _list()
 
 
-@record
+@attrs.frozen(kw_only=True)
 class TvmFfi:
     """``[tvm-ffi]``: an extension bound through the TVM FFI C ABI."""
 
@@ -284,7 +283,7 @@ FRAMEWORKS: dict[str, type] = {cls.table: cls for cls in (Torch, TorchNoarch, Tv
 # --------------------------------------------------------------------------- kernels
 
 
-@record
+@attrs.frozen(kw_only=True)
 class CppCpuKernel:
     """``language = "cpp-cpu"``: C++ for the CPU, built with ``stdenv``."""
 
@@ -300,7 +299,7 @@ class CppCpuKernel:
     cxx_flags: list[Flag] = _list()
 
 
-@record
+@attrs.frozen(kw_only=True)
 class CppCudaKernel:
     """``language = "cpp-cuda"``: CUDA C++, built with ``cudaPackages.backendStdenv``."""
 
@@ -323,7 +322,7 @@ class CppCudaKernel:
     cuda_minver: Version | None = None
 
 
-@record
+@attrs.frozen(kw_only=True)
 class CppRocmKernel:
     """``language = "cpp-rocm"``: HIP C++, built with ``rocmPackages``."""
 
@@ -343,7 +342,7 @@ class CppRocmKernel:
     rocm_archs: list[RocmArch] | None = None
 
 
-@record
+@attrs.frozen(kw_only=True)
 class CppXpuKernel:
     """``language = "cpp-xpu"``: SYCL C++, built with the Intel oneAPI stdenv."""
 
@@ -361,7 +360,7 @@ class CppXpuKernel:
     sycl_flags: list[Flag] = _list()
 
 
-@record
+@attrs.frozen(kw_only=True)
 class CppMetalKernel:
     """``language = "cpp-metal"``: Objective-C++ and Metal, built with the darwin stdenv."""
 
@@ -422,7 +421,7 @@ def default_library(name: str) -> str:
     return name.replace("-", "_")
 
 
-@record
+@attrs.frozen(kw_only=True)
 class RustCpuKernel(_RustCrate):
     """``language = "rust-cpu"``: a Cargo crate built with ``rustPlatform.buildRustPackage``.
 
@@ -447,7 +446,7 @@ class RustCpuKernel(_RustCrate):
     lib_name: RustLibName | None = None
 
 
-@record
+@attrs.frozen(kw_only=True)
 class RustCudaKernel(_RustCrate):
     """``language = "rust-cuda"``: a host crate and a device crate compiled to PTX by the
     cuda-oxide ``rustc`` codegen backend (huggingface/kernels' `dsl = "cuda-oxide"`).
@@ -518,7 +517,7 @@ def backend_of(kernel: Kernel) -> str:
 # ----------------------------------------------------------------------------- build
 
 
-@record
+@attrs.frozen(kw_only=True)
 class Build:
     """A whole build.toml in edition 6.
 
@@ -542,8 +541,8 @@ class Build:
     def _by_backend(self) -> dict[str, dict[str, Kernel]]:
         # Planning asks for every variant (27 for the flash-attn3 project); sorting a
         # thousand kernels each time was a visible share of a large render. A Build is
-        # immutable, so the answer is computed once (in the instance's __dict__, which
-        # the model's equality and hash never read).
+        # immutable, so the answer is computed once (attrs keeps the cached value in a
+        # slot of its own, which the model's equality and hash never read).
         out: dict[str, dict[str, Kernel]] = {}
         for name, kernel in sorted(self.kernels.items()):
             out.setdefault(backend_of(kernel), {})[name] = kernel

@@ -12,16 +12,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from nixgen import model, tables
 from nixgen.errors import Problem, error, one_of, warning
-from nixgen.record import evolve, record
 
 SYSTEMS = ("x86_64-linux", "aarch64-linux", "aarch64-darwin")
 CONFIG_BACKENDS = ("cuda", "rocm", "xpu", "metal", "cpu", "tpu")
 VERSION_KEYS = {"cuda": "cudaVersion", "rocm": "rocmVersion", "xpu": "xpuVersion"}
 
 
-@record
+@attrs.frozen(kw_only=True)
 class BuildConfig:
     """One row of the build-configuration table."""
 
@@ -46,7 +47,7 @@ class BuildConfig:
         )
 
 
-@record
+@attrs.frozen(kw_only=True)
 class Variant:
     """One thing to build: a framework extension for one backend version on one system."""
 
@@ -279,7 +280,7 @@ def _add(out: dict[tuple[str, str], Variant], variant: Variant) -> None:
     key = (variant.name, variant.system)
     first = out.setdefault(key, variant)
     if variant.bundle and not first.bundle:
-        out[key] = evolve(first, bundle=True)
+        out[key] = attrs.evolve(first, bundle=True)
 
 
 def select_ci(variants_: list[Variant]) -> list[Variant]:

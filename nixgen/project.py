@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import attrs
+
 from nixgen import load, model, schema, upgrade, validate
 from nixgen.errors import Problem, ProblemError
-from nixgen.record import record
 from nixgen.schema.common import Raw
 
 
-@record
+@attrs.frozen(kw_only=True)
 class Project:
     """A validated kernel project."""
 

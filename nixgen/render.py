@@ -22,7 +22,6 @@ from nixgen import __version__, matrix, model, nixlit, plan, tables
 from nixgen.errors import EXIT_INVALID, NixgenError
 from nixgen.marker import MARKER
 from nixgen.model import python_package_dir, shared_headers
-from nixgen.record import record
 
 #: Where the generated tree goes, relative to the project root.
 DEFAULT_OUT = "nix"
@@ -83,7 +82,7 @@ FRAMEWORK_ARGS: dict[str, tuple[str, ...]] = {"torch": ("torch",), "tvm-ffi": ()
 _OUT_DIR = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$")
 
 
-@record
+@attrs.frozen(kw_only=True)
 class Rendered:
     """The generated files: `tree` under the output directory, `root` at the project root."""
 

@@ -33,7 +33,6 @@ import attrs
 from nixgen import paths
 from nixgen.errors import OutputError
 from nixgen.marker import has_marker, is_generated
-from nixgen.record import record
 from nixgen.render import Rendered
 
 _STAGING = ".nixgen-staging-"
@@ -42,7 +41,7 @@ _OLD = ".nixgen-old-"
 _TMP = ".nixgen-tmp-"
 
 
-@record
+@attrs.frozen(kw_only=True)
 class Plan:
     """What a write would do: files added, changed and removed (relative to the project)."""
 

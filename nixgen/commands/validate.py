@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import click
 
 from nixgen.cli import emit_json, handle_errors, json_option, print_problems, project_argument
 from nixgen.errors import Problem
-from nixgen.record import evolve
 
 
 @click.command()
@@ -76,7 +76,7 @@ def _strict(problem: Problem) -> Problem:
         return problem
     note = "a warning; --strict makes it an error"
     hint = f"{problem.hint}; {note}" if problem.hint else note
-    return evolve(problem, severity="error", hint=hint)
+    return attrs.evolve(problem, severity="error", hint=hint)
 
 
 command = validate

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from nixgen.convert import show
 from nixgen.errors import Problem
-from nixgen.record import record
 from nixgen.schema import common
 
 CURRENT = 6
 EDITIONS = (1, 2, 3, 4, 5, 6)
 
 
-@record
+@attrs.frozen(kw_only=True)
 class Detected:
     edition: int
     reason: str

@@ -23,7 +23,6 @@ from nixgen.convert import (
     tagged_union_hook,
 )
 from nixgen.errors import Problem, did_you_mean, one_of
-from nixgen.record import record
 from nixgen.schema import unknown
 
 #: Project names of editions 1–4, where `_` was common (upgrading turns it into `-`).
@@ -74,14 +73,7 @@ else:
     LegacyDep = Literal[(*tables.all_cpp_dependencies(), *tables.legacy_dependency_renames())]
 
 
-#: How the raw classes of older editions are declared: immutable and keyword-only. They
-#: live for one structuring pass and are never compared or printed, so attrs generates
-#: only `__init__` (creating classes is a visible share of nixgen's start-up), and without
-#: `__slots__`, like every `nixgen.record`.
-raw_class = attrs.frozen(kw_only=True, eq=False, repr=False, slots=False)
-
-
-@record
+@attrs.frozen(kw_only=True)
 class Layout:
     """How an edition arranges the top level of build.toml."""
 
@@ -90,7 +82,7 @@ class Layout:
     frameworks: Mapping[str, type]
 
 
-@record
+@attrs.frozen(kw_only=True)
 class Raw:
     """A document structured against one edition's classes."""
 

@@ -6,16 +6,15 @@ from __future__ import annotations
 import attrs
 
 from nixgen import model
-from nixgen.schema.common import raw_class
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class Hub:
     repo_id: model.RepoId | None = None
     branch: str | None = None
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class Torch:
     """``[torch]`` of editions 2 and 3 (editions 4 and 5 add keys)."""
 
@@ -26,19 +25,19 @@ class Torch:
     maxver: model.Version | None = None
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class BackendGeneral:
     python_depends: list[str] | None = None
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class CudaGeneral:
     minver: model.Version | None = None
     maxver: model.Version | None = None
     python_depends: list[str] | None = None
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class TorchNoarch:
     pyext: list[model.Extension] | None = None
     cuda_capabilities: list[model.CudaCapability] | None = attrs.field(
@@ -49,7 +48,7 @@ class TorchNoarch:
     )
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class TvmFfi:
     src: list[model.RelPath]
     include: list[model.RelDir] | None = None

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import attrs
+
 from nixgen import model
-from nixgen.schema.common import LegacyDep, kernel_union, raw_class
+from nixgen.schema.common import LegacyDep, kernel_union
 
 Paths = list[model.RelPath]
 Flags = list[model.Flag]
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class _Kernel:
     """The keys every backend's kernel table has (a subclass adds its backend's own)."""
 
@@ -20,30 +22,30 @@ class _Kernel:
     cxx_flags: Flags | None = None
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class CpuKernel(_Kernel):
     """``backend = "cpu"``."""
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class CudaKernel(_Kernel):
     cuda_flags: Flags | None = None
     cuda_capabilities: list[model.CudaCapability] | None = None
     cuda_minver: model.Version | None = None
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class MetalKernel(_Kernel):
     """``backend = "metal"``."""
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class RocmKernel(_Kernel):
     hip_flags: Flags | None = None
     rocm_archs: list[model.RocmArch] | None = None
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class XpuKernel(_Kernel):
     sycl_flags: Flags | None = None
 

@@ -8,15 +8,15 @@ from typing import Any, Literal
 import attrs
 
 from nixgen import model
-from nixgen.schema.common import Layout, LegacyDep, LegacyName, raw_class
+from nixgen.schema.common import Layout, LegacyDep, LegacyName
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class General:
     name: LegacyName
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class Torch:
     src: list[model.RelPath] = attrs.field(factory=list)
     include: list[model.RelDir] | None = None
@@ -24,7 +24,7 @@ class Torch:
     universal: bool = False
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class Kernel:
     depends: list[LegacyDep]
     src: list[model.RelPath]

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Literal
 
+import attrs
+
 from nixgen import model
 from nixgen.schema import tagged_by_backend
-from nixgen.schema.common import Layout, LegacyName, raw_class
+from nixgen.schema.common import Layout, LegacyName
 from nixgen.schema.sections import Hub, Torch
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class General:
     name: LegacyName
     universal: bool = False

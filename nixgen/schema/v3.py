@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import attrs
+
 from nixgen import model
 from nixgen.schema import tagged_by_backend
-from nixgen.schema.common import Layout, LegacyName, raw_class
+from nixgen.schema.common import Layout, LegacyName
 from nixgen.schema.sections import BackendGeneral, CudaGeneral, Hub, Torch
 
 V3Backend = model.Backend
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class General:
     name: LegacyName
     backends: list[V3Backend]
@@ -24,7 +26,7 @@ class General:
     neuron: BackendGeneral | None = None
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class TvmFfi:
     src: list[model.RelPath]
     include: list[model.RelDir] | None = None

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import attrs
+
 from nixgen import model
 from nixgen.schema import sections, tagged_by_backend
-from nixgen.schema.common import Layout, LegacyName, raw_class
+from nixgen.schema.common import Layout, LegacyName
 from nixgen.schema.sections import BackendGeneral, CudaGeneral, Hub, TorchNoarch, TvmFfi
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class General:
     name: LegacyName
     version: int
@@ -23,7 +25,7 @@ class General:
     neuron: BackendGeneral | None = None
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class Torch(sections.Torch):
     stable_abi: model.Version | None = None
     cxx_flags: list[model.Flag] | None = None

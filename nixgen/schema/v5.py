@@ -16,7 +16,7 @@ import attrs
 
 from nixgen import model
 from nixgen.schema import sections, tagged_by_backend
-from nixgen.schema.common import Layout, kernel_union, raw_class
+from nixgen.schema.common import Layout, kernel_union
 from nixgen.schema.sections import Hub, TorchNoarch
 
 #: How a kernel's sources are written (the branch's `Dsl`; `cpp` is the default).
@@ -27,7 +27,7 @@ def _with_branch_keys(base: Any) -> Any:
     """`base` (a CPU or CUDA kernel table) plus the keys of the support-rust-kernels
     branch, after its own."""
 
-    @raw_class
+    @attrs.frozen(kw_only=True)
     class Kernel(base):  # type: ignore[misc]
         dsl: Dsl | None = None
         features: list[model.CargoFeature] | None = None
@@ -45,7 +45,7 @@ CpuKernel = _with_branch_keys(tagged_by_backend.CpuKernel)
 CudaKernel = _with_branch_keys(tagged_by_backend.CudaKernel)
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class TvmFfi:
     #: Empty when a Rust crate exports the functions itself.
     src: list[model.RelPath] = attrs.field(factory=list)
@@ -54,13 +54,13 @@ class TvmFfi:
     cxx_flags: list[model.Flag] | None = None
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class BackendGeneral:
     python_depends: list[str] | None = None
     kernel_depends: list[model.KernelDependency] | None = None
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class CudaGeneral:
     minver: model.Version | None = None
     maxver: model.Version | None = None
@@ -68,12 +68,12 @@ class CudaGeneral:
     kernel_depends: list[model.KernelDependency] | None = None
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class TpuGeneral:
     python_depends: list[str] | None = None
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class General:
     name: model.ProjectName
     version: int
@@ -92,7 +92,7 @@ class General:
     tpu: TpuGeneral | None = None
 
 
-@raw_class
+@attrs.frozen(kw_only=True)
 class Torch(sections.Torch):
     stable_abi: model.Version | dict[model.Backend, model.Version] | None = None
     cxx_flags: list[model.Flag] | None = None
