@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import types
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, Literal, get_args, get_origin
 
 import attrs
 import cattrs
+from cattrs.cols import list_structure_factory
 from cattrs.errors import (
     AttributeValidationNote,
     ClassValidationError,
@@ -23,12 +24,12 @@ from cattrs.errors import (
     IterableValidationError,
     IterableValidationNote,
 )
+from cattrs.gen import make_dict_structure_fn, override
 
 from nixgen import values
 from nixgen.errors import PathPart, Problem, did_you_mean, one_of
 
 T = typing.TypeVar("T")
-E = typing.TypeVar("E", bound=BaseException)
 
 #: The largest integer a Nix literal can hold (Nix integers are signed 64-bit).
 INT_MAX = 2**63 - 1
@@ -173,41 +174,6 @@ def _structure_literal(value: object, t: Any) -> Any:
     raise InvalidValue(f"expected one of {one_of(map(str, allowed))}, got {show(value)}")
 
 
-def _note(exc: E, note: str) -> E:
-    notes = list(getattr(exc, "__notes__", []))
-    notes.append(note)
-    exc.__notes__ = notes
-    return exc
-
-
-def _each(
-    items: Iterable[tuple[Any, Any]],
-    structure: Callable[[Any, Any], T],
-    kind: str,
-    elem: Any,
-    t: Any,
-) -> list[T]:
-    """`structure(index_or_key, item)` of every pair of an array (`kind` "index") or a
-    table ("key"); every failure is collected, noted with where it happened, and raised
-    together once all are known."""
-    out: list[T] = []
-    errors: list[Exception] = []
-    for where, item in items:
-        try:
-            out.append(structure(where, item))
-        except Exception as exc:
-            errors.append(_note(exc, IterableValidationNote(kind, where, elem)))
-    if errors:
-        raise IterableValidationError(
-            f"invalid {'array' if kind == 'index' else 'table'}", errors, t
-        )
-    return out
-
-
-def _attribute_note(what: str, name: str, t: Any) -> AttributeValidationNote:
-    return AttributeValidationNote(f"Structuring class {what} @ attribute {name}", name, t)
-
-
 def _is_list(t: Any) -> bool:
     return get_origin(t) is list or t is list
 
@@ -256,82 +222,62 @@ class Strict:
 
     # -- containers ----------------------------------------------------------------------
     def _list_hook(self, t: Any) -> Callable[[object, type], list[Any]]:
-        (elem,) = get_args(t) or (Any,)
-        structure = self.converter.structure
+        """cattrs' list hook (every item's failure collected, noted with its index), for
+        arrays only: cattrs would take any iterable, a string included."""
+        structure = list_structure_factory(t, self.converter)
 
         def hook(value: object, _: type) -> list[Any]:
             if not isinstance(value, list):
                 raise InvalidValue(f"expected an array, got {show(value)}")
-            return _each(enumerate(value), lambda _, item: structure(item, elem), "index", elem, t)
+            items: list[Any] = structure(value, t)
+            return items
 
         return hook
 
     def _dict_hook(self, t: Any) -> Callable[[object, type], dict[Any, Any]]:
+        """A table with typed keys. nixgen's own rather than cattrs' mapping hook: a key is
+        judged before its value and a bad key is located at the key itself (a kernel name,
+        a backend in `stable-abi`); failures are collected as cattrs' detailed validation
+        does, so `problems_from` reads them alike."""
         key_type, value_type = get_args(t) or (str, Any)
         structure = self.converter.structure
-
-        def entry(key: object, item: object) -> tuple[Any, Any]:
-            try:
-                name = structure(key, key_type)
-            except InvalidValue as exc:
-                exc.at_key = True
-                raise
-            return name, structure(item, value_type)
 
         def hook(value: object, _: type) -> dict[Any, Any]:
             if not isinstance(value, dict):
                 raise InvalidValue(f"expected a table, got {show(value)}")
-            return dict(_each(value.items(), entry, "key", value_type, t))
+            out: dict[Any, Any] = {}
+            errors: list[Exception] = []
+            for key, item in value.items():
+                try:
+                    try:
+                        name = structure(key, key_type)
+                    except InvalidValue as exc:
+                        exc.at_key = True
+                        raise
+                    out[name] = structure(item, value_type)
+                except Exception as exc:
+                    note = IterableValidationNote(f"Structuring {t} @ key {key!r}", key, value_type)
+                    exc.__notes__ = [*getattr(exc, "__notes__", []), note]
+                    errors.append(exc)
+            if errors:
+                raise IterableValidationError(f"While structuring {t}", errors, t)
+            return out
 
         return hook
 
     # -- attrs classes -------------------------------------------------------------------
     def _class_hook(self, cls: type) -> Callable[[object, type], Any]:
-        """Structure a TOML table into `cls`: what cattrs' generated structure function does
-        with `detailed_validation` and `forbid_extra_keys` (every failure collected, each
-        noted with its attribute, extra keys after them), written once as a loop.
-
-        cattrs would compile one function per class, and look up the hook of every field's
-        type, at every start of nixgen; here a field's hook is looked up when a table first
-        has its key, so a render structures only the classes its file uses."""
-        attrs.resolve_types(cls)
-        fields = [
-            (f.name, f.alias, key_of(f), f.type, f.default is attrs.NOTHING)
-            for f in attrs.fields(cls)
-            if f.init
-        ]
-        allowed = {key for _, _, key, _, _ in fields}
-        what = cls.__name__
-        hooks: dict[str, Callable[[object, Any], Any]] = {}
-        get_hook = self.converter.get_structure_hook
+        """cattrs' generated structure function of `cls`, reading each field from its TOML
+        key (`key_of`); the converter's `forbid_extra_keys` and `detailed_validation` hold."""
+        # Any, not AttributeOverride: mypy checks a `**` argument against every keyword
+        # parameter of make_dict_structure_fn, the boolean ones included.
+        renames: dict[str, Any] = {f.name: override(rename=key_of(f)) for f in attrs.fields(cls)}
+        structure = make_dict_structure_fn(cls, self.converter, **renames)
 
         def hook(value: object, _: type) -> Any:
             if not isinstance(value, dict):
                 raise InvalidValue(f"expected a table, got {show(value)}")
-            res: dict[str, Any] = {}
-            errors: list[Exception] = []
-            for name, arg, key, t, required in fields:
-                if key not in value:
-                    if required:
-                        missing = KeyError(key)
-                        errors.append(_note(missing, _attribute_note(what, name, t)))
-                    continue
-                try:
-                    structure = hooks.get(name)
-                    if structure is None:
-                        structure = hooks[name] = get_hook(t)
-                    res[arg] = structure(value[key], t)
-                except Exception as exc:
-                    errors.append(_note(exc, _attribute_note(what, name, t)))
-            extra = value.keys() - allowed
-            if extra:
-                errors.append(ForbiddenExtraKeysError("", cls, extra))
-            if errors:
-                raise ClassValidationError(f"While structuring {what}", errors, cls)
-            try:
-                return cls(**res)
-            except Exception as exc:
-                raise ClassValidationError(f"While structuring {what}", [exc], cls) from None
+            return structure(value, cls)
 
         return hook
 
