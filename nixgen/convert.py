@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, get_args, get_origin
 
 import attrs
@@ -272,7 +272,9 @@ class Strict:
         # Any, not AttributeOverride: mypy checks a `**` argument against every keyword
         # parameter of make_dict_structure_fn, the boolean ones included.
         renames: dict[str, Any] = {f.name: override(rename=key_of(f)) for f in attrs.fields(cls)}
-        structure = make_dict_structure_fn(cls, self.converter, **renames)
+        structure: Callable[[Mapping[str, Any], Any], Any] = make_dict_structure_fn(
+            cls, self.converter, **renames
+        )
 
         def hook(value: object, _: type) -> Any:
             if not isinstance(value, dict):

@@ -3,10 +3,11 @@
 Nothing here restates the format by hand: tables and keys come from the attrs classes of
 `nixgen.model` and the edition-6 layout (`nixgen.schema.v6.LAYOUT`), allowed values from the
 Literal types (built from the data tables, so a new CUTLASS version reaches the schema by
-itself), descriptions from class docstrings and the ``#:`` comments above fields and
-NewTypes, and the rule of each NewType from the regular expressions and tables of
-`nixgen.values`. The kernel union becomes a discriminated union: ``language`` must be one of
-the tags, and ``if language == X then <X's table>`` picks the one table that applies.
+itself), descriptions from class docstrings, each field's ``doc`` metadata, each NewType's
+``__doc__`` and each named allowlist's `model.Named`, and the rule of each NewType from the
+regular expressions and tables of `nixgen.values`. The kernel union becomes a discriminated
+union: ``language`` must be one of the tags, and ``if language == X then <X's table>`` picks
+the one table that applies.
 
 Rules of `nixgen.validate` that JSON Schema can express are added as constraints (each
 names the rule it mirrors); the rest are listed in `NOT_EXPRESSED`, so users and tests know
@@ -21,8 +22,7 @@ import re
 import types
 import typing
 from collections.abc import Callable
-from functools import cache
-from typing import Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 import attrs
 
@@ -119,27 +119,6 @@ NEWTYPES: dict[Any, Callable[[], dict[str, Any]]] = {
 # ----------------------------------------------------------------------- descriptions
 
 
-def _doc_comments(source: str) -> dict[str, str]:
-    """``#:`` comment blocks, keyed by the name assigned or annotated on the next line."""
-    out: dict[str, str] = {}
-    block: list[str] = []
-    for line in source.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("#:"):
-            block.append(stripped[2:].strip())
-            continue
-        match = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)\s*[:=]", stripped)
-        if block and match:
-            out[match.group(1)] = _plain(" ".join(block))
-        block = []
-    return out
-
-
-@cache
-def _module_comments() -> dict[str, str]:
-    return _doc_comments(inspect.getsource(model))
-
-
 def _class_doc(cls: type) -> str | None:
     doc = inspect.getdoc(cls)
     return _plain(doc) if doc else None
@@ -151,13 +130,22 @@ def _plain(text: str) -> str:
     return "\n\n".join(p for p in paragraphs if p)
 
 
-def _literal_aliases() -> dict[str, Any]:
-    """Named Literal types of the model (`Backend`, `CudaDep`, …), by name."""
-    return {
-        name: value
-        for name, value in vars(model).items()
-        if get_origin(value) is Literal and get_args(value)
-    }
+def _hints(cls: type) -> dict[str, Any]:
+    """The field types of `cls`, `Annotated` kept, with the type parameters of a generic
+    base (`model._CppKernel`) bound to what `cls` gives them."""
+    hints = typing.get_type_hints(cls, include_extras=True)
+    bound: dict[Any, Any] = {}
+    for base in getattr(cls, "__orig_bases__", ()):
+        params = getattr(get_origin(base), "__parameters__", ())
+        bound.update(zip(params, get_args(base), strict=True))
+
+    def bind(t: Any) -> Any:
+        if isinstance(t, typing.TypeVar):
+            return bound[t]
+        params = getattr(t, "__parameters__", ())
+        return t[tuple(bound[p] for p in params)] if params else t
+
+    return {name: bind(t) for name, t in hints.items()}
 
 
 # -------------------------------------------------------------------------- the walker
@@ -168,7 +156,6 @@ class _Walker:
 
     def __init__(self) -> None:
         self.defs: dict[str, Any] = {}
-        self.aliases = _literal_aliases()
 
     def ref(self, name: str, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         if name not in self.defs:
@@ -176,31 +163,38 @@ class _Walker:
             self.defs[name] = make()
         return {"$ref": f"#/$defs/{name}"}
 
-    def type(self, t: Any, names: dict[Any, str]) -> dict[str, Any]:
-        """The schema of type `t`; `names` names the Literal aliases of this annotation."""
+    def type(self, t: Any) -> dict[str, Any]:
+        """The schema of type `t`."""
         origin = get_origin(t)
         if hasattr(t, "__supertype__"):
             return self.ref(t.__name__, lambda: self._newtype(t))
         if attrs.has(t):
             return self.ref(t.__name__, lambda: self.cls(t))
+        if origin is Annotated:
+            inner, *extras = get_args(t)
+            named = next((m for m in extras if isinstance(m, model.Named)), None)
+            if named is None:
+                return self.type(inner)
+            doc = _plain(named.doc)
+            return self.ref(named.name, lambda: {"description": doc, **self._literal(inner, True)})
         if origin is Literal:
-            return self._literal(t, names)
+            return self._literal(t, False)
         if origin in (typing.Union, types.UnionType):
             options = [a for a in get_args(t) if a is not type(None)]
             if len(options) == 1:
-                return self.type(options[0], names)
-            return {"oneOf": [self.type(a, names) for a in options]}
+                return self.type(options[0])
+            return {"oneOf": [self.type(a) for a in options]}
         if origin is list:
             (item,) = get_args(t)
             if get_origin(item) is Literal and not get_args(item):
                 return {"type": "array", "maxItems": 0, "description": "Must be empty."}
-            return {"type": "array", "items": self.type(item, names)}
+            return {"type": "array", "items": self.type(item)}
         if origin is dict:
             key, value = get_args(t)
             return {
                 "type": "object",
-                "propertyNames": self.type(key, names),
-                "additionalProperties": self.type(value, names),
+                "propertyNames": self.type(key),
+                "additionalProperties": self.type(value),
             }
         if t is str:
             return {"type": "string"}
@@ -214,43 +208,29 @@ class _Walker:
         if t not in NEWTYPES:
             raise TypeError(f"NewType {t.__name__} has no JSON Schema rule in NEWTYPES")
         out = NEWTYPES[t]()
-        doc = _module_comments().get(t.__name__)
-        return {"description": doc, **out} if doc else out
+        doc = vars(t).get("__doc__")  # its own, not the NewType class's
+        return {"description": _plain(doc), **out} if doc else out
 
-    def _literal(self, t: Any, names: dict[Any, str]) -> dict[str, Any]:
+    def _literal(self, t: Any, named: bool) -> dict[str, Any]:
+        """A Literal's values; a named allowlist is an enum even with one value."""
         allowed = list(get_args(t))
         if not allowed:
             return {"not": {}, "description": "No value is allowed here."}
         kind = "string" if all(isinstance(a, str) for a in allowed) else "integer"
-        body: dict[str, Any] = (
-            {"type": kind, "const": allowed[0]}
-            if len(allowed) == 1 and t not in names
-            else {"type": kind, "enum": allowed}
-        )
-        if t in names:
-            doc = _module_comments().get(names[t])
-            return self.ref(names[t], lambda: {"description": doc, **body} if doc else body)
-        return body
+        if len(allowed) == 1 and not named:
+            return {"type": kind, "const": allowed[0]}
+        return {"type": kind, "enum": allowed}
 
     def cls(self, cls: builtins.type) -> dict[str, Any]:
         """An attrs class as a closed table: its keys, their types, defaults and docs."""
-        hints = typing.get_type_hints(cls)
-        comments = _doc_comments(inspect.getsource(cls))
+        hints = _hints(cls)
         properties: dict[str, Any] = {}
         required: list[str] = []
         for field in attrs.fields(cls):
-            # The annotation as written (cattrs replaces `field.type` by the resolved type),
-            # to recover the names of the Literal aliases it uses.
-            annotation = str(cls.__annotations__.get(field.name, ""))
-            names = {
-                self.aliases[n]: n
-                for n in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", annotation)
-                if n in self.aliases
-            }
-            prop = self.type(hints[field.name], names)
+            prop = self.type(hints[field.name])
             extra: dict[str, Any] = {}
-            if field.name in comments:
-                extra["description"] = comments[field.name]
+            if "doc" in field.metadata:
+                extra["description"] = _plain(field.metadata["doc"])
             default = field.default
             if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
                 default = default.factory()
@@ -338,7 +318,7 @@ def _kernel_union(walker: _Walker) -> dict[str, Any]:
         "allOf": [
             {
                 "if": {"required": ["language"], "properties": {"language": {"const": tag}}},
-                "then": walker.type(cls, {}),
+                "then": walker.type(cls),
             }
             for tag, cls in model.KERNEL_CLASSES.items()
         ],
@@ -378,14 +358,14 @@ def schema() -> dict[str, Any]:
     walker = _Walker()
     walker.defs["Language"] = {"type": "string", "enum": list(model.KERNEL_CLASSES)}
     frameworks = v6.LAYOUT.frameworks
-    properties: dict[str, Any] = {"general": walker.type(v6.LAYOUT.general, {})}
+    properties: dict[str, Any] = {"general": walker.type(v6.LAYOUT.general)}
     for table, cls in frameworks.items():
-        properties[table] = walker.type(cls, {})
+        properties[table] = walker.type(cls)
     kernel = walker.ref("Kernel", lambda: _kernel_union(walker))
     properties["kernel"] = {
         "type": "object",
         "description": "The compiled kernels, one table per kernel: `[kernel.<name>]`.",
-        "propertyNames": walker.type(model.KernelName, {}),
+        "propertyNames": walker.type(model.KernelName),
         "additionalProperties": kernel,
     }
     compiled = [name for name, cls in frameworks.items() if "src" in attrs.fields_dict(cls)]

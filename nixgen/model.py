@@ -7,7 +7,8 @@ check. Older editions are read by their own schemas (``nixgen.schema``) and upgr
 these classes (``nixgen.upgrade``).
 
 Field names are snake_case in Python and kebab-case in TOML; `nixgen.convert.key_of` gives
-the TOML spelling (a field may override it with ``metadata={"key": ...}``).
+the TOML spelling (a field may override it with ``metadata={"key": ...}``). A field's
+description (in the JSON Schema and docs/build-toml.md) is its ``doc`` metadata.
 """
 
 from __future__ import annotations
@@ -15,11 +16,14 @@ from __future__ import annotations
 import functools
 from typing import (
     TYPE_CHECKING,
+    Annotated,
     Any,
     ClassVar,
+    Generic,
     Literal,
     NewType,
     TypeAlias,
+    TypeVar,
     Union,
     cast,
 )
@@ -30,50 +34,74 @@ from nixgen import tables
 
 EDITION = 6
 
-#: A backend: the kind of device a variant runs on.
-Backend = Literal["cann", "cpu", "cuda", "metal", "neuron", "rocm", "tpu", "xpu"]
+
+@attrs.frozen
+class Named:
+    """`Annotated` metadata naming and describing an allowlist (a Literal type), which the
+    JSON Schema lists under its name: two allowlists may hold the same values."""
+
+    name: str
+    doc: str
+
+
+Backend = Annotated[
+    Literal["cann", "cpu", "cuda", "metal", "neuron", "rocm", "tpu", "xpu"],
+    Named("Backend", "A backend: the kind of device a variant runs on."),
+]
 #: A kernel language: the source language and the backend it builds for.
 Language = Literal[
     "cpp-cpu", "cpp-cuda", "cpp-rocm", "cpp-xpu", "cpp-metal", "rust-cpu", "rust-cuda"
 ]
 
-#: ``general.name``: lowercase letters, digits and dashes (the anchor's rule).
+# Each NewType's `__doc__` is its description in the JSON Schema and docs/build-toml.md.
 ProjectName = NewType("ProjectName", str)
-#: A kernel table name: used for Nix attributes, file names and (Rust) library names.
+ProjectName.__doc__ = "``general.name``: lowercase letters, digits and dashes (the anchor's rule)."
 KernelName = NewType("KernelName", str)
-#: Dot-separated unsigned integers, e.g. ``2.12`` or ``12.8``.
+KernelName.__doc__ = (
+    "A kernel table name: used for Nix attributes, file names and (Rust) library names."
+)
 Version = NewType("Version", str)
-#: A git URL (https, http, git, ssh, git+ssh, git+https, git+http or ``git@host:org/repo``).
+Version.__doc__ = "Dot-separated unsigned integers, e.g. ``2.12`` or ``12.8``."
 GitUrl = NewType("GitUrl", str)
-#: A path relative to the project root, with ``/`` separators, that stays inside the project.
+GitUrl.__doc__ = (
+    "A git URL (https, http, git, ssh, git+ssh, git+https, git+http or ``git@host:org/repo``)."
+)
 RelPath = NewType("RelPath", str)
-#: A directory relative to the project root (``.`` is the root itself).
+RelPath.__doc__ = (
+    "A path relative to the project root, with ``/`` separators, that stays inside the project."
+)
 RelDir = NewType("RelDir", str)
-#: A compiler flag (any string a Nix string can carry).
+RelDir.__doc__ = "A directory relative to the project root (``.`` is the root itself)."
 Flag = NewType("Flag", str)
-#: ``8.0``, ``9.0a``, ``10.0f``: a CUDA compute capability (``major.minor``, optional ``a``/``f``).
+Flag.__doc__ = "A compiler flag (any string a Nix string can carry)."
 CudaCapability = NewType("CudaCapability", str)
-#: ``gfx942``, ``gfx1100``: an AMD GPU target.
+CudaCapability.__doc__ = (
+    "``8.0``, ``9.0a``, ``10.0f``: a CUDA compute capability (``major.minor``, optional "
+    "``a``/``f``)."
+)
 RocmArch = NewType("RocmArch", str)
-#: A ``org/name`` Hub repository id.
+RocmArch.__doc__ = "``gfx942``, ``gfx1100``: an AMD GPU target."
 RepoId = NewType("RepoId", str)
-#: A Cargo feature name.
+RepoId.__doc__ = "A ``org/name`` Hub repository id."
 CargoFeature = NewType("CargoFeature", str)
-#: A Rust library name (an identifier: `[lib] name` of a crate).
+CargoFeature.__doc__ = "A Cargo feature name."
 RustLibName = NewType("RustLibName", str)
-#: A file extension without the dot (``py``, ``json``).
+RustLibName.__doc__ = "A Rust library name (an identifier: `[lib] name` of a crate)."
 Extension = NewType("Extension", str)
+Extension.__doc__ = "A file extension without the dot (``py``, ``json``)."
 
 
-def _lit(values: list[str]) -> Any:
-    """A Literal type built from a data table, so allowlists live in one JSON file."""
-    return Literal[tuple(values)] if values else Literal[()]
+def _allowlist(values: list[str], name: str | None = None, doc: str = "") -> Any:
+    """A Literal type built from a data table, so allowlists live in one JSON file; `name`d
+    for the JSON Schema when it allows anything."""
+    literal = Literal[tuple(values)] if values else Literal[()]
+    return Annotated[literal, Named(name, doc)] if name and values else literal
 
 
 # The allowlists below are Literal types built at run time from the data tables: cattrs
 # validates values against them and nixgen.jsonschema lists them. A static type checker cannot
 # evaluate a Literal built from data, so it sees each of them as `str`; the runtime objects are
-# unchanged. (nixgen.jsonschema reads the `#:` comments of the runtime assignments.)
+# unchanged.
 if TYPE_CHECKING:
     GeneralPythonDep: TypeAlias = str
     CudaPythonDep: TypeAlias = str
@@ -86,29 +114,67 @@ if TYPE_CHECKING:
     XpuDep: TypeAlias = str
     MetalDep: TypeAlias = str
 else:
-    #: A Python package every variant may depend on.
-    GeneralPythonDep = _lit(tables.python_dependencies("general"))
-    #: A Python package the CUDA variants may depend on.
-    CudaPythonDep = _lit(tables.python_dependencies("cuda"))
-    #: A Python package the XPU variants may depend on.
-    XpuPythonDep = _lit(tables.python_dependencies("xpu"))
-    #: A Python package the Neuron variants may depend on.
-    NeuronPythonDep = _lit(tables.python_dependencies("neuron"))
-    TpuPythonDep = _lit(tables.python_dependencies("tpu"))
-    #: A library a `cpp-cpu` kernel may compile against.
-    CpuDep = _lit(tables.cpp_dependencies("cpp-cpu"))
-    #: A library a `cpp-cuda` kernel may compile against.
-    CudaDep = _lit(tables.cpp_dependencies("cpp-cuda"))
-    #: A library a `cpp-rocm` kernel may compile against.
-    RocmDep = _lit(tables.cpp_dependencies("cpp-rocm"))
-    #: A library a `cpp-xpu` kernel may compile against.
-    XpuDep = _lit(tables.cpp_dependencies("cpp-xpu"))
-    #: A library a `cpp-metal` kernel may compile against.
-    MetalDep = _lit(tables.cpp_dependencies("cpp-metal"))
+    GeneralPythonDep = _allowlist(
+        tables.python_dependencies("general"),
+        "GeneralPythonDep",
+        "A Python package every variant may depend on.",
+    )
+    CudaPythonDep = _allowlist(
+        tables.python_dependencies("cuda"),
+        "CudaPythonDep",
+        "A Python package the CUDA variants may depend on.",
+    )
+    XpuPythonDep = _allowlist(
+        tables.python_dependencies("xpu"),
+        "XpuPythonDep",
+        "A Python package the XPU variants may depend on.",
+    )
+    NeuronPythonDep = _allowlist(
+        tables.python_dependencies("neuron"),
+        "NeuronPythonDep",
+        "A Python package the Neuron variants may depend on.",
+    )
+    TpuPythonDep = _allowlist(tables.python_dependencies("tpu"))
+    CpuDep = _allowlist(
+        tables.cpp_dependencies("cpp-cpu"),
+        "CpuDep",
+        "A library a `cpp-cpu` kernel may compile against.",
+    )
+    CudaDep = _allowlist(
+        tables.cpp_dependencies("cpp-cuda"),
+        "CudaDep",
+        "A library a `cpp-cuda` kernel may compile against.",
+    )
+    RocmDep = _allowlist(
+        tables.cpp_dependencies("cpp-rocm"),
+        "RocmDep",
+        "A library a `cpp-rocm` kernel may compile against.",
+    )
+    XpuDep = _allowlist(
+        tables.cpp_dependencies("cpp-xpu"),
+        "XpuDep",
+        "A library a `cpp-xpu` kernel may compile against.",
+    )
+    MetalDep = _allowlist(
+        tables.cpp_dependencies("cpp-metal"),
+        "MetalDep",
+        "A library a `cpp-metal` kernel may compile against.",
+    )
 
 
-def _list() -> Any:
-    return attrs.field(factory=list)
+def _doc(text: str) -> dict[str, str]:
+    """A field's metadata: its description in the JSON Schema and docs/build-toml.md."""
+    return {"doc": text}
+
+
+def _list(doc: str) -> Any:
+    """A field that defaults to an empty list."""
+    return attrs.field(factory=list, metadata=_doc(doc))
+
+
+def _unset(doc: str) -> Any:
+    """A field that defaults to None (not given)."""
+    return attrs.field(default=None, metadata=_doc(doc))
 
 
 # --------------------------------------------------------------------------- general
@@ -118,97 +184,88 @@ def _list() -> Any:
 class Hub:
     """``[general.hub]``: where the built kernel is uploaded."""
 
-    #: The Hub repository the built kernel is uploaded to.
-    repo_id: RepoId | None = None
-    #: The branch to upload to (default: `v<version>`).
-    branch: str | None = None
+    repo_id: RepoId | None = _unset("The Hub repository the built kernel is uploaded to.")
+    branch: str | None = _unset("The branch to upload to (default: `v<version>`).")
 
 
 @attrs.frozen(kw_only=True)
 class KernelDependency:
     """A kernel this kernel needs at run time: a Hub repo at a version or a revision."""
 
-    #: The Hub repository of the kernel needed.
-    repo_id: RepoId
-    #: Its major version (the `v<version>` branch).
-    version: int | None = None
-    #: Or a git revision of it.
-    revision: str | None = None
+    repo_id: RepoId = attrs.field(metadata=_doc("The Hub repository of the kernel needed."))
+    version: int | None = _unset("Its major version (the `v<version>` branch).")
+    revision: str | None = _unset("Or a git revision of it.")
 
 
 @attrs.frozen(kw_only=True)
 class CudaGeneral:
     """``[general.cuda]``: bounds on the CUDA toolkit versions to build for."""
 
-    #: The oldest CUDA toolkit to build for (inclusive). Fewer variants mean fewer systems the
-    #: kernel runs on: set it only when needed.
-    minver: Version | None = None
-    #: The newest CUDA toolkit to build for (inclusive).
-    maxver: Version | None = None
-    #: Python packages the CUDA variants need.
-    python_depends: list[CudaPythonDep] = _list()
-    #: Kernels the CUDA variants need at run time.
-    kernel_depends: list[KernelDependency] = _list()
+    minver: Version | None = _unset(
+        "The oldest CUDA toolkit to build for (inclusive). Fewer variants mean fewer "
+        "systems the kernel runs on: set it only when needed."
+    )
+    maxver: Version | None = _unset("The newest CUDA toolkit to build for (inclusive).")
+    python_depends: list[CudaPythonDep] = _list("Python packages the CUDA variants need.")
+    kernel_depends: list[KernelDependency] = _list("Kernels the CUDA variants need at run time.")
 
 
 @attrs.frozen(kw_only=True)
 class XpuGeneral:
-    #: Python packages the XPU variants need.
-    python_depends: list[XpuPythonDep] = _list()
-    #: Kernels the XPU variants need at run time.
-    kernel_depends: list[KernelDependency] = _list()
+    python_depends: list[XpuPythonDep] = _list("Python packages the XPU variants need.")
+    kernel_depends: list[KernelDependency] = _list("Kernels the XPU variants need at run time.")
 
 
 @attrs.frozen(kw_only=True)
 class NeuronGeneral:
-    #: Python packages the Neuron variants need.
-    python_depends: list[NeuronPythonDep] = _list()
-    #: Kernels the Neuron variants need at run time.
-    kernel_depends: list[KernelDependency] = _list()
+    python_depends: list[NeuronPythonDep] = _list("Python packages the Neuron variants need.")
+    kernel_depends: list[KernelDependency] = _list("Kernels the Neuron variants need at run time.")
 
 
 @attrs.frozen(kw_only=True)
 class TpuGeneral:
-    #: Python packages the TPU variants need (none are allowed yet).
-    python_depends: list[TpuPythonDep] = _list()
+    python_depends: list[TpuPythonDep] = _list(
+        "Python packages the TPU variants need (none are allowed yet)."
+    )
 
 
 @attrs.frozen(kw_only=True)
 class General:
     """``[general]``."""
 
-    #: The kernel's name; its Python module is the name with `-` turned into `_`.
-    name: ProjectName
-    #: The kernel's major (API) version, written to metadata.json; uploads go to the Hub branch
-    #: `v<version>`.
-    version: int
-    #: The format edition.
-    edition: Literal[6]
-    #: The license, as a Hub (SPDX) identifier such as `Apache-2.0`.
-    license: str
-    #: The backends to build for. A kernel is built only when the backend of its language is listed;
-    #: a listed backend without kernels ships pure Python.
-    backends: list[Backend]
-    #: The git URL of the code this kernel comes from.
-    upstream: GitUrl | None = None
-    #: The git URL of this kernel project.
-    source: GitUrl | None = None
-    #: The oldest `kernels` client that can load this kernel.
-    minver: Version | None = None
-    #: Python packages every variant needs (an allowlist shared with the `kernels` client).
-    python_depends: list[GeneralPythonDep] = _list()
-    #: Kernels this kernel needs at run time, on every backend.
-    kernel_depends: list[KernelDependency] = _list()
-    #: Where the kernel is uploaded.
-    hub: Hub | None = None
-    #: Settings for the CUDA variants only.
-    cuda: CudaGeneral | None = None
-    #: Settings for the XPU variants only.
-    xpu: XpuGeneral | None = None
-    #: Settings for the Neuron variants only.
-    neuron: NeuronGeneral | None = None
-    #: Settings for the TPU variants only.
-    tpu: TpuGeneral | None = None
+    name: ProjectName = attrs.field(
+        metadata=_doc("The kernel's name; its Python module is the name with `-` turned into `_`.")
+    )
+    version: int = attrs.field(
+        metadata=_doc(
+            "The kernel's major (API) version, written to metadata.json; uploads go to the "
+            "Hub branch `v<version>`."
+        )
+    )
+    edition: Literal[6] = attrs.field(metadata=_doc("The format edition."))
+    license: str = attrs.field(
+        metadata=_doc("The license, as a Hub (SPDX) identifier such as `Apache-2.0`.")
+    )
+    backends: list[Backend] = attrs.field(
+        metadata=_doc(
+            "The backends to build for. A kernel is built only when the backend of its "
+            "language is listed; a listed backend without kernels ships pure Python."
+        )
+    )
+    upstream: GitUrl | None = _unset("The git URL of the code this kernel comes from.")
+    source: GitUrl | None = _unset("The git URL of this kernel project.")
+    minver: Version | None = _unset("The oldest `kernels` client that can load this kernel.")
+    python_depends: list[GeneralPythonDep] = _list(
+        "Python packages every variant needs (an allowlist shared with the `kernels` client)."
+    )
+    kernel_depends: list[KernelDependency] = _list(
+        "Kernels this kernel needs at run time, on every backend."
+    )
+    hub: Hub | None = _unset("Where the kernel is uploaded.")
+    cuda: CudaGeneral | None = _unset("Settings for the CUDA variants only.")
+    xpu: XpuGeneral | None = _unset("Settings for the XPU variants only.")
+    neuron: NeuronGeneral | None = _unset("Settings for the Neuron variants only.")
+    tpu: TpuGeneral | None = _unset("Settings for the TPU variants only.")
 
     @property
     def module_name(self) -> str:
@@ -224,23 +281,25 @@ class Torch:
     """``[torch]``: an ahead-of-time compiled Torch extension."""
 
     table: ClassVar[str] = "torch"
-    #: The binding sources (`torch-ext/torch_binding.cpp`, `.h`): they register the ops with torch
-    #: and call the kernels.
-    src: list[RelPath] = _list()
-    #: Include directories for the binding sources.
-    include: list[RelDir] = _list()
-    #: Extensions of the files under `torch-ext/<module>/` that ship with the kernel.
-    pyext: list[Extension] = attrs.field(factory=lambda: ["py", "pyi"])
-    #: The oldest torch version to build for (inclusive).
-    minver: Version | None = None
-    #: The newest torch version to build for (inclusive).
-    maxver: Version | None = None
-    #: Build against torch's stable ABI from this torch version on (one build per backend version
-    #: instead of one per torch version); one version for every backend or a table of backend =
-    #: version.
-    stable_abi: Version | dict[Backend, Version] | None = None
-    #: Extra compiler flags for the binding sources.
-    cxx_flags: list[Flag] = _list()
+    src: list[RelPath] = _list(
+        "The binding sources (`torch-ext/torch_binding.cpp`, `.h`): they register the "
+        "ops with torch and call the kernels."
+    )
+    include: list[RelDir] = _list("Include directories for the binding sources.")
+    pyext: list[Extension] = attrs.field(
+        factory=lambda: ["py", "pyi"],
+        metadata=_doc(
+            "Extensions of the files under `torch-ext/<module>/` that ship with the kernel."
+        ),
+    )
+    minver: Version | None = _unset("The oldest torch version to build for (inclusive).")
+    maxver: Version | None = _unset("The newest torch version to build for (inclusive).")
+    stable_abi: Version | dict[Backend, Version] | None = _unset(
+        "Build against torch's stable ABI from this torch version on (one build per "
+        "backend version instead of one per torch version); one version for every "
+        "backend or a table of backend = version."
+    )
+    cxx_flags: list[Flag] = _list("Extra compiler flags for the binding sources.")
 
     def stable_abi_for(self, backend: str) -> Version | None:
         if isinstance(self.stable_abi, dict):
@@ -254,12 +313,16 @@ class TorchNoarch:
     """``[torch-noarch]``: a pure-Python (JIT, Triton, …) Torch kernel."""
 
     table: ClassVar[str] = "torch-noarch"
-    #: Extensions of the files under `torch-ext/<module>/` that ship with the kernel.
-    pyext: list[Extension] = attrs.field(factory=lambda: ["py", "pyi"])
-    #: The CUDA capabilities the kernel supports (metadata.json).
-    cuda_capabilities: list[CudaCapability] = _list()
-    #: The ROCm targets the kernel supports (metadata.json).
-    rocm_archs: list[RocmArch] = _list()
+    pyext: list[Extension] = attrs.field(
+        factory=lambda: ["py", "pyi"],
+        metadata=_doc(
+            "Extensions of the files under `torch-ext/<module>/` that ship with the kernel."
+        ),
+    )
+    cuda_capabilities: list[CudaCapability] = _list(
+        "The CUDA capabilities the kernel supports (metadata.json)."
+    )
+    rocm_archs: list[RocmArch] = _list("The ROCm targets the kernel supports (metadata.json).")
 
 
 @attrs.frozen(kw_only=True)
@@ -267,14 +330,15 @@ class TvmFfi:
     """``[tvm-ffi]``: an extension bound through the TVM FFI C ABI."""
 
     table: ClassVar[str] = "tvm-ffi"
-    #: The binding sources (under `tvm-ffi-ext/`).
-    src: list[RelPath] = _list()
-    #: Include directories for the binding sources.
-    include: list[RelDir] = _list()
-    #: Extensions of the files under `tvm-ffi-ext/<module>/` that ship with the kernel.
-    pyext: list[Extension] = attrs.field(factory=lambda: ["py", "pyi"])
-    #: Extra compiler flags for the binding sources.
-    cxx_flags: list[Flag] = _list()
+    src: list[RelPath] = _list("The binding sources (under `tvm-ffi-ext/`).")
+    include: list[RelDir] = _list("Include directories for the binding sources.")
+    pyext: list[Extension] = attrs.field(
+        factory=lambda: ["py", "pyi"],
+        metadata=_doc(
+            "Extensions of the files under `tvm-ffi-ext/<module>/` that ship with the kernel."
+        ),
+    )
+    cxx_flags: list[Flag] = _list("Extra compiler flags for the binding sources.")
 
 
 Framework = Union[Torch, TorchNoarch, TvmFfi]  # noqa: UP007 - cattrs needs the runtime union
@@ -283,97 +347,72 @@ FRAMEWORKS: dict[str, type] = {cls.table: cls for cls in (Torch, TorchNoarch, Tv
 # --------------------------------------------------------------------------- kernels
 
 
+#: What a kernel's `language` field says, whatever the language.
+_LANGUAGE = "The kernel's source language and backend; decides which other keys are allowed."
+
+_Language = TypeVar("_Language")
+_Dep = TypeVar("_Dep")
+
+
 @attrs.frozen(kw_only=True)
-class CppCpuKernel:
+class _CppKernel(Generic[_Language, _Dep]):
+    """What every C++ kernel has; each language's class adds its backend's own keys.
+
+    Generic in the two fields that differ only in their allowed values (the `language` tag
+    and the `depends` allowlist): a field redefined in a subclass would move to the end of
+    the table (in the schema, the docs and ``nixgen show``)."""
+
+    language: _Language = attrs.field(metadata=_doc(_LANGUAGE))
+    src: list[RelPath] = attrs.field(
+        metadata=_doc("The kernel's files, headers included; only listed files enter the build.")
+    )
+    depends: list[_Dep] = _list(
+        "Libraries to compile against, among those the kernel's language allows (`torch`: "
+        "the ATen and c10 headers)."
+    )
+    include: list[RelDir] = _list("Include directories, relative to the project root.")
+    cxx_flags: list[Flag] = _list("Extra flags for the C++ compiler, after nixgen's own.")
+
+
+@attrs.frozen(kw_only=True)
+class CppCpuKernel(_CppKernel[Literal["cpp-cpu"], CpuDep]):
     """``language = "cpp-cpu"``: C++ for the CPU, built with ``stdenv``."""
 
-    #: The kernel's source language and backend; decides which other keys are allowed.
-    language: Literal["cpp-cpu"]
-    #: The kernel's files, headers included; only listed files enter the build.
-    src: list[RelPath]
-    #: Libraries to compile against (`torch`: the ATen and c10 headers).
-    depends: list[CpuDep] = _list()
-    #: Include directories, relative to the project root.
-    include: list[RelDir] = _list()
-    #: Extra flags for the C++ compiler, after nixgen's own.
-    cxx_flags: list[Flag] = _list()
-
 
 @attrs.frozen(kw_only=True)
-class CppCudaKernel:
+class CppCudaKernel(_CppKernel[Literal["cpp-cuda"], CudaDep]):
     """``language = "cpp-cuda"``: CUDA C++, built with ``cudaPackages.backendStdenv``."""
 
-    #: The kernel's source language and backend; decides which other keys are allowed.
-    language: Literal["cpp-cuda"]
-    #: The kernel's files, headers included; only listed files enter the build.
-    src: list[RelPath]
-    #: Libraries to compile against: `torch`, a CUTLASS version.
-    depends: list[CudaDep] = _list()
-    #: Include directories, relative to the project root.
-    include: list[RelDir] = _list()
-    #: Extra flags for the C++ compiler, after nixgen's own.
-    cxx_flags: list[Flag] = _list()
-    #: Extra flags for nvcc, after nixgen's own.
-    cuda_flags: list[Flag] = _list()
-    #: The CUDA capabilities to compile for (default: every one the builder supports), intersected
-    #: with what each toolkit can build.
-    cuda_capabilities: list[CudaCapability] | None = None
-    #: Leave this kernel out of variants whose CUDA toolkit is older.
-    cuda_minver: Version | None = None
+    cuda_flags: list[Flag] = _list("Extra flags for nvcc, after nixgen's own.")
+    cuda_capabilities: list[CudaCapability] | None = _unset(
+        "The CUDA capabilities to compile for (default: every one the builder "
+        "supports), intersected with what each toolkit can build."
+    )
+    cuda_minver: Version | None = _unset(
+        "Leave this kernel out of variants whose CUDA toolkit is older."
+    )
 
 
 @attrs.frozen(kw_only=True)
-class CppRocmKernel:
+class CppRocmKernel(_CppKernel[Literal["cpp-rocm"], RocmDep]):
     """``language = "cpp-rocm"``: HIP C++, built with ``rocmPackages``."""
 
-    #: The kernel's source language and backend; decides which other keys are allowed.
-    language: Literal["cpp-rocm"]
-    #: The kernel's files, headers included; only listed files enter the build.
-    src: list[RelPath]
-    #: Libraries to compile against (`torch`).
-    depends: list[RocmDep] = _list()
-    #: Include directories, relative to the project root.
-    include: list[RelDir] = _list()
-    #: Extra flags for the C++ compiler, after nixgen's own.
-    cxx_flags: list[Flag] = _list()
-    #: Extra flags for hipcc, after nixgen's own.
-    hip_flags: list[Flag] = _list()
-    #: The ROCm targets to compile for (default: every one the builder supports).
-    rocm_archs: list[RocmArch] | None = None
+    hip_flags: list[Flag] = _list("Extra flags for hipcc, after nixgen's own.")
+    rocm_archs: list[RocmArch] | None = _unset(
+        "The ROCm targets to compile for (default: every one the builder supports)."
+    )
 
 
 @attrs.frozen(kw_only=True)
-class CppXpuKernel:
+class CppXpuKernel(_CppKernel[Literal["cpp-xpu"], XpuDep]):
     """``language = "cpp-xpu"``: SYCL C++, built with the Intel oneAPI stdenv."""
 
-    #: The kernel's source language and backend; decides which other keys are allowed.
-    language: Literal["cpp-xpu"]
-    #: The kernel's files, headers included; only listed files enter the build.
-    src: list[RelPath]
-    #: Libraries to compile against: `torch`, `sycl_tla`.
-    depends: list[XpuDep] = _list()
-    #: Include directories, relative to the project root.
-    include: list[RelDir] = _list()
-    #: Extra flags for the C++ compiler, after nixgen's own.
-    cxx_flags: list[Flag] = _list()
-    #: Extra flags for the SYCL compiler (`icpx -fsycl`).
-    sycl_flags: list[Flag] = _list()
+    sycl_flags: list[Flag] = _list("Extra flags for the SYCL compiler (`icpx -fsycl`).")
 
 
 @attrs.frozen(kw_only=True)
-class CppMetalKernel:
+class CppMetalKernel(_CppKernel[Literal["cpp-metal"], MetalDep]):
     """``language = "cpp-metal"``: Objective-C++ and Metal, built with the darwin stdenv."""
-
-    #: The kernel's source language and backend; decides which other keys are allowed.
-    language: Literal["cpp-metal"]
-    #: The kernel's files, headers included; only listed files enter the build.
-    src: list[RelPath]
-    #: Libraries to compile against: `torch`, `metal-cpp`.
-    depends: list[MetalDep] = _list()
-    #: Include directories, relative to the project root.
-    include: list[RelDir] = _list()
-    #: Extra flags for the C++ compiler, after nixgen's own.
-    cxx_flags: list[Flag] = _list()
 
 
 class _RustCrate:
@@ -432,18 +471,19 @@ class RustCpuKernel(_RustCrate):
     `[tvm-ffi]` binding itself.
     """
 
-    #: The kernel's source language and backend; decides which other keys are allowed.
-    language: Literal["rust-cpu"]
-    #: The crate's `Cargo.toml`, a `Cargo.lock` and its sources; a directory stands for every
-    #: file under it.
-    src: list[RelPath]
-    #: Always empty: a Rust kernel links no C++ library.
-    depends: list[Literal[()]] = _list()  # type: ignore[valid-type]
-    #: Cargo features to enable.
-    features: list[CargoFeature] = _list()
-    #: The crate's library name (`[lib] name`), when it is not the kernel's name with `-`
-    #: turned into `_`.
-    lib_name: RustLibName | None = None
+    language: Literal["rust-cpu"] = attrs.field(metadata=_doc(_LANGUAGE))
+    src: list[RelPath] = attrs.field(
+        metadata=_doc(
+            "The crate's `Cargo.toml`, a `Cargo.lock` and its sources; a directory stands "
+            "for every file under it."
+        )
+    )
+    depends: list[Literal[()]] = _list("Always empty: a Rust kernel links no C++ library.")  # type: ignore[valid-type]
+    features: list[CargoFeature] = _list("Cargo features to enable.")
+    lib_name: RustLibName | None = _unset(
+        "The crate's library name (`[lib] name`), when it is not the kernel's name with "
+        "`-` turned into `_`."
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -456,26 +496,30 @@ class RustCudaKernel(_RustCrate):
     is built first and writes its PTX into `ptx-dir`, which the host crate embeds.
     """
 
-    #: The kernel's source language and backend; decides which other keys are allowed.
-    language: Literal["rust-cuda"]
-    #: The crates' `Cargo.toml` files, a `Cargo.lock`, the `rust-toolchain.toml` and the
-    #: sources; a directory stands for every file under it.
-    src: list[RelPath]
-    #: The device crate's `Cargo.toml` (compiled to PTX).
-    device_manifest: RelPath
-    #: Always empty: a Rust kernel links no C++ library.
-    depends: list[Literal[()]] = _list()  # type: ignore[valid-type]
-    #: Cargo features to enable (host crate).
-    features: list[CargoFeature] = _list()
-    #: The host crate's library name (`[lib] name`), when it is not the kernel's name with `-`
-    #: turned into `_`.
-    lib_name: RustLibName | None = None
-    #: Where the device build writes its PTX, relative to the project root (default:
-    #: `kernels-ptx`).
-    ptx_dir: RelDir | None = None
-    #: The CUDA capabilities to build for (default: every one the builder supports); the PTX
-    #: targets the lowest, newer GPUs JIT it.
-    cuda_capabilities: list[CudaCapability] | None = None
+    language: Literal["rust-cuda"] = attrs.field(metadata=_doc(_LANGUAGE))
+    src: list[RelPath] = attrs.field(
+        metadata=_doc(
+            "The crates' `Cargo.toml` files, a `Cargo.lock`, the `rust-toolchain.toml` and "
+            "the sources; a directory stands for every file under it."
+        )
+    )
+    device_manifest: RelPath = attrs.field(
+        metadata=_doc("The device crate's `Cargo.toml` (compiled to PTX).")
+    )
+    depends: list[Literal[()]] = _list("Always empty: a Rust kernel links no C++ library.")  # type: ignore[valid-type]
+    features: list[CargoFeature] = _list("Cargo features to enable (host crate).")
+    lib_name: RustLibName | None = _unset(
+        "The host crate's library name (`[lib] name`), when it is not the kernel's name "
+        "with `-` turned into `_`."
+    )
+    ptx_dir: RelDir | None = _unset(
+        "Where the device build writes its PTX, relative to the project root (default: "
+        "`kernels-ptx`)."
+    )
+    cuda_capabilities: list[CudaCapability] | None = _unset(
+        "The CUDA capabilities to build for (default: every one the builder supports); "
+        "the PTX targets the lowest, newer GPUs JIT it."
+    )
 
     def manifests(self) -> list[str]:
         """Every ``Cargo.toml`` listed in `src` but the device crate's."""

@@ -103,7 +103,39 @@ def test_allowed_values_come_from_the_data_tables():
     assert rust["maxItems"] == 0
 
 
-def test_descriptions_come_from_docstrings_and_comments():
+def test_descriptions_are_read_from_the_classes_not_their_source_text():
+    # A class made by `exec` has no source file to parse: its descriptions still come from
+    # its docstring, its fields' `doc` metadata, its NewTypes and its named allowlists.
+    namespace: dict[str, Any] = {"__name__": __name__, "attrs": attrs, "model": model}
+    exec(
+        "@attrs.frozen(kw_only=True)\n"
+        "class Made:\n"
+        "    'A made-up table.'\n"
+        "    flags: list[model.Flag] = attrs.field(factory=list, metadata={'doc': 'Made up.'})\n"
+        "    backend: model.Backend | None = None\n",
+        namespace,
+    )
+    walker = jsonschema._Walker()
+    made = walker.cls(namespace["Made"])
+    assert made["description"] == "A made-up table."
+    assert made["properties"]["flags"]["description"] == "Made up."
+    assert "description" not in made["properties"]["backend"]
+    assert walker.defs["Flag"]["description"].startswith("A compiler flag")
+    assert walker.defs["Backend"]["description"].startswith("A backend:")
+
+
+def test_the_cpp_kernels_share_one_base_and_keep_their_own_allowlists():
+    for language in ("cpp-cpu", "cpp-cuda", "cpp-rocm", "cpp-xpu", "cpp-metal"):
+        cls = model.KERNEL_CLASSES[language]
+        names = [f.name for f in attrs.fields(cls)]
+        assert names[:5] == ["language", "src", "depends", "include", "cxx_flags"], language
+        table = SCHEMA["$defs"][cls.__name__]["properties"]
+        assert table["language"]["const"] == language
+        dep = f"{language.removeprefix('cpp-').capitalize()}Dep"
+        assert table["depends"]["items"] == {"$ref": f"#/$defs/{dep}"}
+
+
+def test_descriptions_come_from_docstrings_and_metadata():
     defs = SCHEMA["$defs"]
     assert defs["CudaGeneral"]["description"].startswith("`[general.cuda]`: bounds")
     assert "oldest `kernels` client" in defs["General"]["properties"]["minver"]["description"]
