@@ -98,6 +98,16 @@ def _allowlist(values: list[str], name: str | None = None, doc: str = "") -> Any
     return Annotated[literal, Named(name, doc)] if name and values else literal
 
 
+def _python_deps(name: str, backend: str, who: str) -> Any:
+    doc = f"A Python package {who} may depend on."
+    return _allowlist(tables.python_dependencies(backend), name, doc)
+
+
+def _cpp_deps(name: str, language: str) -> Any:
+    doc = f"A library a `{language}` kernel may compile against."
+    return _allowlist(tables.cpp_dependencies(language), name, doc)
+
+
 # The allowlists below are Literal types built at run time from the data tables: cattrs
 # validates values against them and nixgen.jsonschema lists them. A static type checker cannot
 # evaluate a Literal built from data, so it sees each of them as `str`; the runtime objects are
@@ -114,52 +124,16 @@ if TYPE_CHECKING:
     XpuDep: TypeAlias = str
     MetalDep: TypeAlias = str
 else:
-    GeneralPythonDep = _allowlist(
-        tables.python_dependencies("general"),
-        "GeneralPythonDep",
-        "A Python package every variant may depend on.",
-    )
-    CudaPythonDep = _allowlist(
-        tables.python_dependencies("cuda"),
-        "CudaPythonDep",
-        "A Python package the CUDA variants may depend on.",
-    )
-    XpuPythonDep = _allowlist(
-        tables.python_dependencies("xpu"),
-        "XpuPythonDep",
-        "A Python package the XPU variants may depend on.",
-    )
-    NeuronPythonDep = _allowlist(
-        tables.python_dependencies("neuron"),
-        "NeuronPythonDep",
-        "A Python package the Neuron variants may depend on.",
-    )
+    GeneralPythonDep = _python_deps("GeneralPythonDep", "general", "every variant")
+    CudaPythonDep = _python_deps("CudaPythonDep", "cuda", "the CUDA variants")
+    XpuPythonDep = _python_deps("XpuPythonDep", "xpu", "the XPU variants")
+    NeuronPythonDep = _python_deps("NeuronPythonDep", "neuron", "the Neuron variants")
     TpuPythonDep = _allowlist(tables.python_dependencies("tpu"))
-    CpuDep = _allowlist(
-        tables.cpp_dependencies("cpp-cpu"),
-        "CpuDep",
-        "A library a `cpp-cpu` kernel may compile against.",
-    )
-    CudaDep = _allowlist(
-        tables.cpp_dependencies("cpp-cuda"),
-        "CudaDep",
-        "A library a `cpp-cuda` kernel may compile against.",
-    )
-    RocmDep = _allowlist(
-        tables.cpp_dependencies("cpp-rocm"),
-        "RocmDep",
-        "A library a `cpp-rocm` kernel may compile against.",
-    )
-    XpuDep = _allowlist(
-        tables.cpp_dependencies("cpp-xpu"),
-        "XpuDep",
-        "A library a `cpp-xpu` kernel may compile against.",
-    )
-    MetalDep = _allowlist(
-        tables.cpp_dependencies("cpp-metal"),
-        "MetalDep",
-        "A library a `cpp-metal` kernel may compile against.",
-    )
+    CpuDep = _cpp_deps("CpuDep", "cpp-cpu")
+    CudaDep = _cpp_deps("CudaDep", "cpp-cuda")
+    RocmDep = _cpp_deps("RocmDep", "cpp-rocm")
+    XpuDep = _cpp_deps("XpuDep", "cpp-xpu")
+    MetalDep = _cpp_deps("MetalDep", "cpp-metal")
 
 
 def _doc(text: str) -> dict[str, str]:
