@@ -4,6 +4,11 @@ Strict means: unknown keys are errors that name the closest valid key; a number 
 silently a string; an array is never a string; a Literal names its allowed values; the
 kernel union dispatches on ``language`` and lists the allowed tags. Every failure, however
 deep, becomes a `Problem` with the key path where it happened.
+
+attrs classes and arrays are structured by cattrs' own generated hooks, with the converter's
+``detailed_validation`` (every failure collected) and ``forbid_extra_keys``; nixgen adds the
+scalar, Literal, NewType and tagged-union rules. `problems_from` is the one place where
+cattrs' errors become problems.
 """
 
 from __future__ import annotations
@@ -397,8 +402,11 @@ __all__ = [
     "InvalidValue",
     "Strict",
     "add_foreign_key_hint",
+    "key_of",
+    "keys_of",
     "problems_from",
     "show",
     "tagged_union_hook",
+    "to_table",
     "toml_type",
 ]
