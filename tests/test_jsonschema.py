@@ -12,8 +12,9 @@ import json
 import re
 import shutil
 import subprocess
+import typing
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, get_args, get_origin
 
 import attrs
 import jsonschema as js
@@ -65,17 +66,23 @@ def test_cli_prints_pure_json(runner):
 
 
 def _model_classes() -> list[type]:
+    """The model's table classes, from the top-level ones down through their field types."""
     seen: list[type] = []
+
+    def tables_in(t: Any) -> list[type]:
+        if attrs.has(t):
+            return [t]
+        if get_origin(t) is Annotated:  # an allowlist's `model.Named` is no table
+            return tables_in(get_args(t)[0])
+        return [c for arg in get_args(t) for c in tables_in(arg)]
 
     def visit(cls: type) -> None:
         if cls in seen:
             return
         seen.append(cls)
-        for field in attrs.fields(cls):
-            for inner in re.findall(r"[A-Za-z_]+", str(field.type)):
-                candidate = getattr(model, inner, None)
-                if isinstance(candidate, type) and attrs.has(candidate):
-                    visit(candidate)
+        for t in typing.get_type_hints(cls, include_extras=True).values():
+            for inner in tables_in(t):
+                visit(inner)
 
     for cls in (model.General, *model.FRAMEWORKS.values(), *model.KERNEL_CLASSES.values()):
         visit(cls)
