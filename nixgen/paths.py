@@ -18,7 +18,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 #: The largest file nixgen reads from an output tree (generated files are a few KiB).
 MAX_READ = 16 * 1024 * 1024
@@ -237,10 +237,13 @@ def head(path: str | os.PathLike[str], size: int) -> bytes:
     return data if isinstance(data, bytes) else b""
 
 
-def walk(top: str | os.PathLike[str]) -> Iterator[tuple[str, list[str], list[str]]]:
+def walk(
+    top: str | os.PathLike[str], *, onerror: Callable[[str, OSError], object] | None = None
+) -> Iterator[tuple[str, list[str], list[str]]]:
     """Like ``os.walk(top)`` top-down, with sorted names, yielding paths relative to
     `top` (``""`` for `top` itself); links (to anything) count as files and are never
-    followed. Iterative: any depth is fine."""
+    followed. Iterative: any depth is fine. A directory that cannot be listed is skipped,
+    after `onerror(rel, error)` when given (which may raise)."""
     top = os.fspath(top)
     stack = [""]
     while stack:
@@ -255,7 +258,9 @@ def walk(top: str | os.PathLike[str]) -> Iterator[tuple[str, list[str], list[str
                     except OSError:
                         is_dir = False
                     (dirs if is_dir else files).append(entry.name)
-        except OSError:
+        except OSError as exc:
+            if onerror is not None:
+                onerror(rel, exc)
             continue
         dirs.sort()
         files.sort()

@@ -241,7 +241,7 @@ def _check_writable(root: Path, out_dir: str) -> None:
             f"nixgen cannot create or replace {out_dir}/ there"
         )
     if _is_real_dir(out):
-        for rel_dir, _, _ in paths.walk(out):
+        for rel_dir, _, _ in paths.walk(out, onerror=functools.partial(_unlistable, root, out)):
             dirpath = out / rel_dir if rel_dir else out
             if not os.access(dirpath, os.W_OK):
                 rel = os.path.relpath(dirpath, root)
@@ -249,6 +249,18 @@ def _check_writable(root: Path, out_dir: str) -> None:
                     f"{rel}/: the output directory is read-only; make it writable "
                     f"(`chmod -R u+w {out_dir}`) or render elsewhere with --out"
                 )
+
+
+def _unlistable(root: Path, out: Path, rel: str, exc: OSError) -> None:
+    """A directory of the output tree nixgen cannot list: what it holds is hand-written
+    (nixgen keeps it), but nixgen cannot carry it into the new tree, so nothing is
+    written rather than the directory dropped."""
+    where = os.path.relpath(out / rel if rel else out, root)
+    raise OutputError(
+        f"{where}/: cannot be listed ({exc.strerror or exc}); nixgen keeps hand-written "
+        "directories in the output tree and must list them to carry them into the new one. "
+        f"Make it readable (`chmod u+rx {where}`) or move it out of the output directory"
+    )
 
 
 def write(root: Path, rendered: Rendered, *, force: bool = False) -> Plan:
@@ -320,7 +332,9 @@ def _swap_tree(root: Path, rendered: Rendered, unchanged: set[str]) -> None:
     try:
         if _is_real_dir(out):
             modes[""] = stat.S_IMODE(os.lstat(out).st_mode)
-            for rel_dir, dirs, files in paths.walk(out):
+            for rel_dir, dirs, files in paths.walk(
+                out, onerror=functools.partial(_unlistable, root, out)
+            ):
                 dirs[:] = [d for d in dirs if _join(rel_dir, d) not in rendered.tree]
                 if rel_dir:
                     os.mkdir(staging / rel_dir)
