@@ -36,14 +36,17 @@ class StdoutError(OSError):
 
 class _GuardedStdout(io.TextIOWrapper):
     """Standard output whose write failures say that they are standard output's (other
-    OSErrors come from files nixgen reads or writes); a closed pipe stays
-    BrokenPipeError, which ends nixgen quietly."""
+    OSErrors come from files nixgen reads or writes); a closed pipe discards the rest of
+    the output and the command runs on to its own exit status (`nixgen.output.reader_gone`)."""
 
     def write(self, text: str) -> int:
         try:
             return super().write(text)
         except BrokenPipeError:
-            raise
+            from nixgen.output import reader_gone
+
+            reader_gone()
+            return len(text)
         except OSError as exc:
             raise StdoutError(exc.errno, exc.strerror) from None
 
@@ -51,7 +54,11 @@ class _GuardedStdout(io.TextIOWrapper):
         try:
             super().flush()
         except BrokenPipeError:
-            raise
+            from nixgen.output import reader_gone
+
+            reader_gone()
+            with contextlib.suppress(OSError, ValueError):
+                super().flush()
         except OSError as exc:
             raise StdoutError(exc.errno, exc.strerror) from None
 

@@ -7,6 +7,7 @@ loading click (`nixgen.entry`), and prints exactly what the click application pr
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import sys
@@ -85,6 +86,44 @@ def emit_json(payload: object) -> None:
     out(text)
 
 
+def reader_gone() -> None:
+    """Standard output's reader went away (``nixgen render --check | head -n 0``): what
+    nixgen still prints goes to /dev/null, and the command runs on to its own exit status.
+    A closed pipe discards output; it never turns a failure (stale files, invalid input)
+    into success, nor success into failure."""
+    with contextlib.suppress(OSError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        if null != 1:
+            os.dup2(null, 1)
+            os.close(null)
+
+
+#: What an OS error means for the user, by errno, where the system's words are not enough.
+_OS_HINTS = {
+    errno.ENAMETOOLONG: "a file name is over 255 bytes, or the whole path over PATH_MAX "
+    "(4096 bytes); use shorter names",
+    errno.ENOSPC: "the disk is full; free some space and run again (nothing half-written "
+    "was left in place)",
+    errno.EDQUOT: "the disk quota is exceeded; free some space and run again",
+    errno.EROFS: "the file system is read-only",
+    errno.EACCES: "check the permissions of the file and the directories above it",
+    errno.EMFILE: "too many open files; raise the limit (`ulimit -n`)",
+}
+
+
+def os_error(exc: OSError) -> NixgenError:
+    """The one translation of an operating-system error nixgen did not expect at its
+    place (a name too long, a full disk, a permission) into a located message with exit
+    status 2: the file it is about, the system's words, and what to do."""
+    from nixgen.errors import OutputError
+
+    where = exc.filename if exc.filename is not None else None
+    what = exc.strerror or str(exc)
+    hint = _OS_HINTS.get(exc.errno or 0)
+    text = f"{os.fsdecode(where)}: {what}" if where is not None else what
+    return OutputError(f"{text} ({hint})" if hint else text)
+
+
 def _is_stdout_error(exc: BaseException) -> bool:
     """Whether `exc` is standard output failing (see `nixgen.entry.StdoutError`)."""
     return type(exc).__name__ == "StdoutError" and isinstance(exc, OSError)
@@ -119,6 +158,8 @@ def _report(exc: BaseException, *, as_json: bool) -> int:
             "moved); cd to an existing directory, or give the project as an absolute path"
         )
         return EXIT_INVALID
+    if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+        exc = os_error(exc)
     if isinstance(exc, NixgenError):
         if as_json:
             emit_json(exc.to_json())

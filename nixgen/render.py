@@ -116,15 +116,15 @@ def _at(value: Any, indent: int) -> nixlit.Raw:
 def _bytecode_cache() -> Any:
     """Compiled templates, cached on disk per nixgen version: compiling the templates is
     most of a small render's work. A cache directory that cannot be made is not used."""
-    import jinja2
-
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     directory = os.path.join(base, "nixgen", f"jinja-{__version__}")
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError:
         return None
-    return jinja2.FileSystemBytecodeCache(directory)
+    from nixgen import jinja
+
+    return jinja.optional_cache(directory)
 
 
 @cache

@@ -69,7 +69,8 @@ def save(root: str | os.PathLike[str], out_dir: str, data: bytes) -> None:
             handle.write(data)
         os.replace(tmp, path)
     except OSError:
-        pass
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)  # a full disk: no half-written stamp left behind
 
 
 def forget(root: str | os.PathLike[str], out_dir: str) -> None:
