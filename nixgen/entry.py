@@ -84,7 +84,9 @@ def _standard_streams() -> None:
         sys.stdout = _GuardedStdout(
             stdout.detach(),
             encoding=stdout.encoding,
-            errors=stdout.errors,
+            # A terminal whose encoding cannot carry a character (Latin-1, ASCII) shows it
+            # escaped rather than ending nixgen (`nixgen.output.out_bytes` for file bytes).
+            errors="backslashreplace" if stdout.errors == "strict" else stdout.errors,
             line_buffering=stdout.line_buffering,
         )
 

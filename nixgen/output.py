@@ -57,6 +57,28 @@ def out(text: str, *, newline: bool = True) -> None:
     _write(sys.stdout, text + ("\n" if newline else ""))
 
 
+def out_bytes(data: bytes) -> None:
+    """Bytes on stdout as they are (a diff of a UTF-8 file stays UTF-8 whatever the
+    terminal's encoding, so that `git apply` takes it)."""
+    stream = sys.stdout
+    if stream is None:
+        return
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:
+        _write(stream, data.decode("utf-8", "replace"))
+        return
+    stream.flush()
+    try:
+        buffer.write(data)
+        buffer.flush()
+    except BrokenPipeError:
+        reader_gone()
+    except OSError as exc:
+        from nixgen.entry import StdoutError
+
+        raise StdoutError(exc.errno, exc.strerror) from None
+
+
 def stdout_encodes(text: str) -> bool:
     """Whether standard output's encoding can carry `text` as it is."""
     encoding = getattr(sys.stdout, "encoding", None) or "utf-8"

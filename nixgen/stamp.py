@@ -55,7 +55,7 @@ def code_digest() -> str:
 def location(root: str | os.PathLike[str], out_dir: str) -> str:
     """Where the stamp of (`root`, `out_dir`) lives in the cache directory."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    key = _digest(f"{os.path.realpath(root)}\0{out_dir}".encode())[:32]
+    key = _digest(os.fsencode(os.path.realpath(root)) + b"\0" + os.fsencode(out_dir))[:32]
     return os.path.join(base, "nixgen", "stamps", f"{key}.json")
 
 

@@ -523,6 +523,30 @@ def test_a_project_path_that_is_not_utf8(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr
 
 
+def test_a_non_ascii_project_path_under_an_ascii_file_system_encoding(tmp_path: Path) -> None:
+    root = project(tmp_path, name="caf\u00e9-\u2713")
+    ascii_locale = env(LC_ALL="C", LANG="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0")
+    for args in (["render", "."], ["render", "."], ["validate", "."], ["render", ".", "--check"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "nixgen", *args],
+            cwd=root,
+            capture_output=True,
+            timeout=60,
+            env=ascii_locale,
+        )
+        clean(done)
+        assert done.returncode == 0, done.stderr
+    done = subprocess.run(
+        [sys.executable, "-m", "nixgen", "render", str(root), "--check"],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=60,
+        env=ascii_locale,
+    )
+    clean(done)
+    assert done.returncode == 0, done.stderr
+
+
 def test_a_latin1_terminal(tmp_path: Path) -> None:
     from tests.test_migrate import V4
 
