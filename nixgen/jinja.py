@@ -7,6 +7,7 @@ only when an environment is made: most verbs never render a template.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -43,9 +44,7 @@ def optional_cache(directory: str) -> jinja2.BytecodeCache:
                 bucket.reset()
 
         def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-            try:
+            with contextlib.suppress(OSError):
                 super().dump_bytecode(bucket)
-            except OSError:
-                pass
 
     return OptionalCache(directory)

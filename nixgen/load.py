@@ -150,7 +150,7 @@ def digits_problem(message: str, text: str, display: str) -> Problem:
     """A located problem for a number with more digits than Python converts (an integer
     of thousands of digits): at the first run of that many digits."""
     limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 4300
-    found = re.search(r"[0-9_]{%d,}" % (limit + 1), text)
+    found = re.search("[0-9_]{" + str(limit + 1) + ",}", text)
     line = column = None
     if found is not None:
         line = text.count("\n", 0, found.start()) + 1

@@ -91,8 +91,10 @@ def user_tree() -> Iterator[Path]:
 
 def as_user(args: list[str], *, cwd: Path) -> subprocess.CompletedProcess[bytes]:
     done = subprocess.run(
-        ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
-        + [sys.executable, "-m", "nixgen", *args],
+        [
+            *("setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"),
+            *(sys.executable, "-m", "nixgen", *args),
+        ],
         cwd=cwd,
         capture_output=True,
         timeout=60,

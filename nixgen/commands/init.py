@@ -83,8 +83,8 @@ def init(
     makes them. Refuses a directory that is not empty unless --force.
     """
     from nixgen import scaffold, write
-    from nixgen.record import evolve
     from nixgen.commands.render import prepare
+    from nixgen.record import evolve
 
     chosen = list(dict.fromkeys(languages)) or ["cpp-cpu"]
     problem = scaffold.check_binding(chosen, binding)
