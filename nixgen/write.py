@@ -316,6 +316,64 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o644) -> None:
         _fsync_dir(path.parent)
 
 
+class Changed(Exception):
+    """The file changed on disk between the moment it was read and its replacement."""
+
+
+def _fsync_file(fd: int) -> None:
+    os.fsync(fd)
+
+
+def replace_unchanged(path: Path, data: bytes, *, expected: bytes, mode: int) -> None:
+    """Replace the file `path` by `data` only if it still holds `expected`: an edit saved
+    meanwhile (written in place, or renamed over it as editors do) is never lost.
+
+    The new file is written next to it and swapped in with one atomic
+    ``renameat2(RENAME_EXCHANGE)``; the file that comes out is then compared with
+    `expected`, and when it differs the two are swapped back (the edit is in place again)
+    and `Changed` is raised. Where the exchange is not available, the file is compared
+    just before an ordinary rename (a window of microseconds)."""
+    fd, tmp_name = tempfile.mkstemp(prefix=f"{_TMP}{path.name}.", dir=path.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            _fsync_file(handle.fileno())
+        os.chmod(tmp, mode)
+        if _exchange_paths(tmp, path):
+            out = paths.read_file(tmp, limit=max(len(expected), 1) + 1)
+            if out != expected:
+                _exchange_paths(tmp, path)  # the edit goes back into place
+                raise Changed(str(path))
+            os.unlink(tmp)
+        else:
+            if paths.read_file(path, limit=max(len(expected), 1) + 1) != expected:
+                raise Changed(str(path))
+            os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):
+        _fsync_dir(path.parent)
+
+
+def _exchange_paths(a: Path, b: Path) -> bool:
+    """Swap `a` and `b` atomically; False where the system cannot (nothing done)."""
+    renameat2 = getattr(_libc(), "renameat2", None)
+    if renameat2 is None:
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    import ctypes
+
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
 def _swap_tree(root: Path, rendered: Rendered, unchanged: set[str]) -> None:
     """Swap in the new tree; files in `unchanged` (project-relative) are hard-linked.
 
