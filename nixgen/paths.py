@@ -33,11 +33,13 @@ class Blocked:
     """Why a path cannot be read as a plain file: `reason` is a short phrase
     (``is a symbolic link``), `where` the project-relative component it is about."""
 
-    __slots__ = ("reason", "where")
+    __slots__ = ("reason", "too_large", "where")
 
-    def __init__(self, where: str, reason: str):
+    def __init__(self, where: str, reason: str, *, too_large: bool = False):
         self.where = where
         self.reason = reason
+        #: A regular file, refused only for its size.
+        self.too_large = too_large
 
     def __repr__(self) -> str:
         return f"Blocked({self.where!r}, {self.reason!r})"
@@ -203,7 +205,7 @@ def _read_at(
         if first is not None:
             return os.read(fd, first)
         if info.st_size > limit:
-            return Blocked(rel, f"is larger than {limit} bytes")
+            return Blocked(rel, f"is larger than {limit} bytes", too_large=True)
         chunks = []
         size = 0
         while size <= limit:
@@ -213,7 +215,7 @@ def _read_at(
             chunks.append(chunk)
             size += len(chunk)
         if size > limit:
-            return Blocked(rel, f"is larger than {limit} bytes")
+            return Blocked(rel, f"is larger than {limit} bytes", too_large=True)
         return b"".join(chunks)
     except OSError as exc:
         return Blocked(rel, f"cannot be read ({exc.strerror})")

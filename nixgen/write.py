@@ -118,7 +118,14 @@ def plan(
     hand_written = []
     blocked: dict[str, paths.Blocked] = {}
     for rel, data in sorted(wanted.items()):
-        current = paths.read_under(root, rel)
+        # What nixgen renders it must be able to read back: the read limit is never below
+        # the size of the file wanted there (an accepted 8 MiB build.toml can render more
+        # than 16 MiB).
+        current = paths.read_under(root, rel, limit=max(paths.MAX_READ, len(data)))
+        if isinstance(current, paths.Blocked) and current.too_large and is_generated(root / rel):
+            changed.append(rel)  # an older, larger generated file: replaced, not "in the way"
+            changes.append((rel, current, data))
+            continue
         if current is None:
             added.append(rel)
             changes.append((rel, b"", data))

@@ -348,7 +348,7 @@ def test_a_kill_between_the_tree_and_the_flake_is_repaired_and_reported(tmp_path
         """
         import os, sys
         import nixgen.write as w
-        w._commit_root = lambda *a, **k: os._exit(137)
+        w.atomic_write = lambda *a, **k: os._exit(137)
         sys.argv = ["nixgen", "render", "."]
         import nixgen.entry
         nixgen.entry.main()
@@ -486,7 +486,9 @@ def test_what_nixgen_accepts_it_can_re_render(tmp_path: Path) -> None:
         """
         import sys
         import nixgen.paths as p
-        p.MAX_READ = 2000  # generated files of this project are larger
+        # As if the 16 MiB read limit were 2000 bytes: generated files here are larger.
+        p.MAX_READ = 2000
+        p.read_under.__kwdefaults__ = {"limit": 2000}
         sys.argv = ["nixgen", "render", "."]
         import nixgen.entry
         nixgen.entry.main()
@@ -500,6 +502,7 @@ def test_what_nixgen_accepts_it_can_re_render(tmp_path: Path) -> None:
         import sys
         import nixgen.paths as p
         p.MAX_READ = 2000
+        p.read_under.__kwdefaults__ = {"limit": 2000}
         sys.argv = ["nixgen", "render", "."]
         import nixgen.entry
         nixgen.entry.main()
