@@ -201,8 +201,9 @@ def _kernel_context(build: model.Build, name: str, kernel: model.Kernel) -> dict
     if isinstance(kernel, model.CppRocmKernel):
         context["archs"] = plan.rocm_archs(kernel)
     if isinstance(kernel, model.RUST_KERNELS):
-        crate_dir = kernel.manifest().rpartition("/")[0]
-        lock_dir = kernel.lock_dir()
+        # Directories the cargo hooks `cd` into: one that starts with `-` gets `./`.
+        crate_dir = _dir_arg(kernel.manifest().rpartition("/")[0])
+        lock_dir = _dir_arg(kernel.lock_dir())
         workspace = kernel.workspace_manifest() is not None
         context.update(
             library=kernel.library(name),
@@ -221,6 +222,12 @@ def _kernel_context(build: model.Build, name: str, kernel: model.Kernel) -> dict
             ptx_dir=kernel.ptx_dir or "kernels-ptx",
         )
     return context
+
+
+def _dir_arg(rel: str) -> str:
+    """A project-relative directory as the cargo hooks take it (`pushd "$dir"`): one
+    whose name starts with `-` gets `./`, so that it is never read as an option."""
+    return f"./{rel}" if rel.startswith("-") else rel
 
 
 #: Compile flags that turn OpenMP on, and the flag the extension's link then needs (the

@@ -654,3 +654,15 @@ def test_the_json_answers_stay_valid_json_under_a_closed_pipe(tmp_path: Path) ->
 
 def _unused() -> None:  # keep imports honest for linters
     time.sleep(0)
+
+
+def test_a_crate_in_a_directory_named_like_an_option(tmp_path: Path) -> None:
+    """`-x/` is accepted, so the cargo hooks and `--manifest-path` get `./-x`."""
+    root = rust_project(tmp_path)
+    (root / "relu_rs").rename(root / "-x")
+    (root / "build.toml").write_text(RUST_TVM.replace('"relu_rs/', '"-x/'))
+    done = nixgen("render", ".", cwd=root)
+    assert done.returncode == 0, done.stderr
+    kernel = (root / "nix" / "kernels" / "relu_rs.nix").read_text()
+    assert 'buildAndTestSubdir = "./-x";' in kernel
+    assert 'cargoRoot = "./-x";' in kernel
