@@ -20,6 +20,8 @@ import io
 import os
 import signal
 import sys
+import time
+from typing import Any
 
 
 def _interrupted(signum: int, frame: object) -> None:
@@ -146,6 +148,8 @@ def _run_plain_render(project: str, out: str) -> int:
 
 def _exit(code: object) -> None:
     """Flush and leave, with the status `sys.exit(code)` would give."""
+    with contextlib.suppress(ValueError, OSError):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # leaving: a late Ctrl-C changes nothing
     if code is None:
         status = 0
     elif isinstance(code, int):
@@ -168,10 +172,27 @@ def _exit(code: object) -> None:
     os._exit(status)
 
 
+def _unraisable(info: Any) -> None:
+    """Python's report of an exception it cannot raise (in a `__del__`, a weakref
+    callback): a Ctrl-C that lands there is delivered again, so that it ends the command
+    (`interrupted`, 130) instead of printing a traceback and being lost."""
+    if isinstance(info.exc_value, KeyboardInterrupt):
+        import threading
+
+        def again() -> None:
+            time.sleep(0.05)  # once the hook has returned: raised inside it, it is lost
+            os.kill(os.getpid(), signal.SIGINT)
+
+        threading.Thread(target=again, daemon=True).start()
+    elif os.environ.get("NIXGEN_DEBUG"):
+        sys.__unraisablehook__(info)
+
+
 def main() -> None:
     # Until a command takes over (its own handler turns Ctrl-C into a clean exit after
     # cleaning up), Ctrl-C during start-up ends nixgen without a traceback from an import.
     signal.signal(signal.SIGINT, _interrupted)
+    sys.unraisablehook = _unraisable
     try:
         _main()
     except KeyboardInterrupt:

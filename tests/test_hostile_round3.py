@@ -666,3 +666,35 @@ def test_a_crate_in_a_directory_named_like_an_option(tmp_path: Path) -> None:
     kernel = (root / "nix" / "kernels" / "relu_rs.nix").read_text()
     assert 'buildAndTestSubdir = "./-x";' in kernel
     assert 'cargoRoot = "./-x";' in kernel
+
+
+def test_ctrl_c_inside_a_finalizer_is_no_traceback(tmp_path: Path) -> None:
+    """SIGINT landing while Python runs a `__del__` (or another place where it reports an
+    exception it cannot raise) is not printed as "Exception ignored … Traceback": nixgen
+    stops with `interrupted` and 130, as for a Ctrl-C anywhere else."""
+    root = project(tmp_path)
+    done = driver(
+        """
+        import os, signal, sys, time
+        import nixgen.pipeline as pipeline
+        real = pipeline.prepare
+        class Finalized:
+            def __del__(self):
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.2)
+        def prepare(*args, **kwargs):
+            item = Finalized()
+            del item
+            time.sleep(5)  # the interrupt must end the command, not be lost
+            return real(*args, **kwargs)
+        pipeline.prepare = prepare
+        sys.argv = ["nixgen", "render", "."]
+        import nixgen.entry
+        nixgen.entry.main()
+        """,
+        cwd=root,
+    )
+    err = done.stderr.decode(errors="replace")
+    assert done.returncode == 130, err
+    assert "Traceback" not in err and "Exception ignored" not in err
+    assert err.strip().endswith("interrupted")
