@@ -93,10 +93,18 @@ def _standard_streams() -> None:
         )
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    """Ctrl-C during a command: KeyboardInterrupt, once. Further Ctrl-Cs are ignored while
+    the command cleans up and reports it (a second one inside the report or the exit would
+    print a traceback)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
 def command_started() -> None:
     """From here on Ctrl-C raises KeyboardInterrupt, which the command reports."""
     if signal.getsignal(signal.SIGINT) is _interrupted:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGINT, _interrupt)
 
 
 def _plain_render(argv: list[str]) -> tuple[str, str] | None:
@@ -178,6 +186,9 @@ def _unraisable(info: Any) -> None:
     (`interrupted`, 130) instead of printing a traceback and being lost."""
     if isinstance(info.exc_value, KeyboardInterrupt):
         import threading
+
+        with contextlib.suppress(ValueError):  # not the main thread: its handler stays
+            signal.signal(signal.SIGINT, _interrupt)
 
         def again() -> None:
             time.sleep(0.05)  # once the hook has returned: raised inside it, it is lost

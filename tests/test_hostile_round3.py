@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -690,3 +691,81 @@ def test_ctrl_c_inside_a_finalizer_is_no_traceback(tmp_path: Path) -> None:
     assert done.returncode == 130, err
     assert "Traceback" not in err and "Exception ignored" not in err
     assert err.strip().endswith("interrupted")
+
+
+LONG_DIR = "/".join(["directory_of_sources"] * 10)  # 209 bytes
+
+
+def per_object_project(root: Path) -> Path:
+    """A cpp-cpu kernel of 32 sources (the per-object mode), one named like an option and
+    one 239 bytes long (its encoded object name would be 260 bytes)."""
+    sources = ["-x.cpp", f"{LONG_DIR}/kernel_with_a_long_name_a.cpp"]
+    sources += [f"k/s{i:02}.cpp" for i in range(30)]
+    toml = BUILD_TOML.replace('depends = ["torch"]\nsrc = ["relu/relu.cpp"]', "src = %s") % (
+        json.dumps(sources),
+    )
+    project(root.parent, toml, name=root.name)
+    for index, rel in enumerate(sources):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(f"int nixgen_source_{index}() {{ return {index}; }}\n")
+    return root
+
+
+@pytest.mark.build
+@pytest.mark.skipif(shutil.which("nix-build") is None, reason="nix is not installed")
+def test_a_dash_source_and_a_long_source_path_build_in_the_per_object_mode(
+    tmp_path: Path,
+) -> None:
+    from tests.nixtools import make_stub, nix_build
+    from tests.test_rust_kernels import kernel_expr
+
+    root = per_object_project(tmp_path / "objects")
+    assert nixgen("render", ".", cwd=root).returncode == 0
+    stub = make_stub(tmp_path / "stub")
+    out = nix_build(kernel_expr(stub, "relu"), cwd=root, timeout=1200, max_jobs=4)
+    archives = list(out.rglob("*.a"))
+    assert archives, list(out.rglob("*"))
+    members = subprocess.run(
+        ["ar", "t", str(archives[0])], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert len(members) == 32
+    assert all(len(name.encode()) <= 200 for name in members)
+
+
+@pytest.mark.parametrize("args", [["render", "."], ["validate", "."], ["init", "fresh"]])
+def test_ctrl_c_at_random_moments_never_prints_a_traceback(tmp_path: Path, args: list[str]) -> None:
+    """SIGINT at spread-out moments from `main()` on (Python's own start-up, before
+    nixgen runs, is outside nixgen's reach): `interrupted` and 130, or a finished run."""
+    import random
+
+    rng = random.Random(27)
+    root = project(tmp_path)
+    code = textwrap.dedent(
+        f"""
+        import os, sys
+        sys.argv = ["nixgen", *{args!r}]
+        import nixgen.entry
+        os.write(2, b"ready\\n")
+        nixgen.entry.main()
+        """
+    )
+    for attempt in range(12):
+        cwd = tmp_path / f"run{attempt}" if args[0] == "init" else root
+        cwd.mkdir(exist_ok=True)
+        child = subprocess.Popen(
+            [sys.executable, "-c", code],
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env(NIXGEN_NO_STAMP="1"),
+        )
+        assert child.stderr is not None
+        assert child.stderr.readline() == b"ready\n"
+        time.sleep(rng.uniform(0, 0.6))
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)
+        text = err.decode(errors="replace")
+        assert "Traceback" not in text and "Exception ignored" not in text, text
+        assert child.returncode in (0, 130), text
+        if child.returncode == 130:
+            assert text.strip().endswith("interrupted"), text
