@@ -338,6 +338,10 @@ def test_watch_stopped_with_ctrl_c_exits_130(tmp_path: Path) -> None:
 
 
 def test_a_kill_between_the_tree_and_the_flake_is_repaired_and_reported(tmp_path: Path) -> None:
+    """Killed after the `nix/` exchange, before `flake.nix` is written (the project-root
+    files are written by `atomic_write`, after the tree): `--check` reports the flake, the
+    next render (through the stamp's fast path, which must not say "up to date") repairs
+    it, and nothing of the killed render is left in the tree."""
     root = project(tmp_path)
     assert nixgen("render", ".", cwd=root).returncode == 0
     old_flake = (root / "flake.nix").read_bytes()
