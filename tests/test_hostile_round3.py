@@ -640,19 +640,6 @@ def test_a_project_directory_named_like_a_toml_file(tmp_path: Path) -> None:
     assert (root / "nix" / "default.nix").is_file()
 
 
-def test_json_answers_to_invalid_input_stay_valid_json(tmp_path: Path) -> None:
-    root = project(tmp_path, BUILD_TOML.replace('"cpu"]', '"cpx"]'))
-    done = subprocess.run(
-        [sys.executable, "-m", "nixgen", "validate", ".", "--json"],
-        cwd=root,
-        capture_output=True,
-        timeout=60,
-        env=env(),
-    )
-    assert done.returncode == 2
-    assert json.loads(done.stdout)["ok"] is False
-
-
 def test_a_crate_in_a_directory_named_like_an_option(tmp_path: Path) -> None:
     """`-x/` is accepted, so the cargo hooks and `--manifest-path` get `./-x`."""
     root = rust_project(tmp_path)
