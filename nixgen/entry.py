@@ -20,6 +20,8 @@ import io
 import os
 import signal
 import sys
+import time
+from typing import Any
 
 
 def _interrupted(signum: int, frame: object) -> None:
@@ -36,14 +38,17 @@ class StdoutError(OSError):
 
 class _GuardedStdout(io.TextIOWrapper):
     """Standard output whose write failures say that they are standard output's (other
-    OSErrors come from files nixgen reads or writes); a closed pipe stays
-    BrokenPipeError, which ends nixgen quietly."""
+    OSErrors come from files nixgen reads or writes); a closed pipe discards the rest of
+    the output and the command runs on to its own exit status (`nixgen.output.reader_gone`)."""
 
     def write(self, text: str) -> int:
         try:
             return super().write(text)
         except BrokenPipeError:
-            raise
+            from nixgen.output import reader_gone
+
+            reader_gone()
+            return len(text)
         except OSError as exc:
             raise StdoutError(exc.errno, exc.strerror) from None
 
@@ -51,7 +56,11 @@ class _GuardedStdout(io.TextIOWrapper):
         try:
             super().flush()
         except BrokenPipeError:
-            raise
+            from nixgen.output import reader_gone
+
+            reader_gone()
+            with contextlib.suppress(OSError, ValueError):
+                super().flush()
         except OSError as exc:
             raise StdoutError(exc.errno, exc.strerror) from None
 
@@ -77,15 +86,25 @@ def _standard_streams() -> None:
         sys.stdout = _GuardedStdout(
             stdout.detach(),
             encoding=stdout.encoding,
-            errors=stdout.errors,
+            # A terminal whose encoding cannot carry a character (Latin-1, ASCII) shows it
+            # escaped rather than ending nixgen (`nixgen.output.out_bytes` for file bytes).
+            errors="backslashreplace" if stdout.errors == "strict" else stdout.errors,
             line_buffering=stdout.line_buffering,
         )
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """Ctrl-C during a command: KeyboardInterrupt, once. Further Ctrl-Cs are ignored while
+    the command cleans up and reports it (a second one inside the report or the exit would
+    print a traceback)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
 
 
 def command_started() -> None:
     """From here on Ctrl-C raises KeyboardInterrupt, which the command reports."""
     if signal.getsignal(signal.SIGINT) is _interrupted:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGINT, _interrupt)
 
 
 def _plain_render(argv: list[str]) -> tuple[str, str] | None:
@@ -137,6 +156,8 @@ def _run_plain_render(project: str, out: str) -> int:
 
 def _exit(code: object) -> None:
     """Flush and leave, with the status `sys.exit(code)` would give."""
+    with contextlib.suppress(ValueError, OSError):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # leaving: a late Ctrl-C changes nothing
     if code is None:
         status = 0
     elif isinstance(code, int):
@@ -159,10 +180,30 @@ def _exit(code: object) -> None:
     os._exit(status)
 
 
+def _unraisable(info: Any) -> None:
+    """Python's report of an exception it cannot raise (in a `__del__`, a weakref
+    callback): a Ctrl-C that lands there is delivered again, so that it ends the command
+    (`interrupted`, 130) instead of printing a traceback and being lost."""
+    if isinstance(info.exc_value, KeyboardInterrupt):
+        import threading
+
+        with contextlib.suppress(ValueError):  # not the main thread: its handler stays
+            signal.signal(signal.SIGINT, _interrupt)
+
+        def again() -> None:
+            time.sleep(0.05)  # once the hook has returned: raised inside it, it is lost
+            os.kill(os.getpid(), signal.SIGINT)
+
+        threading.Thread(target=again, daemon=True).start()
+    elif os.environ.get("NIXGEN_DEBUG"):
+        sys.__unraisablehook__(info)
+
+
 def main() -> None:
     # Until a command takes over (its own handler turns Ctrl-C into a clean exit after
     # cleaning up), Ctrl-C during start-up ends nixgen without a traceback from an import.
     signal.signal(signal.SIGINT, _interrupted)
+    sys.unraisablehook = _unraisable
     try:
         _main()
     except KeyboardInterrupt:

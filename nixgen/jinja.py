@@ -7,6 +7,7 @@ only when an environment is made: most verbs never render a template.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -27,3 +28,23 @@ def environment(loader: jinja2.BaseLoader, **options: Any) -> jinja2.Environment
         keep_trailing_newline=True,
         **options,
     )
+
+
+def optional_cache(directory: str) -> jinja2.BytecodeCache:
+    """Jinja2's bytecode cache in `directory`, as an optimisation only: a cache that
+    cannot be read or written (a full disk, a read-only or vanished directory) is not
+    used, and the templates are compiled afresh."""
+    import jinja2
+
+    class OptionalCache(jinja2.FileSystemBytecodeCache):
+        def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            try:
+                super().load_bytecode(bucket)
+            except (OSError, EOFError, ValueError):
+                bucket.reset()
+
+        def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            with contextlib.suppress(OSError):
+                super().dump_bytecode(bucket)
+
+    return OptionalCache(directory)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import stat
+import sys
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -51,8 +53,9 @@ class Document:
 
 
 def resolve_build_file(project: Path) -> Path:
-    """`project` may be a project directory or a build.toml path itself."""
-    if project.is_dir() and not project.name.endswith(".toml"):
+    """`project` may be a project directory (whatever its name: `kernels.toml/` too) or
+    a build.toml path itself."""
+    if project.name != BUILD_TOML and project.is_dir():
         return project / BUILD_TOML
     return project
 
@@ -137,7 +140,32 @@ def parse(text: str, path: Path, display: str) -> Document:
         # tomli's own limits (nesting depth, parts of a key) and Python's stack: input
         # no build.toml needs, reported where it starts, like any other TOML error.
         raise ProblemError([limit_problem(str(exc), text, display)]) from None
+    except ValueError as exc:
+        # Python's limit on the digits of an integer read from text (4300 by default).
+        raise ProblemError([digits_problem(str(exc), text, display)]) from None
     return Document(path=path, display=display, text=text, data=data)
+
+
+def digits_problem(message: str, text: str, display: str) -> Problem:
+    """A located problem for a number with more digits than Python converts (an integer
+    of thousands of digits): at the first run of that many digits."""
+    limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 4300
+    found = re.search("[0-9_]{" + str(limit + 1) + ",}", text)
+    line = column = None
+    if found is not None:
+        line = text.count("\n", 0, found.start()) + 1
+        column = found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1
+    what = (
+        f"a number has more than {limit} digits; no build.toml needs one this long"
+        if found is not None or "digits" in message
+        else message
+    )
+    return Problem(
+        message=f"invalid TOML: {what}",
+        file=display,
+        line=line,
+        column=column,
+    )
 
 
 #: Deeper than this, or with more key parts, nixgen refuses a TOML file (tomli's limits

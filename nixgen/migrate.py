@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 import tomli
 
-from nixgen import load, model, project, schema, tomledit, upgrade, validate
+from nixgen import load, model, project, schema, tomledit, upgrade, validate, values
 from nixgen.errors import NixgenError, OutputError, Problem, ProblemError, warning
 
 BOM = b"\xef\xbb\xbf"
@@ -112,9 +112,12 @@ def target(document: load.Document, edition: int, license: str | None = None) ->
         raw, _ = schema.structure(document.data, edition)
         assert raw is not None  # `document` is valid
         wanted, _ = upgrade.to_edition6(raw, edition)
+        problems: list[Problem] = []
         for name, kernel in wanted.get("kernel", {}).items():
             if kernel["language"] in RUST_LANGUAGES and "lib-name" not in kernel:
-                _add_lib_name(document.path.parent, name, kernel)
+                problems += _add_lib_name(document.path.parent, name, kernel)
+        if problems:
+            raise ProblemError(document.locate_all(problems))
     if license and wanted["general"].get("license") == upgrade.UNKNOWN_LICENSE:
         wanted["general"]["license"] = license
     return wanted
@@ -123,38 +126,77 @@ def target(document: load.Document, edition: int, license: str | None = None) ->
 RUST_LANGUAGES = ("rust-cpu", "rust-cuda")
 
 
-def crate_library(manifest: Path) -> str | None:
-    """The library name a crate's `Cargo.toml` declares: `[lib] name`, else the package
-    name with `-` turned into `_` (Cargo's rule); None when the file cannot tell."""
-    try:
-        data = tomli.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomli.TOMLDecodeError):
+#: The largest `Cargo.toml` migrate reads (real ones are a few KiB).
+MAX_MANIFEST = 1024 * 1024
+
+
+def crate_library(root: Path, manifest: str) -> str | None:
+    """The library name the crate's `Cargo.toml` (`manifest`, relative to the project
+    `root`) declares: `[lib] name`, else the package name with `-` turned into `_`
+    (Cargo's rule); None when the file declares neither.
+
+    The manifest is read by the path rule of every input (`nixgen.paths`): no link
+    followed, no FIFO or device opened, at most `MAX_MANIFEST` bytes, TOML parser limits.
+    A manifest that cannot be read so, or that declares a name that is no Rust
+    identifier, raises `CrateError` (migrating would write a file nixgen refuses)."""
+    from nixgen import paths
+
+    data = paths.read_under(root, manifest, limit=MAX_MANIFEST)
+    if data is None:
         return None
-    lib, package = data.get("lib"), data.get("package")
+    if isinstance(data, paths.Blocked):
+        raise CrateError(
+            f"`{manifest}` cannot be read: {data}; migrate reads the crate's Cargo.toml to "
+            "keep its library name (replace it by a regular file inside the project)"
+        )
+    try:
+        parsed = tomli.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise CrateError(f"`{manifest}` is not valid UTF-8") from None
+    except tomli.TOMLDecodeError as exc:
+        raise CrateError(f"`{manifest}` is not valid TOML: {exc}") from None
+    except (RecursionError, ValueError):
+        raise CrateError(
+            f"`{manifest}` is past the TOML parser's limits (nesting, key parts, digits)"
+        ) from None
+    lib, package = parsed.get("lib"), parsed.get("package")
     if isinstance(lib, dict) and isinstance(lib.get("name"), str):
-        return str(lib["name"])
-    if isinstance(package, dict) and isinstance(package.get("name"), str):
-        return str(package["name"]).replace("-", "_")
-    return None
+        name = str(lib["name"])
+    elif isinstance(package, dict) and isinstance(package.get("name"), str):
+        name = str(package["name"]).replace("-", "_")
+    else:
+        return None
+    problem = values.rust_lib_name(name)
+    if problem is not None:
+        raise CrateError(f"`{manifest}` declares the {problem}; fix the crate first")
+    return name
 
 
-def _add_lib_name(root: Path, name: str, kernel: dict[str, Any]) -> None:
+class CrateError(Exception):
+    """A crate manifest migrate cannot take its library name from."""
+
+
+def _add_lib_name(root: Path, name: str, kernel: dict[str, Any]) -> list[Problem]:
     """Edition 5 inferred a Rust kernel's library name from its crate; edition 6 names it
     after the kernel. Where the two differ, keep the crate's as `lib-name` (the one place
-    where migrating reads a Cargo file, once per kernel)."""
+    where migrating reads a Cargo file, once per kernel). Returns the problems found."""
     if kernel["language"] == "rust-cuda":
         crate: Any = model.RustCudaKernel(
             language="rust-cuda", src=kernel["src"], device_manifest=kernel["device-manifest"]
         )
     else:
         crate = model.RustCpuKernel(language="rust-cpu", src=kernel["src"])
-    library = crate_library(root / crate.manifest())
+    try:
+        library = crate_library(root, crate.manifest())
+    except CrateError as exc:
+        return [Problem(message=str(exc), path=("kernel", name, "src"))]
     if library is not None and library != model.default_library(name):
         keys = list(kernel)
         after = keys.index("features") + 1 if "features" in keys else keys.index("src") + 1
         items = list(kernel.items())
         kernel.clear()
         kernel.update([*items[:after], ("lib-name", library), *items[after:]])
+    return []
 
 
 def _is_license_placeholder_warning(problem: Problem) -> bool:
@@ -175,23 +217,47 @@ def rewrite(text: str, wanted: dict[str, Any]) -> str:
 
 def write(migration: Migration) -> None:
     """Replace the build.toml with the migrated text atomically, keeping its mode
-    (`nixgen.write.atomic_write`: a failure leaves the old file or the new one, never half).
-    """
-    from nixgen.write import atomic_write
+    (`nixgen.write.replace_unchanged`: a failure leaves the old file or the new one,
+    never half, and an edit saved meanwhile is kept and reported).
 
-    path = Path(os.path.realpath(migration.document.path))
+    A build.toml that is a symbolic link to a file inside the project is migrated there
+    (the link stays); one that leads outside the project is refused: nixgen never writes
+    outside the project (the target may be shared by other projects).
+    """
+    from nixgen import paths
+    from nixgen.write import Changed, replace_unchanged
+
+    link = migration.document.path
     display = migration.document.display
     data = migration.after.encode("utf-8")
     try:
-        mode = stat.S_IMODE(path.stat().st_mode)
+        path = link
+        if os.path.islink(link):
+            project_root = os.path.realpath(link.parent)
+            path = Path(os.path.realpath(link))
+            if not str(path).startswith(project_root.rstrip("/") + "/"):
+                raise OutputError(
+                    f"{display}: is a symbolic link to `{path}`, outside the project; nixgen "
+                    "never writes outside the project: migrate that file itself, or replace "
+                    "the link by a copy"
+                )
+        mode = stat.S_IMODE(os.lstat(path).st_mode)
         if not os.access(path, os.W_OK):
             raise OutputError(f"{display}: the file is read-only; make it writable to migrate it")
-        current = path.read_bytes()
+        current = paths.read_file(path, limit=load.MAX_BYTES + len(BOM))
+        if not isinstance(current, bytes):
+            raise OutputError(f"{display}: {current or 'is gone'}; nothing was written")
+        expected = current
         if current.startswith(BOM):
             current, data = current[len(BOM) :], BOM + data
         if current != migration.before.encode("utf-8"):
             raise OutputError(f"{display}: the file changed while it was migrated; run again")
-        atomic_write(path, data, mode=mode)
+        replace_unchanged(path, data, expected=expected, mode=mode)
+    except Changed:
+        raise OutputError(
+            f"{display}: the file changed while it was migrated (an edit was saved); the edit "
+            "is kept and nothing was migrated: run again"
+        ) from None
     except PermissionError:
         raise OutputError(
             f"{display}: cannot write next to the file: permission denied "

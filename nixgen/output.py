@@ -7,6 +7,7 @@ loading click (`nixgen.entry`), and prints exactly what the click application pr
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import sys
@@ -56,6 +57,28 @@ def out(text: str, *, newline: bool = True) -> None:
     _write(sys.stdout, text + ("\n" if newline else ""))
 
 
+def out_bytes(data: bytes) -> None:
+    """Bytes on stdout as they are (a diff of a UTF-8 file stays UTF-8 whatever the
+    terminal's encoding, so that `git apply` takes it)."""
+    stream = sys.stdout
+    if stream is None:
+        return
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:
+        _write(stream, data.decode("utf-8", "replace"))
+        return
+    stream.flush()
+    try:
+        buffer.write(data)
+        buffer.flush()
+    except BrokenPipeError:
+        reader_gone()
+    except OSError as exc:
+        from nixgen.entry import StdoutError
+
+        raise StdoutError(exc.errno, exc.strerror) from None
+
+
 def stdout_encodes(text: str) -> bool:
     """Whether standard output's encoding can carry `text` as it is."""
     encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
@@ -83,6 +106,44 @@ def emit_json(payload: object) -> None:
     if not stdout_encodes(text):
         text = json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=True)
     out(text)
+
+
+def reader_gone() -> None:
+    """Standard output's reader went away (``nixgen render --check | head -n 0``): what
+    nixgen still prints goes to /dev/null, and the command runs on to its own exit status.
+    A closed pipe discards output; it never turns a failure (stale files, invalid input)
+    into success, nor success into failure."""
+    with contextlib.suppress(OSError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        if null != 1:
+            os.dup2(null, 1)
+            os.close(null)
+
+
+#: What an OS error means for the user, by errno, where the system's words are not enough.
+_OS_HINTS = {
+    errno.ENAMETOOLONG: "a file name is over 255 bytes, or the whole path over PATH_MAX "
+    "(4096 bytes); use shorter names",
+    errno.ENOSPC: "the disk is full; free some space and run again (nothing half-written "
+    "was left in place)",
+    errno.EDQUOT: "the disk quota is exceeded; free some space and run again",
+    errno.EROFS: "the file system is read-only",
+    errno.EACCES: "check the permissions of the file and the directories above it",
+    errno.EMFILE: "too many open files; raise the limit (`ulimit -n`)",
+}
+
+
+def os_error(exc: OSError) -> NixgenError:
+    """The one translation of an operating-system error nixgen did not expect at its
+    place (a name too long, a full disk, a permission) into a located message with exit
+    status 2: the file it is about, the system's words, and what to do."""
+    from nixgen.errors import OutputError
+
+    where = exc.filename if exc.filename is not None else None
+    what = exc.strerror or str(exc)
+    hint = _OS_HINTS.get(exc.errno or 0)
+    text = f"{os.fsdecode(where)}: {what}" if where is not None else what
+    return OutputError(f"{text} ({hint})" if hint else text)
 
 
 def _is_stdout_error(exc: BaseException) -> bool:
@@ -119,6 +180,8 @@ def _report(exc: BaseException, *, as_json: bool) -> int:
             "moved); cd to an existing directory, or give the project as an absolute path"
         )
         return EXIT_INVALID
+    if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+        exc = os_error(exc)
     if isinstance(exc, NixgenError):
         if as_json:
             emit_json(exc.to_json())

@@ -18,7 +18,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 #: The largest file nixgen reads from an output tree (generated files are a few KiB).
 MAX_READ = 16 * 1024 * 1024
@@ -33,11 +33,13 @@ class Blocked:
     """Why a path cannot be read as a plain file: `reason` is a short phrase
     (``is a symbolic link``), `where` the project-relative component it is about."""
 
-    __slots__ = ("reason", "where")
+    __slots__ = ("reason", "too_large", "where")
 
-    def __init__(self, where: str, reason: str):
+    def __init__(self, where: str, reason: str, *, too_large: bool = False):
         self.where = where
         self.reason = reason
+        #: A regular file, refused only for its size.
+        self.too_large = too_large
 
     def __repr__(self) -> str:
         return f"Blocked({self.where!r}, {self.reason!r})"
@@ -203,7 +205,7 @@ def _read_at(
         if first is not None:
             return os.read(fd, first)
         if info.st_size > limit:
-            return Blocked(rel, f"is larger than {limit} bytes")
+            return Blocked(rel, f"is larger than {limit} bytes", too_large=True)
         chunks = []
         size = 0
         while size <= limit:
@@ -213,7 +215,7 @@ def _read_at(
             chunks.append(chunk)
             size += len(chunk)
         if size > limit:
-            return Blocked(rel, f"is larger than {limit} bytes")
+            return Blocked(rel, f"is larger than {limit} bytes", too_large=True)
         return b"".join(chunks)
     except OSError as exc:
         return Blocked(rel, f"cannot be read ({exc.strerror})")
@@ -237,10 +239,13 @@ def head(path: str | os.PathLike[str], size: int) -> bytes:
     return data if isinstance(data, bytes) else b""
 
 
-def walk(top: str | os.PathLike[str]) -> Iterator[tuple[str, list[str], list[str]]]:
+def walk(
+    top: str | os.PathLike[str], *, onerror: Callable[[str, OSError], object] | None = None
+) -> Iterator[tuple[str, list[str], list[str]]]:
     """Like ``os.walk(top)`` top-down, with sorted names, yielding paths relative to
     `top` (``""`` for `top` itself); links (to anything) count as files and are never
-    followed. Iterative: any depth is fine."""
+    followed. Iterative: any depth is fine. A directory that cannot be listed is skipped,
+    after `onerror(rel, error)` when given (which may raise)."""
     top = os.fspath(top)
     stack = [""]
     while stack:
@@ -255,7 +260,9 @@ def walk(top: str | os.PathLike[str]) -> Iterator[tuple[str, list[str], list[str
                     except OSError:
                         is_dir = False
                     (dirs if is_dir else files).append(entry.name)
-        except OSError:
+        except OSError as exc:
+            if onerror is not None:
+                onerror(rel, exc)
             continue
         dirs.sort()
         files.sort()

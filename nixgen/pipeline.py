@@ -111,7 +111,8 @@ def _stamp_files(build: Any) -> list[str]:
     """The files a render's validity depends on: the listed ones and the Python package's."""
     from nixgen import model
 
-    return [*build.source_files(), f"{model.python_package_dir(build)}/__init__.py"]
+    package = model.python_package_dir(build)
+    return [*build.source_files(), package, f"{package}/__init__.py"]
 
 
 def _file_states(root: Path, build: Any) -> dict[str, str] | None:

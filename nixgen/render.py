@@ -115,15 +115,15 @@ def _at(value: Any, indent: int) -> nixlit.Raw:
 def _bytecode_cache() -> Any:
     """Compiled templates, cached on disk per nixgen version: compiling the templates is
     most of a small render's work. A cache directory that cannot be made is not used."""
-    import jinja2
-
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     directory = os.path.join(base, "nixgen", f"jinja-{__version__}")
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError:
         return None
-    return jinja2.FileSystemBytecodeCache(directory)
+    from nixgen import jinja
+
+    return jinja.optional_cache(directory)
 
 
 @cache
@@ -200,8 +200,9 @@ def _kernel_context(build: model.Build, name: str, kernel: model.Kernel) -> dict
     if isinstance(kernel, model.CppRocmKernel):
         context["archs"] = plan.rocm_archs(kernel)
     if isinstance(kernel, model.RUST_KERNELS):
-        crate_dir = kernel.manifest().rpartition("/")[0]
-        lock_dir = kernel.lock_dir()
+        # Directories the cargo hooks `cd` into: one that starts with `-` gets `./`.
+        crate_dir = _dir_arg(kernel.manifest().rpartition("/")[0])
+        lock_dir = _dir_arg(kernel.lock_dir())
         workspace = kernel.workspace_manifest() is not None
         context.update(
             library=kernel.library(name),
@@ -220,6 +221,12 @@ def _kernel_context(build: model.Build, name: str, kernel: model.Kernel) -> dict
             ptx_dir=kernel.ptx_dir or "kernels-ptx",
         )
     return context
+
+
+def _dir_arg(rel: str) -> str:
+    """A project-relative directory as the cargo hooks take it (`pushd "$dir"`): one
+    whose name starts with `-` gets `./`, so that it is never read as an option."""
+    return f"./{rel}" if rel.startswith("-") else rel
 
 
 #: Compile flags that turn OpenMP on, and the flag the extension's link then needs (the

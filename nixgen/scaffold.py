@@ -14,15 +14,18 @@ valid TOML and Python literal).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import tempfile
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from nixgen import tables, values
+from nixgen import paths, tables, values
 from nixgen.errors import OutputError
 
 if TYPE_CHECKING:
@@ -234,11 +237,21 @@ def create(
     license: str = DEFAULT_LICENSE,
     force: bool = False,
     binding: str = "torch",
+    then: Callable[[Path], object] | None = None,
 ) -> list[str]:
-    """Write a new project into `directory`; returns the paths written, relative to it.
+    """Write a new project into `directory`, then call `then(root)` on it (the render of
+    its Nix files, `root` being where the project is being made); returns the paths
+    written, relative to it.
 
     Refuses a directory that exists and is not empty unless `force`; with `force`, the
-    project's files replace files of the same name and everything else stays.
+    project's files replace files of the same name and everything else stays. Nothing is
+    written through a symbolic link: a link where a directory of the project goes is
+    refused, and a link where one of its files goes is replaced by the file.
+
+    A new directory is one transaction: the project is made (and `then` run) in a hidden
+    directory next to it, renamed into place at the end, so Ctrl-C or a failure leaves
+    nothing and the same `init` can run again. In an empty directory, what was written is
+    removed again on failure; with `force`, files already replaced stay replaced.
     """
     contents = files(name, languages, license=license, binding=binding)
     # The new build.toml must be one nixgen accepts, before anything is written: a
@@ -251,20 +264,61 @@ def create(
     )
     if directory.exists() and not directory.is_dir():
         raise OutputError(f"{directory} exists and is not a directory")
-    if directory.is_dir() and any(directory.iterdir()) and not force:
+    existing = directory.is_dir()
+    if existing and any(directory.iterdir()) and not force:
         raise OutputError(
             f"{directory} is not empty; choose another directory, or pass --force to write "
             "the new project's files into it (files of the same name are replaced)"
         )
+    if existing:
+        _write_into(directory, contents, then, undo=not force)
+        return list(contents)
+    parent = directory.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.nixgen-init-", dir=parent))
+    try:
+        os.chmod(staging, 0o777 & ~_umask())
+        _write_into(staging, contents, then, undo=False)
+        os.rename(staging, directory)
+    except BaseException:
+        paths.remove_tree(staging)
+        raise
+    return list(contents)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _write_into(
+    root: Path, contents: dict[str, str], then: Callable[[Path], object] | None, *, undo: bool
+) -> None:
+    """Write `contents` under `root` by the path rule (`nixgen.paths`), then run `then`;
+    with `undo`, remove every entry made here when anything fails (`root` was empty)."""
+    from nixgen.write import atomic_write
+
+    before = set(os.listdir(root)) if undo else set()
     try:
         for rel, text in contents.items():
-            path = directory / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.nixgen-init")
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, path)
-    except OSError as exc:
-        raise OutputError(
-            f"{exc.filename or directory}: cannot write the project ({exc.strerror})"
-        ) from None
-    return list(contents)
+            blocked = paths.check_dirs(root, rel)
+            if blocked is not None:
+                raise OutputError(
+                    f"{root / blocked.where}: {blocked.reason}; nixgen init writes only into "
+                    "real directories inside the project (remove it, or choose another --dir)"
+                )
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(root / rel, text.encode("utf-8"))
+        if then is not None:
+            then(root)
+    except BaseException:
+        if undo:
+            for entry in set(os.listdir(root)) - before:
+                path = root / entry
+                if path.is_dir() and not path.is_symlink():
+                    paths.remove_tree(path)
+                else:
+                    with contextlib.suppress(OSError):
+                        path.unlink()
+        raise

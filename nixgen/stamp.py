@@ -55,7 +55,7 @@ def code_digest() -> str:
 def location(root: str | os.PathLike[str], out_dir: str) -> str:
     """Where the stamp of (`root`, `out_dir`) lives in the cache directory."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    key = _digest(f"{os.path.realpath(root)}\0{out_dir}".encode())[:32]
+    key = _digest(os.fsencode(os.path.realpath(root)) + b"\0" + os.fsencode(out_dir))[:32]
     return os.path.join(base, "nixgen", "stamps", f"{key}.json")
 
 
@@ -69,7 +69,8 @@ def save(root: str | os.PathLike[str], out_dir: str, data: bytes) -> None:
             handle.write(data)
         os.replace(tmp, path)
     except OSError:
-        pass
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)  # a full disk: no half-written stamp left behind
 
 
 def forget(root: str | os.PathLike[str], out_dir: str) -> None:
@@ -90,11 +91,24 @@ def _dir_state(root: str | os.PathLike[str], rel: str) -> str:
 
 
 def parent_states(root: str | os.PathLike[str], files: list[str]) -> dict[str, str]:
-    """The state of every directory holding a listed file: adding, removing or replacing
+    """The state of every directory holding a listed file, and of every directory under
+    a listed directory (a Rust `src`, the Python package): adding, removing or replacing
     an entry changes it, so checking a handful of directories stands for checking every
     file (what file validation depends on is existence, not content)."""
-    parents = sorted({os.path.dirname(rel) or "." for rel in files})
-    return {rel: _dir_state(root, rel) for rel in parents}
+    parents = {os.path.dirname(rel) or "." for rel in files}
+    for rel in files:
+        found = paths.lstat_under(root, rel)
+        if isinstance(found, os.stat_result) and stat.S_ISDIR(found.st_mode):
+            top = os.path.join(os.fspath(root), *paths.parts(rel))
+            parents.update(
+                os.path.join(rel, sub) if sub else rel.rstrip("/")
+                for sub, _, _ in paths.walk(top, onerror=_unlistable)
+            )
+    return {rel: _dir_state(root, rel) for rel in sorted(parents)}
+
+
+def _unlistable(rel: str, exc: OSError) -> None:
+    raise exc  # no stamp: the full render reports it
 
 
 def make(

@@ -360,6 +360,13 @@ def files(build: model.Build, root: Path, *, includes: bool = True) -> list[Prob
                 (build.framework_table,) if build.framework is not None else ("general", "name"),
             )
         )
+    elif info is None and (why := resolver.errors.get(real)) in _UNREADABLE:
+        out.append(
+            error(
+                f"the Python package's `{package}/__init__.py` {_UNREADABLE[why]}",
+                (build.framework_table,) if build.framework is not None else ("general", "name"),
+            )
+        )
     elif info is None or not stat.S_ISREG(info.st_mode):
         out.append(
             error(
@@ -368,6 +375,42 @@ def files(build: model.Build, root: Path, *, includes: bool = True) -> list[Prob
                 (build.framework_table,) if build.framework is not None else ("general", "name"),
             )
         )
+    else:
+        out.extend(
+            _package_links(
+                resolver.root,
+                package,
+                (build.framework_table,) if build.framework is not None else ("general", "name"),
+            )
+        )
+    return out
+
+
+def _package_links(root: str, package: str, where: tuple[str | int, ...]) -> list[Problem]:
+    """Every symbolic link inside the Python package: the build copies the package without
+    following links, so a link would reach the wheel as a link (to a file outside the
+    project, or to nothing)."""
+    from nixgen import paths
+
+    out = []
+    top = os.path.join(root, package)
+    for rel_dir, _, names in paths.walk(top):
+        for name in names:
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            full = os.path.join(top, rel)
+            try:
+                target = os.readlink(full)
+            except OSError:
+                continue  # not a link
+            out.append(
+                error(
+                    f"`{package}/{rel}` in the Python package is a symbolic link (to "
+                    f"`{target}`); the build copies the package without following links, so "
+                    "the wheel would hold a link, not the file",
+                    where,
+                    hint="replace the link by the file itself",
+                )
+            )
     return out
 
 
@@ -452,6 +495,8 @@ class _Resolver:
         self._dirs: dict[str, str] = {"": root, ".": root}
         #: `lstat` modes of the path prefixes `_through_link` walked (None: missing).
         self.modes: dict[str, int | None] = {}
+        #: Why a path that `resolve` found missing could not be looked at (an errno).
+        self.errors: dict[str, int] = {}
 
     def mode(self, path: str) -> int | None:
         """The `lstat` mode of `path` (absolute), once per path; None when it is missing."""
@@ -473,8 +518,10 @@ class _Resolver:
         full = os.path.join(self.real_dir(parent), name)
         try:
             info = os.lstat(full)
-        except OSError:
+        except OSError as exc:
             self.modes.setdefault(full, None)
+            if exc.errno is not None and exc.errno != errno.ENOENT:
+                self.errors[full] = exc.errno
             return full, None
         # `_through_link` walks the same path (unless a directory on the way is a link).
         self.modes.setdefault(full, info.st_mode)
@@ -514,6 +561,18 @@ def _through_link(resolver: _Resolver, rel: str) -> str | None:
     return None
 
 
+#: Why an existing path cannot be checked, by errno (anything else reads "does not exist").
+_UNREADABLE = {
+    errno.EACCES: "cannot be read: permission denied (a directory on the way cannot be "
+    "searched; `chmod u+x` it)",
+    errno.EPERM: "cannot be read: operation not permitted",
+    errno.ENAMETOOLONG: "cannot be checked: its path is too long for the file system (over "
+    "PATH_MAX, 4096 bytes, from the root, or a name over 255 bytes); move the project to a "
+    "shorter path",
+    errno.EIO: "cannot be read: input/output error",
+}
+
+
 def _paths(
     resolver: _Resolver,
     paths: Sequence[str],
@@ -540,6 +599,8 @@ def _paths(
             out.append(
                 error(f"`{rel}` is a symbolic link loop: following it never reaches a file", where)
             )
+        elif info is None and (why := resolver.errors.get(real)) in _UNREADABLE:
+            out.append(error(f"`{rel}` {_UNREADABLE[why]}", where))
         elif info is None:
             kind = {True: "directory", False: "file", None: "file or directory"}[want_dir]
             if want_dir is None and "." in rel.rsplit("/", 1)[-1]:

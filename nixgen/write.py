@@ -117,7 +117,14 @@ def plan(
     hand_written = []
     blocked: dict[str, paths.Blocked] = {}
     for rel, data in sorted(wanted.items()):
-        current = paths.read_under(root, rel)
+        # What nixgen renders it must be able to read back: the read limit is never below
+        # the size of the file wanted there (an accepted 8 MiB build.toml can render more
+        # than 16 MiB).
+        current = paths.read_under(root, rel, limit=max(paths.MAX_READ, len(data)))
+        if isinstance(current, paths.Blocked) and current.too_large and is_generated(root / rel):
+            changed.append(rel)  # an older, larger generated file: replaced, not "in the way"
+            changes.append((rel, current, data))
+            continue
         if current is None:
             added.append(rel)
             changes.append((rel, b"", data))
@@ -240,7 +247,7 @@ def _check_writable(root: Path, out_dir: str) -> None:
             f"nixgen cannot create or replace {out_dir}/ there"
         )
     if _is_real_dir(out):
-        for rel_dir, _, _ in paths.walk(out):
+        for rel_dir, _, _ in paths.walk(out, onerror=functools.partial(_unlistable, root, out)):
             dirpath = out / rel_dir if rel_dir else out
             if not os.access(dirpath, os.W_OK):
                 rel = os.path.relpath(dirpath, root)
@@ -248,6 +255,18 @@ def _check_writable(root: Path, out_dir: str) -> None:
                     f"{rel}/: the output directory is read-only; make it writable "
                     f"(`chmod -R u+w {out_dir}`) or render elsewhere with --out"
                 )
+
+
+def _unlistable(root: Path, out: Path, rel: str, exc: OSError) -> None:
+    """A directory of the output tree nixgen cannot list: what it holds is hand-written
+    (nixgen keeps it), but nixgen cannot carry it into the new tree, so nothing is
+    written rather than the directory dropped."""
+    where = os.path.relpath(out / rel if rel else out, root)
+    raise OutputError(
+        f"{where}/: cannot be listed ({exc.strerror or exc}); nixgen keeps hand-written "
+        "directories in the output tree and must list them to carry them into the new one. "
+        f"Make it readable (`chmod u+rx {where}`) or move it out of the output directory"
+    )
 
 
 def write(root: Path, rendered: Rendered, *, force: bool = False) -> Plan:
@@ -303,6 +322,64 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o644) -> None:
         _fsync_dir(path.parent)
 
 
+class Changed(Exception):
+    """The file changed on disk between the moment it was read and its replacement."""
+
+
+def _fsync_file(fd: int) -> None:
+    os.fsync(fd)
+
+
+def replace_unchanged(path: Path, data: bytes, *, expected: bytes, mode: int) -> None:
+    """Replace the file `path` by `data` only if it still holds `expected`: an edit saved
+    meanwhile (written in place, or renamed over it as editors do) is never lost.
+
+    The new file is written next to it and swapped in with one atomic
+    ``renameat2(RENAME_EXCHANGE)``; the file that comes out is then compared with
+    `expected`, and when it differs the two are swapped back (the edit is in place again)
+    and `Changed` is raised. Where the exchange is not available, the file is compared
+    just before an ordinary rename (a window of microseconds)."""
+    fd, tmp_name = tempfile.mkstemp(prefix=f"{_TMP}{path.name}.", dir=path.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            _fsync_file(handle.fileno())
+        os.chmod(tmp, mode)
+        if _exchange_paths(tmp, path):
+            out = paths.read_file(tmp, limit=max(len(expected), 1) + 1)
+            if out != expected:
+                _exchange_paths(tmp, path)  # the edit goes back into place
+                raise Changed(str(path))
+            os.unlink(tmp)
+        else:
+            if paths.read_file(path, limit=max(len(expected), 1) + 1) != expected:
+                raise Changed(str(path))
+            os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):
+        _fsync_dir(path.parent)
+
+
+def _exchange_paths(a: Path, b: Path) -> bool:
+    """Swap `a` and `b` atomically; False where the system cannot (nothing done)."""
+    renameat2 = getattr(_libc(), "renameat2", None)
+    if renameat2 is None:
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    import ctypes
+
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
 def _swap_tree(root: Path, rendered: Rendered, unchanged: set[str]) -> None:
     """Swap in the new tree; files in `unchanged` (project-relative) are hard-linked.
 
@@ -319,7 +396,9 @@ def _swap_tree(root: Path, rendered: Rendered, unchanged: set[str]) -> None:
     try:
         if _is_real_dir(out):
             modes[""] = stat.S_IMODE(os.lstat(out).st_mode)
-            for rel_dir, dirs, files in paths.walk(out):
+            for rel_dir, dirs, files in paths.walk(
+                out, onerror=functools.partial(_unlistable, root, out)
+            ):
                 dirs[:] = [d for d in dirs if _join(rel_dir, d) not in rendered.tree]
                 if rel_dir:
                     os.mkdir(staging / rel_dir)

@@ -668,7 +668,7 @@ def test_failed_write_keeps_the_old_file(
     def full_disk(*args: Any) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(migrate.os, "replace", full_disk)
+    monkeypatch.setattr("nixgen.write._fsync_file", full_disk)
     result = run(runner, file)
 
     assert result.exit_code == 2
@@ -680,15 +680,31 @@ def test_failed_write_keeps_the_old_file(
 def test_symlinked_build_toml_stays_a_symlink(
     build_toml: Callable[[str], Path], runner: CliRunner
 ) -> None:
+    """A link to a file inside the project: the file is migrated, the link stays."""
+    real = build_toml(V4)
+    (real.parent / "configs").mkdir()
+    real.rename(real.parent / "configs" / "build.toml")
+    real.symlink_to("configs/build.toml")
+
+    assert run(runner, real.parent).exit_code == 0
+
+    assert real.is_symlink()
+    assert "edition = 6" in (real.parent / "configs" / "build.toml").read_text()
+
+
+def test_a_build_toml_linked_from_outside_the_project_is_not_rewritten(
+    build_toml: Callable[[str], Path], runner: CliRunner
+) -> None:
     real = build_toml(V4)
     link = real.parent.parent / "linked" / "build.toml"
     link.parent.mkdir()
     link.symlink_to(real)
 
-    assert run(runner, link.parent).exit_code == 0
+    result = run(runner, link.parent)
 
-    assert link.is_symlink()
-    assert "edition = 6" in real.read_text()
+    assert result.exit_code == 2
+    assert "outside the project" in result.output
+    assert link.is_symlink() and real.read_text() == V4
 
 
 def test_a_rewrite_that_does_not_read_back_is_never_written(

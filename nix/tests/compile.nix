@@ -393,4 +393,70 @@ in
         compilesNothing = true;
       };
     };
+
+  # A 239-byte source path: its object name stays a short file name, and distinct.
+  testObjectNamesStayShortWhateverTheSourcePath =
+    let
+      deep = builtins.concatStringsSep "/" (builtins.genList (_: "directory_of_sources") 10) + "/";
+      a = "${deep}kernel_with_a_long_name_a.cpp";
+      b = "${deep}kernel_with_a_long_name_b.cpp";
+    in
+    {
+      expr = {
+        sourceLength = builtins.stringLength a;
+        short = builtins.all (n: builtins.stringLength n <= compile.maxObjectName) (map compile.objectName [ a b ]);
+        distinct = compile.objectName a != compile.objectName b;
+        hashed = builtins.match ".*%h[0-9a-f]{64}[.]o" (compile.objectName a) != null;
+        shortNamesUnchanged = compile.objectName "a/b.cpp";
+      };
+      expected = {
+        sourceLength = 239;
+        short = true;
+        distinct = true;
+        hashed = true;
+        shortNamesUnchanged = "a%2Fb.cpp.o";
+      };
+    };
+
+  testCopyPhasePassesADashNameAsAPath = {
+    expr = compile.copyPhase "-x/Cargo.lock" "-y/Cargo.lock";
+    expected = "cp ./-x/Cargo.lock ./-y/Cargo.lock\n";
+  };
+
+  # The per-object mode copies each source into its own derivation: a source named like an
+  # option is `./-x.cpp` to `dirname` and `cp` too.
+  testPerObjectModePassesADashSourceAsAPath =
+    let
+      lib = import ../../tests/nixpkgs/lib;
+      root = ./fixtures/project;
+      fake =
+        attrs:
+        attrs
+        // {
+          overrideAttrs = f: fake (attrs // f attrs);
+          outPath = "/nix/store/${builtins.hashString "sha256" (builtins.toJSON (removeAttrs attrs [ "passthru" ]))}-${attrs.pname}";
+        };
+      kernel = fake {
+        pname = "p-kernel_a";
+        configurePhase = "ninja mode";
+        passthru.nixgen.plan = compile.cppCpu (kernelArgs {
+          name = "kernel_a";
+          sources = [ "-x.cpp" ];
+        });
+      };
+      first = builtins.head (compile.withObjects { inherit lib root; mode = "objects"; } kernel).passthru.nixgen.objects;
+    in
+    {
+      expr = {
+        dirname = contains "dirname ./-x.cpp" first.configurePhase;
+        copy = builtins.match ".*cp --no-preserve=mode /nix/store/[a-z0-9]+-source ./-x.cpp\n.*" first.configurePhase != null;
+        # and the compile command, as in the ninja mode
+        compile = contains "-c ./-x.cpp -o" first.configurePhase;
+      };
+      expected = {
+        dirname = true;
+        copy = true;
+        compile = true;
+      };
+    };
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -83,16 +84,28 @@ def init(
     """
     from nixgen import scaffold, write
     from nixgen.commands.render import prepare
+    from nixgen.record import evolve
 
     chosen = list(dict.fromkeys(languages)) or ["cpp-cpu"]
     problem = scaffold.check_binding(chosen, binding)
     if problem:
         raise click.UsageError(problem)
     root = directory if directory is not None else Path(name)
-    written = scaffold.create(root, name, chosen, license=license_, force=force, binding=binding)
-    loaded, rendered, problems = prepare(root, "nix")
-    print_problems(problems)
-    result = write.write(loaded.root, rendered, force=force)
+    done: list[Any] = []
+
+    def render_nix(made: Path) -> None:
+        # `made` is where the project is being made (a hidden directory next to `root`
+        # until it is complete): the render is part of init's one transaction.
+        loaded, rendered, problems = prepare(made, "nix")
+        done[:] = [write.write(loaded.root, rendered, force=force), problems]
+
+    written = scaffold.create(
+        root, name, chosen, license=license_, force=force, binding=binding, then=render_nix
+    )
+    result, problems = done
+    print_problems(
+        [p if p.file is None else evolve(p, file=str(root / "build.toml")) for p in problems]
+    )
     generated = len(result.added) + len(result.changed) + len(result.unchanged)
     click.echo(
         f"created {root}/ ({', '.join(k.language for k in scaffold.kernels(chosen, binding))}): "

@@ -48,7 +48,9 @@ def migrate(project: Path, check: bool, show_diff: bool, license_: str | None) -
         click.echo(f"{display}: already edition 6; nothing to do")
         return
     if show_diff:
-        click.echo(migration.diff(), nl=False)
+        from nixgen import output
+
+        output.out_bytes(migration.diff().encode("utf-8", "surrogateescape"))
     if check or show_diff:
         # with --diff, stdout carries the diff alone (so that it can be piped to `git apply`)
         click.echo(f"would migrate {display} {migration.reason}", err=show_diff)

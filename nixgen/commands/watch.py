@@ -205,6 +205,7 @@ def watch(project: Path, out: str, interval: float, max_renders: int | None) -> 
         )
     except KeyboardInterrupt:
         click.echo("stopped", err=True)
+        sys.exit(130)  # like every command Ctrl-C ends (docs/files-and-links.md)
 
 
 command = watch

@@ -6,6 +6,9 @@
 { shell }:
 let
   esc = shell.escapeShellArg;
+  # A relative path as an argument: one that starts with `-` gets `./` (a crate in `-x/`
+  # is `--manifest-path ./-x/Cargo.toml`, not an option).
+  pathArg = p: if builtins.substring 0 1 p == "-" then "./${p}" else p;
 in
 {
   /**
@@ -56,7 +59,7 @@ in
       lockfile,
     }:
     ''
-      if ! cargo metadata --offline --format-version 1 --manifest-path ${esc manifest} >/dev/null 2>"$NIX_BUILD_TOP/nixgen-lock-check"; then
+      if ! cargo metadata --offline --format-version 1 --manifest-path ${esc (pathArg manifest)} >/dev/null 2>"$NIX_BUILD_TOP/nixgen-lock-check"; then
         crate=$(sed -n -e 's/.*no matching package named `\([^`]*\)`.*/\1/p' \
           -e 's/.*failed to load source for dependency `\([^`]*\)`.*/\1/p' \
           -e 's/.*failed to select a version for the requirement `\([^ `=]*\).*/\1/p' \
@@ -134,10 +137,10 @@ in
       target = "sm_${builtins.replaceStrings [ "." ] [ "" ] lowest}";
     in
     ''
-      mkdir -p ${esc ptxDir}
+      mkdir -p -- ${esc ptxDir}
       CUDA_OXIDE_PTX_DIR="$PWD/"${esc ptxDir} CUDA_OXIDE_TARGET=${esc target} \
         RUSTFLAGS="-Zcodegen-backend=$CUDA_OXIDE_BACKEND -Copt-level=3 -Cdebug-assertions=off -Zmir-enable-passes=-JumpThreading -Csymbol-mangling-version=v0" \
-        cargo build --release --offline --locked --manifest-path ${esc manifest} \
+        cargo build --release --offline --locked --manifest-path ${esc (pathArg manifest)} \
           --target-dir "$NIX_BUILD_TOP/cuda-oxide-device"
     '';
 }

@@ -80,7 +80,8 @@ rec {
   includeFlags = map (dir: "-I${dir}");
 
   /**
-    The object file name of a source: its path with `/` turned into `__`.
+    The object file name of a source: its path with `/` encoded, so that it is one file
+    name.
 
     # Examples
 
@@ -91,8 +92,31 @@ rec {
 
     The encoding is one-to-one (`%` → `%25`, `/` → `%2F`), so two sources never share an
     object name (`a/b_c.cpp` and `a_b/c.cpp` stay apart); archives keep base names only.
+    A name that would be longer than `maxObjectName` bytes (a file name holds 255) is its
+    first 120 bytes, `%h` and the SHA-256 of the whole path: still one-to-one (the encoding
+    never writes `%h`), and short whatever the source path.
   */
-  objectName = src: replaceStrings [ "%" "/" ] [ "%25" "%2F" ] src + ".o";
+  objectName =
+    src:
+    let
+      encoded = replaceStrings [ "%" "/" ] [ "%25" "%2F" ] src;
+    in
+    if stringLength encoded + 2 <= maxObjectName then
+      encoded + ".o"
+    else
+      "${substring 0 120 encoded}%h${builtins.hashString "sha256" src}.o";
+
+  /**
+    The longest object file name `objectName` makes (bytes), well under the 255 bytes of
+    a file name, so that a tool's own suffixes (`.d`, `.tmp`) still fit.
+
+    # Type
+
+    ```
+    maxObjectName :: Int
+    ```
+  */
+  maxObjectName = 200;
 
   /**
     A source path as a command-line argument: a name that starts with `-` gets `./`, so
@@ -388,11 +412,11 @@ rec {
             mkdir source
             cd source
             ${if headers == null then "" else ''cp -r --no-preserve=mode ${headers}/. .''}
-            mkdir -p "$(dirname ${shell.escapeShellArg o.source})"
+            mkdir -p "$(dirname ${shell.escapeShellArg (sourceArg o.source)})"
             cp --no-preserve=mode ${builtins.path {
               path = root + "/${o.source}";
               name = "source";
-            }} ${shell.escapeShellArg o.source}
+            }} ${shell.escapeShellArg (sourceArg o.source)}
           ''
           + configurePhase (
             kernelPlan
@@ -456,7 +480,7 @@ rec {
     => "cp Cargo.lock crate/Cargo.lock\n"
     ```
   */
-  copyPhase = from: to: "cp ${shell.escapeShellArg from} ${shell.escapeShellArg to}\n";
+  copyPhase = from: to: "cp ${shell.escapeShellArg (sourceArg from)} ${shell.escapeShellArg (sourceArg to)}\n";
 
   cxxExtensions = [ "cpp" "cc" "cxx" "c++" ];
 

@@ -1,0 +1,47 @@
+# Tests of `rust.nix`: paths named like options stay paths in the shell text it makes.
+let
+  nixgen = import ../default.nix;
+  inherit (nixgen) rust;
+  contains = needle: s: builtins.replaceStrings [ needle ] [ "" ] s != s;
+in
+{
+  testLockCheckPassesACrateInADashDirectoryAsAPath = {
+    expr =
+      let
+        text = rust.lockCheck {
+          kernel = "k";
+          manifest = "-x/Cargo.toml";
+          lockfile = "-x/Cargo.lock";
+        };
+      in
+      {
+        path = contains "--manifest-path ./-x/Cargo.toml " text;
+        option = contains "--manifest-path -x" text;
+      };
+    expected = {
+      path = true;
+      option = false;
+    };
+  };
+
+  testDeviceBuildEndsMkdirOptionsBeforeThePtxDirectory = {
+    expr =
+      let
+        text = rust.deviceBuild {
+          manifest = "-d/Cargo.toml";
+          ptxDir = "-v";
+          capabilities = [ "9.0" "8.0" ];
+        };
+      in
+      {
+        mkdir = contains "mkdir -p -- -v\n" text;
+        manifest = contains "--manifest-path ./-d/Cargo.toml " text;
+        target = contains "CUDA_OXIDE_TARGET=sm_80 " text;
+      };
+    expected = {
+      mkdir = true;
+      manifest = true;
+      target = true;
+    };
+  };
+}
