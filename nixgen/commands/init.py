@@ -82,9 +82,10 @@ def init(
     with torch.relu, and then the Nix files (flake.nix, nix/) exactly as `nixgen render`
     makes them. Refuses a directory that is not empty unless --force.
     """
+    import attrs
+
     from nixgen import scaffold, write
     from nixgen.commands.render import prepare
-    from nixgen.record import evolve
 
     chosen = list(dict.fromkeys(languages)) or ["cpp-cpu"]
     problem = scaffold.check_binding(chosen, binding)
@@ -104,7 +105,7 @@ def init(
     )
     result, problems = done
     print_problems(
-        [p if p.file is None else evolve(p, file=str(root / "build.toml")) for p in problems]
+        [p if p.file is None else attrs.evolve(p, file=str(root / "build.toml")) for p in problems]
     )
     generated = len(result.added) + len(result.changed) + len(result.unchanged)
     click.echo(
