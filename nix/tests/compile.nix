@@ -254,7 +254,7 @@ in
   };
 
   testCppXpuUsesIcpxWithSyclFlagsLast = {
-    expr = firstCommandMatches "icpx -fsycl .* -DXPU_KERNEL -DUSE_XPU -DA -fsycl-targets=spir64 -c k/k.cpp .*" (compile.cppXpu (kernelArgs {
+    expr = firstCommandMatches "icpx -ffile-prefix-map=[^ ]* -fsycl .* -DXPU_KERNEL -DUSE_XPU -DA -fsycl-targets=spir64 -c k/k.cpp .*" (compile.cppXpu (kernelArgs {
       sources = [ "k/k.cpp" ];
       cxxFlags = [ "-DA" ];
       syclFlags = [ "-fsycl-targets=spir64" ];

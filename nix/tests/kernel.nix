@@ -219,6 +219,8 @@ in
     expr = shape (build "cpp-xpu" { syclFlags = [ "-fsycl-targets=spir64" ]; });
     expected = expectedShape "cpp-xpu" {
       compilers = [ "icpx" ];
+      # The sycl-flags reach the extension's `icpx -fsycl` link.
+      linkFlags = [ "-fsycl-targets=spir64" ];
       nixgen.plan = compile.cppXpu (common // { syclFlags = [ "-fsycl-targets=spir64" ]; });
     };
   };
