@@ -398,3 +398,64 @@ def test_a_darwin_extension_links_with_ld64_into_a_mach_o_bundle(tmp_path: Path)
         ["sh", "-c", gnu], cwd=ext_dir, env=env, capture_output=True, text=True, check=False
     )
     assert done.returncode != 0 and "--whole-archive" in done.stderr, done.stderr
+
+
+# -- 3. ROCm compiled and linked for real -----------------------------------------------------
+
+BUNDLER = _tool("clang-offload-bundler")
+OBJCOPY = _tool("llvm-objcopy")
+ROCM_VARIANTS = ["torch213-cxx11-rocm71-x86_64-linux", "torch213-cxx11-rocm72-x86_64-linux"]
+
+
+def _offload_targets(library: Path, work: Path) -> list[str]:
+    """The code objects bundled in a host ELF file's `.hip_fatbin` section."""
+    assert OBJCOPY and BUNDLER
+    bundle = work / f"{library.name}.hip_fatbin"
+    subprocess.run(
+        [OBJCOPY, f"--dump-section=.hip_fatbin={bundle}", str(library), str(work / "discard")],
+        check=True,
+        capture_output=True,
+    )
+    listed = subprocess.run(
+        [BUNDLER, "--list", "--type=o", f"--input={bundle}"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return sorted(line for line in listed.split() if line)
+
+
+@pytest.mark.build
+@pytest.mark.skipif(
+    HIPCC is None, reason="hipcc is not installed (scripts/setup.sh installs Debian's hipcc)"
+)
+@pytest.mark.skipif(
+    BUNDLER is None or OBJCOPY is None, reason="clang-offload-bundler/llvm-objcopy are missing"
+)
+def test_a_hip_kernel_builds_for_two_gpu_targets_through_the_stand_ins(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from nixgen.cli import main
+
+    from .nixtools import flake_build, make_stub
+
+    project = tmp_path / "hip-relu"
+    shutil.copytree(REPO / "tests" / "fixtures" / "hip-relu", project)
+    result = CliRunner().invoke(main, ["render", str(project)])
+    assert result.exit_code == 0, result.output
+    stub = make_stub(tmp_path / "stub")
+    for variant in ROCM_VARIANTS:
+        [out] = flake_build(project, variant, stub=stub, timeout=1800)
+        [library] = sorted(Path(out).glob("*.abi3.so"))
+        # One code object per --offload-arch, next to the host code, in the linked module
+        # (ROCm 5.2 names them `hipv4-amdgcn-amd-amdhsa--<arch>`).
+        targets = _offload_targets(library, tmp_path)
+        assert "host-x86_64-unknown-linux" in targets, targets
+        devices = sorted(t.rsplit("--", 1)[1] for t in targets if t.startswith("hip"))
+        assert devices == ["gfx1030", "gfx90a"], targets
+        dynamic = subprocess.run(
+            ["readelf", "-d", str(library)], capture_output=True, text=True, check=True
+        ).stdout
+        assert re.search(r"NEEDED.*\[libamdhip64\.so\.\d+\]", dynamic), dynamic
+        metadata = json.loads((Path(out) / "metadata.json").read_text())
+        assert metadata["backend"] == {"type": "rocm", "archs": ["gfx90a", "gfx1030"]}
