@@ -459,3 +459,75 @@ def test_a_hip_kernel_builds_for_two_gpu_targets_through_the_stand_ins(tmp_path:
         assert re.search(r"NEEDED.*\[libamdhip64\.so\.\d+\]", dynamic), dynamic
         metadata = json.loads((Path(out) / "metadata.json").read_text())
         assert metadata["backend"] == {"type": "rocm", "archs": ["gfx90a", "gfx1030"]}
+
+
+# -- 4. XPU links with icpx -fsycl ------------------------------------------------------------
+
+
+def _stub_and_project(tmp_path: Path, source: Path) -> tuple[Path, Path]:
+    from click.testing import CliRunner
+
+    from nixgen.cli import main
+
+    from .nixtools import make_stub
+
+    project = tmp_path / source.name
+    shutil.copytree(source, project, ignore=shutil.ignore_patterns("result*"))
+    result = CliRunner().invoke(main, ["render", str(project)])
+    assert result.exit_code == 0, result.output
+    return make_stub(tmp_path / "stub"), project
+
+
+def test_xpu_extensions_link_with_icpx_fsycl_and_the_kernels_sycl_flags(tmp_path: Path) -> None:
+    from .nixtools import flake_eval
+
+    stub, project = _stub_and_project(tmp_path, REPO / "examples" / "relu-xpu")
+    shape = flake_eval(
+        project,
+        "packages.x86_64-linux.torch213-cxx11-xpu20260-x86_64-linux",
+        stub=stub,
+        apply="p: let names = map (d: d.pname or d.name); in { configure = p.configurePhase;"
+        " native = names p.nativeBuildInputs;"
+        " kernel = names p.passthru.nixgen.kernels.relu_xpu.nativeBuildInputs; }",
+    )
+    [link] = [
+        line for line in shape["configure"].splitlines() if ".abi3.so" in line and "cmd =" in line
+    ]
+    # The SYCL driver links (device images kept), with the kernel's sycl-flags; no GNU-only
+    # flag is lost on the way (icpx drives GNU ld on Linux).
+    assert re.search(r"cmd = icpx -fsycl -shared -o \S+\.abi3\.so ", link), link
+    assert "-fno-sycl-instrument-device-code" in link and "--whole-archive" in link, link
+    # oneAPI and ocloc (ahead-of-time device code) are inputs of the kernel and the link.
+    for inputs in (shape["native"], shape["kernel"]):
+        assert "oneapi-torch-dev" in inputs and "ocloc" in inputs, inputs
+
+
+# -- 5. Every system evaluated, as `nix flake check --all-systems` does ------------------------
+
+ALL_SYSTEMS_APPLY = """ps: builtins.mapAttrs (system: packages: builtins.mapAttrs (name: p: {
+  drv = p.drvPath;
+  configure =
+    if system == "aarch64-darwin" && p ? passthru.nixgen.opsName then p.configurePhase else "";
+}) packages) ps"""
+
+
+@pytest.mark.parametrize("example", ["relu-mixed", "relu-rust"])
+def test_every_systems_packages_evaluate_and_darwin_links_without_gnu_ld_flags(
+    tmp_path: Path, example: str
+) -> None:
+    from .nixtools import flake_eval
+
+    stub, project = _stub_and_project(tmp_path, REPO / "examples" / example)
+    packages = flake_eval(project, "packages", stub=stub, apply=ALL_SYSTEMS_APPLY, timeout=600)
+    assert {"x86_64-linux", "aarch64-linux", "aarch64-darwin"} <= set(packages)
+    darwin = packages["aarch64-darwin"]
+    links = [v["configure"] for v in darwin.values() if v["configure"]]
+    assert links, f"no aarch64-darwin extension in {sorted(darwin)}"
+    for configure in links:
+        [link] = [line for line in configure.splitlines() if ".abi3.so" in line and "cmd =" in line]
+        assert not [flag for flag in GNU_LD_ONLY if flag in link], link
+        assert "-bundle" in link and "-Wl,-undefined,dynamic_lookup" in link, link
+        assert "-fno-gnu-unique" not in configure
+    for system, named in packages.items():
+        for name, value in named.items():
+            assert value["drv"].endswith(".drv"), (system, name)
