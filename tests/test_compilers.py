@@ -303,7 +303,10 @@ def _ninja(directory: Path, text: str, env: dict[str, str]) -> subprocess.Comple
     reason="ld64.lld/llvm-ar are not installed (Debian's lld and llvm)",
 )
 @pytest.mark.skipif(shutil.which("ninja") is None, reason="ninja is not installed")
-def test_a_darwin_extension_links_with_ld64_into_a_mach_o_bundle(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["cpu", "metal"])
+def test_a_darwin_extension_links_with_ld64_into_a_mach_o_bundle(
+    tmp_path: Path, backend: str
+) -> None:
     assert CLANG and CLANGXX and LLVM_AR
     target = CLANG_TARGETS["aarch64-darwin"]
     # The SDK's libraries and torch's, as stand-in dylibs (they define what the fixture uses).
@@ -319,6 +322,17 @@ def test_a_darwin_extension_links_with_ld64_into_a_mach_o_bundle(tmp_path: Path)
     _darwin_dylib(
         CLANG, target, sdk / "libc++.dylib", "/usr/lib/libc++.1.dylib", "int libcxx_stub;\n"
     )
+    # Metal's frameworks (the toolchain links `-framework Metal -framework Foundation`).
+    for framework in ("Metal", "Foundation"):
+        directory = sdk / f"{framework}.framework"
+        directory.mkdir()
+        _darwin_dylib(
+            CLANG,
+            target,
+            directory / framework,
+            f"/System/Library/Frameworks/{framework}.framework/Versions/A/{framework}",
+            f"int {framework.lower()}_stub;\n",
+        )
     torch = tmp_path / "torch"
     torch_lib = torch / "lib/python3.11/site-packages/torch/lib"
     torch_lib.mkdir(parents=True)
@@ -343,7 +357,8 @@ def test_a_darwin_extension_links_with_ld64_into_a_mach_o_bundle(tmp_path: Path)
     archive = kernel_dir / "librelu.a"
     plans = _nix_eval(
         f"import {FIXTURES / 'darwin.nix'} "
-        f"{{ torch = {json.dumps(str(torch))}; archive = {json.dumps(str(archive))}; }}",
+        f"{{ torch = {json.dumps(str(torch))}; archive = {json.dumps(str(archive))};"
+        f" backend = {json.dumps(backend)}; }}",
         "--expr",
     )
     assert (plans["cxxFamily"], plans["linker"], plans["linkDriver"]) == ("clang", "ld64", "$CXX")
@@ -356,7 +371,7 @@ def test_a_darwin_extension_links_with_ld64_into_a_mach_o_bundle(tmp_path: Path)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "ar").symlink_to(LLVM_AR)
-    cc = f"-target {target} -fuse-ld=lld -L{sdk}"
+    cc = f"-target {target} -fuse-ld=lld -L{sdk} -F{sdk}"
     env = {
         **os.environ,
         "CXX": f"{CLANGXX} {cc} -stdlib=libc++",
@@ -389,6 +404,10 @@ def test_a_darwin_extension_links_with_ld64_into_a_mach_o_bundle(tmp_path: Path)
     assert "_relu_scalar" in symbols and "__GLOBAL__sub_I_relu.cpp" in symbols, symbols
     assert "_c10_registered_ops (from libc10)" in symbols, symbols
     assert "@rpath/libc10.dylib" in headers
+    if backend == "metal":
+        assert plans["linkFlags"] == ["-framework", "Metal", "-framework", "Foundation"]
+        assert "_relu_metal_devices" in symbols, symbols
+        assert "/System/Library/Frameworks/Metal.framework/Versions/A/Metal" in headers, headers
 
     # The GNU link line nixgen had before fails through ld64.
     gnu = link.replace(

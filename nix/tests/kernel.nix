@@ -267,4 +267,29 @@ in
     expr = (build "cpp-cpu" { cudaFlags = [ "-G" ]; }).passthru.nixgen.plan == compile.cppCpu common;
     expected = true;
   };
+
+  # torch-bin's `cxxdev` output (ROCm's hipBLAS & co., the CUDA libraries) comes with it.
+  testAKernelTakesTheCxxdevOutputOfItsInputs = {
+    expr =
+      (kernel.cpp { inherit pkgs toolchain root headers; } (
+        data "cpp-cpu"
+        // {
+          buildInputs = [
+            {
+              name = "torch";
+              cxxdev = "torch-cxxdev";
+            }
+            "cutlass"
+          ];
+        }
+      )).buildInputs;
+    expected = [
+      {
+        name = "torch";
+        cxxdev = "torch-cxxdev";
+      }
+      "torch-cxxdev"
+      "cutlass"
+    ];
+  };
 }
