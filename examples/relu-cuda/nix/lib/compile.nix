@@ -204,24 +204,24 @@ rec {
         in
         if matching == [ ] then null else head matching;
       compiled = filter (src: ruleFor src != null) sources;
+      # The family of the driver that compiles `src`, when its rule names one.
+      compilerOf =
+        src:
+        let
+          rule = ruleFor src;
+        in
+        if rule ? compiler then { inherit (rule) compiler; } else { };
       object = src: "nixgen-obj/${objectName src}";
     in
     {
       inherit name;
       archive = "lib${name}.a";
       headers = filter (src: ruleFor src == null) sources;
-      objects = map (
-        src:
-        let
-          rule = ruleFor src;
-        in
-        {
-          source = src;
-          object = object src;
-          command = "${rule.command} -c ${shell.escapeShellArg (sourceArg src)} -o ${shell.escapeShellArg (object src)}";
-        }
-        // (if rule ? compiler then { inherit (rule) compiler; } else { })
-      ) compiled;
+      objects = map (src: {
+        source = src;
+        object = object src;
+        command = "${(ruleFor src).command} -c ${shell.escapeShellArg (sourceArg src)} -o ${shell.escapeShellArg (object src)}";
+      } // compilerOf src) compiled;
       # Steps besides compiling and archiving (`{ outputs; inputs; command; }`).
       extraEdges = [ ];
       # Files every object needs besides its source: outputs of `extraEdges` that the
