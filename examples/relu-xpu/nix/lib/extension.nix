@@ -201,7 +201,8 @@ rec {
     Each entry has `output` (the flags saying what is made), `whole` (archives → flags),
     `hide` (`{ exported, hidden }` → flags: `exported` whether some archives export the
     module's functions, `hidden` the base names of the others), `flags`, and `rustLibs`
-    (what `cargo rustc -- --print native-static-libs` lists for a staticlib there).
+    (what `cargo rustc -- --print native-static-libs` lists for a staticlib there; the
+    darwin list is not checked on a Mac here).
 
     # Examples
 
