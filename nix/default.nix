@@ -23,6 +23,7 @@ let
       inherit (nixgen)
         shell
         compile
+        kernel
         sources
         torch
         tvmFfi

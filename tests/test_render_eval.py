@@ -296,7 +296,8 @@ def _check_cuda(kernel: Any, got: dict[str, Any], v: dict[str, Any], commands: A
 
 def _check_rocm(kernel: Any, got: dict[str, Any], v: dict[str, Any], commands: Any) -> None:
     assert got["builder"] == "manylinux_2_28.stdenv"
-    assert "clr" in {i["pname"] for i in got["nativeBuildInputs"]}
+    # `clr`, whose real pname is rocm-clr (nix-builder/pkgs/rocm-packages/clr.nix).
+    assert "rocm-clr" in {i["pname"] for i in got["nativeBuildInputs"]}
     expected = [a for a in (kernel.rocm_archs or SUPPORTED_ROCM) if a in SUPPORTED_ROCM]
     assert got["archs"] == expected
     for argv in commands:
@@ -313,8 +314,14 @@ def _check_xpu(kernel: Any, got: dict[str, Any], v: dict[str, Any], commands: An
     assert got["builder"] == "manylinux_2_28.stdenv"
     oneapi = [i for i in got["nativeBuildInputs"] if i["pname"] == "oneapi-torch-dev"]
     assert oneapi and oneapi[0]["name"].endswith(v["backendVersion"]), got["nativeBuildInputs"]
+    # ocloc (ahead-of-time device code) is an input too.
+    assert "ocloc" in {i["pname"] for i in got["nativeBuildInputs"]}, got["nativeBuildInputs"]
     for argv in commands:
-        assert argv[:2] == ["icpx", "-fsycl"]
+        if argv[0] == "icx":  # C
+            assert _ends_with(argv, kernel.cxx_flags), argv
+            continue
+        # SYCL C++ with icpx -fsycl.
+        assert argv[0] == "icpx" and "-fsycl" in argv, argv
         assert _ends_with(argv, [*kernel.cxx_flags, *kernel.sycl_flags]), argv
 
 

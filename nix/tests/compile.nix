@@ -254,7 +254,7 @@ in
   };
 
   testCppXpuUsesIcpxWithSyclFlagsLast = {
-    expr = firstCommandMatches "icpx -fsycl .* -DXPU_KERNEL -DUSE_XPU -DA -fsycl-targets=spir64 -c k/k.cpp .*" (compile.cppXpu (kernelArgs {
+    expr = firstCommandMatches "icpx -ffile-prefix-map=[^ ]* -fsycl .* -DXPU_KERNEL -DUSE_XPU -DA -fsycl-targets=spir64 -c k/k.cpp .*" (compile.cppXpu (kernelArgs {
       sources = [ "k/k.cpp" ];
       cxxFlags = [ "-DA" ];
       syclFlags = [ "-fsycl-targets=spir64" ];
@@ -459,4 +459,43 @@ in
         compile = true;
       };
     };
+
+  # Flags belong to the driver that reads them: -fno-gnu-unique is GCC's alone.
+  testOnlyGccGetsGccOnlyFlags = {
+    expr = builtins.mapAttrs (name: family: builtins.elem "-fno-gnu-unique" (builtins.concatLists (builtins.attrValues family))) compile.families;
+    expected = {
+      gcc = true;
+      clang = false;
+      hipcc = false;
+      icpx = false;
+      nvcc = false;
+    };
+  };
+
+  testAClangToolchainsCxxRulesGetClangsFlags = {
+    expr = map (o: { inherit (o) compiler; gnuUnique = hasInfix "-fno-gnu-unique" o.command; }) (compile.cppCpu (kernelArgs {
+      sources = [ "k/k.cpp" "k/k.c" ];
+      cxxFamily = "clang";
+    })).objects;
+    expected = [
+      { compiler = "clang"; gnuUnique = false; }
+      { compiler = "clang"; gnuUnique = false; }
+    ];
+  };
+
+  # nvcc's host compiler gets its own family's code-generation flags.
+  testNvccPassesTheHostFamilysFlagsThroughXcompiler = {
+    expr = map (family: builtins.head (builtins.match ".*(-Xcompiler=[^ ]*) .*" (builtins.head (commands (compile.cppCuda (kernelArgs {
+      sources = [ "k/k.cu" ];
+      cudaFlags = [ ];
+      capabilities = [ "9.0" ];
+      cxxFamily = family;
+    })))))) [ "gcc" "clang" ];
+    expected = [ "-Xcompiler=-fPIC,-fno-gnu-unique,-ffile-prefix-map=$NIX_BUILD_TOP/=" "-Xcompiler=-fPIC,-ffile-prefix-map=$NIX_BUILD_TOP/=" ];
+  };
+
+  testAnUnknownCompilerFamilyFails = {
+    expr = (builtins.head (compile.cppCpu (kernelArgs { sources = [ "k/k.cpp" ]; cxxFamily = "msvc"; })).objects).command;
+    expectedError = true;
+  };
 }

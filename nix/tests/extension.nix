@@ -192,4 +192,53 @@ in
       map (o: o.source) plan.objects;
     expected = [ "b/x.c++" "b/z.cc" ];
   };
+
+  # The link of each linker family (the command's words, store-path free).
+  testTheGnuLinkKeepsWholeArchivesAndHidesTheirSymbols = {
+    expr =
+      let
+        link = (builtins.head (extension.plan (cpuPlanArgs { bindingSources = [ ]; wholeArchives = [ "/k/libk.a" ]; })).extraEdges).command;
+      in
+      link;
+    expected = "$CXX -shared -o _relu_cpu_0.abi3.so  -Wl,--whole-archive /k/libk.a -Wl,--no-whole-archive   -Wl,--exclude-libs,ALL -Wl,-z,noexecstack -Wl,-O1 -Wl,--build-id=sha1 ";
+  };
+
+  # ld64: a bundle, -force_load, the Python C API looked up at load time, no GNU-ld flag.
+  testTheLd64LinkIsABundleWithForceLoadAndDynamicLookup = {
+    expr =
+      let
+        link = (builtins.head (extension.plan (cpuPlanArgs {
+          bindingSources = [ ];
+          wholeArchives = [ "/k/libk.a" ];
+          plainArchives = [ "/r/librust.a" ];
+          linker = "ld64";
+        })).extraEdges).command;
+        gnuOnly = builtins.filter (flag: builtins.match ".*${flag}.*" link != null) [ "--whole-archive" "--exclude-libs" "-z," "--build-id" "-lgcc_s" "-lrt" ];
+      in
+      {
+        inherit gnuOnly;
+        words = builtins.filter (w: builtins.isString w && w != "") (builtins.split " " link);
+      };
+    expected = {
+      gnuOnly = [ ];
+      words = [ "$CXX" "-bundle" "-o" "_relu_cpu_0.abi3.so" "-Wl,-force_load,/k/libk.a" "/r/librust.a" "-Wl,-undefined,dynamic_lookup" "-liconv" "-lSystem" "-lc" "-lm" ];
+    };
+  };
+
+  testXpuLinksWithTheSyclDriver = {
+    expr = builtins.match "icpx -fsycl -shared -o _relu_xpu_0[.]abi3[.]so .* -fsycl-targets=spir64_gen" (builtins.head (extension.plan (cpuPlanArgs {
+      opsName = "_relu_xpu_0";
+      backend = "xpu";
+      bindingSources = [ ];
+      wholeArchives = [ "/k/libk.a" ];
+      linkDriver = "icpx -fsycl";
+      linkFlags = [ "-lsycl" "-fsycl-targets=spir64_gen" ];
+    })).extraEdges).command != null;
+    expected = true;
+  };
+
+  testAnUnknownLinkerFamilyFails = {
+    expr = (builtins.head (extension.plan (cpuPlanArgs { bindingSources = [ ]; linker = "gold"; })).extraEdges).command;
+    expectedError = true;
+  };
 }

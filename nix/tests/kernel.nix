@@ -219,6 +219,8 @@ in
     expr = shape (build "cpp-xpu" { syclFlags = [ "-fsycl-targets=spir64" ]; });
     expected = expectedShape "cpp-xpu" {
       compilers = [ "icpx" ];
+      # The sycl-flags reach the extension's `icpx -fsycl` link.
+      linkFlags = [ "-fsycl-targets=spir64" ];
       nixgen.plan = compile.cppXpu (common // { syclFlags = [ "-fsycl-targets=spir64" ]; });
     };
   };
@@ -264,5 +266,30 @@ in
     # Flags a language does not take never reach its plan (cppCpu has no `cudaFlags`).
     expr = (build "cpp-cpu" { cudaFlags = [ "-G" ]; }).passthru.nixgen.plan == compile.cppCpu common;
     expected = true;
+  };
+
+  # torch-bin's `cxxdev` output (ROCm's hipBLAS & co., the CUDA libraries) comes with it.
+  testAKernelTakesTheCxxdevOutputOfItsInputs = {
+    expr =
+      (kernel.cpp { inherit pkgs toolchain root headers; } (
+        data "cpp-cpu"
+        // {
+          buildInputs = [
+            {
+              name = "torch";
+              cxxdev = "torch-cxxdev";
+            }
+            "cutlass"
+          ];
+        }
+      )).buildInputs;
+    expected = [
+      {
+        name = "torch";
+        cxxdev = "torch-cxxdev";
+      }
+      "torch-cxxdev"
+      "cutlass"
+    ];
   };
 }

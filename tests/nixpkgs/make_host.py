@@ -149,6 +149,24 @@ def _detect_cuda(path: str) -> dict[str, NixValue] | None:
     return {"prefix": prefix, "version": m.group(1) if m else "0"}
 
 
+def _detect_hip(path: str) -> dict[str, NixValue] | None:
+    """Debian's hipcc (ROCm 5.2, HIP_PLATFORM=amd) with the HIP headers and runtime library
+    it compiles and links against, or None (the toolchain stand-in's ROCm `clr` wraps it)."""
+    hipcc, hipconfig, gcc = _which("hipcc", path), _which("hipconfig", path), _which("gcc", path)
+    if hipcc is None or hipconfig is None or gcc is None:
+        return None
+    prefix = (_run(hipconfig, "--path") or "").strip()
+    library = (_run(gcc, "-print-file-name=libamdhip64.so") or "").strip()
+    if not os.path.isdir(os.path.join(prefix, "include", "hip")) or not os.path.isfile(library):
+        return None
+    return {
+        "hipcc": hipcc,
+        "include": os.path.join(prefix, "include"),
+        "lib": os.path.dirname(os.path.realpath(library)),
+        "version": (_run(hipconfig, "--version") or "0").strip(),
+    }
+
+
 def _detect_python(python: str) -> tuple[NixValue, NixValue]:
     """The interpreter (with its tvm_ffi, the PyPI `apache-tvm-ffi`) and its torch, or None."""
     out = _run(python, "-c", _PYTHON_PROBE)
@@ -218,6 +236,7 @@ def detect(python: str = sys.executable) -> dict[str, NixValue]:
         "cc": _detect_cc(path),
         "rust": _detect_rust(path),
         "cuda": _detect_cuda(path),
+        "hip": _detect_hip(path),
         "python": py,
         "torch": torch,
         "icpx": os.path.realpath(icpx) if icpx else None,

@@ -30,6 +30,7 @@ let
   inherit (prev) lib;
   host = if builtins.pathExists ../host.nix then import ../host.nix else { };
   oneapi = prev.__stubOneapi;
+  rocmHip = import ./rocm-hip.nix { inherit lib final host; };
 
   # Header-only packages (CUTLASS, sycl-tla) with EMPTY include directories, made with
   # callPackage so that `.override { stdenv = …; }` works as in the anchor.
@@ -129,8 +130,9 @@ in
     };
   });
 
-  rocmPackages_7_1 = prev.__stubRocm.mkRocmPackages "7.1.1";
-  rocmPackages_7_2 = prev.__stubRocm.mkRocmPackages "7.2.1";
+  # `clr` and `hipcc` wrap the machine's Debian hipcc (rocm-hip.nix).
+  rocmPackages_7_1 = rocmHip "7.1.1" (prev.__stubRocm.mkRocmPackages "7.1.1");
+  rocmPackages_7_2 = rocmHip "7.2.1" (prev.__stubRocm.mkRocmPackages "7.2.1");
 
   xpuPackages_2025_3_2 = mkXpuPackages "2025.3.2";
   xpuPackages_2026_0_0 = mkXpuPackages "2026.0.0";

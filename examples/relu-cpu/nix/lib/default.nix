@@ -24,6 +24,7 @@ let
       inherit (nixgen)
         shell
         compile
+        kernel
         sources
         torch
         tvmFfi

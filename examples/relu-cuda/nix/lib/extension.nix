@@ -18,6 +18,7 @@
 {
   shell,
   compile,
+  kernel,
   sources,
   torch,
   tvmFfi,
@@ -146,6 +147,9 @@ rec {
 
     `cxxFlags`, `includes`
     : the framework table's `cxx-flags` (after the framework's defines) and `include`
+
+    `cxxFamily`
+    : the compiler family of the toolchain's `$CXX` (`compile.families`)
   */
   bindingPlan =
     {
@@ -155,10 +159,11 @@ rec {
       bindingSources,
       cxxFlags ? [ ],
       includes ? [ ],
+      cxxFamily ? "gcc",
     }:
     let
       rule = builtins.head (
-        compile.cxxRules (
+        compile.cxxRules cxxFamily (
           compile.backendDefines.${backend}
           ++ [
             "-DTORCH_EXTENSION_NAME=${opsName}"
@@ -179,6 +184,60 @@ rec {
     // {
       archive = null;
     };
+
+  /**
+    How each linker family links an extension module, as data (flags belong to the linker
+    that reads them; STYLE rule 17):
+
+    - `gnu`: GNU ld and its kin (Linux): a shared object; kernel archives linked whole
+      (`--whole-archive`, so static registrations survive), their symbols kept inside the
+      module (`--exclude-libs`), a non-executable stack and a build id
+    - `ld64`: Apple's linker (darwin): a Mach-O bundle, as Python extension modules are;
+      archives linked whole with `-force_load`; the Python C API is undefined at link time
+      and found in the interpreter when the module is loaded (`-undefined dynamic_lookup`).
+      Nothing is hidden: ld64 has no `--exclude-libs`, and a two-level namespace already
+      binds each module's references to itself
+
+    Each entry has `output` (the flags saying what is made), `whole` (archives → flags),
+    `hide` (`{ exported, hidden }` → flags: `exported` whether some archives export the
+    module's functions, `hidden` the base names of the others), `flags`, and `rustLibs`
+    (what `cargo rustc -- --print native-static-libs` lists for a staticlib there; the
+    darwin list is not checked on a Mac here).
+
+    # Examples
+
+    ```nix
+    linkers.ld64.whole [ "/k/libk.a" ]
+    => [ "-Wl,-force_load,/k/libk.a" ]
+    ```
+  */
+  linkers = {
+    gnu = {
+      output = [ "-shared" ];
+      whole = archives: if archives == [ ] then [ ] else [ "-Wl,--whole-archive" ] ++ archives ++ [ "-Wl,--no-whole-archive" ];
+      hide =
+        { exported, hidden }:
+        if !exported then
+          [ "-Wl,--exclude-libs,ALL" ]
+        else if hidden == [ ] then
+          [ ]
+        else
+          [ "-Wl,--exclude-libs,${concatStringsSep ":" hidden}" ];
+      flags = [
+        "-Wl,-z,noexecstack"
+        "-Wl,-O1"
+        "-Wl,--build-id=sha1"
+      ];
+      rustLibs = [ "-lgcc_s" "-lutil" "-lrt" "-lpthread" "-lm" "-ldl" "-lc" ];
+    };
+    ld64 = {
+      output = [ "-bundle" ];
+      whole = map (archive: "-Wl,-force_load,${archive}");
+      hide = _: [ ];
+      flags = [ "-Wl,-undefined,dynamic_lookup" ];
+      rustLibs = [ "-liconv" "-lSystem" "-lc" "-lm" ];
+    };
+  };
 
   /**
     Build plan of a framework extension: `bindingPlan`'s compile steps and the link of
@@ -205,6 +264,10 @@ rec {
 
     `linkFlags`
     : the backend's runtime libraries (`-lcudart`) and flags
+
+    `linker`, `linkDriver`
+    : the toolchain's linker family (`linkers`) and the driver that links (shell text:
+      `$CXX`, or `icpx -fsycl` for XPU)
   */
   plan =
     args@{
@@ -215,6 +278,8 @@ rec {
       plainArchives ? [ ],
       exportedArchives ? [ ],
       linkFlags ? [ ],
+      linker ? "gnu",
+      linkDriver ? "$CXX",
       # `bindingPlan`'s other inputs (it rejects an unknown one).
       ...
     }:
@@ -226,8 +291,13 @@ rec {
           "plainArchives"
           "exportedArchives"
           "linkFlags"
+          "linker"
+          "linkDriver"
         ]
       );
+      ld =
+        linkers.${linker}
+          or (throw "nixgen: no linker family `${toString linker}` (known: ${concatStringsSep ", " (attrNames linkers)})");
       # Objects built by `bindingObjects` are read from the store (`compile.edges`).
       objects =
         if prebuiltObjects == null then
@@ -236,22 +306,14 @@ rec {
           map (o: o // { prebuilt = "${prebuiltObjects}/${compile.objectName o.source}"; }) binding.objects;
       paths = map (o: o.prebuilt or o.object) objects;
       library = "${opsName}.abi3.so";
-      whole =
-        if wholeArchives == [ ] then [ ] else [ "-Wl,--whole-archive" ] ++ wholeArchives ++ [ "-Wl,--no-whole-archive" ];
-      exported =
-        if exportedArchives == [ ] then [ ] else [ "-Wl,--whole-archive" ] ++ exportedArchives ++ [ "-Wl,--no-whole-archive" ];
+      whole = ld.whole wholeArchives;
+      exported = ld.whole exportedArchives;
       # Symbols of the linked archives stay inside the module, except the exported ones'.
-      hidden = map baseNameOf (wholeArchives ++ plainArchives);
-      hide =
-        if exportedArchives == [ ] then
-          [ "-Wl,--exclude-libs,ALL" ]
-        else if hidden == [ ] then
-          [ ]
-        else
-          [ "-Wl,--exclude-libs,${concatStringsSep ":" hidden}" ];
-      # What `cargo rustc -- --print native-static-libs` lists for Linux staticlibs.
-      rustLibs =
-        if plainArchives == [ ] && exportedArchives == [ ] then [ ] else [ "-lgcc_s" "-lutil" "-lrt" "-lpthread" "-lm" "-ldl" "-lc" ];
+      hide = ld.hide {
+        exported = exportedArchives != [ ];
+        hidden = map baseNameOf (wholeArchives ++ plainArchives);
+      };
+      rustLibs = if plainArchives == [ ] && exportedArchives == [ ] then [ ] else ld.rustLibs;
     in
     binding
     // {
@@ -263,7 +325,7 @@ rec {
           inputs = paths;
           # No rpath: the framework's libraries are already loaded (by soname) when the
           # kernel's Python package imports this module after importing the framework.
-          command = "$CXX -shared -o ${shell.escapeShellArg library} ${esc paths} ${esc whole} ${esc exported} ${esc plainArchives} ${esc hide} -Wl,-z,noexecstack -Wl,-O1 -Wl,--build-id=sha1 ${
+          command = "${linkDriver} ${esc ld.output} -o ${shell.escapeShellArg library} ${esc paths} ${esc whole} ${esc exported} ${esc plainArchives} ${esc hide} ${esc ld.flags} ${
             esc (framework.libs ++ linkFlags ++ rustLibs)
           }";
         }
@@ -578,18 +640,17 @@ rec {
         framework = fw.flags deps;
         inherit bindingSources includes;
         cxxFlags = fw.defines variant ++ cxxFlags;
+        cxxFamily = toolchain.cxxFamily or "gcc";
       };
+      # The framework as a C++ consumer takes it (torch with its `cxxdev` output).
+      frameworkInputs = kernel.cxxInputs [ package ];
       binding =
         if compiles then
           bindingObjects {
             inherit toolchain ninja version;
             pname = "${pname}-binding";
             src = bindingSrc;
-            buildInputs = [
-              package
-              python3
-            ]
-            ++ toolchain.buildInputs;
+            buildInputs = frameworkInputs ++ [ python3 ] ++ toolchain.buildInputs;
             plan = bindingPlan planArgs;
           }
         else
@@ -603,18 +664,15 @@ rec {
       # The Python package only: the binding's sources reach the link as `binding`'s objects.
       src = sources.selectWithPackage lib root [ ] moduleDir pyext;
       nativeBuildInputs = toolchain.nativeBuildInputs ++ [ ninja ];
-      buildInputs = [
-        package
-        python3
-      ]
-      ++ toolchain.buildInputs
-      ++ built;
+      buildInputs = frameworkInputs ++ [ python3 ] ++ toolchain.buildInputs ++ built;
       configurePhase = configurePhase (
         planArgs
         // {
           prebuiltObjects = binding;
           wholeArchives = archived.whole;
           linkFlags = toolchain.linkFlags ++ archived.linkFlags;
+          linker = toolchain.linker or "gnu";
+          linkDriver = toolchain.linkDriver or "$CXX";
         }
         // (if crateIsBinding then { exportedArchives = archived.plain; } else { plainArchives = archived.plain; })
       );

@@ -26,22 +26,81 @@ let
 in
 rec {
   /**
-    Flags every C++ compile shares: C++20, position-independent code, the C++11 ABI that
-    torch wheels use, no `STB_GNU_UNIQUE` symbols (so an extension can be unloaded).
+    The flags nixgen gives each compiler family, as data: a rule's driver decides its flags,
+    and a driver never gets a flag it does not read (`-fno-gnu-unique` is GCC's alone; clang
+    rejects it). `cxx` are a C++ compile's (C++20, position-independent code, the C++11 ABI
+    that torch wheels use), `c` a C compile's, and `codegen` what a compiler driving this one
+    as its host compiler passes on (nvcc's `-Xcompiler`).
 
-    # Type
+    - `gcc`: GCC, the Linux stdenvs (`manylinux_2_28`) and so nvcc's host compiler there; no
+      `STB_GNU_UNIQUE` symbols, so an extension can be unloaded
+    - `clang`: clang and Apple clang (the darwin stdenv, Metal's Objective-C++)
+    - `hipcc`: ROCm's clang, driven by `hipcc`
+    - `icpx`: Intel's oneAPI clang (`icpx -fsycl`, `icx`)
+    - `nvcc`: nvcc's own flags (its host compiler's come from that compiler's `codegen`)
 
-    ```
-    baseCxxFlags :: [ String ]
+    Which family `$CXX` and `$CC` are is the toolchain's (`toolchains.<backend>.cxxFamily`).
+    tests/test_compilers.py runs every rule of every backend through its family's real
+    driver.
+
+    # Examples
+
+    ```nix
+    builtins.elem "-fno-gnu-unique" families.clang.cxx
+    => false
     ```
   */
-  baseCxxFlags = [
-    "-std=c++20"
-    "-O2"
-    "-fPIC"
-    "-D_GLIBCXX_USE_CXX11_ABI=1"
-    "-fno-gnu-unique"
-  ];
+  families =
+    let
+      cxx = [
+        "-std=c++20"
+        "-O2"
+        "-fPIC"
+        "-D_GLIBCXX_USE_CXX11_ABI=1"
+      ];
+      c = [
+        "-O2"
+        "-fPIC"
+      ];
+    in
+    {
+      gcc = {
+        cxx = cxx ++ [ "-fno-gnu-unique" ];
+        inherit c;
+        codegen = [
+          "-fPIC"
+          "-fno-gnu-unique"
+        ];
+      };
+      clang = {
+        inherit cxx c;
+        codegen = [ "-fPIC" ];
+      };
+      hipcc = {
+        inherit cxx;
+      };
+      icpx = {
+        cxx = [ "-fsycl" ] ++ cxx;
+        inherit c;
+      };
+      nvcc = {
+        cxx = [
+          "-std=c++20"
+          "-O2"
+          "-D_GLIBCXX_USE_CXX11_ABI=1"
+          "--expt-relaxed-constexpr"
+        ];
+      };
+    };
+
+  /**
+    The family of a compiler driver `family` names (`families`), or an error naming the
+    known ones.
+  */
+  family =
+    name:
+    families.${name}
+      or (throw "nixgen: no compiler family `${toString name}` (known: ${concatStringsSep ", " (builtins.attrNames families)})");
 
   /**
     Strips the build directory from debug info and `__FILE__`, for reproducible objects.
@@ -137,8 +196,9 @@ rec {
     (`plan // { objects = …; }`) before `configurePhase` turns it into a `build.ninja`.
 
     Sources are compiled by the first rule whose extensions match; the others (headers)
-    are inputs of every object. A rule is `{ extensions; command; }` where `command` is
-    shell text (the compiler and its quoted flags).
+    are inputs of every object. A rule is `{ extensions; command; compiler ? }` where
+    `command` is shell text (the compiler and its quoted flags) and `compiler` the family of
+    its driver (`families`), which the rule's objects record as `compiler`.
 
     # Type
 
@@ -168,6 +228,13 @@ rec {
         in
         if matching == [ ] then null else head matching;
       compiled = filter (src: ruleFor src != null) sources;
+      # The family of the driver that compiles `src`, when its rule names one.
+      compilerOf =
+        src:
+        let
+          rule = ruleFor src;
+        in
+        if rule ? compiler then { inherit (rule) compiler; } else { };
       object = src: "nixgen-obj/${objectName src}";
     in
     {
@@ -178,7 +245,7 @@ rec {
         source = src;
         object = object src;
         command = "${(ruleFor src).command} -c ${shell.escapeShellArg (sourceArg src)} -o ${shell.escapeShellArg (object src)}";
-      }) compiled;
+      } // compilerOf src) compiled;
       # Steps besides compiling and archiving (`{ outputs; inputs; command; }`).
       extraEdges = [ ];
       # Files every object needs besides its source: outputs of `extraEdges` that the
@@ -497,32 +564,39 @@ rec {
   isCxx = src: any (ext: hasSuffix ".${ext}" src) cxxExtensions;
 
   /**
-    Rule for C and C++ sources compiled by the stdenv's compiler.
+    Rules for C and C++ sources compiled by the stdenv's compiler (`$CXX`, `$CC`), whose
+    family (`families`) is the toolchain's `cxxFamily`: GCC on Linux, clang on darwin.
 
     # Inputs
 
+    `cxxFamily`
+    : the family of the stdenv's compiler
+
     `flags`
-    : extra flags after the shared ones (defines, dependency includes, include dirs,
+    : extra flags after the family's (defines, dependency includes, include dirs,
       the kernel's `cxx-flags` last so they win)
   */
-  cxxRules = flags: [
+  cxxRules = cxxFamily: flags: [
     {
       extensions = cxxExtensions;
-      command = "$CXX ${prefixMap} ${esc (baseCxxFlags ++ flags)}";
+      compiler = cxxFamily;
+      command = "$CXX ${prefixMap} ${esc ((family cxxFamily).cxx ++ flags)}";
     }
     {
       extensions = [ "c" ];
-      command = "$CC ${prefixMap} ${esc ([ "-O2" "-fPIC" ] ++ flags)}";
+      compiler = cxxFamily;
+      command = "$CC ${prefixMap} ${esc ((family cxxFamily).c ++ flags)}";
     }
   ];
 
   /**
-    Build plan of a `cpp-cpu` kernel.
+    Build plan of a `cpp-cpu` kernel. `cxxFamily` (every plan function takes it) is the
+    family of the toolchain's `$CXX` (`toolchains.<backend>.cxxFamily`, default GCC).
 
     # Type
 
     ```
-    cppCpu :: { name, sources, includes, cxxFlags, depFlags } -> Plan
+    cppCpu :: { name, sources, includes, cxxFlags, depFlags, cxxFamily ? String } -> Plan
     ```
   */
   cppCpu =
@@ -532,10 +606,11 @@ rec {
       includes,
       cxxFlags,
       depFlags ? [ ],
+      cxxFamily ? "gcc",
     }:
     plan {
       inherit name sources;
-      rules = cxxRules (backendDefines.cpu ++ depFlags ++ includeFlags includes ++ cxxFlags);
+      rules = cxxRules cxxFamily (backendDefines.cpu ++ depFlags ++ includeFlags includes ++ cxxFlags);
     };
 
   /**
@@ -565,6 +640,9 @@ rec {
 
     `cudaFlags`
     : the kernel's `cuda-flags`, after nixgen's own nvcc flags
+
+    nvcc's host compiler is the stdenv's (`$CXX`, family `cxxFamily`): it gets that
+    family's `codegen` flags through `-Xcompiler`.
   */
   cppCuda =
     {
@@ -575,10 +653,11 @@ rec {
       cudaFlags,
       capabilities,
       depFlags ? [ ],
+      cxxFamily ? "gcc",
     }:
     let
       defines = backendDefines.cuda;
-      hostFlags = "-Xcompiler=-fPIC,-fno-gnu-unique,${prefixMap}";
+      hostFlags = "-Xcompiler=${concatStringsSep "," ((family cxxFamily).codegen ++ [ prefixMap ])}";
       targets = builtins.length (cuda.gencodeFlags capabilities);
     in
     plan {
@@ -586,18 +665,14 @@ rec {
       rules = [
         {
           extensions = [ "cu" ];
+          compiler = "nvcc";
           # With several gencode targets, nvcc compiles them side by side on
           # `--threads` threads (how many: `nvccThreads`, at build time).
           command = "nvcc -ccbin \"$CXX\" ${hostFlags}${
             if targets > 1 then " --threads=\"\${NIXGEN_NVCC_THREADS:-1}\"" else ""
           } ${
             esc (
-              [
-                "-std=c++20"
-                "-O2"
-                "-D_GLIBCXX_USE_CXX11_ABI=1"
-                "--expt-relaxed-constexpr"
-              ]
+              families.nvcc.cxx
               ++ defines
               ++ cuda.gencodeFlags capabilities
               ++ map nvccFlag depFlags
@@ -607,7 +682,7 @@ rec {
           }";
         }
       ]
-      ++ cxxRules (defines ++ depFlags ++ includeFlags includes ++ cxxFlags);
+      ++ cxxRules cxxFamily (defines ++ depFlags ++ includeFlags includes ++ cxxFlags);
     }
     // {
       nvccTargets = targets;
@@ -636,8 +711,8 @@ rec {
       '';
 
   /**
-    Build plan of a `cpp-rocm` kernel: HIP sources (`.cu`, `.hip`) with hipcc for each
-    `--offload-arch`, C++ with the host compiler.
+    Build plan of a `cpp-rocm` kernel: HIP sources (`.cu`, `.hip`) with hipcc (ROCm's
+    clang) for each `--offload-arch`, C++ with the host compiler.
   */
   cppRocm =
     {
@@ -648,6 +723,7 @@ rec {
       hipFlags,
       archs,
       depFlags ? [ ],
+      cxxFamily ? "gcc",
     }:
     let
       defines = backendDefines.rocm;
@@ -657,9 +733,10 @@ rec {
       rules = [
         {
           extensions = [ "cu" "hip" ];
+          compiler = "hipcc";
           command = "hipcc ${prefixMap} ${
             esc (
-              baseCxxFlags
+              families.hipcc.cxx
               ++ defines
               ++ map (arch: "--offload-arch=${arch}") archs
               ++ depFlags
@@ -669,11 +746,15 @@ rec {
           }";
         }
       ]
-      ++ cxxRules (defines ++ depFlags ++ includeFlags includes ++ cxxFlags);
+      ++ cxxRules cxxFamily (defines ++ depFlags ++ includeFlags includes ++ cxxFlags);
     };
 
   /**
-    Build plan of a `cpp-xpu` kernel: SYCL C++ with the oneAPI compiler (`icpx -fsycl`).
+    Build plan of a `cpp-xpu` kernel: SYCL C++ with the oneAPI compiler (`icpx -fsycl`),
+    C with `icx`, both Intel's clang (`families.icpx`; `cxxFamily` is not used: no source
+    is compiled by `$CXX`). The kernel's `sycl-flags` (`-fsycl-targets=…`) come last, and
+    the extension's link passes them to `icpx -fsycl` again (`syclLinkFlags`), which is
+    where device code for ahead-of-time targets is built.
   */
   cppXpu =
     {
@@ -683,23 +764,29 @@ rec {
       cxxFlags,
       syclFlags,
       depFlags ? [ ],
+      cxxFamily ? null,
     }:
     plan {
       inherit name sources;
       rules = [
         {
           extensions = cxxExtensions;
-          command = "icpx -fsycl ${prefixMap} ${
-            esc (baseCxxFlags ++ backendDefines.xpu ++ depFlags ++ includeFlags includes ++ cxxFlags ++ syclFlags)
+          compiler = "icpx";
+          command = "icpx ${prefixMap} ${
+            esc (families.icpx.cxx ++ backendDefines.xpu ++ depFlags ++ includeFlags includes ++ cxxFlags ++ syclFlags)
           }";
         }
         {
           extensions = [ "c" ];
+          compiler = "icpx";
           command = "icx ${prefixMap} ${
-            esc ([ "-O2" "-fPIC" ] ++ backendDefines.xpu ++ depFlags ++ includeFlags includes ++ cxxFlags)
+            esc (families.icpx.c ++ backendDefines.xpu ++ depFlags ++ includeFlags includes ++ cxxFlags)
           }";
         }
       ];
+    }
+    // {
+      syclLinkFlags = syclFlags;
     };
 
   /**
@@ -707,7 +794,8 @@ rec {
     `<name>.metallib`, which is embedded in the generated header `<name>_metallib.h`
     (`nix/support/metal/metallib-header.py`; the sources reach it through the definitions
     `EMBEDDED_METALLIB_HEADER` and `EMBEDDED_METALLIB_NAMESPACE = <name>_metal`, as in the
-    anchor's Metal build); then Objective-C++ (`.mm`) and C++ compile with clang.
+    anchor's Metal build); then Objective-C++ (`.mm`) and C++ compile with the darwin
+    stdenv's clang (`cxxFamily`).
     `installMetalPhase` installs the archive and the metallib.
   */
   cppMetal =
@@ -717,6 +805,7 @@ rec {
       includes,
       cxxFlags,
       depFlags ? [ ],
+      cxxFamily ? "clang",
     }:
     let
       shaders = filter (hasSuffix ".metal") sources;
@@ -739,10 +828,11 @@ rec {
       rules = [
         {
           extensions = [ "mm" ];
-          command = "$CXX -x objective-c++ -fobjc-arc ${esc (baseCxxFlags ++ flags)}";
+          compiler = cxxFamily;
+          command = "$CXX -x objective-c++ -fobjc-arc ${esc ((family cxxFamily).cxx ++ flags)}";
         }
       ]
-      ++ cxxRules flags;
+      ++ cxxRules cxxFamily flags;
     }
     // (
       if shaders == [ ] then

@@ -57,6 +57,22 @@ rec {
   ];
 
   /**
+    Build inputs as a C++ consumer takes them: a package with a `cxxdev` output (torch-bin:
+    "propagated deps for the cmake consumers of torch", which carries the ROCm libraries of
+    a ROCm torch, hipBLAS, hipSOLVER, rocBLAS…, and the CUDA ones of a CUDA torch) comes with
+    that output, as the anchor's extensions take `torch.cxxdev`
+    (nix-builder/lib/extension/torch/arch.nix).
+
+    # Examples
+
+    ```nix
+    map (p: p.name) (cxxInputs [ { name = "torch"; cxxdev = { name = "torch-cxxdev"; }; } { name = "cutlass"; } ])
+    => [ "torch" "torch-cxxdev" "cutlass" ]
+    ```
+  */
+  cxxInputs = builtins.concatMap (p: [ p ] ++ (if p ? cxxdev then [ p.cxxdev ] else [ ]));
+
+  /**
     What each C++ language adds to the common kernel build. An entry takes the kernel's
     `{ name, sources, cudaFlags, hipFlags, syclFlags, capabilities, archs }` (as `cpp`
     receives them, defaults filled in) and returns
@@ -129,11 +145,13 @@ rec {
       };
 
       # icpx (-fsycl) comes from the variant's oneAPI (xpuPackages.oneapi-torch-dev, in
-      # toolchain.compilers).
+      # toolchain.compilers, with ocloc). The kernel's sycl-flags reach the extension's
+      # `icpx -fsycl` link too (`linkFlags`): device code for `-fsycl-targets` is made there.
       cpp-xpu = kernel: {
         plan = compile.cppXpu;
         planArgs = { inherit (kernel) syclFlags; };
         nativeBuildInputs = toolchain.compilers;
+        passthru.linkFlags = kernel.linkFlags ++ kernel.syclFlags;
       };
 
       cpp-metal = kernel: {
@@ -241,6 +259,7 @@ rec {
           syclFlags
           capabilities
           archs
+          linkFlags
           ;
       };
       others = builtins.filter (h: !builtins.elem h sources) headers;
@@ -254,6 +273,8 @@ rec {
             ;
           sources = sources ++ others;
         }
+        # The family of the toolchain's `$CXX` (compile.families); else the plan's default.
+        // (if toolchain ? cxxFamily then { inherit (toolchain) cxxFamily; } else { })
         // (backend.planArgs or { })
       );
     in
@@ -265,7 +286,7 @@ rec {
           inherit pname version;
           src = select pkgs.lib root (sources ++ others);
           nativeBuildInputs = (backend.nativeBuildInputs or [ ]) ++ [ pkgs.ninja ];
-          buildInputs = (backend.buildInputs or [ ]) ++ buildInputs;
+          buildInputs = (backend.buildInputs or [ ]) ++ cxxInputs buildInputs;
           configurePhase = compile.configurePhase plan;
           installPhase = backend.installPhase or (compile.installArchivePhase name);
           passthru.nixgen = {

@@ -4,7 +4,12 @@
 
   Each entry takes the variant's package set (nixgen.project.pkgsFor: nixpkgs with the
   kernels toolchain's overlay) and returns
-  `{ stdenv, compilers, nativeBuildInputs, buildInputs, linkFlags, abiPolicy }`.
+  `{ stdenv, compilers, nativeBuildInputs, buildInputs, linkFlags, abiPolicy, cxxFamily,
+  linker, linkDriver }`: `cxxFamily` is the compiler family of the stdenv's `$CXX`/`$CC`
+  (`compile.families`: `"gcc"`, or `"clang"` when `stdenv.cc.isClang`, as on darwin),
+  `linker` the linker family the extension's link speaks (`extension.linkers`: `"gnu"`, or
+  `"ld64"` on darwin) and `linkDriver` the driver that links it (shell text: `$CXX`, or
+  `icpx -fsycl` for XPU, which keeps the SYCL device images).
 
   On Linux everything is compiled with the toolchain's `manylinux_2_28` stdenvs (`stdenv`,
   and `cudaBackendStdenv` for CUDA), as the kernels toolchain compiles its own kernels
@@ -20,6 +25,12 @@ let
   ];
 
   isLinux = pkgs: pkgs.stdenv.hostPlatform.isLinux;
+
+  # The compiler and linker families of a stdenv (see the header).
+  families = stdenv: {
+    cxxFamily = if stdenv.cc.isClang or false then "clang" else "gcc";
+    linker = if stdenv.hostPlatform.isDarwin or false then "ld64" else "gnu";
+  };
 
   /**
     The toolchain's manylinux_2_28 package set (stdenvs built against glibc 2.28).
@@ -76,6 +87,7 @@ let
       buildInputs ? [ ],
       linkFlags ? [ ],
       runtimeLibraries ? [ ],
+      linkDriver ? "$CXX",
     }:
     if isLinux pkgs then
       let
@@ -87,17 +99,25 @@ let
           compilers
           buildInputs
           linkFlags
+          linkDriver
           ;
         nativeBuildInputs = compilers ++ [ (abiCheckHook pkgs policy) ];
         abiPolicy = policy;
       }
+      // families stdenv
     else
       {
         inherit (pkgs) stdenv;
-        inherit compilers buildInputs linkFlags;
+        inherit
+          compilers
+          buildInputs
+          linkFlags
+          linkDriver
+          ;
         nativeBuildInputs = compilers;
         abiPolicy = null;
-      };
+      }
+      // families pkgs.stdenv;
 in
 {
   cpu = pkgs: linux pkgs { stdenv = (manylinux pkgs).stdenv; };
@@ -128,7 +148,10 @@ in
     };
 
   # The variant's oneAPI (`xpuPackages.oneapi-torch-dev`: icpx, SYCL, oneMKL), built with
-  # the portable stdenv, as the kernels toolchain's extension builder uses it.
+  # the portable stdenv, as the kernels toolchain's extension builder uses it, and `ocloc`
+  # (Intel's offline compiler, which `-fsycl-targets=spir64_gen` runs ahead of time: the
+  # anchor's XPU extensions take `xpuPackages.ocloc` too). The extension is linked by
+  # `icpx -fsycl`: a plain `$CXX` link would drop the kernels' SYCL device images.
   xpu =
     pkgs:
     let
@@ -138,8 +161,12 @@ in
     in
     linux pkgs {
       inherit stdenv;
-      compilers = [ oneapi ];
+      compilers = [
+        oneapi
+        pkgs.xpuPackages.ocloc
+      ];
       buildInputs = [ oneapi ];
+      linkDriver = "icpx -fsycl";
       linkFlags = [ "-lsycl" ];
       runtimeLibraries = [
         "libsycl.so*"
@@ -150,6 +177,10 @@ in
 
   metal = pkgs: {
     inherit (pkgs) stdenv;
+    # Apple's clang and ld64 (Metal builds only exist on darwin).
+    cxxFamily = "clang";
+    linker = "ld64";
+    linkDriver = "$CXX";
     compilers = [ ];
     nativeBuildInputs = [ ];
     buildInputs = [ pkgs.apple-sdk_26 ];

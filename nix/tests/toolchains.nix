@@ -1,0 +1,75 @@
+# Tests of `toolchains.nix`: which compiler family, linker family and link driver each
+# backend's toolchain names, and the compilers XPU needs.
+let
+  nixgen = import ../default.nix;
+  inherit (nixgen) toolchains;
+  stdenvOf = isDarwin: isClang: {
+    hostPlatform = {
+      isLinux = !isDarwin;
+      inherit isDarwin;
+    };
+    cc = { inherit isClang; };
+  };
+  # A package set with what a toolchain reads (its stdenvs and the backend's packages).
+  pkgsOf =
+    stdenv:
+    {
+      inherit stdenv;
+      manylinux_2_28 = {
+        inherit stdenv;
+        cudaBackendStdenv = stdenv;
+      };
+      cudaPackages = {
+        backendStdenv = stdenv;
+        cuda_cudart = "cuda_cudart";
+      };
+      rocmPackages.clr = "clr";
+      xpuPackages = {
+        oneapi-torch-dev = "oneapi-torch-dev";
+        ocloc = "ocloc";
+      };
+      apple-sdk_26 = "apple-sdk_26";
+    };
+  linux = pkgsOf (stdenvOf false false);
+  darwin = pkgsOf (stdenvOf true true);
+  families = t: {
+    inherit (t) cxxFamily linker linkDriver;
+  };
+in
+{
+  testLinuxToolchainsCompileWithGccAndLinkWithGnuLd = {
+    expr = map (backend: families (toolchains.${backend} linux)) [ "cpu" "cuda" "rocm" ];
+    expected = builtins.genList (_: {
+      cxxFamily = "gcc";
+      linker = "gnu";
+      linkDriver = "$CXX";
+    }) 3;
+  };
+
+  testDarwinToolchainsCompileWithClangAndLinkWithLd64 = {
+    expr = map (backend: families (toolchains.${backend} darwin)) [ "cpu" "metal" ];
+    expected = builtins.genList (_: {
+      cxxFamily = "clang";
+      linker = "ld64";
+      linkDriver = "$CXX";
+    }) 2;
+  };
+
+  # The SYCL driver links (a `$CXX` link drops the device images); ocloc builds
+  # ahead-of-time device code, so it is one of the compilers.
+  testXpuLinksWithIcpxFsyclAndHasOcloc = {
+    expr =
+      let
+        t = toolchains.xpu linux;
+      in
+      {
+        inherit (t) linkDriver compilers;
+        inherit (t) cxxFamily;
+      };
+    expected = {
+      linkDriver = "icpx -fsycl";
+      compilers = [ "oneapi-torch-dev" "ocloc" ];
+      cxxFamily = "gcc";
+    };
+  };
+}
