@@ -166,6 +166,10 @@ def _environment() -> jinja2.Environment:
     return env
 
 
+#: The JSON Schema file a new project's build.toml names in its `#:schema` line.
+SCHEMA_FILE = "build-toml.schema.json"
+
+
 def files(
     name: str, languages: list[str], *, license: str = DEFAULT_LICENSE, binding: str = "torch"
 ) -> dict[str, str]:
@@ -207,9 +211,14 @@ def files(
     def render(template: str, **extra: Any) -> str:
         return env.get_template(template).render(**context, **extra)
 
+    from nixgen import jsonschema
+
     out = {
         "README.md": render("README.md.j2"),
         ".gitignore": render("gitignore.j2"),
+        # What the `#:schema` line of build.toml points editors to (`nixgen schema`).
+        SCHEMA_FILE: json.dumps(jsonschema.schema(), indent=2, sort_keys=True, ensure_ascii=False)
+        + "\n",
         f"tests/test_{module}.py": render("test.py.j2"),
     }
     if binding == "tvm-ffi":

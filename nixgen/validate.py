@@ -119,7 +119,12 @@ def _framework(build: model.Build) -> list[Problem]:
                     )
     if isinstance(fw, (model.Torch, model.TvmFfi)):
         out.extend(_duplicates(fw.src, (fw.table, "src")))
-        if build.kernels and not fw.src:
+        # A Rust crate under tvm-ffi is the binding itself: it exports its functions
+        # through TVM FFI (`nixgen init --language rust-cpu --binding tvm-ffi`).
+        crates_bind = isinstance(fw, model.TvmFfi) and all(
+            k.language.startswith("rust-") for k in build.kernels.values()
+        )
+        if build.kernels and not fw.src and not crates_bind:
             out.append(
                 warning(
                     "`src` is empty, so the extension has no binding sources: nothing "

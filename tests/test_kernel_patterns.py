@@ -134,10 +134,10 @@ def test_render_warns_about_a_kept_hand_written_flake_and_hands_it_over(
     assert "pass --force or remove flake.nix" in first.output
     assert (root / "flake.nix").read_bytes() == mine
     # The fast path (render stamp) repeats the warning.
-    from nixgen import entry
+    from nixgen import pipeline
 
     assert stamp.fresh(root, "nix") is not None
-    assert entry._fast_render(["render", str(root)])
+    assert pipeline.fresh_render(root, "nix")
     # Removed: the next render writes the generated flake (not "up to date").
     (root / "flake.nix").unlink()
     assert stamp.fresh(root, "nix") is None

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import click
 
-from nixgen.cli import handle_errors, project_argument
+from nixgen.cli import emit_result, handle_errors, json_option, project_argument
 from nixgen.commands.variants import planned, system_option
 
 
 @click.command(name="matrix")
 @project_argument
+@json_option
 @click.option(
     "--format",
     "format_",
@@ -35,7 +36,12 @@ from nixgen.commands.variants import planned, system_option
 )
 @handle_errors
 def matrix_command(
-    project: Path, format_: str, pull_request: bool, system: str | None, max_jobs: int
+    project: Path,
+    as_json: bool,
+    format_: str,
+    pull_request: bool,
+    system: str | None,
+    max_jobs: int,
 ) -> None:
     """Print PROJECT's GitHub Actions matrix as one line of JSON.
 
@@ -44,7 +50,8 @@ def matrix_command(
     (`packages.<system>.<variant>`). Beyond --max-jobs variants, jobs build several
     attributes each (`attrs`, `variants`; `name` names the group). A workflow reads it
     with `fromJSON` and builds `matrix.attrs`; the flake's `githubActions.matrix` and
-    `githubActions.pullRequestMatrix` hold the same.
+    `githubActions.pullRequestMatrix` hold the same. With --json, the matrix is the
+    `result` of nixgen's JSON envelope.
     """
     from nixgen import matrix, plan
 
@@ -55,6 +62,9 @@ def matrix_command(
         result = matrix.github(found, max_jobs=max_jobs)
     except matrix.MatrixError as exc:
         raise click.BadParameter(str(exc), param_hint="--max-jobs") from None
+    if as_json:
+        emit_result(result)
+        return
     click.echo(matrix.to_json(result))
 
 

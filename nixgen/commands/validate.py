@@ -6,8 +6,9 @@ from pathlib import Path
 
 import click
 
-from nixgen.cli import emit_json, handle_errors, json_option, print_problems, project_argument
+from nixgen.cli import emit_result, handle_errors, json_option, print_problems, project_argument
 from nixgen.errors import Problem
+from nixgen.output import status
 from nixgen.record import evolve
 
 
@@ -41,30 +42,31 @@ def validate(project: Path, as_json: bool, no_file_checks: bool, strict: bool) -
     if any(p.severity == "error" for p in problems):
         raise ProblemError(problems)
     if as_json:
-        emit_json(
+        emit_result(
             {
-                "ok": True,
                 "edition": loaded.edition,
-                "problems": [p.to_json() for p in problems],
-            }
+                "kernels": sorted(loaded.build.kernels),
+                "backends": list(loaded.build.general.backends),
+            },
+            problems,
         )
         return
     print_problems(problems)
     kernels = len(loaded.build.kernels)
-    click.echo(
+    status(
         f"{loaded.document.display}: ok (edition {loaded.edition}, {kernels} "
         f"kernel{'s' if kernels != 1 else ''}, backends: "
         f"{', '.join(loaded.build.general.backends) or 'none'})"
     )
     if loaded.edition != 6:
-        click.echo(
+        status(
             f"note: edition {loaded.edition} was upgraded in memory; `nixgen migrate` rewrites "
             "the file as edition 6, keeping its comments"
         )
         dsl = {"rust-cpu": "rust", "rust-cuda": "cuda-oxide"}
         for name, kernel in sorted(loaded.build.kernels.items()):
             if kernel.language in dsl:
-                click.echo(
+                status(
                     f'note: kernel.{name}: `dsl = "{dsl[kernel.language]}"` is '
                     f'`language = "{kernel.language}"` in edition 6'
                 )

@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from nixgen.cli import emit_json, handle_errors, json_option, print_problems, project_argument
+from nixgen.cli import emit_result, handle_errors, json_option, print_problems, project_argument
+from nixgen.output import status
 from nixgen.plan import SYSTEMS
 from nixgen.tables import BACKENDS
 
@@ -54,10 +55,10 @@ def variants_command(project: Path, as_json: bool, system: str | None, backend: 
     if backend is not None:
         found = [v for v in found if v.backend == backend]
     if as_json:
-        emit_json([v.to_json() for v in found])
+        emit_result([v.to_json() for v in found])
         return
     if not found:
-        click.echo("no variants", err=True)
+        status("no variants")
         return
     rows = [["NAME", "SYSTEM", "BACKEND", "TORCH", "VERSION", "KERNELS", "BUNDLE"]]
     for v in found:
@@ -74,7 +75,7 @@ def variants_command(project: Path, as_json: bool, system: str | None, backend: 
         )
     click.echo(table(rows))
     bundled = sum(v.bundle for v in found)
-    click.echo(f"{len(found)} variant(s), {bundled} in the bundle")
+    status(f"{len(found)} variant(s), {bundled} in the bundle")
 
 
 command = variants_command
