@@ -178,8 +178,7 @@ def _usage_problem(exc: click.ClickException) -> Any:
 
     ctx = getattr(exc, "ctx", None)
     where = ctx.command_path if ctx is not None else "nixgen"
-    message = exc.format_message()
-    return error(message[:1].lower() + message[1:], hint=f"see `{where} --help`")
+    return error(exc.format_message(), hint=f"see `{where} --help`")
 
 
 class LazyGroup(click.Group):
@@ -191,6 +190,7 @@ class LazyGroup(click.Group):
     def main(self, args: Any = None, *rest: Any, **kwargs: Any) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
         output.reset()
+        kwargs.setdefault("prog_name", "nixgen")
         kwargs.setdefault("color", output.settings.forced_color())
         if kwargs.get("standalone_mode", True) is False:
             return super().main(argv, *rest, **kwargs)

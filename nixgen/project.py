@@ -61,6 +61,13 @@ def structure(document: load.Document) -> tuple[int, model.Build, list[Problem]]
 _SALVAGE_ROUNDS = 8
 
 
+def _has(node: Any, part: str | int) -> bool:
+    """Whether `node` (a TOML table or array) holds `part`."""
+    if isinstance(node, dict):
+        return isinstance(part, str) and part in node
+    return isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+
+
 def _delete(data: Any, path: tuple[str | int, ...]) -> bool:
     """Remove the value at `path` from nested `data`; False when there is none."""
     if not path:
@@ -68,19 +75,16 @@ def _delete(data: Any, path: tuple[str | int, ...]) -> bool:
     *parents, last = path
     node = data
     for part in parents:
-        if isinstance(node, dict) and isinstance(part, str) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            node = node[part]
-        else:
+        if not _has(node, part):
             return False
-    if isinstance(node, dict) and isinstance(last, str) and last in node:
+        node = node[part]
+    if not _has(node, last):
+        return False
+    if isinstance(node, dict):
         del node[last]
-        return True
-    if isinstance(node, list) and isinstance(last, int) and 0 <= last < len(node):
+    else:
         node[last] = _DROPPED
-        return True
-    return False
+    return True
 
 
 #: Stands for a dropped list item until the list is compacted (indices stay put while
@@ -107,9 +111,7 @@ def _salvage(
     dropped: list[tuple[str | int, ...]] = []
     errors = [p for p in problems if p.severity == "error"]
     for _ in range(_SALVAGE_ROUNDS):
-        paths = [
-            p.path for p in errors if p.path and p.path[:2] != ("general", "edition")
-        ]
+        paths = [p.path for p in errors if p.path and p.path[:2] != ("general", "edition")]
         if not paths or not all(_delete(data, path) for path in paths):
             return None
         dropped.extend(paths)
@@ -128,12 +130,11 @@ def _table(path: tuple[str | int, ...]) -> tuple[str | int, ...]:
     return path[:2] if path[:1] == ("kernel",) else path[:1]
 
 
-def _beyond(
-    document: load.Document, problems: list[Problem], root: Path | None
-) -> list[Problem]:
+def _beyond(document: load.Document, problems: list[Problem], root: Path | None) -> list[Problem]:
     """Problems that the schema errors in `problems` would hide: the file problems of
     every value that is valid, and the other rules' problems in the tables that have no
-    schema error (in such a table, the rules see the file as the user meant it)."""
+    schema error (in such a table, the rules see the file as the user meant it) when
+    [general] has none."""
     salvaged = _salvage(document, problems)
     if salvaged is None:
         return []
@@ -143,11 +144,17 @@ def _beyond(
         return any(path[: len(d)] == d for d in dropped)
 
     broken = {_table(p.path) for p in problems if p.severity == "error"}
-    rules = [
-        p
-        for p in validate.validate(build, None)
-        if not under_dropped(p.path) and _table(p.path) not in broken and p.path
-    ]
+    # Every table's rules read [general] (its backends, versions): with an error there,
+    # they would judge the other tables against a guess.
+    rules = (
+        []
+        if ("general",) in broken
+        else [
+            p
+            for p in validate.validate(build, None)
+            if p.path and not under_dropped(p.path) and _table(p.path) not in broken
+        ]
+    )
     files = (
         [p for p in validate.files(build, root, includes=False) if not under_dropped(p.path)]
         if root is not None

@@ -104,7 +104,8 @@ def check_name(name: str) -> str | None:
 
 def check_license(value: str) -> str | None:
     """Why `value` (a ``--license`` argument) cannot be written as general.license, or
-    None: it must be printable text (no control character, valid UTF-8)."""
+    None: printable text (no control character, valid UTF-8) that is a valid SPDX license
+    expression (`nixgen.spdx`)."""
     if not value:
         return "must be a license identifier such as `Apache-2.0`"
     for c in value:
@@ -115,7 +116,9 @@ def check_license(value: str) -> str | None:
                 f"contains the control character U+{ord(c):04X}; use a license identifier "
                 "such as `Apache-2.0`"
             )
-    return None
+    from nixgen import spdx
+
+    return spdx.problem(value)
 
 
 def toml_string(value: str) -> str:

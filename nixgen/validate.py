@@ -594,3 +594,12 @@ def _tree(resolver: _Resolver, rel: str, real: str, where: tuple[str | int, ...]
             elif not os.path.exists(full):
                 out.append(error(f"`{inner}` (under `{rel}`) is a broken symlink", where))
     return out
+
+
+def license_problems(build: model.Build) -> list[Problem]:
+    """A warning when general.license is no SPDX license expression (`nixgen.spdx`);
+    `nixgen validate` runs it (loading the SPDX list costs more than a render)."""
+    from nixgen import spdx
+
+    why = spdx.problem(build.general.license)
+    return [warning(why, ("general", "license"))] if why else []

@@ -414,7 +414,7 @@ def test_render_ci_github_writes_the_workflow(copy_example: Any, runner: CliRunn
     assert all(used <= set(row) for row in single + grouped)
     # Rendering again changes nothing; --check agrees.
     again = runner.invoke(main, ["render", str(root), "--ci", "github"])
-    assert "up to date" in again.stdout
+    assert "up to date" in again.stderr
     assert runner.invoke(main, ["render", str(root), "--ci", "github", "--check"]).exit_code == 0
 
 

@@ -200,7 +200,8 @@ def build_command(
     """
     from nixgen import plan, write
     from nixgen.commands.render import prepare
-    from nixgen.pipeline import kept_warnings, summary
+    from nixgen.pipeline import kept_warnings
+    from nixgen.pipeline import summary as render_summary
 
     if as_json and not dry_run:
         raise click.UsageError("--json needs --dry-run (a build prints progress, not JSON)")
@@ -275,7 +276,7 @@ def build_command(
 
     if stale.stale:
         result = write.write(root, rendered)
-        status(summary(result, rendered.out_dir))
+        status(render_summary(result, rendered.out_dir))
     unseen = _unseen_problems(loaded, rendered, root)
     if unseen:
         raise ProblemError(unseen)
@@ -456,7 +457,7 @@ def _unseen_problems(
         """What to `git add` for `rel`: the output directory or the Python package as a
         whole, any other file itself."""
         if rel.startswith(out_prefix):
-            return rendered.out_dir
+            return str(rendered.out_dir)
         return package if rel.startswith(f"{package}/") else rel
 
     problems: list[Problem] = []
@@ -495,7 +496,7 @@ def _unseen_problems(
         )
     if ignored:
         forced = dict.fromkeys(shown(group(r)) for r in ignored)
-        fixes.append(f"`git add --force {shlex.join(['--', *forced])}`")
+        fixes.append(f"{'' if add else 'run '}`git add --force {shlex.join(['--', *forced])}`")
     count = len(untracked) + len(ignored)
     problems.append(
         error(

@@ -55,7 +55,7 @@ def matrix_command(
     """
     from nixgen import matrix, plan
 
-    _, found = planned(project, system)
+    _, found, problems = planned(project, system)
     if pull_request:
         found = plan.select_ci(found)
     try:
@@ -63,7 +63,7 @@ def matrix_command(
     except matrix.MatrixError as exc:
         raise click.BadParameter(str(exc), param_hint="--max-jobs") from None
     if as_json:
-        emit_result(result)
+        emit_result(result, problems)
         return
     click.echo(matrix.to_json(result))
 

@@ -29,14 +29,17 @@ from nixgen.record import evolve
 def validate(project: Path, as_json: bool, no_file_checks: bool, strict: bool) -> None:
     """Check PROJECT's build.toml (any edition) and the files it lists.
 
-    Prints every problem with file:line:column and key path; exits 2 when there are errors
-    (with --strict, also when there are warnings).
+    Prints every problem with file:line:column and key path, from every stage at once;
+    exits 2 when there are errors (with --strict, also when there are warnings). Also
+    checks general.license against the SPDX license list.
     """
     from nixgen import project as project_mod
+    from nixgen import validate as validate_mod
     from nixgen.errors import ProblemError
 
     loaded = project_mod.read(project, check_files=not no_file_checks)
-    problems = loaded.warnings
+    licensed = loaded.document.locate_all(validate_mod.license_problems(loaded.build))
+    problems = [*loaded.warnings, *licensed]
     if strict:
         problems = [_strict(p) for p in problems]
     if any(p.severity == "error" for p in problems):

@@ -17,15 +17,17 @@ system_option = click.option(
 )
 
 
-def planned(project: Path, system: str | None) -> tuple[Any, list[Any]]:
+def planned(project: Path, system: str | None) -> tuple[Any, list[Any], list[Any]]:
     """Read PROJECT (without looking for its source files) and plan its variants for
-    `system`; print its warnings and planning problems. Shared by `variants`/`matrix`."""
+    `system`; print its warnings and planning problems, and return them too. Shared by
+    `variants`/`matrix`."""
     from nixgen import plan
     from nixgen import project as project_mod
 
     loaded = project_mod.read(project, check_files=False)
-    print_problems([*loaded.warnings, *loaded.document.locate_all(plan.check(loaded.build))])
-    return loaded, plan.variants(loaded.build, system=system)
+    problems = [*loaded.warnings, *loaded.document.locate_all(plan.check(loaded.build))]
+    print_problems(problems)
+    return loaded, plan.variants(loaded.build, system=system), problems
 
 
 def table(rows: list[list[str]]) -> str:
@@ -51,11 +53,11 @@ def variants_command(project: Path, as_json: bool, system: str | None, backend: 
     plan into the generated Nix, whose flake output `variants` reads it. Variants marked
     as bundled make up `packages.<system>.kernels`.
     """
-    _, found = planned(project, system)
+    _, found, problems = planned(project, system)
     if backend is not None:
         found = [v for v in found if v.backend == backend]
     if as_json:
-        emit_result([v.to_json() for v in found])
+        emit_result([v.to_json() for v in found], problems)
         return
     if not found:
         status("no variants")
