@@ -477,8 +477,6 @@ def test_docs_name_the_real_flags() -> None:
     build = next(line for line in readme.splitlines() if line.startswith("### `nixgen build"))
     # The link directory is --out-link (--out is where the generated Nix lives).
     assert "[--out-link DIR | --no-link]" in build and "[--log-lines N]" in build
-        "[--out DIR] [--out-link", ""
-    )
     assert "--accept-flake-config" in build and "-L" in build
     toolchain = (REPO / "docs" / "toolchain.md").read_text()
     assert "as build/<variant>/" not in toolchain
