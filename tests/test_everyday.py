@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tomllib
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,8 +20,9 @@ from click.testing import CliRunner
 from nixgen import jsonschema, scaffold
 from nixgen.cli import main
 
+from . import nixtools
 from .conftest import REPO
-from .test_build_cli import FAKE_NIX, SUCCESS, FakeNix, bundled, calls_of, event
+from .test_build_cli import FAKE_NIX, SUCCESS, SYSTEM, FakeNix, bundled, calls_of, event
 
 
 @pytest.fixture
@@ -497,3 +499,101 @@ def test_show_takes_json(runner: CliRunner, demo: Path) -> None:
     result = runner.invoke(main, ["show", str(demo), "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["result"]["general"]["name"] == "relu-demo"
+
+
+# ------------------------------------------------------ 3. dev and test shells
+
+
+def test_shell_runs_nix_develop_on_the_variant_shell(
+    runner: CliRunner, fake_nix: FakeNix, demo: Path
+) -> None:
+    variant = bundled(demo)[0]
+    result = runner.invoke(
+        main,
+        [
+            *("shell", str(demo), "--variant", variant, "--test", "-c", "pytest", "-L"),
+            *("--override-input", "nixpkgs", "path:/stub", "--accept-flake-config"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    [call] = [c["args"] for c in fake_nix.calls()]
+    assert call[0] == "develop"
+    assert f"{demo.resolve()}#devShells.{SYSTEM}.test-{variant}" in call
+    assert call[-4:] == ["--command", "bash", "-c", "pytest"]
+    assert "-L" in call and "--accept-flake-config" in call
+    assert call[call.index("--override-input") + 1 : call.index("--override-input") + 3] == [
+        "nixpkgs",
+        "path:/stub",
+    ]
+    plain = runner.invoke(main, ["shell", str(demo), "--dry-run"])
+    assert f"#devShells.{SYSTEM}.default" in plain.stdout
+    typo = runner.invoke(main, ["shell", str(demo), "--variant", variant + "x"])
+    assert typo.exit_code == 2 and f"did you mean `{variant}`?" in typo.stderr
+
+
+@pytest.mark.skipif(not nixtools.have_nix(), reason="nix is not installed")
+@pytest.mark.nix
+def test_nix_develop_enters_a_shell_without_building_variants(
+    tmp_path: Path, copy_example: Callable[[str], Path]
+) -> None:
+    """`nix develop` on a rendered example, through the stand-ins: torch, the `kernels`
+    client and pytest are there, and no kernel or extension is built to get there."""
+    root = copy_example("relu-cpu")
+    assert CliRunner().invoke(main, ["render", str(root)]).exit_code == 0  # as committed
+    stub = nixtools.make_stub(tmp_path / "stub")
+    env = nixtools.nix_env()
+    ref = f"path:{root}"
+    shells = nixtools.flake_eval(root, f"devShells.{SYSTEM}", stub=stub, apply="builtins.attrNames")
+    variants = nixtools.flake_eval(root, f"variants.{SYSTEM}", stub=stub)
+    assert {"default", "test", *variants, *(f"test-{v}" for v in variants)} == set(shells)
+    drv = nixtools.flake_eval(root, f"devShells.{SYSTEM}.default.drvPath", stub=stub)
+    closure = subprocess.run(
+        ["nix-store", "--query", "--requisites", drv], capture_output=True, text=True, env=env
+    )
+    assert closure.returncode == 0, closure.stderr
+    assert not [p for p in closure.stdout.split() if "torch-ext" in p or "relu_cpu" in p]
+    done = subprocess.run(
+        [
+            "nix",
+            "develop",
+            ref,
+            *nixtools.overrides(stub),
+            "--command",
+            "python",
+            "-c",
+            "import kernels, pytest, torch, os; print('in shell', os.environ['KERNEL_BUILD'])",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"in shell {root}/build" in done.stdout
+    # `nixgen shell` is the same shell.
+    via = nixgen(
+        "shell",
+        str(root),
+        *nixtools.overrides(stub),
+        "-c",
+        "echo $KERNEL_BUILD",
+        cwd=root,
+        env=env,
+    )
+    assert via.returncode == 0, via.stderr
+    assert via.stdout.strip().endswith(f"{root}/build")
+
+
+@pytest.mark.skipif(not nixtools.have_nix(), reason="nix is not installed")
+@pytest.mark.build
+def test_checks_run_the_project_tests_against_the_built_variant(tmp_path: Path, demo: Path) -> None:
+    stub = nixtools.make_stub(tmp_path / "stub")
+    assert CliRunner().invoke(main, ["render", str(demo)]).exit_code == 0
+    variant = bundled(demo)[-1]
+    [out] = nixtools.flake_build(demo, f"checks.{SYSTEM}.{variant}", stub=stub, timeout=3600)
+    assert out.exists()
+    log = subprocess.run(
+        ["nix", "log", str(out)], capture_output=True, text=True, env=nixtools.nix_env()
+    )
+    assert " passed" in log.stdout, log.stdout + log.stderr

@@ -310,6 +310,8 @@ let
         jinja2 = mkEmptyPythonPackage "jinja2" "3.1.6";
         tomli = mkEmptyPythonPackage "tomli" "2.3.0";
         tomlkit = mkEmptyPythonPackage "tomlkit" "0.15.2";
+        # Test runner of dev shells and checks: pkgs/development/python-modules/pytest.
+        pytest = mkEmptyPythonPackage "pytest" "8.4.2";
         # nixpkgs pkgs/development/python-modules/license-expression (python3Packages.license-expression).
         license-expression = mkEmptyPythonPackage "license-expression" "30.4.4";
         buildPythonPackage = _: throw "stub-nixpkgs: python3Packages.buildPythonPackage is not provided (use stdenv.mkDerivation)";
