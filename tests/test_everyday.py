@@ -597,3 +597,20 @@ def test_checks_run_the_project_tests_against_the_built_variant(tmp_path: Path, 
         ["nix", "log", str(out)], capture_output=True, text=True, env=nixtools.nix_env()
     )
     assert " passed" in log.stdout, log.stdout + log.stderr
+
+
+def test_matrix_rows_have_one_shape_whatever_the_grouping(runner: CliRunner, demo: Path) -> None:
+    single = json.loads(runner.invoke(main, ["matrix", str(demo)]).stdout)["include"]
+    grouped = json.loads(runner.invoke(main, ["matrix", str(demo), "--max-jobs", "2"]).stdout)
+    grouped = grouped["include"]
+    assert len(grouped) < len(single)
+    keys = {"name", "system", "runner", "backend", "attrs", "variants", "attr", "variant"}
+    assert all(set(row) == keys for row in [*single, *grouped])
+    assert all(row["attrs"] == row["attr"].split(" ") for row in grouped)
+
+
+def test_system_is_checked_the_same_way_by_every_verb(runner: CliRunner, demo: Path) -> None:
+    for verb in ("build", "variants", "matrix"):
+        result = runner.invoke(main, [verb, str(demo), "--system", "x86_64-linx"])
+        assert result.exit_code == 2, verb
+        assert "Invalid value for '--system': 'x86_64-linx' is not one of" in result.stderr, verb

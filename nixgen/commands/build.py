@@ -26,6 +26,7 @@ from nixgen.errors import (
 )
 from nixgen.nixbuild import host_system
 from nixgen.nixlog import Build, NixLog
+from nixgen.plan import SYSTEMS
 from nixgen.output import status
 from nixgen.record import evolve
 
@@ -94,7 +95,7 @@ def _label(drv_name: str, project: str, version: str, kernels: list[str]) -> str
 @click.option(
     "--system",
     default=None,
-    metavar="SYSTEM",
+    type=click.Choice(SYSTEMS),
     help="Nix system of the variants (default: this machine).",
 )
 @click.option(

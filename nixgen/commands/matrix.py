@@ -45,10 +45,11 @@ def matrix_command(
 ) -> None:
     """Print PROJECT's GitHub Actions matrix as one line of JSON.
 
-    `{"include": [{"name", "variant", "system", "runner", "backend", "attr", "attrs"}]}`,
-    one job per variant, each building the flake attribute `attr`
+    `{"include": [{"name", "system", "runner", "backend", "attrs", "variants", "attr",
+    "variant"}]}`, one job per variant, each building the flake attributes `attrs`
     (`packages.<system>.<variant>`). Beyond --max-jobs variants, jobs build several
-    attributes each (`attrs`, `variants`; `name` names the group). A workflow reads it
+    attributes each (`name` names the group); every row has the same keys, `attr` and
+    `variant` being `attrs` and `variants` space-separated. A workflow reads it
     with `fromJSON` and builds `matrix.attrs`; the flake's `githubActions.matrix` and
     `githubActions.pullRequestMatrix` hold the same. With --json, the matrix is the
     `result` of nixgen's JSON envelope.
