@@ -601,7 +601,7 @@ def test_checks_run_the_project_tests_against_the_built_variant(tmp_path: Path, 
 
 def test_matrix_rows_have_one_shape_whatever_the_grouping(runner: CliRunner, demo: Path) -> None:
     single = json.loads(runner.invoke(main, ["matrix", str(demo)]).stdout)["include"]
-    grouped = json.loads(runner.invoke(main, ["matrix", str(demo), "--max-jobs", "2"]).stdout)
+    grouped = json.loads(runner.invoke(main, ["matrix", str(demo), "--max-jobs", "3"]).stdout)
     grouped = grouped["include"]
     assert len(grouped) < len(single)
     keys = {"name", "system", "runner", "backend", "attrs", "variants", "attr", "variant"}
