@@ -338,10 +338,13 @@ class Unseen:
 def unseen_files(root: Path, needed: Sequence[str]) -> Unseen | None:
     """Which of `needed` (paths relative to `root`: files, or directories standing for
     every file under them) a flake at `root` would not see; None outside a git work
-    tree, or when every file is tracked."""
+    tree, or when every file is tracked. Ignored files count only when named in
+    `needed` themselves."""
     if git_work_tree(root) is None:
         return None
     files: list[str] = []
+    #: Files named in `needed` themselves (not found under a directory of it).
+    named: set[str] = set()
     for rel in needed:
         path = root / rel
         if path.is_dir() and not path.is_symlink():
@@ -351,6 +354,7 @@ def unseen_files(root: Path, needed: Sequence[str]) -> Unseen | None:
                 files.extend(str(base / name) for name in sorted(names))
         elif path.exists() or path.is_symlink():
             files.append(rel)
+            named.add(rel)
     files = list(dict.fromkeys(files))
     listed = _git(root, "ls-files", "-z", "--", ".")
     if listed is None:
@@ -363,8 +367,11 @@ def unseen_files(root: Path, needed: Sequence[str]) -> Unseen | None:
     if ignored_out is None:
         ignored_out = ""
     ignored = set(filter(None, ignored_out.split("\0")))
-    return Unseen(
+    # An ignored file under a listed directory (`__pycache__/`, a crate's `target/`) is
+    # meant to stay out: only an ignored file that is named itself is missed.
+    unseen = Unseen(
         untracked=[f for f in missing if f not in ignored],
-        ignored=[f for f in missing if f in ignored],
+        ignored=[f for f in missing if f in ignored and f in named],
         nothing_tracked=not tracked,
     )
+    return unseen if unseen.untracked or unseen.ignored else None

@@ -106,6 +106,10 @@ def test_intent_to_add_is_enough_and_the_build_runs(
     monkeypatch.chdir(repo_project)
     assert runner.invoke(main, ["render"]).exit_code == 0
     git(repo_project, "add", "--intent-to-add", ".")
+    # Ignored files under a listed directory are meant to stay out of the flake.
+    cache = repo_project / "torch-ext" / "kk" / "__pycache__"
+    cache.mkdir()
+    (cache / "__init__.cpython-311.pyc").write_bytes(b"")
     result = runner.invoke(main, ["build", "--no-link"])
     assert result.exit_code == 0, result.output
     assert calls_of(fake_nix, "eval")

@@ -26,8 +26,8 @@ from nixgen.errors import (
 )
 from nixgen.nixbuild import host_system
 from nixgen.nixlog import Build, NixLog
-from nixgen.plan import SYSTEMS
 from nixgen.output import status
+from nixgen.plan import SYSTEMS
 from nixgen.record import evolve
 
 __all__ = ["build_command", "command", "host_system"]
@@ -413,15 +413,11 @@ def _hint_cache(log: NixLog, progress: nixbuild.Progress, *, accepted: bool) -> 
 
 def _source_keys(build: Any) -> dict[str, tuple[str | int, ...]]:
     """The key path where each listed file is named first (``kernel.relu.src[0]``)."""
-    from nixgen import model
+    from nixgen import validate
 
     keys: dict[str, tuple[str | int, ...]] = {}
-    if isinstance(build.framework, (model.Torch, model.TvmFfi)):
-        for i, rel in enumerate(build.framework.src):
-            keys.setdefault(rel, (build.framework.table, "src", i))
-    for name, kernel in sorted(build.kernels.items()):
-        for i, rel in enumerate(kernel.src):
-            keys.setdefault(rel, ("kernel", name, "src", i))
+    for path, rel in validate.listed_files(build):
+        keys.setdefault(rel, path)
     return keys
 
 
