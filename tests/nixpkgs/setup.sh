@@ -487,5 +487,4 @@ cd "$NIX_BUILD_TOP"
 # from its get-env.sh, which is not written for `set -u`).
 [[ $__nixpkgs_setup_set_original == *e* ]] || set +e
 [[ $__nixpkgs_setup_set_original == *u* ]] || set +u
-[[ $__nixpkgs_setup_set_original == *o* ]] || true
 unset -v __nixpkgs_setup_set_original
