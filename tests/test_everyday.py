@@ -618,3 +618,16 @@ def test_system_is_checked_the_same_way_by_every_verb(runner: CliRunner, demo: P
         result = runner.invoke(main, [verb, str(demo), "--system", "x86_64-linx"])
         assert result.exit_code == 2, verb
         assert "Invalid value for '--system': 'x86_64-linx' is not one of" in result.stderr, verb
+
+
+def test_no_variants_here_names_the_systems_that_have_some(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    root = tmp_path / "mm"
+    scaffold.create(root, "mm", ["cpp-metal"])
+    result = runner.invoke(main, ["build", str(root), "--system", "x86_64-linux"])
+    assert result.exit_code == 2
+    assert (
+        "mm has no variants for x86_64-linux (it has some for aarch64-darwin: "
+        "pass --system aarch64-darwin)" in result.stderr
+    )

@@ -232,7 +232,12 @@ def build_command(
     if not chosen:
         which = f" of backend {', '.join(backends)}" if backends else ""
         raise ProblemError(
-            [error(f"{loaded.build.general.name} has no variants{which} for {system}")]
+            [
+                error(
+                    f"{loaded.build.general.name} has no variants{which} for {system}",
+                    hint=_other_systems(loaded.build, system, backends),
+                )
+            ]
         )
 
     stale = write.plan(root, rendered)
@@ -381,6 +386,19 @@ def build_command(
     if failed:
         raise BuildFailed(f"{summary}; failed: {', '.join(failed)}")
     status(summary)
+
+
+def _other_systems(build: Any, system: str, backends: Sequence[str] = ()) -> str | None:
+    """Which `--system` to pass instead, when other systems have variants."""
+    from nixgen import plan
+
+    others = [
+        s
+        for s in SYSTEMS
+        if s != system
+        and any(not backends or v.backend in backends for v in plan.variants(build, system=s))
+    ]
+    return f"it has some for {', '.join(others)}: pass --system {others[0]}" if others else None
 
 
 def _cache_options() -> list[str]:

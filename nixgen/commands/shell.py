@@ -13,7 +13,7 @@ import click
 
 from nixgen import nixbuild, output
 from nixgen.cli import handle_errors, print_problems, project_argument
-from nixgen.commands.build import _complete_variant, _unseen_problems
+from nixgen.commands.build import _complete_variant, _other_systems, _unseen_problems
 from nixgen.errors import NixgenError, ProblemError, error
 from nixgen.output import status
 
@@ -104,7 +104,12 @@ def shell_command(
     names = [v.name for v in plan.variants(loaded.build, system=system)]
     if not names:
         raise ProblemError(
-            [error(f"{loaded.build.general.name} has no variants for {system}, so no shell")]
+            [
+                error(
+                    f"{loaded.build.general.name} has no variants for {system}, so no shell",
+                    hint=_other_systems(loaded.build, system),
+                )
+            ]
         )
     if variant is not None and variant not in names:
         from nixgen.errors import did_you_mean
