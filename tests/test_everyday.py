@@ -631,3 +631,9 @@ def test_no_variants_here_names_the_systems_that_have_some(
         "mm has no variants for x86_64-linux (it has some for aarch64-darwin: "
         "pass --system aarch64-darwin)" in result.stderr
     )
+
+
+def test_bare_nixgen_prints_its_help_on_stdout(runner: CliRunner) -> None:
+    result = runner.invoke(main, [])
+    assert result.exit_code == 0
+    assert "Commands:" in result.stdout and "shell" in result.stdout
