@@ -111,6 +111,7 @@
             cattrs
             click
             jinja2
+            license-expression
             tomli
             tomlkit
           ];

@@ -1,16 +1,10 @@
-"""The `nixgen` executable's entry point.
+"""The `nixgen` executable's entry point: standard streams and Ctrl-C, then the click
+application (`nixgen.cli`), the one parser of nixgen's command line.
 
-`nixgen render` is the verb people put in their inner loop and CI, so its plain form —
-``nixgen render [PROJECT] [--out DIR]`` — skips what it does not need:
-
-- when the render stamp is fresh (`nixgen.stamp`), it finishes before click, cattrs or
-  Jinja2 are imported;
-- otherwise it runs the pipeline (`nixgen.pipeline`) without loading click, printing
-  exactly what the click command prints.
-
-Every other command line goes to the click application (`nixgen.cli`). The process ends
-with `os._exit` once output is flushed: tearing down a few hundred modules costs more
-than a no-op render.
+Before a command runs, Ctrl-C ends nixgen quietly (an import interrupted half-way has
+nothing to clean up); each command then turns Ctrl-C into its own clean exit. Standard
+output is flushed before the process ends, so a full disk is said on stderr with a
+non-zero status instead of Python's "Exception ignored" at shutdown.
 """
 
 from __future__ import annotations
@@ -26,10 +20,7 @@ from typing import Any
 
 def _interrupted(signum: int, frame: object) -> None:
     """Ctrl-C before a command runs: nothing to clean up, so leave at once, quietly."""
-    try:
-        os.write(2, b"interrupted\n")
-    finally:
-        os._exit(130)
+    raise KeyboardInterrupt
 
 
 class StdoutError(OSError):
@@ -107,55 +98,17 @@ def command_started() -> None:
         signal.signal(signal.SIGINT, _interrupt)
 
 
-def _plain_render(argv: list[str]) -> tuple[str, str] | None:
-    """`(project, out)` for ``render [PROJECT] [--out DIR]``, else None."""
-    if not argv or argv[0] != "render":
-        return None
-    args = argv[1:]
-    out = "nix"
-    if len(args) >= 2 and args[-2] == "--out":
-        out = args[-1]
-        args = args[:-2]
-    if len(args) > 1 or any(a.startswith("-") for a in args):
-        return None
-    return (args[0] if args else ".", out)
+def _silence_stdout() -> None:
+    """Point descriptor 1 at /dev/null, so the interpreter's own flush at exit of what
+    could not be written neither fails nor prints."""
+    with contextlib.suppress(OSError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.close(null)
 
 
-def _fast_render(argv: list[str]) -> bool:
-    """Finish an unchanged render from the stamp; False when the pipeline must run."""
-    plain = _plain_render(argv)
-    if plain is None or os.environ.get("NIXGEN_NO_STAMP"):
-        return False
-    project, out = plain
-    is_project_dir = os.path.isdir(project) and not project.endswith(".toml")
-    if not is_project_dir and os.path.basename(project) != "build.toml":
-        return False  # the stamp records build.toml; another file is always rendered
-    root = project if is_project_dir else os.path.dirname(project) or "."
-    from nixgen import stamp
-
-    found = stamp.fresh(root, out)
-    if found is None:
-        return False
-    if found["messages"]:
-        sys.stderr.write(found["messages"] + "\n")
-    sys.stdout.write(f"{out}/ is up to date ({len(found['outputs'])} files)\n")
-    return True
-
-
-def _run_plain_render(project: str, out: str) -> int:
-    from nixgen import output, pipeline
-
-    command_started()
-    try:
-        return pipeline.render_project(project, out)
-    except (Exception, KeyboardInterrupt) as exc:
-        if os.environ.get("NIXGEN_DEBUG") and not output.expected(exc):
-            raise
-        return output.report(exc, as_json=False)
-
-
-def _exit(code: object) -> None:
-    """Flush and leave, with the status `sys.exit(code)` would give."""
+def _status(code: object) -> int:
+    """The exit status `sys.exit(code)` gives, after flushing the standard streams."""
     with contextlib.suppress(ValueError, OSError):
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # leaving: a late Ctrl-C changes nothing
     if code is None:
@@ -163,21 +116,25 @@ def _exit(code: object) -> None:
     elif isinstance(code, int):
         status = code
     else:
-        sys.stderr.write(f"{code}\n")
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(f"{code}\n")
         status = 1
     try:
         sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
     except StdoutError as exc:
+        _silence_stdout()
         with contextlib.suppress(OSError):
             os.write(
                 2, f"nixgen: error: cannot write to standard output ({exc.strerror})\n".encode()
             )
         status = status or 2
     except (OSError, ValueError):
-        pass
+        _silence_stdout()
     with contextlib.suppress(OSError, ValueError):
         sys.stderr.flush()
-    os._exit(status)
+    return status
 
 
 def _unraisable(info: Any) -> None:
@@ -205,35 +162,15 @@ def main() -> None:
     signal.signal(signal.SIGINT, _interrupted)
     sys.unraisablehook = _unraisable
     try:
-        _main()
-    except KeyboardInterrupt:
-        _exit(_interrupt_status())
+        _standard_streams()
+        from nixgen.cli import main as cli
 
-
-def _interrupt_status() -> int:
-    with contextlib.suppress(OSError):
-        os.write(2, b"interrupted\n")
-    return 130
-
-
-def _main() -> None:
-    _standard_streams()
-    argv = sys.argv[1:]
-    plain = _plain_render(argv)
-    if plain is not None:
-        # A one-shot render makes many objects and no garbage worth collecting before it
-        # exits; the collector's passes would only add to its start-up.
-        import gc
-
-        gc.disable()
-    if _fast_render(argv):
-        _exit(0)
-    if plain is not None:
-        _exit(_run_plain_render(*plain))
-    from nixgen.cli import main as cli
-
-    try:
-        cli()
+        cli(prog_name="nixgen")
+        code: object = 0
     except SystemExit as exc:
-        _exit(exc.code)
-    _exit(0)
+        code = exc.code
+    except KeyboardInterrupt:
+        with contextlib.suppress(OSError):
+            os.write(2, b"interrupted\n")
+        code = 130
+    sys.exit(_status(code))

@@ -115,8 +115,9 @@ class Problem:
         return attrs.evolve(self, file=file, line=line, column=column)
 
     def render(self) -> str:
-        """One line for humans: ``build.toml:12:3: error: kernel.relu.src[0]: …``."""
-        where = self.file or "<input>"
+        """One line for humans: ``build.toml:12:3: error: kernel.relu.src[0]: …``, or
+        ``nixgen: error: …`` for a problem of no file (nixgen's one error format)."""
+        where = self.file or "nixgen"
         if self.line is not None:
             where += f":{self.line}"
             if self.column is not None:
@@ -155,10 +156,7 @@ class NixgenError(Exception):
     exit_code = EXIT_INTERNAL
 
     def render(self) -> str:
-        return f"error: {printable(str(self))}"
-
-    def to_json(self) -> dict[str, object]:
-        return {"ok": False, "problems": [{"severity": "error", "message": str(self)}]}
+        return Problem(message=str(self)).render()
 
 
 class ProblemError(NixgenError):
@@ -177,9 +175,6 @@ class ProblemError(NixgenError):
 
     def render(self) -> str:
         return render_problems(self.problems)
-
-    def to_json(self) -> dict[str, object]:
-        return {"ok": False, "problems": [p.to_json() for p in self.problems]}
 
 
 class OutputError(NixgenError):
@@ -213,6 +208,7 @@ def render_problems(problems: Sequence[Problem]) -> str:
         summary.append(f"{errors} error{'s' if errors != 1 else ''}")
     if warnings:
         summary.append(f"{warnings} warning{'s' if warnings != 1 else ''}")
-    if summary and errors:
+    # A count after a list of located problems; a lone message of nixgen's needs none.
+    if summary and errors and any(p.file for p in problems):
         lines.append(", ".join(summary))
     return "\n".join(lines)

@@ -70,6 +70,7 @@ def _row(variant: Variant) -> dict[str, Any]:
         "backend": variant.backend,
         "attr": path,
         "attrs": [path],
+        "variants": [variant.name],
     }
 
 
@@ -114,6 +115,9 @@ def github(variants: Sequence[Variant], *, max_jobs: int = GITHUB_MAX_JOBS) -> d
                     "backend": backend,
                     "attrs": [attr(v) for v in chunk],
                     "variants": [v.name for v in chunk],
+                    # Every row has every key: here the space-separated lists.
+                    "attr": " ".join(attr(v) for v in chunk),
+                    "variant": " ".join(v.name for v in chunk),
                 }
             )
     return {"include": rows}

@@ -11,6 +11,7 @@ its own derivation is done. Built variants are then linked without evaluating ag
 
 from __future__ import annotations
 
+import os
 import platform
 import queue
 import re
@@ -52,10 +53,65 @@ def flake_ref(root: Path) -> str:
     return path if _PLAIN_PATH.fullmatch(path) else "."
 
 
-def eval_command(
-    ref: str, system: str, variants: Sequence[str], overrides: Sequence[tuple[str, str]]
+#: What Nix says when it leaves out a flake's `nixConfig` (not accepted) or a setting a
+#: user who is not in `trusted-users` passed (the daemon refuses it).
+_IGNORED_SETTING = re.compile(
+    r"ignoring untrusted flake configuration setting '([^']+)'"
+    r"|ignoring the (?:client-specified |user-specified )?setting '([^']+)', because it is a "
+    r"restricted setting"
+)
+#: Settings of the flake's `nixConfig` that make the kernels' binary cache work.
+CACHE_SETTINGS = ("extra-substituters", "extra-trusted-public-keys", "substituters")
+
+
+def nix_options(
+    options: Sequence[tuple[str, str]] = (), *, accept_flake_config: bool = False
 ) -> list[str]:
-    """`nix eval` printing the drvPath of each variant, in order, as a JSON list."""
+    """The arguments of ``--option NAME VALUE`` (repeated) and ``--accept-flake-config``."""
+    out = ["--accept-flake-config"] if accept_flake_config else []
+    for name, value in options:
+        out += ["--option", name, value]
+    return out
+
+
+def ignored_cache_settings(messages: Sequence[str]) -> list[str]:
+    """The binary-cache settings Nix said it ignored, in `messages` (its warnings)."""
+    found: list[str] = []
+    for message in messages:
+        for match in _IGNORED_SETTING.finditer(message):
+            name = match.group(1) or match.group(2)
+            if name in CACHE_SETTINGS and name not in found:
+                found.append(name)
+    return found
+
+
+def cache_hint(substituter: str, key: str, ignored: Sequence[str], *, accepted: bool) -> str:
+    """How to make Nix use the kernels' binary cache, after it ignored `ignored`."""
+    settings = ", ".join(f"`{name}`" for name in ignored)
+    how = (
+        "your user is not trusted by the Nix daemon: add it to `trusted-users` in "
+        "/etc/nix/nix.conf (and restart the daemon), or add these lines there"
+        if accepted
+        else "pass --accept-flake-config (with the Nix daemon, your user must also be in "
+        "`trusted-users`), or add these lines to /etc/nix/nix.conf (or ~/.config/nix/nix.conf)"
+    )
+    return (
+        f"nixgen: note: Nix ignored the flake's binary cache settings ({settings}), so torch "
+        f"and the toolkits are built from source, which takes hours; {how}:\n"
+        f"  extra-substituters = {substituter}\n"
+        f"  extra-trusted-public-keys = {key}"
+    )
+
+
+def eval_command(
+    ref: str,
+    system: str,
+    variants: Sequence[str],
+    overrides: Sequence[tuple[str, str]],
+    extra: Sequence[str] = (),
+) -> list[str]:
+    """`nix eval` printing the drvPath of each variant, in order, as a JSON list; `extra`
+    holds `nix_options`."""
     apply = f"packages: map (name: packages.${{name}}.drvPath) {nixlit.value(list(variants))}"
     command = [
         "nix",
@@ -69,7 +125,7 @@ def eval_command(
     ]
     for name, value in overrides:
         command += ["--override-input", name, value]
-    return command
+    return [*command, *extra]
 
 
 def build_command(
@@ -78,8 +134,11 @@ def build_command(
     keep_going: bool = False,
     max_jobs: int | None = None,
     cores: int | None = None,
+    extra: Sequence[str] = (),
 ) -> list[str]:
-    """One `nix build` of every derivation in `drvs` (already evaluated: no flake here)."""
+    """One `nix build` of every derivation in `drvs` (already evaluated: no flake here,
+    so no `nixConfig` either: `extra` carries the options, and the flake's cache settings
+    when they were accepted)."""
     command = [
         "nix",
         "build",
@@ -96,7 +155,7 @@ def build_command(
         command += ["--max-jobs", str(max_jobs)]
     if cores is not None:
         command += ["--cores", str(cores)]
-    return [*command, *drvs]
+    return [*command, *extra, *drvs]
 
 
 def link_command(drv: str, link: Path) -> list[str]:
@@ -185,10 +244,12 @@ def run(
     cwd: Path,
     on_change: Callable[[str, Build], None] | None = None,
     on_tick: Callable[[NixLog], None] | None = None,
+    on_line: Callable[[Build, str], None] | None = None,
 ) -> Result:
     """Run one Nix command in `cwd`, feeding its stderr to a `NixLog`; `on_change` gets
-    each derivation that starts or stops, `on_tick` the log about four times a second."""
-    log = NixLog()
+    each derivation that starts or stops, `on_tick` the log about four times a second,
+    `on_line` each build log line."""
+    log = NixLog(on_line=on_line)
     try:
         process = subprocess.Popen(
             command,
@@ -232,3 +293,85 @@ def run(
         process.wait()
         raise
     return Result(process.wait(), "".join(stdout), log)
+
+
+# --------------------------------------------------------- files a flake cannot see
+
+
+def _git(root: Path, *args: str, stdin: str | None = None) -> str | None:
+    """`git -C root ARGS` output, or None when git is missing or fails."""
+    if shutil.which("git") is None:
+        return None
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            errors="surrogateescape",
+            check=False,
+        )
+    except OSError:
+        return None
+    return done.stdout if done.returncode in (0, 1) else None
+
+
+def git_work_tree(root: Path) -> Path | None:
+    """The top of the git work tree `root` is in, or None (not in one, or no git)."""
+    top = _git(root, "rev-parse", "--show-toplevel")
+    return Path(top.strip()) if top and top.strip() else None
+
+
+@attrs.frozen
+class Unseen:
+    """Files a flake in a git work tree would not see: Nix copies only what git tracks
+    (`git ls-files`, which includes files added with ``--intent-to-add``)."""
+
+    #: Not tracked (and not ignored), relative to the project.
+    untracked: list[str]
+    #: Ignored by a .gitignore rule (so `git add` alone refuses them).
+    ignored: list[str]
+    #: Whether the project has no tracked file at all.
+    nothing_tracked: bool
+
+
+def unseen_files(root: Path, needed: Sequence[str]) -> Unseen | None:
+    """Which of `needed` (paths relative to `root`: files, or directories standing for
+    every file under them) a flake at `root` would not see; None outside a git work
+    tree, or when every file is tracked. Ignored files count only when named in
+    `needed` themselves."""
+    if git_work_tree(root) is None:
+        return None
+    files: list[str] = []
+    #: Files named in `needed` themselves (not found under a directory of it).
+    named: set[str] = set()
+    for rel in needed:
+        path = root / rel
+        if path.is_dir() and not path.is_symlink():
+            for directory, dirs, names in sorted(os.walk(path)):
+                dirs.sort()
+                base = Path(directory).relative_to(root)
+                files.extend(str(base / name) for name in sorted(names))
+        elif path.exists() or path.is_symlink():
+            files.append(rel)
+            named.add(rel)
+    files = list(dict.fromkeys(files))
+    listed = _git(root, "ls-files", "-z", "--", ".")
+    if listed is None:
+        return None
+    tracked = set(filter(None, listed.split("\0")))
+    missing = [f for f in files if f not in tracked]
+    if not missing:
+        return None
+    ignored_out = _git(root, "check-ignore", "-z", "--stdin", stdin="\0".join(missing) + "\0")
+    if ignored_out is None:
+        ignored_out = ""
+    ignored = set(filter(None, ignored_out.split("\0")))
+    # An ignored file under a listed directory (`__pycache__/`, a crate's `target/`) is
+    # meant to stay out: only an ignored file that is named itself is missed.
+    unseen = Unseen(
+        untracked=[f for f in missing if f not in ignored],
+        ignored=[f for f in missing if f in ignored and f in named],
+        nothing_tracked=not tracked,
+    )
+    return unseen if unseen.untracked or unseen.ignored else None

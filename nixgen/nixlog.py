@@ -21,6 +21,7 @@ import attrs
 ACT_BUILD = 105
 RES_BUILD_LOG_LINE = 101
 LEVEL_ERROR = 0
+LEVEL_WARN = 1
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _FAILED = re.compile(r"builder for '(/nix/store/[^']+\.drv)' failed")
@@ -62,8 +63,12 @@ class NixLog:
     builds: dict[int, Build] = attrs.field(factory=dict)
     #: Error messages (ANSI stripped), in order.
     errors: list[str] = attrs.field(factory=list)
+    #: Warning messages (ANSI stripped, without `warning: `), in order.
+    warnings: list[str] = attrs.field(factory=list)
     #: Lines that were not internal-json events (kept for error reports).
     other: list[str] = attrs.field(factory=list)
+    #: Called with each build log line as it arrives (`nixgen build -L`).
+    on_line: Callable[[Build, str], None] | None = None
 
     def feed(self, line: str) -> tuple[str, Build] | None:
         """Take one stderr line; return ``("start" | "stop", build)`` when one changes."""
@@ -93,8 +98,15 @@ class NixLog:
         if action == "result" and event.get("type") == RES_BUILD_LOG_LINE:
             target = self.builds.get(event.get("id"))
             if target is not None:
-                text = (event.get("fields") or [""])[0]
-                target.log.append(strip_ansi(str(text)))
+                text = strip_ansi(str((event.get("fields") or [""])[0]))
+                target.log.append(text)
+                if self.on_line is not None:
+                    self.on_line(target, text)
+            return None
+        if action == "msg" and event.get("level") == LEVEL_WARN:
+            message = strip_ansi(str(event.get("msg", ""))).strip()
+            if message:
+                self.warnings.append(message.removeprefix("warning: ").strip())
             return None
         if action == "msg" and event.get("level") == LEVEL_ERROR:
             message = strip_ansi(str(event.get("msg", ""))).strip()

@@ -11,20 +11,74 @@ import errno
 import json
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from nixgen import paths
-from nixgen.errors import EXIT_INTERNAL, EXIT_INVALID, NixgenError, Problem, render_problems
+from nixgen.errors import (
+    EXIT_INTERNAL,
+    EXIT_INVALID,
+    NixgenError,
+    Problem,
+    error,
+    render_problems,
+)
 
 _RED_BOLD = "\033[31m\033[1m"
 _YELLOW = "\033[33m"
 _RESET = "\033[0m"
 
 
+COLOR_MODES = ("auto", "always", "never")
+#: Version of the JSON envelope's layout (`envelope`); raised when a key changes meaning
+#: or goes away (new keys may appear without it).
+JSON_VERSION = 1
+
+
+class Settings:
+    """What the options every verb takes (`nixgen.cli.common_options`) asked for."""
+
+    def __init__(self) -> None:
+        #: -1 per -q, +1 per -v.
+        self.verbosity = 0
+        #: -L: show Nix's build logs as they come.
+        self.build_logs = False
+        #: --color; "auto" follows the environment and the stream.
+        self.color = "auto"
+        #: The verb running, for the JSON envelope.
+        self.command: str | None = None
+
+    def forced_color(self) -> bool | None:
+        """True or False when colour does not depend on the stream, else None."""
+        if self.color != "auto":
+            return self.color == "always"
+        if os.environ.get("NO_COLOR"):
+            return False
+        if os.environ.get("FORCE_COLOR") or os.environ.get("CLICOLOR_FORCE"):
+            return True
+        if os.environ.get("TERM") == "dumb":
+            return False
+        return None
+
+
+settings = Settings()
+
+
+def reset() -> None:
+    """Back to the defaults (each run of the command line starts from them)."""
+    global settings
+    settings = Settings()
+
+
 def use_color(stream: Any = None) -> bool:
-    """Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
+    """Whether to colour what goes to `stream` (default stderr): ``--color`` when given;
+    else never with a non-empty NO_COLOR (https://no-color.org), always with a non-empty
+    FORCE_COLOR or CLICOLOR_FORCE, never on ``TERM=dumb``; else only on a terminal."""
+    forced = settings.forced_color()
+    if forced is not None:
+        return forced
     stream = stream or sys.stderr
-    return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()
+    return hasattr(stream, "isatty") and stream.isatty()
 
 
 def colorize(line: str) -> str:
@@ -79,6 +133,12 @@ def out_bytes(data: bytes) -> None:
         raise StdoutError(exc.errno, exc.strerror) from None
 
 
+def status(text: str, *, level: int = 0) -> None:
+    """A status line on stderr: shown unless ``-q`` (``level`` 1: only with ``-v``)."""
+    if settings.verbosity >= level:
+        err(text)
+
+
 def stdout_encodes(text: str) -> bool:
     """Whether standard output's encoding can carry `text` as it is."""
     encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
@@ -90,7 +150,10 @@ def stdout_encodes(text: str) -> bool:
 
 
 def print_problems(problems: list[Problem]) -> None:
-    """Problems on stderr, one line each, coloured on a terminal."""
+    """Problems on stderr, one line each, coloured on a terminal; ``-qq`` leaves out
+    warnings (errors are always printed)."""
+    if settings.verbosity < -1:
+        problems = [p for p in problems if p.severity == "error"]
     if not problems:
         return
     text = render_problems(problems)
@@ -146,6 +209,27 @@ def os_error(exc: OSError) -> NixgenError:
     return OutputError(f"{text} ({hint})" if hint else text)
 
 
+def envelope(
+    *, ok: bool, problems: Sequence[Problem] = (), result: object = None
+) -> dict[str, object]:
+    """nixgen's one JSON shape, for every verb's ``--json``:
+    ``{"version": 1, "command": VERB, "ok": BOOL, "problems": [...], "result": ...}``.
+    `result` is the verb's data (null when it failed); each problem has `severity`,
+    `file`, `line`, `column`, `key`, `message` and `hint`."""
+    return {
+        "version": JSON_VERSION,
+        "command": settings.command,
+        "ok": ok,
+        "problems": [p.to_json() for p in problems],
+        "result": result,
+    }
+
+
+def emit_result(result: object, problems: Sequence[Problem] = ()) -> None:
+    """A verb's data in the envelope, on stdout."""
+    emit_json(envelope(ok=True, problems=problems, result=result))
+
+
 def _is_stdout_error(exc: BaseException) -> bool:
     """Whether `exc` is standard output failing (see `nixgen.entry.StdoutError`)."""
     return type(exc).__name__ == "StdoutError" and isinstance(exc, OSError)
@@ -184,7 +268,7 @@ def _report(exc: BaseException, *, as_json: bool) -> int:
         exc = os_error(exc)
     if isinstance(exc, NixgenError):
         if as_json:
-            emit_json(exc.to_json())
+            emit_json(envelope(ok=False, problems=_problems_of(exc)))
         elif hasattr(exc, "problems"):
             print_problems(exc.problems)
         else:
@@ -199,14 +283,19 @@ def _report(exc: BaseException, *, as_json: bool) -> int:
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed pipe
         return 0
     message = f"internal error: {type(exc).__name__}: {exc}"
+    hint = "this is a bug in nixgen; rerun with NIXGEN_DEBUG=1 for a traceback and report it"
     if as_json:
-        emit_json({"ok": False, "problems": [{"severity": "error", "message": message}]})
+        emit_json(envelope(ok=False, problems=[error(message, hint=hint)]))
     else:
-        err(
-            f"nixgen: {message}\n(this is a bug in nixgen; rerun with NIXGEN_DEBUG=1 for a "
-            "traceback and report it)"
-        )
+        err(error(message, hint=hint).render())
     return EXIT_INTERNAL
+
+
+def _problems_of(exc: NixgenError) -> list[Problem]:
+    problems = getattr(exc, "problems", None)
+    if problems is not None:
+        return list(problems)
+    return [error(str(exc))]
 
 
 def expected(exc: BaseException) -> bool:

@@ -1,8 +1,8 @@
 """One project through every stage: read → plan → render → write (or check).
 
-This is what `nixgen render` does, shared with `build`, `watch` and `init`. It does not
-use click, so the plain ``nixgen render [PROJECT] [--out DIR]`` can run without loading
-it (`nixgen.entry`); the click command only parses options and calls `render_project`.
+This is what `nixgen render` does, shared with `build`, `watch` and `init`; the click
+command only parses options and calls `render_project` (or, for an unchanged project,
+`fresh_render`, which answers from the render stamp before cattrs or Jinja2 load).
 """
 
 from __future__ import annotations
@@ -35,6 +35,30 @@ def prepare(
     if any(p.severity == "error" for p in planned):
         raise ProblemError(problems)
     return loaded, render.render(loaded.build, out_dir=out), problems
+
+
+def fresh_render(project: Path | str, out: str) -> bool:
+    """Say that `out` is up to date and return True when the render stamp of `project`
+    (`nixgen.stamp`) shows that nothing changed since the last render; else False, and
+    the render must run. ``NIXGEN_NO_STAMP=1`` always renders."""
+    import os
+
+    from nixgen import stamp
+
+    if os.environ.get("NIXGEN_NO_STAMP"):
+        return False
+    project = str(project)
+    is_project_dir = os.path.isdir(project) and not project.endswith(".toml")
+    if not is_project_dir and os.path.basename(project) != "build.toml":
+        return False  # the stamp records build.toml; another file is always rendered
+    root = project if is_project_dir else os.path.dirname(project) or "."
+    found = stamp.fresh(root, out)
+    if found is None:
+        return False
+    if found["messages"]:
+        output.err(found["messages"])
+    output.status(f"{out}/ is up to date ({len(found['outputs'])} files)")
+    return True
 
 
 def with_github_workflow(loaded: Any, rendered: Any) -> Any:
@@ -79,21 +103,50 @@ def render_project(
             stale = [*result.added, *result.changed, *result.removed]
             output.err(f"nixgen: {len(stale)} generated file(s) are stale: run `nixgen render`")
             return 1
-        output.out(f"{out}/ is up to date")
+        output.status(f"{out}/ is up to date")
         return 0
     result = write.write(root, rendered, force=force)
     notes = kept_warnings(result.kept)
     for note in notes:
         output.err(note)
     save_stamp(loaded, rendered, problems, notes, validated=states[0] if states else None)
-    if not result.stale:
-        output.out(f"{out}/ is up to date ({len(result.unchanged)} files)")
-    else:
-        output.out(
-            f"rendered {out}/: {len(result.added)} added, {len(result.changed)} changed, "
-            f"{len(result.removed)} removed, {len(result.unchanged)} unchanged"
-        )
+    output.status(summary(result, out))
+    for kind, names in (
+        ("added", result.added),
+        ("changed", result.changed),
+        ("removed", result.removed),
+    ):
+        for name in names:
+            output.status(f"  {kind} {name}", level=1)
     return 0
+
+
+def summary(result: Any, out: str) -> str:
+    """What a write did, the files under `out` counted apart from the project-root
+    files (``flake.nix``, the CI workflow), which are named."""
+    if not result.stale:
+        return f"{out}/ is up to date ({len(result.unchanged)} files)"
+    prefix = f"{out}/"
+
+    def inside(names: list[str]) -> list[str]:
+        return [n for n in names if n.startswith(prefix)]
+
+    text = (
+        f"rendered {out}/: {len(inside(result.added))} added, "
+        f"{len(inside(result.changed))} changed, {len(inside(result.removed))} removed, "
+        f"{len(inside(result.unchanged))} unchanged"
+    )
+    outside = [
+        f"{name} {kind}"
+        for kind, names in (
+            ("added", result.added),
+            ("changed", result.changed),
+            ("removed", result.removed),
+        )
+        for name in names
+        if not name.startswith(prefix)
+    ]
+    return text + "".join(f"; {item}" for item in outside)
 
 
 def kept_warnings(kept: list[str]) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -57,6 +58,112 @@ def structure(document: load.Document) -> tuple[int, model.Build, list[Problem]]
     return edition, _build(raw), warnings
 
 
+#: Rounds of `_salvage`: each drops the values the previous round's errors name.
+_SALVAGE_ROUNDS = 8
+
+
+def _has(node: Any, part: str | int) -> bool:
+    """Whether `node` (a TOML table or array) holds `part`."""
+    if isinstance(node, dict):
+        return isinstance(part, str) and part in node
+    return isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+
+
+def _delete(data: Any, path: tuple[str | int, ...]) -> bool:
+    """Remove the value at `path` from nested `data`; False when there is none."""
+    if not path:
+        return False
+    *parents, last = path
+    node = data
+    for part in parents:
+        if not _has(node, part):
+            return False
+        node = node[part]
+    if not _has(node, last):
+        return False
+    if isinstance(node, dict):
+        del node[last]
+    else:
+        node[last] = _DROPPED
+    return True
+
+
+#: Stands for a dropped list item until the list is compacted (indices stay put while
+#: one round drops several items of a list).
+_DROPPED = object()
+
+
+def _compact(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {k: _compact(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_compact(v) for v in data if v is not _DROPPED]
+    return data
+
+
+def _salvage(
+    document: load.Document, problems: list[Problem]
+) -> tuple[model.Build, list[tuple[str | int, ...]]] | None:
+    """The model of `document` without the values its errors name (dropped one round at
+    a time), and the paths dropped; None when no such model can be had."""
+    import copy
+
+    data = copy.deepcopy(document.data)
+    dropped: list[tuple[str | int, ...]] = []
+    errors = [p for p in problems if p.severity == "error"]
+    for _ in range(_SALVAGE_ROUNDS):
+        paths = [p.path for p in errors if p.path and p.path[:2] != ("general", "edition")]
+        if not paths or not all(_delete(data, path) for path in paths):
+            return None
+        dropped.extend(paths)
+        data = _compact(data)
+        try:
+            _, build, _ = structure(attrs.evolve(document, data=data))
+        except ProblemError as exc:
+            errors = exc.errors
+            continue
+        return build, dropped
+    return None
+
+
+def _table(path: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    """The table a key path belongs to: ``kernel.<name>``, else its first part."""
+    return path[:2] if path[:1] == ("kernel",) else path[:1]
+
+
+def _beyond(document: load.Document, problems: list[Problem], root: Path | None) -> list[Problem]:
+    """Problems that the schema errors in `problems` would hide: the file problems of
+    every value that is valid, and the other rules' problems in the tables that have no
+    schema error (in such a table, the rules see the file as the user meant it) when
+    [general] has none."""
+    salvaged = _salvage(document, problems)
+    if salvaged is None:
+        return []
+    build, dropped = salvaged
+
+    def under_dropped(path: tuple[str | int, ...]) -> bool:
+        return any(path[: len(d)] == d for d in dropped)
+
+    broken = {_table(p.path) for p in problems if p.severity == "error"}
+    # Every table's rules read [general] (its backends, versions): with an error there,
+    # they would judge the other tables against a guess.
+    rules = (
+        []
+        if ("general",) in broken
+        else [
+            p
+            for p in validate.validate(build, None)
+            if p.path and not under_dropped(p.path) and _table(p.path) not in broken
+        ]
+    )
+    files = (
+        [p for p in validate.files(build, root, includes=False) if not under_dropped(p.path)]
+        if root is not None
+        else []
+    )
+    return document.locate_all([*rules, *files])
+
+
 def read(
     project: Path | str,
     *,
@@ -71,7 +178,12 @@ def read(
     once the build is known, just before the project's files are checked."""
     document = load.load(project)
     root = document.path.parent
-    edition, build, warnings = structure(document)
+    try:
+        edition, build, warnings = structure(document)
+    except ProblemError as exc:
+        raise ProblemError(
+            [*exc.problems, *_beyond(document, exc.problems, root if check_files else None)]
+        ) from None
     if before_files is not None:
         before_files(root, build)
     problems = validate.validate(build, root if check_files else None, includes=includes)

@@ -107,7 +107,8 @@ def check_name(name: str) -> str | None:
 
 def check_license(value: str) -> str | None:
     """Why `value` (a ``--license`` argument) cannot be written as general.license, or
-    None: it must be printable text (no control character, valid UTF-8)."""
+    None: printable text (no control character, valid UTF-8) that is a valid SPDX license
+    expression (`nixgen.spdx`)."""
     if not value:
         return "must be a license identifier such as `Apache-2.0`"
     for c in value:
@@ -118,7 +119,9 @@ def check_license(value: str) -> str | None:
                 f"contains the control character U+{ord(c):04X}; use a license identifier "
                 "such as `Apache-2.0`"
             )
-    return None
+    from nixgen import spdx
+
+    return spdx.problem(value)
 
 
 def toml_string(value: str) -> str:
@@ -169,6 +172,10 @@ def _environment() -> jinja2.Environment:
     return env
 
 
+#: The JSON Schema file a new project's build.toml names in its `#:schema` line.
+SCHEMA_FILE = "build-toml.schema.json"
+
+
 def files(
     name: str, languages: list[str], *, license: str = DEFAULT_LICENSE, binding: str = "torch"
 ) -> dict[str, str]:
@@ -210,9 +217,14 @@ def files(
     def render(template: str, **extra: Any) -> str:
         return env.get_template(template).render(**context, **extra)
 
+    from nixgen import jsonschema
+
     out = {
         "README.md": render("README.md.j2"),
         ".gitignore": render("gitignore.j2"),
+        # What the `#:schema` line of build.toml points editors to (`nixgen schema`).
+        SCHEMA_FILE: json.dumps(jsonschema.schema(), indent=2, sort_keys=True, ensure_ascii=False)
+        + "\n",
         f"tests/test_{module}.py": render("test.py.j2"),
     }
     if binding == "tvm-ffi":

@@ -119,7 +119,12 @@ def _framework(build: model.Build) -> list[Problem]:
                     )
     if isinstance(fw, (model.Torch, model.TvmFfi)):
         out.extend(_duplicates(fw.src, (fw.table, "src")))
-        if build.kernels and not fw.src:
+        # A Rust crate under tvm-ffi is the binding itself: it exports its functions
+        # through TVM FFI (`nixgen init --language rust-cpu --binding tvm-ffi`).
+        crates_bind = isinstance(fw, model.TvmFfi) and all(
+            k.language.startswith("rust-") for k in build.kernels.values()
+        )
+        if build.kernels and not fw.src and not crates_bind:
             out.append(
                 warning(
                     "`src` is empty, so the extension has no binding sources: nothing "
@@ -650,3 +655,12 @@ def _tree(resolver: _Resolver, rel: str, real: str, where: tuple[str | int, ...]
             elif not os.path.exists(full):
                 out.append(error(f"`{inner}` (under `{rel}`) is a broken symlink", where))
     return out
+
+
+def license_problems(build: model.Build) -> list[Problem]:
+    """A warning when general.license is no SPDX license expression (`nixgen.spdx`);
+    `nixgen validate` runs it (loading the SPDX list costs more than a render)."""
+    from nixgen import spdx
+
+    why = spdx.problem(build.general.license)
+    return [warning(why, ("general", "license"))] if why else []

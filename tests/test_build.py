@@ -417,7 +417,20 @@ def test_nixgen_package_renders_what_the_work_tree_renders(
 ) -> None:
     from nixgen import render
 
+    def installed() -> tuple[str, bool] | None:
+        """The host interpreter's installed nixgen (version, console script present)."""
+        done = _run(
+            [sys.executable, "-c", "import importlib.metadata as m; print(m.version('nixgen'))"]
+        )
+        if done.returncode != 0:
+            return None
+        return done.stdout.strip(), (Path(sys.executable).parent / "nixgen").exists()
+
+    before = installed()
     [out] = flake_build(repo, "nixgen", stub=stub)
+    # The stand-in's pip installs into $out with the host interpreter; it must leave that
+    # interpreter's own nixgen (the checkout's .venv) installed.
+    assert installed() == before, "building .#nixgen uninstalled nixgen from the host venv"
     nixgen = out / "bin" / "nixgen"
     version = _run([str(nixgen), "--version"])
     assert version.returncode == 0, version.stderr

@@ -459,7 +459,9 @@ def test_dry_run_writes_and_runs_nothing(runner, fake_nix, demo):
     assert fake_nix.calls() == []
     assert not (demo / "nix").exists()
     as_json = runner.invoke(main, ["build", str(demo), "--dry-run", "--json", "--cores", "2"])
-    plan_ = json.loads(as_json.stdout)
+    envelope = json.loads(as_json.stdout)
+    assert envelope["version"] == 1 and envelope["command"] == "build" and envelope["ok"]
+    plan_ = envelope["result"]
     assert plan_["variants"] == bundled(demo)
     assert plan_["eval"][:2] == ["nix", "eval"]
     assert plan_["build"][:2] == ["nix", "build"]
@@ -571,14 +573,23 @@ class _Stream:
         return self.tty
 
 
-def test_use_color_only_on_a_terminal_and_never_with_no_color(monkeypatch):
-    monkeypatch.delenv("NO_COLOR", raising=False)
+def test_use_color_follows_the_stream_and_the_environment(monkeypatch):
+    for name in ("NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
     assert use_color(_Stream(True))
     assert not use_color(_Stream(False))
     monkeypatch.setenv("NO_COLOR", "1")
     assert not use_color(_Stream(True))
     monkeypatch.setenv("NO_COLOR", "")
-    assert not use_color(_Stream(True)), "NO_COLOR set to anything, even empty, disables colour"
+    assert use_color(_Stream(True)), "an empty NO_COLOR is unset (no-color.org)"
+    monkeypatch.delenv("NO_COLOR")
+    monkeypatch.setenv("TERM", "dumb")
+    assert not use_color(_Stream(True)), "TERM=dumb has no colours"
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    assert use_color(_Stream(False)), "FORCE_COLOR colours a pipe too"
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not use_color(_Stream(True)), "NO_COLOR wins over FORCE_COLOR"
 
 
 # ------------------------------------------------------------------- one real failure

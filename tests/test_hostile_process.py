@@ -65,7 +65,7 @@ def test_a_closed_stdout(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "args", [["validate", "."], ["validate", ".", "--json"], ["render", "."], ["variants", "."]]
+    "args", [["show", "."], ["validate", ".", "--json"], ["schema"], ["variants", "."]]
 )
 def test_a_full_stdout(tmp_path: Path, args: list[str]) -> None:
     root = project(tmp_path)
@@ -181,9 +181,13 @@ def test_migrate_license_that_cannot_be_written(tmp_path: Path, license: bytes) 
 
 
 def test_init_license_with_odd_but_printable_text_round_trips(tmp_path: Path) -> None:
-    done = run(["init", "kern", "--license", "LicenseRef-Caf\u00e9 OR MIT"], cwd=tmp_path)
+    done = run(["init", "kern", "--license", "LicenseRef-Cafe-1.0 OR MIT"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert run(["validate", "."], cwd=tmp_path / "kern").returncode == 0
+    assert run(["validate", "--strict", "."], cwd=tmp_path / "kern").returncode == 0
+    # Printable, but no SPDX identifier (SPDX ids are ASCII letters, digits, `.` and `-`).
+    refused = run(["init", "kern2", "--license", "LicenseRef-Caf\u00e9 OR MIT"], cwd=tmp_path)
+    assert refused.returncode == 2
+    assert "unknown SPDX license identifier `LicenseRef-Caf\u00e9`".encode() in refused.stderr
 
 
 # ------------------------------------------------- E: a project path Nix cannot parse

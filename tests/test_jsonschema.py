@@ -62,7 +62,8 @@ def test_cli_prints_pure_json(runner):
     result = runner.invoke(main, ["schema"])
     assert result.exit_code == 0
     assert json.loads(result.stdout) == SCHEMA
-    assert json.loads(runner.invoke(main, ["schema", "--json"]).stdout) == SCHEMA
+    envelope = json.loads(runner.invoke(main, ["schema", "--json"]).stdout)
+    assert envelope["result"] == SCHEMA and envelope["command"] == "schema"
 
 
 def _model_classes() -> list[type]:

@@ -43,8 +43,9 @@ EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "build.toml").
 
 #: What GitHub Actions accepts as a dynamic `strategy.matrix` built only from `include`:
 #: at most 256 jobs; each row's keys usable as `matrix.<key>`; values strings or lists
-#: of strings. nixgen's rows: every row names its job and runner and lists `attrs`; a
-#: single-variant row also has `attr` (= attrs[0]) and `variant`, a group `variants`.
+#: of strings. nixgen's rows all have the same keys, whatever the grouping: the job's name,
+#: system, runner and backend, the lists `attrs` and `variants`, and `attr` and `variant`,
+#: the same lists space-separated (one attribute when the job builds one variant).
 GITHUB_MATRIX_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
@@ -63,15 +64,21 @@ GITHUB_MATRIX_SCHEMA: dict[str, Any] = {
                         {"type": "array", "items": {"type": "string", "minLength": 1}},
                     ]
                 },
-                "required": ["name", "system", "runner", "backend", "attrs"],
+                "required": [
+                    "name",
+                    "system",
+                    "runner",
+                    "backend",
+                    "attrs",
+                    "variants",
+                    "attr",
+                    "variant",
+                ],
                 "properties": {
                     "attrs": {"type": "array", "minItems": 1},
+                    "variants": {"type": "array", "minItems": 1},
                     "attr": {"type": "string", "pattern": r"^packages\.[a-z0-9_]+-[a-z]+\."},
                 },
-                "oneOf": [
-                    {"required": ["attr", "variant"], "not": {"required": ["variants"]}},
-                    {"required": ["variants"], "not": {"required": ["attr"]}},
-                ],
             },
         }
     },
@@ -88,11 +95,9 @@ def test_the_schema_is_a_schema() -> None:
 def validate_matrix(value: dict[str, Any]) -> None:
     VALIDATOR.validate(value)
     for row in value["include"]:
-        if "attr" in row:
-            assert row["attrs"] == [row["attr"]]
-            assert row["attr"] == f"packages.{row['system']}.{row['variant']}"
-        else:
-            assert row["attrs"] == [f"packages.{row['system']}.{v}" for v in row["variants"]]
+        assert row["attrs"] == row["attr"].split(" ")
+        assert row["variants"] == row["variant"].split(" ")
+        assert row["attrs"] == [f"packages.{row['system']}.{v}" for v in row["variants"]]
         assert row["runner"] == matrix.runner(row["system"])
     names = [row["name"] for row in value["include"]]
     assert len(set(names)) == len(names), "job names must tell jobs apart"
@@ -140,6 +145,7 @@ def test_one_job_per_variant() -> None:
         "backend": "cpu",
         "attr": "packages.aarch64-darwin.torch212-cpu-aarch64-darwin",
         "attrs": ["packages.aarch64-darwin.torch212-cpu-aarch64-darwin"],
+        "variants": ["torch212-cpu-aarch64-darwin"],
     }
 
 
@@ -368,10 +374,18 @@ def test_flake_stays_within_the_schema(examples: dict[str, Path], stub: Path) ->
         "warning: unknown flake output 'githubActions'",
     ]
     shown = flake_show(root, stub=stub)
-    assert sorted(shown) == ["githubActions", "packages", "variants"]
+    assert sorted(shown) == ["checks", "devShells", "githubActions", "packages", "variants"]
     for system, packages in shown["packages"].items():
         assert all(p["type"] == "derivation" for p in packages.values()), system
         assert {"kernels", "default"} <= set(packages)
+        shells = shown["devShells"][system]
+        assert all(s["type"] == "derivation" for s in shells.values()), system
+        assert {"default", "test"} <= set(shells)
+        assert set(shown["checks"][system]) == set(packages) - {
+            "kernels",
+            "default",
+            *(p for p in packages if p.startswith("bundle-")),
+        }
     x86 = shown["packages"]["x86_64-linux"]
     assert {"bundle-cpu", "bundle-cuda", "torch213-cxx11-cu130-x86_64-linux"} <= set(x86)
 
@@ -414,7 +428,7 @@ def test_render_ci_github_writes_the_workflow(copy_example: Any, runner: CliRunn
     assert all(used <= set(row) for row in single + grouped)
     # Rendering again changes nothing; --check agrees.
     again = runner.invoke(main, ["render", str(root), "--ci", "github"])
-    assert "up to date" in again.stdout
+    assert "up to date" in again.stderr
     assert runner.invoke(main, ["render", str(root), "--ci", "github", "--check"]).exit_code == 0
 
 

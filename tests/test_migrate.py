@@ -642,7 +642,7 @@ def test_unwritable_directory_is_a_clean_error(
     result = run(runner, file)
 
     assert result.exit_code == 2
-    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("nixgen: error: ") and result.stderr.count("\n") == 1
     assert "permission denied" in result.stderr
     assert "Traceback" not in result.output
     assert file.read_text() == V4

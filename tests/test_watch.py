@@ -103,7 +103,7 @@ def test_rerenders_after_a_real_change_and_reports_an_invalid_file(demo):
         assert process.wait(timeout=30) == 0
         errors = process.stderr.read()
         assert re.search(
-            r"build\.toml:7:1: error: general\.licence: unknown key `licence`; "
+            r"build\.toml:9:1: error: general\.licence: unknown key `licence`; "
             r"did you mean `license`\?",
             errors,
         )

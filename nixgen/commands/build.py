@@ -8,16 +8,27 @@ import shlex
 import shutil
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import click
 
-from nixgen import nixbuild, tables
-from nixgen.cli import emit_json, handle_errors, print_problems, project_argument, use_color
-from nixgen.errors import EXIT_INTERNAL, NixgenError, ProblemError, error
+from nixgen import nixbuild, output, tables
+from nixgen.cli import emit_result, handle_errors, print_problems, project_argument, use_color
+from nixgen.errors import (
+    EXIT_INTERNAL,
+    NixgenError,
+    Problem,
+    ProblemError,
+    error,
+    sort_problems,
+)
 from nixgen.nixbuild import host_system
 from nixgen.nixlog import Build, NixLog
+from nixgen.output import status
+from nixgen.plan import SYSTEMS
 
 __all__ = ["build_command", "command", "host_system"]
 
@@ -84,7 +95,7 @@ def _label(drv_name: str, project: str, version: str, kernels: list[str]) -> str
 @click.option(
     "--system",
     default=None,
-    metavar="SYSTEM",
+    type=click.Choice(SYSTEMS),
     help="Nix system of the variants (default: this machine).",
 )
 @click.option(
@@ -137,6 +148,20 @@ def _label(drv_name: str, project: str, version: str, kernels: list[str]) -> str
     type=click.IntRange(0),
     help="Log lines of a failed derivation to show.",
 )
+@click.option(
+    "--accept-flake-config",
+    is_flag=True,
+    help="Use the flake's nixConfig (the kernels binary cache: torch and the toolkits are "
+    "downloaded, not built); passed to Nix.",
+)
+@click.option(
+    "--option",
+    "options",
+    nargs=2,
+    multiple=True,
+    metavar="NAME VALUE",
+    help="A Nix setting for this build (`--option sandbox false`); repeatable.",
+)
 @click.option("--dry-run", is_flag=True, help="Print what would be rendered and run; do nothing.")
 @click.option("--json", "as_json", is_flag=True, help="With --dry-run: print the plan as JSON.")
 @handle_errors
@@ -153,6 +178,8 @@ def build_command(
     max_jobs: int | None,
     cores: int | None,
     log_lines: int,
+    accept_flake_config: bool,
+    options: tuple[tuple[str, str], ...],
     dry_run: bool,
     as_json: bool,
 ) -> None:
@@ -164,11 +191,18 @@ def build_command(
     elapsed (a live line on a terminal, plain lines otherwise). Each result is linked as
     build/<variant>, where the `kernels` client finds it
     (`kernels.get_local_kernel(PROJECT, backend=...)`). A failure ends with the failing
-    derivation's last log lines. Exit status: 0 built, 1 a build failed, 2 invalid input.
+    derivation's last log lines; -L prints every build log line as it comes.
+
+    In a git work tree, Nix sees only the files git tracks: files the build needs that
+    are untracked (or ignored) stop the build first, with the `git add` that fixes it.
+    When Nix ignores the flake's binary cache settings, a note says how to accept them
+    (--accept-flake-config, or nix.conf). Exit status: 0 built, 1 a build failed, 2
+    invalid input (untracked files included).
     """
     from nixgen import plan, write
     from nixgen.commands.render import prepare
     from nixgen.pipeline import kept_warnings
+    from nixgen.pipeline import summary as render_summary
 
     if as_json and not dry_run:
         raise click.UsageError("--json needs --dry-run (a build prints progress, not JSON)")
@@ -198,23 +232,35 @@ def build_command(
     if not chosen:
         which = f" of backend {', '.join(backends)}" if backends else ""
         raise ProblemError(
-            [error(f"{loaded.build.general.name} has no variants{which} for {system}")]
+            [
+                error(
+                    f"{loaded.build.general.name} has no variants{which} for {system}",
+                    hint=_other_systems(loaded.build, system, backends),
+                )
+            ]
         )
 
     stale = write.plan(root, rendered)
     for note in kept_warnings(stale.kept):
         click.echo(note, err=True)
     ref = nixbuild.flake_ref(root)
-    evaluate = nixbuild.eval_command(ref, system, chosen, overrides)
+    extra = nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
+    evaluate = nixbuild.eval_command(ref, system, chosen, overrides, extra)
+    # `nix build` of evaluated derivations reads no flake, so no nixConfig: the accepted
+    # cache settings are passed on as options.
+    build_extra = nixbuild.nix_options(options) + (_cache_options() if accept_flake_config else [])
 
     def nix_build(drvs: list[str]) -> list[str]:
-        return nixbuild.build_command(drvs, keep_going=keep_going, max_jobs=max_jobs, cores=cores)
+        return nixbuild.build_command(
+            drvs, keep_going=keep_going, max_jobs=max_jobs, cores=cores, extra=build_extra
+        )
 
     if dry_run:
         changed = [*stale.added, *stale.changed, *stale.removed]
         build = nix_build(["<drvPath of each variant>"])
+        unseen = _unseen_problems(loaded, rendered, root, new=stale.added)
         if as_json:
-            emit_json(
+            emit_result(
                 {
                     "render": changed,
                     "system": system,
@@ -222,27 +268,28 @@ def build_command(
                     "variants": chosen,
                     "eval": evaluate,
                     "build": build[:-1],
-                }
+                },
+                [*problems, *unseen],
             )
             return
+        print_problems(sort_problems(attrs.evolve(p, severity="warning") for p in unseen))
         if changed:
-            click.echo(f"would render {rendered.out_dir}/ ({len(changed)} file(s) stale)")
+            status(f"would render {rendered.out_dir}/ ({len(changed)} file(s) stale)")
         cd = f"cd {shlex.quote(str(root.resolve()))} && " if ref == "." else ""
         click.echo(cd + shlex.join(evaluate))
         click.echo(shlex.join(build))
         return
 
+    if stale.stale:
+        result = write.write(root, rendered)
+        status(render_summary(result, rendered.out_dir))
+    unseen = _unseen_problems(loaded, rendered, root)
+    if unseen:
+        raise ProblemError(unseen)
     if shutil.which("nix") is None:
         raise NixgenError(
             "`nix` is not on PATH: install Nix (https://nixos.org/download), or run "
             "`nixgen render` here and build the flake elsewhere"
-        )
-    if stale.stale:
-        result = write.write(root, rendered)
-        click.echo(
-            f"rendered {rendered.out_dir}/: {len(result.added)} added, "
-            f"{len(result.changed)} changed, {len(result.removed)} removed",
-            err=True,
         )
     err = sys.stderr
     progress = nixbuild.Progress(len(chosen), live=err.isatty(), color=use_color(err), stream=err)
@@ -257,7 +304,10 @@ def build_command(
         f"for {system}"
     )
     progress.show("evaluating")
+    if output.settings.verbosity > 0:
+        progress.line(f"running: {shlex.join(evaluate)}")
     evaluated = nixbuild.run(evaluate, cwd=root)
+    hinted = _hint_cache(evaluated.log, progress, accepted=accept_flake_config)
     drvs = _drv_paths(evaluated, len(chosen))
     if drvs is None:
         for line in evaluated.log.failure_report(log_lines):
@@ -288,12 +338,20 @@ def build_command(
             f"[{len(done)}/{len(chosen)} variants] {running} (total {progress.total_elapsed()})"
         )
 
+    def on_line(build: Build, text: str) -> None:
+        progress.line(f"{label(build.name)}> {text}")
+
+    if output.settings.verbosity > 0:
+        progress.line(f"running: {shlex.join(nix_build(drvs))}")
     built = nixbuild.run(
         nix_build(drvs),
         cwd=root,
         on_change=on_change,
         on_tick=on_tick,
+        on_line=on_line if output.settings.build_logs else None,
     )
+    if not hinted:
+        _hint_cache(built.log, progress, accepted=accept_flake_config)
     ok_word = progress.style("done", fg="green")
     broken = _broken_variants(built.log, variant_of) if built.code != 0 else set()
     if built.code != 0 and not broken:
@@ -317,7 +375,8 @@ def build_command(
         if name not in done:
             done.append(name)  # built before: Nix had nothing to do
             progress.line(f"[{len(done)}/{len(chosen)}] {name}: {ok_word}")
-        progress.line(f"  {name} -> {os.path.relpath(link)}")
+        if output.settings.verbosity >= 0:
+            progress.line(f"  {name} -> {os.path.relpath(link)}")
     if built.code != 0:
         for line in built.log.failure_report(log_lines):
             progress.line(line)
@@ -326,7 +385,141 @@ def build_command(
     summary = f"built {count} variant(s) in {progress.total_elapsed()}"
     if failed:
         raise BuildFailed(f"{summary}; failed: {', '.join(failed)}")
-    click.echo(summary)
+    status(summary)
+
+
+def _other_systems(build: Any, system: str, backends: Sequence[str] = ()) -> str | None:
+    """Which `--system` to pass instead, when other systems have variants."""
+    from nixgen import plan
+
+    others = [
+        s
+        for s in SYSTEMS
+        if s != system
+        and any(not backends or v.backend in backends for v in plan.variants(build, system=s))
+    ]
+    return f"it has some for {', '.join(others)}: pass --system {others[0]}" if others else None
+
+
+def _cache_options() -> list[str]:
+    """The kernels binary cache, as options of a `nix build` that reads no flake (the
+    settings of the generated flake's nixConfig)."""
+    from nixgen import render
+
+    return nixbuild.nix_options(
+        [
+            ("extra-substituters", render.SUBSTITUTER),
+            ("extra-trusted-public-keys", render.SUBSTITUTER_KEY),
+        ]
+    )
+
+
+def _hint_cache(log: NixLog, progress: nixbuild.Progress, *, accepted: bool) -> bool:
+    """Say once how to use the binary cache when Nix ignored its settings."""
+    from nixgen import render
+
+    ignored = nixbuild.ignored_cache_settings(log.warnings)
+    if not ignored:
+        return False
+    hint = nixbuild.cache_hint(
+        render.SUBSTITUTER, render.SUBSTITUTER_KEY, ignored, accepted=accepted
+    )
+    for line in hint.splitlines():
+        progress.line(line)
+    return True
+
+
+def _source_keys(build: Any) -> dict[str, tuple[str | int, ...]]:
+    """The key path where each listed file is named first (``kernel.relu.src[0]``)."""
+    from nixgen import validate
+
+    keys: dict[str, tuple[str | int, ...]] = {}
+    for path, rel in validate.listed_files(build):
+        keys.setdefault(rel, path)
+    return keys
+
+
+def _unseen_problems(
+    loaded: Any, rendered: Any, root: Path, *, new: Sequence[str] = ()
+) -> list[Problem]:
+    """Located problems for the files the build needs that the flake would not see,
+    because the project is in a git work tree and git does not track them; `new` are
+    files a render would add (untracked by definition). Empty outside a git work tree."""
+    from nixgen import model
+
+    build = loaded.build
+    generated = [f"{rendered.out_dir}/{rel}" for rel in sorted(rendered.tree)]
+    generated += sorted(rendered.root)
+    if (root / "flake.lock").exists():
+        generated.append("flake.lock")
+    sources = _source_keys(build)
+    package = model.python_package_dir(build)
+    needed = [*generated, *sources, package]
+    found = nixbuild.unseen_files(root, needed)
+    new = [f for f in new if f not in (found.untracked if found else [])]
+    if found is None and not new:
+        return []
+    untracked = [*(found.untracked if found else []), *new]
+    ignored = found.ignored if found else []
+    nothing_tracked = found.nothing_tracked if found else False
+
+    def shown(rel: str) -> str:
+        return os.path.relpath(root / rel)
+
+    out_prefix = f"{rendered.out_dir}/"
+
+    def group(rel: str) -> str:
+        """What to `git add` for `rel`: the output directory or the Python package as a
+        whole, any other file itself."""
+        if rel.startswith(out_prefix):
+            return str(rendered.out_dir)
+        return package if rel.startswith(f"{package}/") else rel
+
+    problems: list[Problem] = []
+    why = "Nix copies only the files git tracks into the store"
+    for rel in [*untracked, *ignored]:
+        what = "is ignored by git (.gitignore)" if rel in ignored else "is not tracked by git"
+        if rel in sources:
+            problems.append(
+                loaded.document.locate(
+                    error(f"`{rel}` {what}; {why}, so the build would not see it", sources[rel])
+                )
+            )
+        elif not rel.startswith(out_prefix):
+            message = f"{what}; {why}, so the build would not see it"
+            problems.append(error(message).located(shown(rel), None, None))
+    out_files = [r for r in [*untracked, *ignored] if r.startswith(out_prefix)]
+    if out_files:
+        names = ", ".join(r.removeprefix(out_prefix) for r in out_files[:3])
+        more = ", …" if len(out_files) > 3 else ""
+        problems.append(
+            error(
+                f"{len(out_files)} generated file(s) are not tracked by git ({names}{more}); "
+                f"{why}, so the build would not see them"
+            ).located(shown(rendered.out_dir) + "/", None, None)
+        )
+    if nothing_tracked and not ignored:
+        add = [shown(".")]
+    else:
+        add = list(dict.fromkeys(shown(group(r)) for r in untracked))
+    fixes = []
+    if add:
+        paths = shlex.join(["--", *add])
+        fixes.append(
+            f"run `git add {paths}`, or `git add --intent-to-add {paths}` to keep them out "
+            "of your next commit"
+        )
+    if ignored:
+        forced = dict.fromkeys(shown(group(r)) for r in ignored)
+        fixes.append(f"{'' if add else 'run '}`git add --force {shlex.join(['--', *forced])}`")
+    count = len(untracked) + len(ignored)
+    problems.append(
+        error(
+            f"{count} file(s) the build needs are not tracked by git, and a flake in a git "
+            "work tree sees only tracked files: " + "; for the ignored ones, ".join(fixes)
+        )
+    )
+    return problems
 
 
 def _drv_paths(result: nixbuild.Result, count: int) -> list[str] | None:

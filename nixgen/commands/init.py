@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from nixgen.cli import handle_errors, print_problems
+from nixgen.output import status
 from nixgen.scaffold import LANGUAGES
 
 
@@ -84,7 +85,7 @@ def init(
     """
     import attrs
 
-    from nixgen import scaffold, write
+    from nixgen import nixbuild, scaffold, write
     from nixgen.commands.render import prepare
 
     chosen = list(dict.fromkeys(languages)) or ["cpp-cpu"]
@@ -108,15 +109,19 @@ def init(
         [p if p.file is None else attrs.evolve(p, file=str(root / "build.toml")) for p in problems]
     )
     generated = len(result.added) + len(result.changed) + len(result.unchanged)
-    click.echo(
+    status(
         f"created {root}/ ({', '.join(k.language for k in scaffold.kernels(chosen, binding))}): "
         f"{len(written)} files, and {generated} generated Nix files"
     )
-    click.echo("next:")
+    status("next:")
     if root.resolve() != Path.cwd().resolve():
-        click.echo(f"  cd {root}")
-    click.echo("  nixgen build              # build the variants for this machine into build/")
-    click.echo("  python -m pytest tests    # check the built kernels against torch.relu")
+        status(f"  cd {root}")
+    if nixbuild.git_work_tree(root) is not None:
+        # A flake in a git work tree sees only the files git tracks (`nixgen build` checks).
+        status("  git add .                 # Nix sees only files git tracks (or: git add -N .)")
+    status("  nixgen build              # build the variants for this machine into build/")
+    status("  nixgen shell              # a shell with the compilers, torch and the kernels client")
+    status("  python -m pytest tests    # check the built kernels against torch.relu")
 
 
 command = init

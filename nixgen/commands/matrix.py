@@ -6,12 +6,13 @@ from pathlib import Path
 
 import click
 
-from nixgen.cli import handle_errors, project_argument
+from nixgen.cli import emit_result, handle_errors, json_option, project_argument
 from nixgen.commands.variants import planned, system_option
 
 
 @click.command(name="matrix")
 @project_argument
+@json_option
 @click.option(
     "--format",
     "format_",
@@ -35,26 +36,36 @@ from nixgen.commands.variants import planned, system_option
 )
 @handle_errors
 def matrix_command(
-    project: Path, format_: str, pull_request: bool, system: str | None, max_jobs: int
+    project: Path,
+    as_json: bool,
+    format_: str,
+    pull_request: bool,
+    system: str | None,
+    max_jobs: int,
 ) -> None:
     """Print PROJECT's GitHub Actions matrix as one line of JSON.
 
-    `{"include": [{"name", "variant", "system", "runner", "backend", "attr", "attrs"}]}`,
-    one job per variant, each building the flake attribute `attr`
+    `{"include": [{"name", "system", "runner", "backend", "attrs", "variants", "attr",
+    "variant"}]}`, one job per variant, each building the flake attributes `attrs`
     (`packages.<system>.<variant>`). Beyond --max-jobs variants, jobs build several
-    attributes each (`attrs`, `variants`; `name` names the group). A workflow reads it
+    attributes each (`name` names the group); every row has the same keys, `attr` and
+    `variant` being `attrs` and `variants` space-separated. A workflow reads it
     with `fromJSON` and builds `matrix.attrs`; the flake's `githubActions.matrix` and
-    `githubActions.pullRequestMatrix` hold the same.
+    `githubActions.pullRequestMatrix` hold the same. With --json, the matrix is the
+    `result` of nixgen's JSON envelope.
     """
     from nixgen import matrix, plan
 
-    _, found = planned(project, system)
+    _, found, problems = planned(project, system)
     if pull_request:
         found = plan.select_ci(found)
     try:
         result = matrix.github(found, max_jobs=max_jobs)
     except matrix.MatrixError as exc:
         raise click.BadParameter(str(exc), param_hint="--max-jobs") from None
+    if as_json:
+        emit_result(result, problems)
+        return
     click.echo(matrix.to_json(result))
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from nixgen.cli import handle_errors, print_problems, project_argument
+from nixgen.output import status
 
 
 def _license_value(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -45,20 +46,20 @@ def migrate(project: Path, check: bool, show_diff: bool, license_: str | None) -
     print_problems(migration.warnings)
     display = migration.document.display
     if not migration.changed:
-        click.echo(f"{display}: already edition 6; nothing to do")
+        status(f"{display}: already edition 6; nothing to do")
         return
     if show_diff:
         from nixgen import output
 
         output.out_bytes(migration.diff().encode("utf-8", "surrogateescape"))
     if check or show_diff:
-        # with --diff, stdout carries the diff alone (so that it can be piped to `git apply`)
-        click.echo(f"would migrate {display} {migration.reason}", err=show_diff)
+        # stdout carries the diff alone (so that it can be piped to `git apply`)
+        status(f"would migrate {display} {migration.reason}")
         if check:
             sys.exit(1)
         return
     migrate_mod.write(migration)
-    click.echo(f"migrated {display} {migration.reason}")
+    status(f"migrated {display} {migration.reason}")
 
 
 command = migrate

@@ -42,6 +42,8 @@ def render_command(project: Path, out: str, check: bool, force: bool, ci: str | 
     """
     from nixgen import pipeline
 
+    if not (check or force or ci) and pipeline.fresh_render(project, out):
+        return
     code = pipeline.render_project(project, out, check=check, force=force, ci=ci)
     if code:
         sys.exit(code)

@@ -4,17 +4,11 @@ from __future__ import annotations
 
 import click
 
-from nixgen.cli import emit_json, handle_errors
+from nixgen.cli import emit_json, emit_result, handle_errors, json_option
 
 
 @click.command()
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    hidden=True,
-    help="Accepted for symmetry with the other read-only verbs; the output is always JSON.",
-)
+@json_option
 @handle_errors
 def schema(as_json: bool) -> None:
     """Print the JSON Schema (Draft 2020-12) of an edition-6 build.toml.
@@ -27,10 +21,13 @@ def schema(as_json: bool) -> None:
       nixgen schema > build-toml.schema.json
       # first line of build.toml (Even Better TOML / taplo):
       #:schema ./build-toml.schema.json
+
+    (`nixgen init` writes both.) With --json, the schema is the `result` of nixgen's
+    JSON envelope.
     """
     from nixgen import jsonschema
 
-    emit_json(jsonschema.schema())
+    (emit_result if as_json else emit_json)(jsonschema.schema())
 
 
 command = schema

@@ -7,8 +7,9 @@ from pathlib import Path
 import attrs
 import click
 
-from nixgen.cli import emit_json, handle_errors, json_option, print_problems, project_argument
+from nixgen.cli import emit_result, handle_errors, json_option, print_problems, project_argument
 from nixgen.errors import Problem
+from nixgen.output import status
 
 
 @click.command()
@@ -28,43 +29,47 @@ from nixgen.errors import Problem
 def validate(project: Path, as_json: bool, no_file_checks: bool, strict: bool) -> None:
     """Check PROJECT's build.toml (any edition) and the files it lists.
 
-    Prints every problem with file:line:column and key path; exits 2 when there are errors
-    (with --strict, also when there are warnings).
+    Prints every problem with file:line:column and key path, from every stage at once;
+    exits 2 when there are errors (with --strict, also when there are warnings). Also
+    checks general.license against the SPDX license list.
     """
     from nixgen import project as project_mod
+    from nixgen import validate as validate_mod
     from nixgen.errors import ProblemError
 
     loaded = project_mod.read(project, check_files=not no_file_checks)
-    problems = loaded.warnings
+    licensed = loaded.document.locate_all(validate_mod.license_problems(loaded.build))
+    problems = [*loaded.warnings, *licensed]
     if strict:
         problems = [_strict(p) for p in problems]
     if any(p.severity == "error" for p in problems):
         raise ProblemError(problems)
     if as_json:
-        emit_json(
+        emit_result(
             {
-                "ok": True,
                 "edition": loaded.edition,
-                "problems": [p.to_json() for p in problems],
-            }
+                "kernels": sorted(loaded.build.kernels),
+                "backends": list(loaded.build.general.backends),
+            },
+            problems,
         )
         return
     print_problems(problems)
     kernels = len(loaded.build.kernels)
-    click.echo(
+    status(
         f"{loaded.document.display}: ok (edition {loaded.edition}, {kernels} "
         f"kernel{'s' if kernels != 1 else ''}, backends: "
         f"{', '.join(loaded.build.general.backends) or 'none'})"
     )
     if loaded.edition != 6:
-        click.echo(
+        status(
             f"note: edition {loaded.edition} was upgraded in memory; `nixgen migrate` rewrites "
             "the file as edition 6, keeping its comments"
         )
         dsl = {"rust-cpu": "rust", "rust-cuda": "cuda-oxide"}
         for name, kernel in sorted(loaded.build.kernels.items()):
             if kernel.language in dsl:
-                click.echo(
+                status(
                     f'note: kernel.{name}: `dsl = "{dsl[kernel.language]}"` is '
                     f'`language = "{kernel.language}"` in edition 6'
                 )

@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from nixgen.cli import emit_json, handle_errors, json_option, print_problems, project_argument
+from nixgen.cli import emit_result, handle_errors, json_option, print_problems, project_argument
+from nixgen.output import status
 from nixgen.plan import SYSTEMS
 from nixgen.tables import BACKENDS
 
@@ -16,15 +17,17 @@ system_option = click.option(
 )
 
 
-def planned(project: Path, system: str | None) -> tuple[Any, list[Any]]:
+def planned(project: Path, system: str | None) -> tuple[Any, list[Any], list[Any]]:
     """Read PROJECT (without looking for its source files) and plan its variants for
-    `system`; print its warnings and planning problems. Shared by `variants`/`matrix`."""
+    `system`; print its warnings and planning problems, and return them too. Shared by
+    `variants`/`matrix`."""
     from nixgen import plan
     from nixgen import project as project_mod
 
     loaded = project_mod.read(project, check_files=False)
-    print_problems([*loaded.warnings, *loaded.document.locate_all(plan.check(loaded.build))])
-    return loaded, plan.variants(loaded.build, system=system)
+    problems = [*loaded.warnings, *loaded.document.locate_all(plan.check(loaded.build))]
+    print_problems(problems)
+    return loaded, plan.variants(loaded.build, system=system), problems
 
 
 def table(rows: list[list[str]]) -> str:
@@ -50,14 +53,14 @@ def variants_command(project: Path, as_json: bool, system: str | None, backend: 
     plan into the generated Nix, whose flake output `variants` reads it. Variants marked
     as bundled make up `packages.<system>.kernels`.
     """
-    _, found = planned(project, system)
+    _, found, problems = planned(project, system)
     if backend is not None:
         found = [v for v in found if v.backend == backend]
     if as_json:
-        emit_json([v.to_json() for v in found])
+        emit_result([v.to_json() for v in found], problems)
         return
     if not found:
-        click.echo("no variants", err=True)
+        status("no variants")
         return
     rows = [["NAME", "SYSTEM", "BACKEND", "TORCH", "VERSION", "KERNELS", "BUNDLE"]]
     for v in found:
@@ -74,7 +77,7 @@ def variants_command(project: Path, as_json: bool, system: str | None, backend: 
         )
     click.echo(table(rows))
     bundled = sum(v.bundle for v in found)
-    click.echo(f"{len(found)} variant(s), {bundled} in the bundle")
+    status(f"{len(found)} variant(s), {bundled} in the bundle")
 
 
 command = variants_command

@@ -262,8 +262,11 @@ let
                 exit 1
               fi
               export HOME=$TMPDIR PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
+              # --ignore-installed: the interpreter is the host's (a venv that may hold an
+              # editable nixgen); without it pip uninstalls that copy before installing
+              # into $out. nixpkgs' pypaInstallHook installs a wheel into $out alone.
               "$pyExe" -m pip install --quiet --no-deps --no-build-isolation --no-index \
-                --no-compile --no-warn-script-location --prefix "$out" .
+                --ignore-installed --no-compile --no-warn-script-location --prefix "$out" .
               site=$out/${sitePackages}
               for prog in "$out"/bin/*; do
                 name=$(basename "$prog")
@@ -307,6 +310,10 @@ let
         jinja2 = mkEmptyPythonPackage "jinja2" "3.1.6";
         tomli = mkEmptyPythonPackage "tomli" "2.3.0";
         tomlkit = mkEmptyPythonPackage "tomlkit" "0.15.2";
+        # Test runner of dev shells and checks: pkgs/development/python-modules/pytest.
+        pytest = mkEmptyPythonPackage "pytest" "8.4.2";
+        # nixpkgs pkgs/development/python-modules/license-expression (python3Packages.license-expression).
+        license-expression = mkEmptyPythonPackage "license-expression" "30.4.4";
         buildPythonPackage = _: throw "stub-nixpkgs: python3Packages.buildPythonPackage is not provided (use stdenv.mkDerivation)";
         inherit buildPythonApplication;
       };

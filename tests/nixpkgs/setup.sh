@@ -11,6 +11,7 @@
 #   - helpers: runHook, concatTo, concatStringsSep, stripHash, substitute(InPlace),
 #     addEnvHooks, echoCmd, getAllOutputNames.
 # Not done: stripping, patchelf, patchShebangs, multiple-output moves, cross compilation.
+__nixpkgs_setup_set_original=$-
 set -eu
 set -o pipefail
 
@@ -481,3 +482,9 @@ genericBuild() {
 }
 
 cd "$NIX_BUILD_TOP"
+
+# As the real setup.sh ends: the caller's shell options back (`nix develop` sources this
+# from its get-env.sh, which is not written for `set -u`).
+[[ $__nixpkgs_setup_set_original == *e* ]] || set +e
+[[ $__nixpkgs_setup_set_original == *u* ]] || set +u
+unset -v __nixpkgs_setup_set_original

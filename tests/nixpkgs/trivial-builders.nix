@@ -1,5 +1,5 @@
 # Trivial builders, after pkgs/build-support/trivial-builders/default.nix (runCommand*,
-# write*, symlinkJoin, linkFarm, makeSetupHook) and network fetchers that evaluate like the
+# write*, symlinkJoin, linkFarm, makeSetupHook), mkShell (./mkshell.nix) and network fetchers that evaluate like the
 # real ones but fail to build here (no network).
 { lib, final, ... }:
 let
@@ -110,6 +110,8 @@ let
 in
 {
   inherit runCommandWith runCommand writeTextFile;
+
+  mkShell = final.callPackage ./mkshell.nix { };
 
   runCommandLocal =
     name: env:

@@ -21,6 +21,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "torch212-cxx11-cu126-aarch64-linux";
+          variants = [ "torch212-cxx11-cu126-aarch64-linux" ];
         }
         {
           attr = "packages.aarch64-linux.torch212-cxx11-cu130-aarch64-linux";
@@ -32,6 +33,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "torch212-cxx11-cu130-aarch64-linux";
+          variants = [ "torch212-cxx11-cu130-aarch64-linux" ];
         }
         {
           attr = "packages.aarch64-linux.torch212-cxx11-cu132-aarch64-linux";
@@ -43,6 +45,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "torch212-cxx11-cu132-aarch64-linux";
+          variants = [ "torch212-cxx11-cu132-aarch64-linux" ];
         }
         {
           attr = "packages.aarch64-linux.torch213-cxx11-cu126-aarch64-linux";
@@ -54,6 +57,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "torch213-cxx11-cu126-aarch64-linux";
+          variants = [ "torch213-cxx11-cu126-aarch64-linux" ];
         }
         {
           attr = "packages.aarch64-linux.torch213-cxx11-cu130-aarch64-linux";
@@ -65,6 +69,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "torch213-cxx11-cu130-aarch64-linux";
+          variants = [ "torch213-cxx11-cu130-aarch64-linux" ];
         }
         {
           attr = "packages.aarch64-linux.torch213-cxx11-cu132-aarch64-linux";
@@ -76,6 +81,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "torch213-cxx11-cu132-aarch64-linux";
+          variants = [ "torch213-cxx11-cu132-aarch64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch212-cxx11-cu126-x86_64-linux";
@@ -85,6 +91,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch212-cxx11-cu126-x86_64-linux";
+          variants = [ "torch212-cxx11-cu126-x86_64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch212-cxx11-cu130-x86_64-linux";
@@ -94,6 +101,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch212-cxx11-cu130-x86_64-linux";
+          variants = [ "torch212-cxx11-cu130-x86_64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch212-cxx11-cu132-x86_64-linux";
@@ -103,6 +111,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch212-cxx11-cu132-x86_64-linux";
+          variants = [ "torch212-cxx11-cu132-x86_64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch213-cxx11-cu126-x86_64-linux";
@@ -112,6 +121,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch213-cxx11-cu126-x86_64-linux";
+          variants = [ "torch213-cxx11-cu126-x86_64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch213-cxx11-cu130-x86_64-linux";
@@ -121,6 +131,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch213-cxx11-cu130-x86_64-linux";
+          variants = [ "torch213-cxx11-cu130-x86_64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch213-cxx11-cu132-x86_64-linux";
@@ -130,6 +141,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch213-cxx11-cu132-x86_64-linux";
+          variants = [ "torch213-cxx11-cu132-x86_64-linux" ];
         }
       ];
     };
@@ -145,6 +157,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "torch213-cxx11-cu126-aarch64-linux";
+          variants = [ "torch213-cxx11-cu126-aarch64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch213-cxx11-cu126-x86_64-linux";
@@ -154,6 +167,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch213-cxx11-cu126-x86_64-linux";
+          variants = [ "torch213-cxx11-cu126-x86_64-linux" ];
         }
       ];
     };

@@ -19,6 +19,7 @@
           runner = "macos-latest";
           system = "aarch64-darwin";
           variant = "torch212-cpu-aarch64-darwin";
+          variants = [ "torch212-cpu-aarch64-darwin" ];
         }
         {
           attr = "packages.aarch64-darwin.torch213-cpu-aarch64-darwin";
@@ -28,6 +29,7 @@
           runner = "macos-latest";
           system = "aarch64-darwin";
           variant = "torch213-cpu-aarch64-darwin";
+          variants = [ "torch213-cpu-aarch64-darwin" ];
         }
         {
           attr = "packages.aarch64-linux.torch212-cxx11-cpu-aarch64-linux";
@@ -37,6 +39,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "torch212-cxx11-cpu-aarch64-linux";
+          variants = [ "torch212-cxx11-cpu-aarch64-linux" ];
         }
         {
           attr = "packages.aarch64-linux.torch212-cxx11-cu126-aarch64-linux";
@@ -48,6 +51,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "torch212-cxx11-cu126-aarch64-linux";
+          variants = [ "torch212-cxx11-cu126-aarch64-linux" ];
         }
         {
           attr = "packages.aarch64-linux.torch212-cxx11-cu130-aarch64-linux";
@@ -59,6 +63,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "torch212-cxx11-cu130-aarch64-linux";
+          variants = [ "torch212-cxx11-cu130-aarch64-linux" ];
         }
         {
           attr = "packages.aarch64-linux.torch212-cxx11-cu132-aarch64-linux";
@@ -70,6 +75,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "torch212-cxx11-cu132-aarch64-linux";
+          variants = [ "torch212-cxx11-cu132-aarch64-linux" ];
         }
         {
           attr = "packages.aarch64-linux.torch213-cxx11-cpu-aarch64-linux";
@@ -79,6 +85,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "torch213-cxx11-cpu-aarch64-linux";
+          variants = [ "torch213-cxx11-cpu-aarch64-linux" ];
         }
         {
           attr = "packages.aarch64-linux.torch213-cxx11-cu126-aarch64-linux";
@@ -90,6 +97,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "torch213-cxx11-cu126-aarch64-linux";
+          variants = [ "torch213-cxx11-cu126-aarch64-linux" ];
         }
         {
           attr = "packages.aarch64-linux.torch213-cxx11-cu130-aarch64-linux";
@@ -101,6 +109,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "torch213-cxx11-cu130-aarch64-linux";
+          variants = [ "torch213-cxx11-cu130-aarch64-linux" ];
         }
         {
           attr = "packages.aarch64-linux.torch213-cxx11-cu132-aarch64-linux";
@@ -112,6 +121,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "torch213-cxx11-cu132-aarch64-linux";
+          variants = [ "torch213-cxx11-cu132-aarch64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch211-cxx11-cpu-x86_64-linux";
@@ -121,6 +131,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch211-cxx11-cpu-x86_64-linux";
+          variants = [ "torch211-cxx11-cpu-x86_64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch212-cxx11-cpu-x86_64-linux";
@@ -130,6 +141,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch212-cxx11-cpu-x86_64-linux";
+          variants = [ "torch212-cxx11-cpu-x86_64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch212-cxx11-cu126-x86_64-linux";
@@ -139,6 +151,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch212-cxx11-cu126-x86_64-linux";
+          variants = [ "torch212-cxx11-cu126-x86_64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch212-cxx11-cu130-x86_64-linux";
@@ -148,6 +161,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch212-cxx11-cu130-x86_64-linux";
+          variants = [ "torch212-cxx11-cu130-x86_64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch212-cxx11-cu132-x86_64-linux";
@@ -157,6 +171,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch212-cxx11-cu132-x86_64-linux";
+          variants = [ "torch212-cxx11-cu132-x86_64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch213-cxx11-cpu-x86_64-linux";
@@ -166,6 +181,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch213-cxx11-cpu-x86_64-linux";
+          variants = [ "torch213-cxx11-cpu-x86_64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch213-cxx11-cu126-x86_64-linux";
@@ -175,6 +191,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch213-cxx11-cu126-x86_64-linux";
+          variants = [ "torch213-cxx11-cu126-x86_64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch213-cxx11-cu130-x86_64-linux";
@@ -184,6 +201,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch213-cxx11-cu130-x86_64-linux";
+          variants = [ "torch213-cxx11-cu130-x86_64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch213-cxx11-cu132-x86_64-linux";
@@ -193,6 +211,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch213-cxx11-cu132-x86_64-linux";
+          variants = [ "torch213-cxx11-cu132-x86_64-linux" ];
         }
       ];
     };
@@ -206,6 +225,7 @@
           runner = "macos-latest";
           system = "aarch64-darwin";
           variant = "torch213-cpu-aarch64-darwin";
+          variants = [ "torch213-cpu-aarch64-darwin" ];
         }
         {
           attr = "packages.aarch64-linux.torch213-cxx11-cpu-aarch64-linux";
@@ -215,6 +235,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "torch213-cxx11-cpu-aarch64-linux";
+          variants = [ "torch213-cxx11-cpu-aarch64-linux" ];
         }
         {
           attr = "packages.aarch64-linux.torch213-cxx11-cu126-aarch64-linux";
@@ -226,6 +247,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "torch213-cxx11-cu126-aarch64-linux";
+          variants = [ "torch213-cxx11-cu126-aarch64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch213-cxx11-cpu-x86_64-linux";
@@ -235,6 +257,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch213-cxx11-cpu-x86_64-linux";
+          variants = [ "torch213-cxx11-cpu-x86_64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch213-cxx11-cu126-x86_64-linux";
@@ -244,6 +267,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch213-cxx11-cu126-x86_64-linux";
+          variants = [ "torch213-cxx11-cu126-x86_64-linux" ];
         }
       ];
     };

@@ -19,6 +19,7 @@
           runner = "macos-latest";
           system = "aarch64-darwin";
           variant = "torch212-cpu-aarch64-darwin";
+          variants = [ "torch212-cpu-aarch64-darwin" ];
         }
         {
           attr = "packages.aarch64-darwin.torch213-cpu-aarch64-darwin";
@@ -28,6 +29,7 @@
           runner = "macos-latest";
           system = "aarch64-darwin";
           variant = "torch213-cpu-aarch64-darwin";
+          variants = [ "torch213-cpu-aarch64-darwin" ];
         }
         {
           attr = "packages.aarch64-linux.torch212-cxx11-cpu-aarch64-linux";
@@ -37,6 +39,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "torch212-cxx11-cpu-aarch64-linux";
+          variants = [ "torch212-cxx11-cpu-aarch64-linux" ];
         }
         {
           attr = "packages.aarch64-linux.torch213-cxx11-cpu-aarch64-linux";
@@ -46,6 +49,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "torch213-cxx11-cpu-aarch64-linux";
+          variants = [ "torch213-cxx11-cpu-aarch64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch211-cxx11-cpu-x86_64-linux";
@@ -55,6 +59,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch211-cxx11-cpu-x86_64-linux";
+          variants = [ "torch211-cxx11-cpu-x86_64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch212-cxx11-cpu-x86_64-linux";
@@ -64,6 +69,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch212-cxx11-cpu-x86_64-linux";
+          variants = [ "torch212-cxx11-cpu-x86_64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch213-cxx11-cpu-x86_64-linux";
@@ -73,6 +79,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch213-cxx11-cpu-x86_64-linux";
+          variants = [ "torch213-cxx11-cpu-x86_64-linux" ];
         }
       ];
     };
@@ -86,6 +93,7 @@
           runner = "macos-latest";
           system = "aarch64-darwin";
           variant = "torch213-cpu-aarch64-darwin";
+          variants = [ "torch213-cpu-aarch64-darwin" ];
         }
         {
           attr = "packages.aarch64-linux.torch213-cxx11-cpu-aarch64-linux";
@@ -95,6 +103,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "torch213-cxx11-cpu-aarch64-linux";
+          variants = [ "torch213-cxx11-cpu-aarch64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch213-cxx11-cpu-x86_64-linux";
@@ -104,6 +113,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch213-cxx11-cpu-x86_64-linux";
+          variants = [ "torch213-cxx11-cpu-x86_64-linux" ];
         }
       ];
     };

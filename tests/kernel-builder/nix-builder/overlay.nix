@@ -18,9 +18,10 @@
 # which cannot meet manylinux_2_28, so this toolchain declares the policy the host can meet
 # (`manylinux_2_28.abiPolicy`, from host.nix `abi`; the real one ships no such attribute and
 # nixgen applies manylinux_2_28); ROCm and oneAPI evaluate only; CUTLASS and sycl-tla are
-# empty header directories. The anchor's other attributes (kernel-builder, triton, kernels,
-# ruff, ucx, …) are not provided. The anchor's default `xpuPackages` names
-# `xpuPackages_2025_3_1`, which it does not define; here it is `xpuPackages_2026_0_0`.
+# empty header directories; `kernels` is the host's PyPI client. The anchor's other
+# attributes (kernel-builder, triton, ruff, ucx, …) are not provided. The anchor's default
+# `xpuPackages` names `xpuPackages_2025_3_1`, which it does not define; here it is
+# `xpuPackages_2026_0_0`.
 {
   builderProvenance ? null,
 }:
@@ -100,6 +101,9 @@ in
       # The anchor builds its own tvm-ffi (pkgs/python-modules/tvm-ffi); the stand-in is the
       # host's PyPI apache-tvm-ffi wheel, the package real nixpkgs calls apache-tvm-ffi.
       tvm-ffi = python-prev.apache-tvm-ffi;
+      # The anchor's pkgs/python-modules/kernels (the `kernels` client); the host's
+      # PyPI wheel (in the interpreter's site-packages), like torch.
+      kernels = python-prev.__stubMkEmptyPythonPackage "kernels" "0.17.2";
     })
   ];
 

@@ -238,6 +238,174 @@ rec {
         };
 
       /**
+        The Python environment of one variant's shells and tests: torch, the `kernels`
+        client, pytest and the project's `python-depends` that its package set has (the
+        others, such as `nki`, come from pip). `pkgs` is the variant's package set.
+      */
+      pythonEnv =
+        pkgs: variant:
+        let
+          names =
+            project.pythonDepends.general or [ ] ++ project.pythonDepends.${variant.backend} or [ ];
+          framework =
+            ps:
+            if variant.torch != null then
+              [ (torchFor pkgs variant) ]
+            else if variant.framework == "tvm-ffi" then
+              [ ps.tvm-ffi ]
+            else
+              [ ];
+        in
+        pkgs.python3.withPackages (
+          ps:
+          framework ps
+          ++ [
+            ps.kernels
+            ps.pytest
+          ]
+          ++ map (name: ps.${name}) (filter (name: ps ? ${name}) names)
+        );
+
+      /**
+        The development shell of one variant (`nix develop .#<variant>`; `nixgen shell`):
+        its stdenv and compilers, the toolkit's libraries and `pythonEnv`. Nothing of the
+        project is built to enter it. `args` are `pkgsFor`'s.
+      */
+      devShell =
+        args: variant:
+        let
+          pkgs = pkgsFor args variant;
+          toolchain = nixgen.toolchains.${variant.backend} pkgs;
+          mkShell = pkgs.mkShell.override { inherit (toolchain) stdenv; };
+        in
+        mkShell {
+          name = "${project.name}-${variant.name}";
+          packages = [ (pythonEnv pkgs variant) ] ++ toolchain.compilers;
+          inherit (toolchain) buildInputs;
+          # Where the project's tests look for built variants (`KERNEL_BUILD`).
+          shellHook = ''
+            export KERNEL_BUILD="''${KERNEL_BUILD:-$PWD/build}"
+          '';
+        };
+
+      /**
+        The test shell of one variant (`nix develop .#test-<variant>`; `nixgen shell
+        --test`): the development shell with the variant built and on `KERNEL_BUILD`, as
+        the kernels toolchain's test shell puts its extension on the path.
+      */
+      testShell =
+        args: variant:
+        let
+          pkgs = pkgsFor args variant;
+          built = pkgs.linkFarm "${project.name}-${variant.name}-build" [
+            {
+              inherit (variant) name;
+              path = variantPackage args variant;
+            }
+          ];
+        in
+        (devShell args variant).overrideAttrs (old: {
+          name = "${project.name}-test-${variant.name}";
+          shellHook = ''
+            export KERNEL_BUILD=${built}
+          '';
+        });
+
+      /**
+        The check of one variant (`nix flake check`, `nix build .#checks.<system>.<variant>`):
+        the project's own tests (`tests/`, pytest) against the built variant. Without a
+        `tests/` directory it checks nothing and succeeds.
+      */
+      check =
+        args: variant:
+        let
+          pkgs = pkgsFor args variant;
+          hasTests = builtins.pathExists (root + "/tests");
+          tests = if hasTests then pkgs.lib.fileset.toSource {
+            inherit root;
+            fileset = root + "/tests";
+          } else null;
+          built = pkgs.linkFarm "${project.name}-${variant.name}-build" [
+            {
+              inherit (variant) name;
+              path = variantPackage args variant;
+            }
+          ];
+        in
+        pkgs.runCommand "${project.name}-${variant.name}-tests"
+          {
+            nativeBuildInputs = [ (pythonEnv pkgs variant) ];
+            KERNEL_BUILD = built;
+          }
+          (
+            if hasTests then
+              ''
+                cp -r ${tests}/tests tests
+                chmod -R u+w tests
+                export HOME=$TMPDIR
+                # Exit status 5: no test was collected (a backend torch cannot use here).
+                python -m pytest -p no:cacheprovider -q tests || test $? -eq 5
+                touch $out
+              ''
+            else
+              ''
+                echo "no tests/ directory: nothing to check"
+                touch $out
+              ''
+          );
+
+      /**
+        The shells of `system`: one per variant, `test-<variant>` with the variant built,
+        and `default` and `test`: those of the newest bundled variant of the first
+        backend. `args` as for `variantPackage`.
+      */
+      devShells =
+        args@{ system, ... }:
+        let
+          all = variants system;
+          bundled = filter (v: v.bundle) all;
+          candidates = if bundled != [ ] then bundled else all;
+          # The newest torch of the first backend, as the kernels toolchain's default shell
+          # is its best variant.
+          firstBackend = (builtins.head candidates).backend;
+          ofBackend = filter (v: v.backend == firstBackend) candidates;
+          first = builtins.elemAt ofBackend (builtins.length ofBackend - 1);
+          shells = listToAttrs (
+            map (v: {
+              inherit (v) name;
+              value = devShell (removeAttrs args [ "objects" ]) v;
+            }) all
+          );
+          tests = listToAttrs (
+            map (v: {
+              name = "test-${v.name}";
+              value = testShell args v;
+            }) all
+          );
+        in
+        if all == [ ] then
+          { }
+        else
+          shells
+          // tests
+          // {
+            default = shells.${first.name};
+            test = tests."test-${first.name}";
+          };
+
+      /**
+        The checks of `system`: one per variant (`check`). `args` as for `variantPackage`.
+      */
+      checks =
+        args@{ system, ... }:
+        listToAttrs (
+          map (v: {
+            inherit (v) name;
+            value = check args v;
+          }) (variants system)
+        );
+
+      /**
         Packages of `system`: one per variant, the bundle of all bundled variants
         (`kernels`, also `default`), and one bundle per backend (`bundle-<backend>`).
         `args` as for `variantPackage`.

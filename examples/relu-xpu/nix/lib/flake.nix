@@ -26,6 +26,12 @@ rec {
     - `packages.<system>`: one derivation per variant (`<variant>`), the bundle of all
       bundled variants in the `<variant>/` layout (`kernels`, also `default`) and one
       bundle per backend (`bundle-<backend>`);
+    - `devShells.<system>`: a development shell per variant (its compilers, torch, the
+      `kernels` client, pytest, the project's Python dependencies; nothing built to enter
+      it), `test-<variant>` with the variant built on `KERNEL_BUILD`, `default` and `test`
+      (the first bundled variant's); `nix develop`, `nixgen shell [--test]`;
+    - `checks.<system>.<variant>`: the project's `tests/` (pytest) against the built
+      variant (`nix flake check`);
     - `variants.<system>`: the variant names (`nix eval .#variants.x86_64-linux --json`);
     - `githubActions.matrix`: the GitHub Actions matrix of every variant, and
       `githubActions.pullRequestMatrix`: one variant per system and backend
@@ -64,6 +70,29 @@ rec {
       packages = genAttrs systems (
         system:
         project.packages {
+          inherit
+            nixpkgs
+            kernel-builder
+            system
+            overlays
+            ;
+        }
+      );
+      # Development and test shells, and the project's tests as checks (nix/project.nix).
+      devShells = genAttrs systems (
+        system:
+        project.devShells {
+          inherit
+            nixpkgs
+            kernel-builder
+            system
+            overlays
+            ;
+        }
+      );
+      checks = genAttrs systems (
+        system:
+        project.checks {
           inherit
             nixpkgs
             kernel-builder

@@ -19,6 +19,7 @@
           runner = "macos-latest";
           system = "aarch64-darwin";
           variant = "torch212-metal-aarch64-darwin";
+          variants = [ "torch212-metal-aarch64-darwin" ];
         }
         {
           attr = "packages.aarch64-darwin.torch213-metal-aarch64-darwin";
@@ -28,6 +29,7 @@
           runner = "macos-latest";
           system = "aarch64-darwin";
           variant = "torch213-metal-aarch64-darwin";
+          variants = [ "torch213-metal-aarch64-darwin" ];
         }
       ];
     };
@@ -41,6 +43,7 @@
           runner = "macos-latest";
           system = "aarch64-darwin";
           variant = "torch213-metal-aarch64-darwin";
+          variants = [ "torch213-metal-aarch64-darwin" ];
         }
       ];
     };

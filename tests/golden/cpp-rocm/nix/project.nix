@@ -21,6 +21,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch212-cxx11-rocm71-x86_64-linux";
+          variants = [ "torch212-cxx11-rocm71-x86_64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch212-cxx11-rocm72-x86_64-linux";
@@ -32,6 +33,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch212-cxx11-rocm72-x86_64-linux";
+          variants = [ "torch212-cxx11-rocm72-x86_64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch213-cxx11-rocm71-x86_64-linux";
@@ -43,6 +45,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch213-cxx11-rocm71-x86_64-linux";
+          variants = [ "torch213-cxx11-rocm71-x86_64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch213-cxx11-rocm72-x86_64-linux";
@@ -54,6 +57,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch213-cxx11-rocm72-x86_64-linux";
+          variants = [ "torch213-cxx11-rocm72-x86_64-linux" ];
         }
       ];
     };
@@ -69,6 +73,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch213-cxx11-rocm71-x86_64-linux";
+          variants = [ "torch213-cxx11-rocm71-x86_64-linux" ];
         }
       ];
     };

@@ -21,6 +21,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch212-cxx11-xpu20253-x86_64-linux";
+          variants = [ "torch212-cxx11-xpu20253-x86_64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.torch213-cxx11-xpu20260-x86_64-linux";
@@ -32,6 +33,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch213-cxx11-xpu20260-x86_64-linux";
+          variants = [ "torch213-cxx11-xpu20260-x86_64-linux" ];
         }
       ];
     };
@@ -47,6 +49,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch213-cxx11-xpu20260-x86_64-linux";
+          variants = [ "torch213-cxx11-xpu20260-x86_64-linux" ];
         }
       ];
     };

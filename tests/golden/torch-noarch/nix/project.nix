@@ -19,6 +19,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "torch-cuda";
+          variants = [ "torch-cuda" ];
         }
         {
           attr = "packages.x86_64-linux.torch-cuda";
@@ -28,6 +29,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch-cuda";
+          variants = [ "torch-cuda" ];
         }
         {
           attr = "packages.x86_64-linux.torch-rocm";
@@ -37,6 +39,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch-rocm";
+          variants = [ "torch-rocm" ];
         }
         {
           attr = "packages.x86_64-linux.torch-xpu";
@@ -46,6 +49,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch-xpu";
+          variants = [ "torch-xpu" ];
         }
       ];
     };
@@ -59,6 +63,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "torch-cuda";
+          variants = [ "torch-cuda" ];
         }
         {
           attr = "packages.x86_64-linux.torch-cuda";
@@ -68,6 +73,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch-cuda";
+          variants = [ "torch-cuda" ];
         }
         {
           attr = "packages.x86_64-linux.torch-rocm";
@@ -77,6 +83,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch-rocm";
+          variants = [ "torch-rocm" ];
         }
         {
           attr = "packages.x86_64-linux.torch-xpu";
@@ -86,6 +93,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "torch-xpu";
+          variants = [ "torch-xpu" ];
         }
       ];
     };

@@ -19,6 +19,7 @@
           runner = "macos-latest";
           system = "aarch64-darwin";
           variant = "tvm-ffi01-cpu-aarch64-darwin";
+          variants = [ "tvm-ffi01-cpu-aarch64-darwin" ];
         }
         {
           attr = "packages.aarch64-linux.tvm-ffi01-cpu-aarch64-linux";
@@ -28,6 +29,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "tvm-ffi01-cpu-aarch64-linux";
+          variants = [ "tvm-ffi01-cpu-aarch64-linux" ];
         }
         {
           attr = "packages.aarch64-linux.tvm-ffi01-cu126-aarch64-linux";
@@ -37,6 +39,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "tvm-ffi01-cu126-aarch64-linux";
+          variants = [ "tvm-ffi01-cu126-aarch64-linux" ];
         }
         {
           attr = "packages.aarch64-linux.tvm-ffi01-cu130-aarch64-linux";
@@ -46,6 +49,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "tvm-ffi01-cu130-aarch64-linux";
+          variants = [ "tvm-ffi01-cu130-aarch64-linux" ];
         }
         {
           attr = "packages.aarch64-linux.tvm-ffi01-cu132-aarch64-linux";
@@ -55,6 +59,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "tvm-ffi01-cu132-aarch64-linux";
+          variants = [ "tvm-ffi01-cu132-aarch64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.tvm-ffi01-cpu-x86_64-linux";
@@ -64,6 +69,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "tvm-ffi01-cpu-x86_64-linux";
+          variants = [ "tvm-ffi01-cpu-x86_64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.tvm-ffi01-cu126-x86_64-linux";
@@ -73,6 +79,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "tvm-ffi01-cu126-x86_64-linux";
+          variants = [ "tvm-ffi01-cu126-x86_64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.tvm-ffi01-cu130-x86_64-linux";
@@ -82,6 +89,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "tvm-ffi01-cu130-x86_64-linux";
+          variants = [ "tvm-ffi01-cu130-x86_64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.tvm-ffi01-cu132-x86_64-linux";
@@ -91,6 +99,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "tvm-ffi01-cu132-x86_64-linux";
+          variants = [ "tvm-ffi01-cu132-x86_64-linux" ];
         }
       ];
     };
@@ -104,6 +113,7 @@
           runner = "macos-latest";
           system = "aarch64-darwin";
           variant = "tvm-ffi01-cpu-aarch64-darwin";
+          variants = [ "tvm-ffi01-cpu-aarch64-darwin" ];
         }
         {
           attr = "packages.aarch64-linux.tvm-ffi01-cpu-aarch64-linux";
@@ -113,6 +123,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "tvm-ffi01-cpu-aarch64-linux";
+          variants = [ "tvm-ffi01-cpu-aarch64-linux" ];
         }
         {
           attr = "packages.aarch64-linux.tvm-ffi01-cu126-aarch64-linux";
@@ -122,6 +133,7 @@
           runner = "ubuntu-24.04-arm";
           system = "aarch64-linux";
           variant = "tvm-ffi01-cu126-aarch64-linux";
+          variants = [ "tvm-ffi01-cu126-aarch64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.tvm-ffi01-cpu-x86_64-linux";
@@ -131,6 +143,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "tvm-ffi01-cpu-x86_64-linux";
+          variants = [ "tvm-ffi01-cpu-x86_64-linux" ];
         }
         {
           attr = "packages.x86_64-linux.tvm-ffi01-cu126-x86_64-linux";
@@ -140,6 +153,7 @@
           runner = "ubuntu-latest";
           system = "x86_64-linux";
           variant = "tvm-ffi01-cu126-x86_64-linux";
+          variants = [ "tvm-ffi01-cu126-x86_64-linux" ];
         }
       ];
     };
