@@ -361,9 +361,16 @@ def cuda_capabilities(
 ) -> list[str]:
     """The capabilities `kernel` is compiled for with CUDA `cuda_version`.
 
-    The kernel's list (or the builder's default list) intersected with what the toolkit
-    supports, in the kernel's order. The render stage writes it, per toolkit of the
-    build table, into the kernel's Nix file.
+    The kernel's list (or the anchor's default list for that toolkit) intersected with what
+    the toolkit supports, in the kernel's order. A ``+PTX`` capability stays one while the
+    toolkit supports its base, and a base listed both ways is built once, with its PTX (as
+    the anchor's intersection does). The render stage writes the result, per toolkit of the
+    build table, into the kernel's Nix file; metadata.json's `backend.archs` holds it too.
     """
-    wanted = kernel.cuda_capabilities or tables.builder_cuda_capabilities()
-    return [c for c in wanted if tables.cuda_capability_supported(c, cuda_version)]
+    wanted = kernel.cuda_capabilities or tables.builder_cuda_capabilities(cuda_version)
+    ptx: dict[str, bool] = {}
+    for capability in wanted:
+        base, with_ptx = tables.split_ptx(capability)
+        if tables.cuda_capability_supported(base, cuda_version):
+            ptx[base] = ptx.get(base, False) or with_ptx
+    return [base + (tables.PTX if with_ptx else "") for base, with_ptx in ptx.items()]

@@ -153,6 +153,25 @@ def _duplicates(items: Sequence[str], path: tuple[str | int, ...]) -> list[Probl
     return out
 
 
+def _ptx_repeats(capabilities: Sequence[str], path: tuple[str | int, ...]) -> list[Problem]:
+    """A capability listed both with and without `+PTX` is built once, with its PTX (the
+    anchor's intersection merges them too); harmless, but usually a slip."""
+    first: dict[str, str] = {}
+    out = []
+    for index, capability in enumerate(capabilities):
+        base = tables.split_ptx(capability)[0]
+        seen = first.setdefault(base, capability)
+        if seen != capability and tables.split_ptx(seen)[1] != tables.split_ptx(capability)[1]:
+            out.append(
+                warning(
+                    f"`{capability}` repeats `{seen}`: {base} is built once, with its PTX "
+                    f"(`{base}{tables.PTX}`)",
+                    (*path, index),
+                )
+            )
+    return out
+
+
 def _kernel(build: model.Build, name: str, kernel: model.Kernel) -> list[Problem]:
     path = ("kernel", name)
     backend = model.backend_of(kernel)
@@ -189,6 +208,7 @@ def _kernel(build: model.Build, name: str, kernel: model.Kernel) -> list[Problem
                 )
             )
         out.extend(_duplicates(kernel.cuda_capabilities or [], (*path, "cuda-capabilities")))
+        out.extend(_ptx_repeats(kernel.cuda_capabilities or [], (*path, "cuda-capabilities")))
     if isinstance(kernel, model.CppRocmKernel):
         if kernel.rocm_archs == []:
             out.append(
@@ -293,6 +313,7 @@ def _rust(
                     (*path, "cuda-capabilities"),
                 )
             )
+        out.extend(_ptx_repeats(kernel.cuda_capabilities or [], (*path, "cuda-capabilities")))
     return out
 
 
