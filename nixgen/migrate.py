@@ -43,6 +43,8 @@ class Migration:
     edition: int
     after: str
     warnings: list[Problem]
+    #: The lock files added to Rust kernels' `src` (found where `src` did not list them).
+    listed: list[str] = attrs.field(factory=list)
 
     @property
     def before(self) -> str:
@@ -57,6 +59,8 @@ class Migration:
         """Why the file changes, for messages: ``from edition 4 to 6``."""
         if self.edition != schema.CURRENT:
             return f"from edition {self.edition} to {schema.CURRENT}"
+        if self.listed:
+            return f"to list {', '.join(f'`{p}`' for p in self.listed)} in `src`"
         return "to set its license"
 
     def diff(self) -> str:
@@ -82,10 +86,12 @@ def plan(path: Path | str, *, license: str | None = None) -> Migration:
     """
     document = load.load(path)
     edition, build, warnings = project.structure(document)
-    problems = document.locate_all(validate.validate(build, None))
+    located, _ = validate.listed_lock_files(build, document.path.parent)
+    problems = document.locate_all(validate.validate(located, None))
     if any(p.severity == "error" for p in problems):
         raise ProblemError(problems)
     wanted = target(document, edition, license)
+    listed = _list_lock_files(wanted, build, located)
     warnings = [w for w in warnings if not (license and _is_license_placeholder_warning(w))]
     if license and wanted["general"].get("license") != license:
         warnings.append(
@@ -101,7 +107,20 @@ def plan(path: Path | str, *, license: str | None = None) -> Migration:
         edition=edition,
         after=after,
         warnings=document.locate_all(warnings),
+        listed=listed,
     )
+
+
+def _list_lock_files(wanted: dict[str, Any], build: model.Build, located: model.Build) -> list[str]:
+    """Add to `wanted`'s kernels the lock files `validate.listed_lock_files` found for
+    them (edition 6 reads a Rust crate's lock from `src`); the paths added."""
+    added: list[str] = []
+    for name, kernel in sorted(located.kernels.items()):
+        new = [p for p in kernel.src if p not in build.kernels[name].src]
+        if new and name in wanted.get("kernel", {}):
+            wanted["kernel"][name]["src"] = [*wanted["kernel"][name]["src"], *new]
+            added.extend(new)
+    return added
 
 
 def target(document: load.Document, edition: int, license: str | None = None) -> dict[str, Any]:

@@ -71,6 +71,9 @@ def read(
     document = load.load(project)
     root = document.path.parent
     edition, build, warnings = structure(document)
+    # A Rust crate's unlisted Cargo.lock, found where the anchor reads it (a warning).
+    build, found = validate.listed_lock_files(build, root)
+    warnings.extend(found)
     if before_files is not None:
         before_files(root, build)
     problems = validate.validate(build, root if check_files else None, includes=includes)

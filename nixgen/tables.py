@@ -44,6 +44,17 @@ LANGUAGE_BACKEND = {
 HEADER_EXTENSIONS = ("h", "hh", "hpp", "hxx", "h++", "cuh", "inc", "inl", "ipp", "tpp", "tcc")
 
 
+#: The extensions of the sources each C++-family language compiles (the rules of
+#: `nix/compile.nix`: its `cxxExtensions` and `.c` for every one, then the language's own).
+COMPILED_EXTENSIONS = {
+    "cpp-cpu": ("cpp", "cc", "cxx", "c++", "c"),
+    "cpp-cuda": ("cu", "cpp", "cc", "cxx", "c++", "c"),
+    "cpp-rocm": ("cu", "hip", "cpp", "cc", "cxx", "c++", "c"),
+    "cpp-xpu": ("cpp", "cc", "cxx", "c++", "c"),
+    "cpp-metal": ("metal", "mm", "cpp", "cc", "cxx", "c++", "c"),
+}
+
+
 def is_header(path: str) -> bool:
     """Whether `path` names a header (by its extension)."""
     return path.rpartition(".")[2].lower() in HEADER_EXTENSIONS if "." in path else False

@@ -31,11 +31,14 @@ def validate(project: Path, as_json: bool, no_file_checks: bool, strict: bool) -
     Prints every problem with file:line:column and key path; exits 2 when there are errors
     (with --strict, also when there are warnings).
     """
+    from nixgen import plan
     from nixgen import project as project_mod
     from nixgen.errors import ProblemError
 
     loaded = project_mod.read(project, check_files=not no_file_checks)
-    problems = loaded.warnings
+    # What planning finds too (a kernel no variant builds, nothing to build at all), as
+    # `nixgen render` reports it.
+    problems = [*loaded.warnings, *loaded.document.locate_all(plan.check(loaded.build))]
     if strict:
         problems = [_strict(p) for p in problems]
     if any(p.severity == "error" for p in problems):
