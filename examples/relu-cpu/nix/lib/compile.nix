@@ -555,7 +555,7 @@ rec {
     let
       defines = backendDefines.cuda;
       hostFlags = "-Xcompiler=-fPIC,-fno-gnu-unique,${prefixMap}";
-      targets = builtins.length (cuda.gencodeFlags capabilities);
+      targets = cuda.targetCount capabilities;
     in
     plan {
       inherit name sources;

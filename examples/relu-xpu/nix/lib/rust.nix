@@ -6,6 +6,7 @@
 { shell }:
 let
   esc = shell.escapeShellArg;
+  cuda = import ./cuda.nix;
 in
 {
   /**
@@ -130,8 +131,10 @@ in
       capabilities,
     }:
     let
-      lowest = builtins.head (builtins.sort (a: b: builtins.compareVersions a b < 0) capabilities);
-      target = "sm_${builtins.replaceStrings [ "." ] [ "" ] lowest}";
+      # `+PTX` dropped (the anchor's `string(REPLACE "+PTX" …)`): cuda-oxide emits PTX anyway.
+      bases = map cuda.baseOf capabilities;
+      lowest = builtins.head (builtins.sort (a: b: builtins.compareVersions a b < 0) bases);
+      target = "sm_${cuda.archName lowest}";
     in
     ''
       mkdir -p ${esc ptxDir}
