@@ -52,7 +52,8 @@ RelPath = NewType("RelPath", str)
 RelDir = NewType("RelDir", str)
 #: A compiler flag (any string a Nix string can carry).
 Flag = NewType("Flag", str)
-#: ``8.0``, ``9.0a``, ``10.0f``: a CUDA compute capability (``major.minor``, optional ``a``/``f``).
+#: ``8.0``, ``9.0a``, ``10.0f``, ``9.0+PTX``: a CUDA compute capability (``major.minor``,
+#: optional ``a``/``f``); ``+PTX`` embeds its PTX besides the machine code, for newer GPUs.
 CudaCapability = NewType("CudaCapability", str)
 #: ``gfx942``, ``gfx1100``: an AMD GPU target.
 RocmArch = NewType("RocmArch", str)
@@ -316,8 +317,8 @@ class CppCudaKernel:
     cxx_flags: list[Flag] = _list()
     #: Extra flags for nvcc, after nixgen's own.
     cuda_flags: list[Flag] = _list()
-    #: The CUDA capabilities to compile for (default: every one the builder supports), intersected
-    #: with what each toolkit can build.
+    #: The CUDA capabilities to compile for (default: the builder's list for each toolkit),
+    #: intersected with what each toolkit can build; PTX is embedded for `+PTX` ones only.
     cuda_capabilities: list[CudaCapability] | None = None
     #: Leave this kernel out of variants whose CUDA toolkit is older.
     cuda_minver: Version | None = None
@@ -428,9 +429,10 @@ class RustCpuKernel(_RustCrate):
 
     Convention over configuration: ``src`` lists the crate's ``Cargo.toml`` and one
     ``Cargo.lock`` (at the crate or at a workspace root, next to the workspace's
-    ``Cargo.toml``); the crate builds a ``staticlib`` named after the kernel (``-`` turned
-    into ``_``) exporting ``extern "C"`` functions, or tvm-ffi functions when the crate is the
-    `[tvm-ffi]` binding itself.
+    ``Cargo.toml``; one that ``src`` omits is found next to the manifest or in the nearest
+    directory above it, with a warning); the crate builds a ``staticlib`` named after the
+    kernel (``-`` turned into ``_``) exporting ``extern "C"`` functions, or tvm-ffi functions
+    when the crate is the `[tvm-ffi]` binding itself.
     """
 
     #: The kernel's source language and backend; decides which other keys are allowed.
@@ -474,8 +476,8 @@ class RustCudaKernel(_RustCrate):
     #: Where the device build writes its PTX, relative to the project root (default:
     #: `kernels-ptx`).
     ptx_dir: RelDir | None = None
-    #: The CUDA capabilities to build for (default: every one the builder supports); the PTX
-    #: targets the lowest, newer GPUs JIT it.
+    #: The CUDA capabilities to build for (default: the builder's list for each toolkit); the
+    #: PTX targets the lowest (without `+PTX`), newer GPUs JIT it.
     cuda_capabilities: list[CudaCapability] | None = None
 
     def manifests(self) -> list[str]:
