@@ -13,9 +13,13 @@ import pytest
 import tomli
 from click.testing import CliRunner
 
-from nixgen import migrate, plan, project, render
+from nixgen import migrate, plan, project, render, tables
 from nixgen.cli import main
 from nixgen.errors import ProblemError
+
+from .nixtools import have_nix, nix_eval_json
+
+REPO = Path(__file__).resolve().parent.parent
 
 HEADER = """\
 [general]
@@ -276,6 +280,39 @@ def test_a_compiled_kernel_with_nothing_to_compile_is_a_located_warning(
     assert (warned in output) is not compiles, output
     code, output = validate(root, "--strict")
     assert (code == 2) is not compiles, output
+
+
+@pytest.mark.nix
+@pytest.mark.skipif(not have_nix(), reason="nix is not installed")
+def test_what_each_language_compiles_is_what_the_nix_library_compiles() -> None:
+    """The warning's table (`tables.COMPILED_EXTENSIONS`) against the build plans of
+    `nix/compile.nix`, given one source of every extension (Metal shaders become the
+    embedded library, the rest objects)."""
+    candidates = sorted({e for exts in tables.COMPILED_EXTENSIONS.values() for e in exts})
+    sources = " ".join(f'"k/k.{e}"' for e in [*candidates, "h", "cuh", "py"])
+    expr = f"""
+      let
+        compile = (import {REPO}/nix/default.nix).compile;
+        base = {{ name = "k"; includes = [ ]; cxxFlags = [ ]; sources = [ {sources} ]; }};
+        # objects, and the sources of the extra steps (Metal shaders into a .air each)
+        compiled = p: map (o: o.source) p.objects
+          ++ builtins.filter (s: builtins.match "k/.*" s != null)
+            (builtins.concatMap (e: e.inputs) (p.extraEdges or [ ]));
+      in {{
+        cpp-cpu = compiled (compile.cppCpu base);
+        cpp-cuda = compiled (compile.cppCuda (base // {{
+          cudaFlags = [ ];
+          capabilities = [ "8.0" ];
+        }}));
+        cpp-rocm = compiled (compile.cppRocm (base // {{ hipFlags = [ ]; archs = [ "gfx942" ]; }}));
+        cpp-xpu = compiled (compile.cppXpu (base // {{ syclFlags = [ ]; }}));
+        cpp-metal = compiled (compile.cppMetal base);
+      }}
+    """
+    got = nix_eval_json(expr)
+    assert {
+        language: sorted(p.rpartition(".")[2] for p in paths) for language, paths in got.items()
+    } == {language: sorted(exts) for language, exts in tables.COMPILED_EXTENSIONS.items()}
 
 
 # ---------------------------------------------------------------------- Rust lock files
