@@ -3,10 +3,9 @@
   Rust kernels: checks of what a crate installs, and the pieces of a cuda-oxide
   (`rust-cuda`) build.
 */
-{ shell }:
+{ shell, cuda }:
 let
   esc = shell.escapeShellArg;
-  cuda = import ./cuda.nix;
 in
 {
   /**
