@@ -406,7 +406,7 @@ CASES: list[Case] = [
     row("kernel-without-sources", edit('src = ["relu/relu.cpp"]', "src = []"), "build.toml:14:7", "kernel.relu.src", "a kernel needs at least one source file in `src`"),
     row("kernel-without-src-key", edit('src = ["relu/relu.cpp"]\n', ""), "build.toml:11:9", "kernel.relu.src", "required key is missing"),
     row("rust-without-cargo-toml", kernel('language = "rust-cpu"\nsrc = ["relu_rs/Cargo.lock", "relu_rs/src/lib.rs"]'), "build.toml:18:7", "kernel.k.src", "lists its crate's `Cargo.toml` in `src`"),
-    row("rust-without-cargo-lock", kernel('language = "rust-cpu"\nsrc = ["relu_rs/Cargo.toml", "relu_rs/src/lib.rs"]'), "build.toml:18:7", "kernel.k.src", "lists exactly one `Cargo.lock` in `src` (found 0)"),
+    row("rust-without-cargo-lock", kernel('language = "rust-cpu"\nsrc = ["relu_rs/Cargo.toml", "relu_rs/src/lib.rs"]'), "build.toml:18:7", "kernel.k.src", "there is none: not in `src`, not at `relu_rs/Cargo.lock`, `Cargo.lock`", "run `cargo generate-lockfile`", "add `relu_rs/Cargo.lock` to `src`", setup=remove("relu_rs/Cargo.lock")),
     row("rust-with-two-manifests", kernel('language = "rust-cpu"\nsrc = ["relu_rs/Cargo.toml", "Cargo.toml", "relu_rs/Cargo.lock", "relu_rs/src/lib.rs"]'), "build.toml:18:7", "kernel.k.src", "the workspace's, next to `Cargo.lock`"),
     row("rust-without-rs-sources", kernel('language = "rust-cpu"\nsrc = ["relu_rs/Cargo.toml", "relu_rs/Cargo.lock"]'), "build.toml:18:7", "kernel.k.src", "lists its `.rs` sources in `src`"),
     row("rust-lock-file-missing-on-disk", add(RUST), "build.toml:18:30", "kernel.relu_rs.src[1]", "file `relu_rs/Cargo.lock` does not exist", setup=remove("relu_rs/Cargo.lock")),
