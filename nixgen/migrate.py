@@ -90,8 +90,13 @@ def plan(path: Path | str, *, license: str | None = None) -> Migration:
     problems = document.locate_all(validate.validate(located, None))
     if any(p.severity == "error" for p in problems):
         raise ProblemError(problems)
-    wanted = target(document, edition, license)
-    listed = _list_lock_files(wanted, build, located)
+    locks = {
+        name: [p for p in kernel.src if p not in build.kernels[name].src]
+        for name, kernel in located.kernels.items()
+        if kernel is not build.kernels[name]
+    }
+    wanted = target(document, edition, license, locks=locks)
+    listed = [p for _, paths in sorted(locks.items()) for p in paths]
     warnings = [w for w in warnings if not (license and _is_license_placeholder_warning(w))]
     if license and wanted["general"].get("license") != license:
         warnings.append(
@@ -111,26 +116,26 @@ def plan(path: Path | str, *, license: str | None = None) -> Migration:
     )
 
 
-def _list_lock_files(wanted: dict[str, Any], build: model.Build, located: model.Build) -> list[str]:
-    """Add to `wanted`'s kernels the lock files `validate.listed_lock_files` found for
-    them (edition 6 reads a Rust crate's lock from `src`); the paths added."""
-    added: list[str] = []
-    for name, kernel in sorted(located.kernels.items()):
-        new = [p for p in kernel.src if p not in build.kernels[name].src]
-        if new and name in wanted.get("kernel", {}):
-            wanted["kernel"][name]["src"] = [*wanted["kernel"][name]["src"], *new]
-            added.extend(new)
-    return added
-
-
-def target(document: load.Document, edition: int, license: str | None = None) -> dict[str, Any]:
-    """The edition-6 document of a valid `document`, with `license` for the placeholder."""
+def target(
+    document: load.Document,
+    edition: int,
+    license: str | None = None,
+    *,
+    locks: dict[str, list[str]] | None = None,
+) -> dict[str, Any]:
+    """The edition-6 document of a valid `document`, with `license` for the placeholder
+    and, in each kernel's `src`, the lock files `locks` names for it (the ones
+    `validate.listed_lock_files` found: edition 6 reads a Rust crate's lock from `src`)."""
     if edition == schema.CURRENT:
         wanted = copy.deepcopy(document.data)
     else:
         raw, _ = schema.structure(document.data, edition)
         assert raw is not None  # `document` is valid
         wanted, _ = upgrade.to_edition6(raw, edition)
+    for name, paths in (locks or {}).items():
+        if name in wanted.get("kernel", {}):
+            wanted["kernel"][name]["src"] = [*wanted["kernel"][name]["src"], *paths]
+    if edition != schema.CURRENT:
         for name, kernel in wanted.get("kernel", {}).items():
             if kernel["language"] in RUST_LANGUAGES and "lib-name" not in kernel:
                 _add_lib_name(document.path.parent, name, kernel)

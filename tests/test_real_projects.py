@@ -398,6 +398,28 @@ def test_migrate_from_edition_5_lists_the_lock_file_too(tmp_path: Path) -> None:
     assert after["kernel"]["k"]["src"][-1] == "crate/Cargo.lock"
 
 
+def test_migrate_from_edition_5_lists_a_workspaces_lock_file(tmp_path: Path) -> None:
+    """Edition 5 → 6 reads the member crate's library name, which needs the lock file to
+    tell the workspace's manifest from the member's."""
+    root = _rust_project(
+        tmp_path,
+        ["Cargo.toml", "crate/Cargo.toml", "crate/src"],
+        {
+            "Cargo.toml": '[workspace]\nmembers = ["crate"]\n',
+            "Cargo.lock": "",
+            "crate/Cargo.toml": '[package]\nname = "k-crate"\nversion = "0.1.0"\n',
+        },
+    )
+    text = (root / "build.toml").read_text()
+    text = text.replace("edition = 6", "edition = 5").replace(
+        'language = "rust-cpu"', 'backend = "cpu"\ndsl = "rust"\ndepends = []'
+    )
+    (root / "build.toml").write_text(text)
+    kernel = tomli.loads(migrate.plan(root).after)["kernel"]["k"]
+    assert kernel["src"] == ["Cargo.toml", "crate/Cargo.toml", "crate/src", "Cargo.lock"]
+    assert kernel["lib-name"] == "k_crate"
+
+
 def test_a_crate_with_no_lock_file_anywhere_is_an_error_naming_the_fix(tmp_path: Path) -> None:
     root = _rust_project(tmp_path, ["crate/Cargo.toml", "crate/src"], {})
     with pytest.raises(ProblemError) as caught:
