@@ -90,8 +90,8 @@ def plan(path: Path | str, *, license: str | None = None) -> Migration:
     problems = document.locate_all(validate.validate(located, None))
     if any(p.severity == "error" for p in problems):
         raise ProblemError(problems)
-    locks = {
-        name: [p for p in kernel.src if p not in build.kernels[name].src]
+    locks: dict[str, list[str]] = {
+        name: [str(p) for p in kernel.src if p not in build.kernels[name].src]
         for name, kernel in located.kernels.items()
         if kernel is not build.kernels[name]
     }
