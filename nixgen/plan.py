@@ -378,8 +378,9 @@ def _why_unbuilt(build: model.Build, kernel: model.Kernel, backend: str) -> str:
     rows = [c for c in build_configs() if c.backend == backend and (c.tvm_ffi or not tvm_ffi)]
     if not rows:
         return (
-            f"the build table has no {table} × {backend} build set (the anchor builds none "
-            f"either); remove the kernel or `{backend}` from general.backends"
+            f"the build table has no {table} × {backend} build set (it follows the anchor's "
+            f"build sets, which have none); remove the kernel or `{backend}` from "
+            "general.backends"
         )
     accepted = [c for c in rows if _accepted(build, c)]
     if not accepted:
