@@ -32,7 +32,7 @@ let
     torch = import ./torch.nix;
     tvmFfi = import ./tvm-ffi.nix;
     toolchains = import ./toolchains.nix;
-    rust = import ./rust.nix { inherit (nixgen) shell; };
+    rust = import ./rust.nix { inherit (nixgen) shell cuda; };
     project = import ./project.nix { inherit nixgen; };
     flake = import ./flake.nix { inherit nixgen; };
 

@@ -42,9 +42,13 @@ NOT_EXPRESSED = (
     "`minver` is not greater than `maxver` (versions compare numerically)",
     "kernel names stay distinct once `-` becomes `_` (compared case-insensitively)",
     "strings carry no NUL character",
-    "CUDA capabilities that no toolkit of the build matrix supports (`nixgen render` checks "
-    "this while planning); capabilities and ROCm targets that are "
+    "CUDA capabilities that no toolkit of the build matrix supports (`nixgen validate` and "
+    "`nixgen render` check this while planning); capabilities and ROCm targets that are "
     "well-formed but unknown are warnings",
+    "a kernel of a listed backend that no variant builds, and a C++ kernel whose `src` lists "
+    "nothing its language compiles, are warnings",
+    "a Rust kernel's `Cargo.lock` that `src` does not list is found next to the crate's "
+    "manifest or above it (a warning); none anywhere is an error",
 )
 
 

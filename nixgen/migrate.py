@@ -43,6 +43,8 @@ class Migration:
     edition: int
     after: str
     warnings: list[Problem]
+    #: The lock files added to Rust kernels' `src` (found where `src` did not list them).
+    listed: list[str] = attrs.field(factory=list)
 
     @property
     def before(self) -> str:
@@ -57,6 +59,8 @@ class Migration:
         """Why the file changes, for messages: ``from edition 4 to 6``."""
         if self.edition != schema.CURRENT:
             return f"from edition {self.edition} to {schema.CURRENT}"
+        if self.listed:
+            return f"to list {', '.join(f'`{p}`' for p in self.listed)} in `src`"
         return "to set its license"
 
     def diff(self) -> str:
@@ -82,10 +86,17 @@ def plan(path: Path | str, *, license: str | None = None) -> Migration:
     """
     document = load.load(path)
     edition, build, warnings = project.structure(document)
-    problems = document.locate_all(validate.validate(build, None))
+    located, _ = validate.listed_lock_files(build, document.path.parent)
+    problems = document.locate_all(validate.validate(located, None))
     if any(p.severity == "error" for p in problems):
         raise ProblemError(problems)
-    wanted = target(document, edition, license)
+    locks: dict[str, list[str]] = {
+        name: [str(p) for p in kernel.src if p not in build.kernels[name].src]
+        for name, kernel in located.kernels.items()
+        if kernel is not build.kernels[name]
+    }
+    wanted = target(document, edition, license, locks=locks)
+    listed = [p for _, paths in sorted(locks.items()) for p in paths]
     warnings = [w for w in warnings if not (license and _is_license_placeholder_warning(w))]
     if license and wanted["general"].get("license") != license:
         warnings.append(
@@ -101,17 +112,30 @@ def plan(path: Path | str, *, license: str | None = None) -> Migration:
         edition=edition,
         after=after,
         warnings=document.locate_all(warnings),
+        listed=listed,
     )
 
 
-def target(document: load.Document, edition: int, license: str | None = None) -> dict[str, Any]:
-    """The edition-6 document of a valid `document`, with `license` for the placeholder."""
+def target(
+    document: load.Document,
+    edition: int,
+    license: str | None = None,
+    *,
+    locks: dict[str, list[str]] | None = None,
+) -> dict[str, Any]:
+    """The edition-6 document of a valid `document`, with `license` for the placeholder
+    and, in each kernel's `src`, the lock files `locks` names for it (the ones
+    `validate.listed_lock_files` found: edition 6 reads a Rust crate's lock from `src`)."""
     if edition == schema.CURRENT:
         wanted = copy.deepcopy(document.data)
     else:
         raw, _ = schema.structure(document.data, edition)
         assert raw is not None  # `document` is valid
         wanted, _ = upgrade.to_edition6(raw, edition)
+    for name, paths in (locks or {}).items():
+        if name in wanted.get("kernel", {}):
+            wanted["kernel"][name]["src"] = [*wanted["kernel"][name]["src"], *paths]
+    if edition != schema.CURRENT:
         problems: list[Problem] = []
         for name, kernel in wanted.get("kernel", {}).items():
             if kernel["language"] in RUST_LANGUAGES and "lib-name" not in kernel:

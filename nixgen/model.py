@@ -76,8 +76,8 @@ Flag = NewType("Flag", str)
 Flag.__doc__ = "A compiler flag (any string a Nix string can carry)."
 CudaCapability = NewType("CudaCapability", str)
 CudaCapability.__doc__ = (
-    "``8.0``, ``9.0a``, ``10.0f``: a CUDA compute capability (``major.minor``, optional "
-    "``a``/``f``)."
+    "``8.0``, ``9.0a``, ``10.0f``, ``9.0+PTX``: a CUDA compute capability (``major.minor``, "
+    "optional ``a``/``f``); ``+PTX`` embeds its PTX besides the machine code, for newer GPUs."
 )
 RocmArch = NewType("RocmArch", str)
 RocmArch.__doc__ = "``gfx942``, ``gfx1100``: an AMD GPU target."
@@ -359,8 +359,9 @@ class CppCudaKernel(_CppKernel[Literal["cpp-cuda"], CudaDep]):
 
     cuda_flags: list[Flag] = _list("Extra flags for nvcc, after nixgen's own.")
     cuda_capabilities: list[CudaCapability] | None = _unset(
-        "The CUDA capabilities to compile for (default: every one the builder "
-        "supports), intersected with what each toolkit can build."
+        "The CUDA capabilities to compile for (default: the builder's list for each "
+        "toolkit), intersected with what each toolkit can build; PTX is embedded for "
+        "`+PTX` ones only."
     )
     cuda_minver: Version | None = _unset(
         "Leave this kernel out of variants whose CUDA toolkit is older."
@@ -440,9 +441,10 @@ class RustCpuKernel(_RustCrate):
 
     Convention over configuration: ``src`` lists the crate's ``Cargo.toml`` and one
     ``Cargo.lock`` (at the crate or at a workspace root, next to the workspace's
-    ``Cargo.toml``); the crate builds a ``staticlib`` named after the kernel (``-`` turned
-    into ``_``) exporting ``extern "C"`` functions, or tvm-ffi functions when the crate is the
-    `[tvm-ffi]` binding itself.
+    ``Cargo.toml``; one that ``src`` omits is found next to the manifest or in the nearest
+    directory above it, with a warning); the crate builds a ``staticlib`` named after the
+    kernel (``-`` turned into ``_``) exporting ``extern "C"`` functions, or tvm-ffi functions
+    when the crate is the `[tvm-ffi]` binding itself.
     """
 
     language: Literal["rust-cpu"] = attrs.field(metadata=_doc(_LANGUAGE))
@@ -491,8 +493,8 @@ class RustCudaKernel(_RustCrate):
         "`kernels-ptx`)."
     )
     cuda_capabilities: list[CudaCapability] | None = _unset(
-        "The CUDA capabilities to build for (default: every one the builder supports); "
-        "the PTX targets the lowest, newer GPUs JIT it."
+        "The CUDA capabilities to build for (default: the builder's list for each "
+        "toolkit); the PTX targets the lowest (without `+PTX`), newer GPUs JIT it."
     )
 
     def manifests(self) -> list[str]:

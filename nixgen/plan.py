@@ -327,6 +327,8 @@ def check(build: model.Build) -> list[Problem]:
                         ("general", "backends"),
                     )
                 )
+    if all_variants:  # else the warning above says it all
+        problems.extend(_unbuilt_kernels(build, all_variants))
     # CUDA versions each kernel is built with: one pass over the variants, not one per kernel.
     built_with: dict[str, set[str]] = {}
     for variant in all_variants:
@@ -349,6 +351,56 @@ def check(build: model.Build) -> list[Problem]:
     return problems
 
 
+def _unbuilt_kernels(build: model.Build, all_variants: list[Variant]) -> list[Problem]:
+    """A warning for each kernel of a listed backend that no variant builds, saying why:
+    the anchor drops such a kernel without a word, and the Hub then lacks its builds."""
+    if not isinstance(build.framework, (model.Torch, model.TvmFfi)):
+        return []  # `[torch-noarch]` with kernels is already an error (validate)
+    built = {name for variant in all_variants for name in variant.kernels}
+    out = []
+    for name, kernel in sorted(build.kernels.items()):
+        backend = model.backend_of(kernel)
+        if name in built or backend not in build.general.backends:
+            continue
+        out.append(
+            warning(
+                f"kernel `{name}` ({kernel.language}, backend `{backend}`) is built by no "
+                f"variant: {_why_unbuilt(build, kernel, backend)}",
+                ("kernel", name),
+            )
+        )
+    return out
+
+
+def _why_unbuilt(build: model.Build, kernel: model.Kernel, backend: str) -> str:
+    """Why no variant builds `kernel` of `backend` (a listed backend)."""
+    table = build.framework_table
+    tvm_ffi = isinstance(build.framework, model.TvmFfi)
+    rows = [c for c in build_configs() if c.backend == backend and (c.tvm_ffi or not tvm_ffi)]
+    if not rows:
+        return (
+            f"the build table has no {table} × {backend} build set (it follows the anchor's "
+            f"build sets, which have none); remove the kernel or `{backend}` from "
+            "general.backends"
+        )
+    accepted = [c for c in rows if _accepted(build, c)]
+    if not accepted:
+        return (
+            f"no {table} × {backend} build configuration is within the project's version "
+            "bounds ([torch] minver/maxver, [general.cuda] minver/maxver, stable-abi)"
+        )
+    minver = getattr(kernel, "cuda_minver", None)
+    versions = sorted({c.backend_version or "" for c in accepted}, key=tables.version_key)
+    if minver is not None and all(
+        tables.version_key(v) < tables.version_key(minver) for v in versions
+    ):
+        return (
+            f"its `cuda-minver` {minver} is newer than every CUDA toolkit it could be built "
+            f"with ({', '.join(versions)})"
+        )
+    return f"no {table} × {backend} build configuration links it"
+
+
 def rocm_archs(kernel: model.CppRocmKernel) -> list[str]:
     """The GPU targets `kernel` is compiled for: its `rocm-archs` (or every supported
     target) restricted to the builder's supported set, in the kernel's order."""
@@ -362,9 +414,16 @@ def cuda_capabilities(
 ) -> list[str]:
     """The capabilities `kernel` is compiled for with CUDA `cuda_version`.
 
-    The kernel's list (or the builder's default list) intersected with what the toolkit
-    supports, in the kernel's order. The render stage writes it, per toolkit of the
-    build table, into the kernel's Nix file.
+    The kernel's list (or the anchor's default list for that toolkit) intersected with what
+    the toolkit supports, in the kernel's order. A ``+PTX`` capability stays one while the
+    toolkit supports its base, and a base listed both ways is built once, with its PTX (as
+    the anchor's intersection does). The render stage writes the result, per toolkit of the
+    build table, into the kernel's Nix file; metadata.json's `backend.archs` holds it too.
     """
-    wanted = kernel.cuda_capabilities or tables.builder_cuda_capabilities()
-    return [c for c in wanted if tables.cuda_capability_supported(c, cuda_version)]
+    wanted = kernel.cuda_capabilities or tables.builder_cuda_capabilities(cuda_version)
+    ptx: dict[str, bool] = {}
+    for capability in wanted:
+        base, with_ptx = tables.split_ptx(capability)
+        if tables.cuda_capability_supported(base, cuda_version):
+            ptx[base] = ptx.get(base, False) or with_ptx
+    return [base + (tables.PTX if with_ptx else "") for base, with_ptx in ptx.items()]

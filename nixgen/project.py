@@ -184,6 +184,9 @@ def read(
         raise ProblemError(
             [*exc.problems, *_beyond(document, exc.problems, root if check_files else None)]
         ) from None
+    # A Rust crate's unlisted Cargo.lock, found where the anchor reads it (a warning).
+    build, found = validate.listed_lock_files(build, root)
+    warnings.extend(found)
     if before_files is not None:
         before_files(root, build)
     problems = validate.validate(build, root if check_files else None, includes=includes)

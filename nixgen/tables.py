@@ -44,6 +44,17 @@ LANGUAGE_BACKEND = {
 HEADER_EXTENSIONS = ("h", "hh", "hpp", "hxx", "h++", "cuh", "inc", "inl", "ipp", "tpp", "tcc")
 
 
+#: The extensions of the sources each C++-family language compiles (the rules of
+#: `nix/compile.nix`: its `cxxExtensions` and `.c` for every one, then the language's own).
+COMPILED_EXTENSIONS = {
+    "cpp-cpu": ("cpp", "cc", "cxx", "c++", "c"),
+    "cpp-cuda": ("cu", "cpp", "cc", "cxx", "c++", "c"),
+    "cpp-rocm": ("cu", "hip", "cpp", "cc", "cxx", "c++", "c"),
+    "cpp-xpu": ("cpp", "cc", "cxx", "c++", "c"),
+    "cpp-metal": ("metal", "mm", "cpp", "cc", "cxx", "c++", "c"),
+}
+
+
 def is_header(path: str) -> bool:
     """Whether `path` names a header (by its extension)."""
     return path.rpartition(".")[2].lower() in HEADER_EXTENSIONS if "." in path else False
@@ -95,8 +106,27 @@ def build_configs() -> list[dict[str, Any]]:
     return cast("list[dict[str, Any]]", _at("build-configs.json", "configs"))
 
 
-def builder_cuda_capabilities() -> list[str]:
-    return _strings("builder-cuda-capabilities.json", "capabilities")
+@cache
+def builder_cuda_capabilities(cuda_version: str) -> tuple[str, ...]:
+    """The capabilities a kernel that lists none is built for with CUDA `cuda_version`:
+    the anchor's default list for that toolkit (``+PTX`` entries included)."""
+    have = version_key(cuda_version)
+    for row in table("builder-cuda-capabilities.json")["defaults"]:
+        if version_key(row["from"]) <= have:
+            return tuple(row["capabilities"])
+    return ()
+
+
+#: The suffix of a capability whose PTX is embedded besides its machine code (the
+#: anchor's spelling: `9.0+PTX`; the kernel then also runs on newer GPUs, by JIT).
+PTX = "+PTX"
+
+
+def split_ptx(capability: str) -> tuple[str, bool]:
+    """``"9.0+PTX"`` → ``("9.0", True)``; ``"9.0"`` → ``("9.0", False)``."""
+    if capability.endswith(PTX):
+        return capability[: -len(PTX)], True
+    return capability, False
 
 
 @cache
@@ -125,8 +155,10 @@ def known_cuda_capabilities() -> tuple[str, ...]:
 def cuda_capability_supported(capability: str, cuda_version: str) -> bool:
     """Whether CUDA `cuda_version` can compile for `capability` (e.g. ``"9.0a"``).
 
-    A capability nixgen does not know (``11.8``, ``8.0a``) is built by no toolkit.
+    A capability nixgen does not know (``11.8``, ``8.0a``) is built by no toolkit. A
+    ``+PTX`` capability is supported where its base is.
     """
+    capability = split_ptx(capability)[0]
     match = _CAPABILITY.match(capability)
     if not match or capability not in known_cuda_capabilities():
         return False

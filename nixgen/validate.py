@@ -19,6 +19,7 @@ from pathlib import Path
 
 from nixgen import model, tables, values
 from nixgen.errors import Problem, error, one_of, warning
+from nixgen.record import evolve
 
 
 def validate(build: model.Build, root: Path | None, *, includes: bool = True) -> list[Problem]:
@@ -158,6 +159,43 @@ def _duplicates(items: Sequence[str], path: tuple[str | int, ...]) -> list[Probl
     return out
 
 
+def _nothing_to_compile(kernel: model.Kernel, path: tuple[str | int, ...]) -> list[Problem]:
+    """A C++-family kernel whose `src` holds no file its language compiles (only headers, a
+    `.py` file, …) would build an empty archive: harmless to the build, surely a slip."""
+    compiled = tables.COMPILED_EXTENSIONS.get(kernel.language)
+    if compiled is None:
+        return []  # Rust kernels: their own rule (`.rs` sources) is in `_rust`
+    if any(p.rpartition(".")[2] in compiled for p in kernel.src if "." in p):
+        return []
+    return [
+        warning(
+            f"nothing to compile: a {kernel.language} kernel compiles "
+            f"{', '.join('.' + e for e in compiled)} files, and `src` lists none "
+            f"({one_of(kernel.src)}); the kernel would build an empty archive",
+            path,
+        )
+    ]
+
+
+def _ptx_repeats(capabilities: Sequence[str], path: tuple[str | int, ...]) -> list[Problem]:
+    """A capability listed both with and without `+PTX` is built once, with its PTX (the
+    anchor's intersection merges them too); harmless, but usually a slip."""
+    first: dict[str, str] = {}
+    out = []
+    for index, capability in enumerate(capabilities):
+        base = tables.split_ptx(capability)[0]
+        seen = first.setdefault(base, capability)
+        if seen != capability and tables.split_ptx(seen)[1] != tables.split_ptx(capability)[1]:
+            out.append(
+                warning(
+                    f"`{capability}` repeats `{seen}`: {base} is built once, with its PTX "
+                    f"(`{base}{tables.PTX}`)",
+                    (*path, index),
+                )
+            )
+    return out
+
+
 def _kernel(build: model.Build, name: str, kernel: model.Kernel) -> list[Problem]:
     path = ("kernel", name)
     backend = model.backend_of(kernel)
@@ -173,6 +211,8 @@ def _kernel(build: model.Build, name: str, kernel: model.Kernel) -> list[Problem
         )
     if not kernel.src:
         out.append(error("a kernel needs at least one source file in `src`", (*path, "src")))
+    else:
+        out.extend(_nothing_to_compile(kernel, (*path, "src")))
     out.extend(_duplicates(kernel.src, (*path, "src")))
     depends = list(getattr(kernel, "depends", []))
     if "tvm-ffi" in depends and not isinstance(build.framework, model.TvmFfi):
@@ -194,6 +234,7 @@ def _kernel(build: model.Build, name: str, kernel: model.Kernel) -> list[Problem
                 )
             )
         out.extend(_duplicates(kernel.cuda_capabilities or [], (*path, "cuda-capabilities")))
+        out.extend(_ptx_repeats(kernel.cuda_capabilities or [], (*path, "cuda-capabilities")))
     if isinstance(kernel, model.CppRocmKernel):
         if kernel.rocm_archs == []:
             out.append(
@@ -215,6 +256,49 @@ def _kernel(build: model.Build, name: str, kernel: model.Kernel) -> list[Problem
 RUST_META = ("Cargo.toml", "Cargo.lock", "rust-toolchain.toml")
 
 
+def _lock_search(kernel: model.RustCpuKernel | model.RustCudaKernel) -> list[str]:
+    """Where a crate's `Cargo.lock` may be, nearest first: next to its manifest (the
+    deepest `Cargo.toml` listed, a workspace member's rather than the workspace's), then
+    each directory above it up to the project root (`""`), as Cargo looks for a
+    workspace root."""
+    manifests = kernel.manifests()
+    if not manifests:
+        return []
+    crate = max(manifests, key=lambda m: m.count("/")).rpartition("/")[0]
+    dirs = [crate]
+    while dirs[-1]:
+        dirs.append(dirs[-1].rpartition("/")[0])
+    return [f"{d}/Cargo.lock" if d else "Cargo.lock" for d in dirs]
+
+
+def listed_lock_files(build: model.Build, root: Path) -> tuple[model.Build, list[Problem]]:
+    """`build` with each Rust kernel's `Cargo.lock` in its `src`: one that `src` omits is
+    found as the anchor finds it (it reads the lock from the source tree, listed or not),
+    next to the crate's manifest or in the nearest directory above it up to the project
+    root, and is added with a warning telling to list it. A kernel with no lock file
+    anywhere is left as it is: `validate` reports it, naming the fix."""
+    kernels = dict(build.kernels)
+    out: list[Problem] = []
+    for name, kernel in sorted(build.kernels.items()):
+        if not isinstance(kernel, model.RUST_KERNELS) or any(
+            p.rsplit("/", 1)[-1] == "Cargo.lock" for p in kernel.src
+        ):
+            continue
+        found = next((c for c in _lock_search(kernel) if (root / c).is_file()), None)
+        if found is None:
+            continue
+        kernels[name] = evolve(kernel, src=[*kernel.src, found])
+        out.append(
+            warning(
+                f"`src` does not list the crate's lock file; using `{found}`, the nearest "
+                f"`Cargo.lock` at or above the crate: add `{found}` to `src` (`nixgen "
+                "migrate` does)",
+                ("kernel", name, "src"),
+            )
+        )
+    return (evolve(build, kernels=kernels) if out else build), out
+
+
 def _rust(
     name: str, kernel: model.RustCpuKernel | model.RustCudaKernel, path: tuple[str, ...]
 ) -> list[Problem]:
@@ -222,7 +306,18 @@ def _rust(
     language = kernel.language
     basenames = [p.rsplit("/", 1)[-1] for p in kernel.src]
     locks = basenames.count("Cargo.lock")
-    if locks != 1:
+    if locks == 0 and kernel.manifests():
+        searched = _lock_search(kernel)
+        out.append(
+            error(
+                f"a {language} kernel builds offline from its crate's `Cargo.lock`, and there "
+                f"is none: not in `src`, not at {one_of(searched)}; run `cargo "
+                f"generate-lockfile` next to the crate's manifest and add `{searched[0]}` to "
+                "`src`",
+                (*path, "src"),
+            )
+        )
+    elif locks != 1:
         out.append(
             error(
                 f"a {language} kernel lists exactly one `Cargo.lock` in `src` (found {locks})",
@@ -298,6 +393,7 @@ def _rust(
                     (*path, "cuda-capabilities"),
                 )
             )
+        out.extend(_ptx_repeats(kernel.cuda_capabilities or [], (*path, "cuda-capabilities")))
     return out
 
 

@@ -22,7 +22,7 @@ _SCP_URL = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^\s]+$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 #: A Windows drive (`C:\`, `c:/`) starts an absolute path.
 _DRIVE = re.compile(r"[A-Za-z]:[\\/]")
-_CUDA_CAPABILITY = re.compile(r"^([0-9]+)\.([0-9]+)([af]?)$")
+_CUDA_CAPABILITY = re.compile(r"^([0-9]+)\.([0-9]+)([af]?)(\+PTX)?$")
 _ROCM_ARCH = re.compile(r"^gfx([0-9][0-9a-f]{2,4}|[0-9]+(-[0-9]+)*-generic)(:[a-z0-9-]+[+-])*$")
 GIT_SCHEMES = ("https", "http", "git", "ssh", "git+ssh", "git+https", "git+http")
 GLOB_CHARS = set("*?[]{}")
@@ -136,7 +136,8 @@ def rel_dir(value: str) -> str | None:
 
 
 def cuda_capability(value: str) -> str | None:
-    """The form of a CUDA capability: ``major.minor`` with an optional ``a``/``f`` suffix.
+    """The form of a CUDA capability: ``major.minor`` with an optional ``a``/``f`` suffix,
+    then optionally ``+PTX`` (embed the PTX too, as the anchor reads it).
 
     A well-formed capability nixgen does not know is not an error (`unknown_cuda_capability`
     warns about it): the anchor keeps such values and each toolkit builds what it can.
@@ -144,12 +145,26 @@ def cuda_capability(value: str) -> str | None:
     if _CUDA_CAPABILITY.fullmatch(value):
         return None
     known = tables.known_cuda_capabilities()
-    guess = _capability_of_arch(value)
-    suggestion = f"; did you mean `{guess}`?" if guess in known else did_you_mean(value, known)
+    base, ptx = _split_ptx_loosely(value)
+    guess = _capability_of_arch(base)
+    tail = tables.PTX if ptx else ""
+    if guess in known:
+        suggestion = f"; did you mean `{guess}{tail}`?"
+    elif ptx and base in known:
+        suggestion = f"; did you mean `{base}{tail}`?"
+    else:
+        suggestion = did_you_mean(value, known)
     return (
         f"invalid CUDA capability `{value}`{suggestion}: expected `major.minor` with an "
-        "optional `a` or `f` suffix, such as `8.0`, `9.0a` or `10.0f`"
+        "optional `a` or `f` suffix, such as `8.0`, `9.0a` or `10.0f`, and `+PTX` to also "
+        "embed its PTX (`9.0+PTX`)"
     )
+
+
+def _split_ptx_loosely(value: str) -> tuple[str, bool]:
+    """``9.0+ptx``, ``9.0 + PTX`` → ``("9.0", True)``: a PTX suffix however it is spelt."""
+    match = re.fullmatch(r"(.*?)\s*\+\s*ptx", value.strip(), re.IGNORECASE)
+    return (match[1], True) if match else (value, False)
 
 
 def _capability_of_arch(value: str) -> str | None:
@@ -159,20 +174,23 @@ def _capability_of_arch(value: str) -> str | None:
 
 
 def unknown_cuda_capability(value: str) -> str | None:
-    """A warning for a well-formed capability that nixgen's table does not know."""
+    """A warning for a well-formed capability that nixgen's table does not know (a
+    ``+PTX`` capability by its base)."""
     known = tables.known_cuda_capabilities()
-    if value in known or not _CUDA_CAPABILITY.fullmatch(value):
+    base, ptx = tables.split_ptx(value)
+    if base in known or not _CUDA_CAPABILITY.fullmatch(value):
         return None
-    return f"unknown CUDA capability `{value}` (closest known: `{_closest_capability(value)}`)"
+    closest = _closest_capability(base) + (tables.PTX if ptx else "")
+    return f"unknown CUDA capability `{value}` (closest known: `{closest}`)"
 
 
 def _closest_capability(value: str) -> str:
     """The known capability nearest to `value`: same suffix when one exists, then the
     nearest major, then the nearest minor (``11.8`` → ``11.0``, ``8.0a`` → ``9.0a``)."""
-    major, minor, suffix = _CUDA_CAPABILITY.fullmatch(value).groups()  # type: ignore[union-attr]
+    major, minor, suffix, _ = _CUDA_CAPABILITY.fullmatch(value).groups()  # type: ignore[union-attr]
 
     def distance(known: str) -> tuple[int, int, int]:
-        k_major, k_minor, k_suffix = _CUDA_CAPABILITY.fullmatch(known).groups()  # type: ignore[union-attr]
+        k_major, k_minor, k_suffix, _ = _CUDA_CAPABILITY.fullmatch(known).groups()  # type: ignore[union-attr]
         return (
             k_suffix != suffix,
             abs(int(k_major) - int(major)),

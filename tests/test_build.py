@@ -243,9 +243,9 @@ def test_mixed_rust_leaky_relu_matches_torch(
 @pytest.mark.parametrize("name", ["relu-cuda", "relu-mixed"])
 def test_cuda_variants_hold_device_code_for_each_capability(kernels: Path, name: str) -> None:
     fatbin = _fatbin_module()
-    # SASS for every requested capability, plus PTX of the newest one for newer GPUs
-    # (nixpkgs' cudaForwardCompat), and nothing else.
-    want = fatbin.expected_targets([*CUDA_CAPABILITIES[:-1], CUDA_CAPABILITIES[-1] + "+PTX"])
+    # SASS for every listed capability and nothing else: no PTX, since none is listed as
+    # `+PTX` (the anchor embeds PTX only where asked; tests/test_ptx_build.py builds some).
+    want = fatbin.expected_targets(CUDA_CAPABILITIES)
     variants = _variants(name, backend="cuda")
     assert variants
     for variant in variants:

@@ -504,6 +504,10 @@ def test_nix_library_reads_the_plan_unchanged(tmp_path: Path) -> None:
         ("8.0x", "13.0", False),
         ("sm_80", "13.0", False),
         ("8", "13.0", False),
+        ("9.0+PTX", "12.6", True),
+        ("7.0+PTX", "13.0", False),
+        ("9.0a+PTX", "12.6", True),
+        ("9.0+ptx", "12.6", False),
     ],
 )
 def test_cuda_capability_support_follows_the_table(
@@ -522,13 +526,34 @@ def test_cuda_capabilities_keep_the_kernels_order_and_drop_per_toolkit() -> None
     assert plan.cuda_capabilities(_cuda(["7.0", "7.2"]), "13.0") == []
 
 
-def test_cuda_capabilities_default_to_the_builders_set() -> None:
+def test_cuda_capabilities_default_to_the_anchors_list_for_the_toolkit() -> None:
+    # kernel-builder/src/pyproject/templates/torch/preamble.cmake, CUDA_DEFAULT_KERNEL_ARCHS
     assert plan.cuda_capabilities(_cuda(None), "12.6") == [
-        "7.0", "7.2", "7.5", "8.0", "8.6", "8.7", "8.9", "9.0",
+        "7.0", "7.2", "7.5", "8.0", "8.6", "8.7", "8.9", "9.0+PTX",
     ]  # fmt: skip
-    assert plan.cuda_capabilities(_cuda(None), "13.0") == [
-        "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "11.0", "12.0",
+    assert plan.cuda_capabilities(_cuda(None), "12.8") == [
+        "7.0", "7.2", "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "12.0+PTX",
     ]  # fmt: skip
+    for cuda in ("13.0", "13.2"):
+        assert plan.cuda_capabilities(_cuda(None), cuda) == [
+            "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "11.0", "12.0", "12.1+PTX",
+        ]  # fmt: skip
+
+
+def test_a_ptx_capability_is_planned_where_the_toolkit_supports_its_base() -> None:
+    assert plan.cuda_capabilities(_cuda(["8.0", "9.0+PTX"]), "12.6") == ["8.0", "9.0+PTX"]
+    # 7.0 left CUDA 13.0: neither its SASS nor its PTX can be built there (nvcc refuses
+    # compute_70), so the entry drops out as a plain 7.0 does; 12.0 came with 12.8.
+    assert plan.cuda_capabilities(_cuda(["7.0+PTX", "8.0"]), "13.0") == ["8.0"]
+    assert plan.cuda_capabilities(_cuda(["8.0", "12.0+PTX"]), "12.6") == ["8.0"]
+    assert plan.cuda_capabilities(_cuda(["9.0a+PTX"]), "12.6") == ["9.0a+PTX"]
+    assert plan.cuda_capabilities(_cuda(["11.8+PTX"]), "13.0") == []
+
+
+def test_a_capability_listed_with_and_without_ptx_is_planned_once_with_it() -> None:
+    # The anchor's cuda_archs_loose_intersection strips `+PTX`, dedupes, then reapplies it.
+    assert plan.cuda_capabilities(_cuda(["9.0", "8.0", "9.0+PTX"]), "13.0") == ["9.0+PTX", "8.0"]
+    assert plan.cuda_capabilities(_cuda(["9.0+PTX", "9.0"]), "13.0") == ["9.0+PTX"]
 
 
 def test_every_kernel_file_carries_its_capabilities_for_every_toolkit_of_the_table() -> None:

@@ -213,7 +213,7 @@ in
         compileLines = commands phase;
       in
       {
-        nvcc = builtins.match "nvcc .* -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_80,code=compute_80 -lineinfo -c k/k.cu -o nixgen-obj/k%2Fk.cu.o" (builtins.elemAt compileLines 0) != null;
+        nvcc = builtins.match "nvcc .* -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90a,code=sm_90a -lineinfo -c k/k.cu -o nixgen-obj/k%2Fk.cu.o" (builtins.elemAt compileLines 0) != null;
         host = builtins.match "\\$CXX .* -DCUDA_KERNEL -DUSE_CUDA=1 -DHOST -c k/host.cpp .*" (builtins.elemAt compileLines 1) != null;
       };
     expected = {
@@ -235,11 +235,14 @@ in
       {
         several = threaded [ "8.0" "9.0" ];
         one = threaded [ "9.0a" ];
-        targets = (phase [ "8.0" "9.0" ]).nvccTargets;
+        # SASS and PTX of one capability are two targets nvcc compiles side by side.
+        ptx = threaded [ "9.0+PTX" ];
+        targets = (phase [ "8.0" "9.0+PTX" ]).nvccTargets;
       };
     expected = {
       several = true;
       one = false;
+      ptx = true;
       targets = 3;
     };
   };

@@ -29,42 +29,38 @@ in
     expected = [ "80" "90a" "100f" "121" ];
   };
 
-  testGencodeFlagsSassForEachPlusPtxForTheNewestPlain = {
+  testBaseOfAndWithPtx = {
+    expr = map (c: [ (cuda.baseOf c) (cuda.withPtx c) ]) [ "9.0+PTX" "9.0a+PTX" "8.0" "10.0f" ];
+    expected = [ [ "9.0" true ] [ "9.0a" true ] [ "8.0" false ] [ "10.0f" false ] ];
+  };
+
+  testArchNameDropsPtx = {
+    expr = map cuda.archName [ "9.0+PTX" "9.0a+PTX" ];
+    expected = [ "90" "90a" ];
+  };
+
+  testGencodeFlagsSassForEachNoPtxUnlessAsked = {
+    # The anchor's set_gencode_flags_for_srcs: PTX only for a `+PTX` capability.
     expr = cuda.gencodeFlags [ "8.0" "9.0" ];
     expected = [
       "-gencode=arch=compute_80,code=sm_80"
       "-gencode=arch=compute_90,code=sm_90"
-      "-gencode=arch=compute_90,code=compute_90"
     ];
   };
 
-  testGencodeFlagsPtxIsTheNewestWhateverTheOrder = {
-    expr = cuda.gencodeFlags [ "9.0" "12.0" "8.0" ];
+  testGencodeFlagsPtxCapabilityEmbedsSassAndPtx = {
+    expr = cuda.gencodeFlags [ "9.0+PTX" "8.0" "10.0f" "12.0+PTX" ];
     expected = [
-      "-gencode=arch=compute_90,code=sm_90"
-      "-gencode=arch=compute_120,code=sm_120"
+      "-gencode=arch=compute_90,code=[sm_90,compute_90]"
       "-gencode=arch=compute_80,code=sm_80"
-      "-gencode=arch=compute_120,code=compute_120"
+      "-gencode=arch=compute_100f,code=sm_100f"
+      "-gencode=arch=compute_120,code=[sm_120,compute_120]"
     ];
   };
 
-  testGencodeFlagsNoPtxForSuffixedCapabilities = {
-    # `9.0a` code runs only on 9.0 itself: PTX of it would not run anywhere newer.
-    expr = {
-      onlySuffixed = cuda.gencodeFlags [ "9.0a" "10.0f" ];
-      mixed = cuda.gencodeFlags [ "8.0" "9.0a" ];
-    };
-    expected = {
-      onlySuffixed = [
-        "-gencode=arch=compute_90a,code=sm_90a"
-        "-gencode=arch=compute_100f,code=sm_100f"
-      ];
-      mixed = [
-        "-gencode=arch=compute_80,code=sm_80"
-        "-gencode=arch=compute_90a,code=sm_90a"
-        "-gencode=arch=compute_80,code=compute_80"
-      ];
-    };
+  testTargetCountCountsPtxAsASecondTarget = {
+    expr = map cuda.targetCount [ [ ] [ "8.0" ] [ "9.0+PTX" ] [ "8.0" "9.0+PTX" ] ];
+    expected = [ 0 1 2 3 ];
   };
 
   testGencodeFlagsOfNothingIsNothing = {

@@ -109,14 +109,15 @@ in
     };
   };
 
-  testArchsOfIsTheFirstSeenUnionOfTheKernelsTargets = {
+  testArchsOfIsTheSortedUnionOfTheKernelsTargetsAsTheAnchorWritesIt = {
+    # add_build_metadata.py: `sorted(set(...))` of the kernels' archs, `+PTX` kept.
     expr = extension.archsOf {
-      a = { passthru.nixgen.capabilities = [ "8.0" "9.0" ]; };
-      b = { passthru.nixgen.capabilities = [ "9.0" "10.0" ]; };
+      a = { passthru.nixgen.capabilities = [ "8.0" "9.0+PTX" ]; };
+      b = { passthru.nixgen.capabilities = [ "9.0+PTX" "10.0" ]; };
       c = { passthru.nixgen.archs = [ "gfx942" ]; };
       d = { passthru.nixgen = { }; };
     };
-    expected = [ "8.0" "9.0" "10.0" "gfx942" ];
+    expected = [ "10.0" "8.0" "9.0+PTX" "gfx942" ];
   };
 
   testLinkOnlyPlanReadsTheBindingObjectsFromTheStore = {

@@ -1,8 +1,18 @@
-# Tests of `rust.nix`: paths named like options stay paths in the shell text it makes.
+# Tests of `rust.nix`: paths named like options stay paths in the shell text it makes, and
+# the cuda-oxide device build's target.
 let
   nixgen = import ../default.nix;
   inherit (nixgen) rust;
   contains = needle: s: builtins.replaceStrings [ needle ] [ "" ] s != s;
+  target =
+    capabilities:
+    builtins.head (
+      builtins.match ".*CUDA_OXIDE_TARGET=([^ ]*) .*" (rust.deviceBuild {
+        manifest = "device/Cargo.toml";
+        ptxDir = "ptx";
+        inherit capabilities;
+      })
+    );
 in
 {
   testLockCheckPassesACrateInADashDirectoryAsAPath = {
@@ -43,5 +53,16 @@ in
       manifest = true;
       target = true;
     };
+  };
+
+  testDeviceBuildTargetsTheLowestCapability = {
+    expr = target [ "9.0" "8.0" "12.0" ];
+    expected = "sm_80";
+  };
+
+  testDeviceBuildTargetDropsPtx = {
+    # The branch's kernel.cmake: `string(REPLACE "+PTX" "" _OXIDE_ARCH ...)`.
+    expr = target [ "9.0+PTX" "10.0" ];
+    expected = "sm_90";
   };
 }

@@ -33,13 +33,20 @@ def validate(project: Path, as_json: bool, no_file_checks: bool, strict: bool) -
     exits 2 when there are errors (with --strict, also when there are warnings). Also
     checks general.license against the SPDX license list.
     """
+    from nixgen import plan
     from nixgen import project as project_mod
     from nixgen import validate as validate_mod
     from nixgen.errors import ProblemError
 
     loaded = project_mod.read(project, check_files=not no_file_checks)
     licensed = loaded.document.locate_all(validate_mod.license_problems(loaded.build))
-    problems = [*loaded.warnings, *licensed]
+    # What planning finds too (a kernel no variant builds, nothing to build at all), as
+    # `nixgen render` reports it.
+    problems = [
+        *loaded.warnings,
+        *licensed,
+        *loaded.document.locate_all(plan.check(loaded.build)),
+    ]
     if strict:
         problems = [_strict(p) for p in problems]
     if any(p.severity == "error" for p in problems):

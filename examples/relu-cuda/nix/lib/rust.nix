@@ -3,7 +3,7 @@
   Rust kernels: checks of what a crate installs, and the pieces of a cuda-oxide
   (`rust-cuda`) build.
 */
-{ shell }:
+{ shell, cuda }:
 let
   esc = shell.escapeShellArg;
   # A relative path as an argument: one that starts with `-` gets `./` (a crate in `-x/`
@@ -133,8 +133,10 @@ in
       capabilities,
     }:
     let
-      lowest = builtins.head (builtins.sort (a: b: builtins.compareVersions a b < 0) capabilities);
-      target = "sm_${builtins.replaceStrings [ "." ] [ "" ] lowest}";
+      # `+PTX` dropped (the anchor's `string(REPLACE "+PTX" …)`): cuda-oxide emits PTX anyway.
+      bases = map cuda.baseOf capabilities;
+      lowest = builtins.head (builtins.sort (a: b: builtins.compareVersions a b < 0) bases);
+      target = "sm_${cuda.archName lowest}";
     in
     ''
       mkdir -p -- ${esc ptxDir}

@@ -8,8 +8,7 @@
   from CUDA version to capabilities; nothing here recomputes it.
 */
 let
-  versions = import ./versions.nix;
-  inherit (builtins) attrNames concatStringsSep filter foldl' head match replaceStrings;
+  inherit (builtins) attrNames concatStringsSep foldl' head match replaceStrings;
 in
 rec {
   /**
@@ -72,7 +71,37 @@ rec {
       capabilities;
 
   /**
-    The nvcc architecture name of a capability: `8.0` → `80`, `9.0a` → `90a`.
+    A capability without its `+PTX` suffix: `9.0+PTX` → `9.0`, `8.0` → `8.0`.
+
+    # Examples
+
+    ```nix
+    baseOf "9.0+PTX"
+    => "9.0"
+    ```
+  */
+  baseOf =
+    capability:
+    let
+      m = match "(.*)\\+PTX" capability;
+    in
+    if m == null then capability else head m;
+
+  /**
+    Whether a capability asks for its PTX too (`9.0+PTX`, the anchor's spelling).
+
+    # Examples
+
+    ```nix
+    map withPtx [ "9.0+PTX" "9.0" ]
+    => [ true false ]
+    ```
+  */
+  withPtx = capability: baseOf capability != capability;
+
+  /**
+    The nvcc architecture name of a capability: `8.0` → `80`, `9.0a` → `90a`,
+    `9.0+PTX` → `90`.
 
     # Examples
 
@@ -81,13 +110,13 @@ rec {
     => "90a"
     ```
   */
-  archName = capability: replaceStrings [ "." ] [ "" ] capability;
+  archName = capability: replaceStrings [ "." ] [ "" ] (baseOf capability);
 
   /**
-    nvcc `-gencode` flags: real code (SASS) for every capability, in the given order, plus
-    PTX for the newest plain capability (whatever its position in the list) so newer GPUs
-    can JIT-compile it (nixpkgs' `cudaForwardCompat`). `9.0a`/`10.0f` code runs only on
-    its own architecture (family), so it never provides the PTX.
+    nvcc `-gencode` flags, one per capability in the given order: real code (SASS) for
+    each, and for a `+PTX` capability its PTX as well (`code=[sm_90,compute_90]`), which
+    newer GPUs JIT-compile. PTX only where a capability asks for it, as the anchor's
+    `set_gencode_flags_for_srcs` does.
 
     # Type
 
@@ -98,18 +127,34 @@ rec {
     # Examples
 
     ```nix
-    gencodeFlags [ "8.0" "9.0" ]
-    => [ "-gencode=arch=compute_80,code=sm_80" "-gencode=arch=compute_90,code=sm_90" "-gencode=arch=compute_90,code=compute_90" ]
+    gencodeFlags [ "8.0" "9.0+PTX" ]
+    => [ "-gencode=arch=compute_80,code=sm_80" "-gencode=arch=compute_90,code=[sm_90,compute_90]" ]
     ```
   */
-  gencodeFlags =
-    capabilities:
+  gencodeFlags = map (
+    c:
     let
-      real = map (
-        c: "-gencode=arch=compute_${archName c},code=sm_${archName c}"
-      ) capabilities;
-      plain = filter (c: match ".*[af]" c == null) capabilities;
-      newest = if plain == [ ] then null else foldl' versions.max (head plain) plain;
+      a = archName c;
     in
-    real ++ (if newest == null then [ ] else [ "-gencode=arch=compute_${archName newest},code=compute_${archName newest}" ]);
+    "-gencode=arch=compute_${a},code=" + (if withPtx c then "[sm_${a},compute_${a}]" else "sm_${a}")
+  );
+
+  /**
+    How many device codes nvcc produces for the capabilities: one per capability, two for
+    a `+PTX` one (SASS and PTX), which `--threads` compiles side by side.
+
+    # Type
+
+    ```
+    targetCount :: [ String ] -> Int
+    ```
+
+    # Examples
+
+    ```nix
+    targetCount [ "8.0" "9.0+PTX" ]
+    => 3
+    ```
+  */
+  targetCount = capabilities: foldl' (n: c: n + (if withPtx c then 2 else 1)) 0 capabilities;
 }

@@ -408,7 +408,9 @@ rec {
 
   /**
     What a variant's GPU code was compiled for: the union of its kernels' CUDA
-    capabilities or ROCm targets, in first-seen order (`backend.archs` in metadata.json).
+    capabilities (`9.0+PTX` as planned) or ROCm targets, sorted as strings
+    (`backend.archs` in metadata.json, as the anchor's `add_build_metadata.py` writes it:
+    `sorted(set(...))`).
 
     # Type
 
@@ -418,10 +420,19 @@ rec {
   */
   archsOf =
     kernels:
-    builtins.foldl' (acc: arch: if builtins.elem arch acc then acc else acc ++ [ arch ]) [ ] (
-      builtins.concatMap (
-        kernel: kernel.passthru.nixgen.capabilities or kernel.passthru.nixgen.archs or [ ]
-      ) (attrValues kernels)
+    builtins.sort builtins.lessThan (
+      builtins.attrNames (
+        builtins.listToAttrs (
+          map (arch: {
+            name = arch;
+            value = null;
+          }) (
+            builtins.concatMap (
+              kernel: kernel.passthru.nixgen.capabilities or kernel.passthru.nixgen.archs or [ ]
+            ) (attrValues kernels)
+          )
+        )
+      )
     );
 
   /**

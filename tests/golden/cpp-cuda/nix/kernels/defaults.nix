@@ -25,8 +25,30 @@ nixgen.kernel.cpp { inherit pkgs toolchain root headers; } {
   # The kernel's capabilities that each CUDA toolkit of the build table can compile for
   # (planned by nixgen); the variant's toolkit picks its list.
   capabilities = {
-    "12.6" = [ "7.0" "7.2" "7.5" "8.0" "8.6" "8.7" "8.9" "9.0" ];
-    "13.0" = [ "7.5" "8.0" "8.6" "8.7" "8.9" "9.0" "10.0" "11.0" "12.0" ];
-    "13.2" = [ "7.5" "8.0" "8.6" "8.7" "8.9" "9.0" "10.0" "11.0" "12.0" ];
+    "12.6" = [ "7.0" "7.2" "7.5" "8.0" "8.6" "8.7" "8.9" "9.0+PTX" ];
+    "13.0" = [
+      "7.5"
+      "8.0"
+      "8.6"
+      "8.7"
+      "8.9"
+      "9.0"
+      "10.0"
+      "11.0"
+      "12.0"
+      "12.1+PTX"
+    ];
+    "13.2" = [
+      "7.5"
+      "8.0"
+      "8.6"
+      "8.7"
+      "8.9"
+      "9.0"
+      "10.0"
+      "11.0"
+      "12.0"
+      "12.1+PTX"
+    ];
   };
 }
