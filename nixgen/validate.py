@@ -17,9 +17,10 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+import attrs
+
 from nixgen import model, tables, values
 from nixgen.errors import Problem, error, one_of, warning
-from nixgen.record import evolve
 
 
 def validate(build: model.Build, root: Path | None, *, includes: bool = True) -> list[Problem]:
@@ -287,7 +288,7 @@ def listed_lock_files(build: model.Build, root: Path) -> tuple[model.Build, list
         found = next((c for c in _lock_search(kernel) if (root / c).is_file()), None)
         if found is None:
             continue
-        kernels[name] = evolve(kernel, src=[*kernel.src, found])
+        kernels[name] = attrs.evolve(kernel, src=[*kernel.src, model.RelPath(found)])
         out.append(
             warning(
                 f"`src` does not list the crate's lock file; using `{found}`, the nearest "
@@ -296,7 +297,7 @@ def listed_lock_files(build: model.Build, root: Path) -> tuple[model.Build, list
                 ("kernel", name, "src"),
             )
         )
-    return (evolve(build, kernels=kernels) if out else build), out
+    return (attrs.evolve(build, kernels=kernels) if out else build), out
 
 
 def _rust(
