@@ -79,6 +79,9 @@ SETS: dict[str, dict[str, list[str]]] = {
     # torch's default Linux wheel on PyPI: 2.11.0 is a CUDA 13.0 build (it requires
     # cuda-toolkit==13.0.2), the torch of the GPU check's torch211-cxx11-cu130 variant.
     "torch": {"torch": ["torch==2.11.0"]},
+    # CUTLASS's C++ headers, as NVIDIA's `nvidia-cutlass` wheel ships them (the toolchain
+    # stand-in's cutlass_3_8, a header-only library a kernel takes through `depends`).
+    "cutlass": {"cutlass_3_8": ["nvidia-cutlass==3.8.0.0"]},
 }
 
 #: Where each component's files sit inside its unpacked wheels.
@@ -103,6 +106,8 @@ def default_cache() -> Path:
 def _prefix(set_name: str, component: str) -> str:
     if set_name == "torch":
         return "torch"
+    if set_name == "cutlass":
+        return "cutlass_library/source"
     if set_name.startswith("12."):
         return _CU12[component]
     return _CU13

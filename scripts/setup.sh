@@ -4,7 +4,12 @@
 #   - .venv with nixgen (editable), its test extras and its dev extras (ruff, mypy),
 #   - torch 2.13.0+cpu, installed first and pinned so nothing pulls a CUDA torch,
 #     the PyPI `kernels` client and numpy (to load built kernels),
-#   - cuobjdump (PyPI nvidia-cuda-cuobjdump; optional: its test skips without it).
+#   - cuobjdump (PyPI nvidia-cuda-cuobjdump; optional: its test skips without it),
+#   - the CUDA pieces the test stand-ins build CUDA kernels with (scripts/cuda_wheels.py:
+#     NVIDIA's pinned PyPI wheels for CUDA 13.0, 13.2 and 12.6, torch 2.11.0's CUDA wheel
+#     and CUTLASS 3.8's headers, unpacked once into ~/.cache/nixgen/cuda, never installed;
+#     about 2.9 GB fetched, 4.7 GB on disk, under a minute here; optional: the CUDA build
+#     tests skip without them).
 # Idempotent. Used by quickstart.sh and .ci/run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -58,5 +63,9 @@ PY
 .venv/bin/python -m compileall -q nixgen >/dev/null
 if ! "${pip[@]}" --no-deps 'nvidia-cuda-cuobjdump==13.4.92' 2>/dev/null; then
   echo "warning: could not install cuobjdump; its test will be skipped" >&2
+fi
+step "CUDA wheels for the test stand-ins"
+if ! .venv/bin/python scripts/cuda_wheels.py; then
+  echo "warning: could not fetch the CUDA wheels; the CUDA build tests will be skipped" >&2
 fi
 step "ready: $(.venv/bin/nixgen --version)"

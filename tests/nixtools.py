@@ -237,6 +237,8 @@ def sandbox_paths(python: str = sys.executable) -> list[str]:
         py.get("include"),
         py.get("executable") and os.path.dirname(os.path.dirname(py["executable"])),
         torch.get("dir"),
+        # The unpacked CUDA and torch wheels (scripts/cuda_wheels.py).
+        facts.get("cudaWheels") and str(make_host.cuda_wheel_cache()),
         sys.prefix,
         sys.base_prefix,
     ]
