@@ -25,16 +25,20 @@ from click.testing import CliRunner
 
 from nixgen.cli import main
 
-from .nixtools import (
-    NixError,
-    flake_build,
-    flake_eval,
-    have_nix,
-    host_facts,
-    make_stub,
-    nix_build,
-    nix_env,
+from .cudatools import (
+    HAVE_WHEELS,
+    SKIP_REASON,
+    WHEELS,
+    cuobjdump,
+    demangle,
+    dynamic_symbols,
+    needed,
+    needs_wheels,
+    prefix,
+    torch_cuda_symbols,
+    unresolved,
 )
+from .nixtools import NixError, flake_build, flake_eval, have_nix, make_stub, nix_build, nix_env
 
 pytestmark = [
     pytest.mark.build,
@@ -52,43 +56,14 @@ VARIANTS = {
 }
 CUDA12_VARIANT = f"torch213-cxx11-cu126-{SYSTEM}"
 
-WHEELS: dict[str, Any] = host_facts().get("cudaWheels") or {}
-HAVE_WHEELS = all("cuda_nvcc" in WHEELS.get(v, {}) for v in VARIANTS) and "torch" in WHEELS
-needs_wheels = pytest.mark.skipif(
-    not HAVE_WHEELS,
-    reason="the CUDA wheels are not unpacked on this machine (python scripts/cuda_wheels.py)",
-)
-
 
 def _run(args: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, capture_output=True, text=True, check=False, **kwargs)
 
 
-def _prefix(set_name: str, component: str) -> Path:
-    return Path(WHEELS[set_name][component]["prefix"])
-
-
-def _cuobjdump() -> str:
-    """cuobjdump 13.2 from the unpacked wheel (PyPI has none for 13.0)."""
-    return str(_prefix("13.2", "cuda_cuobjdump") / "bin" / "cuobjdump")
-
-
 def _library(variant_dir: Path) -> Path:
     [library] = sorted(variant_dir.glob("*.abi3.so"))
     return library
-
-
-def _dynamic_symbols(library: Path, *, defined: bool) -> set[str]:
-    flag = "--defined-only" if defined else "--undefined-only"
-    done = _run(["nm", "-D", flag, str(library)])
-    assert done.returncode == 0, done.stderr
-    return {line.split()[-1] for line in done.stdout.splitlines() if line.strip()}
-
-
-def _needed(library: Path) -> list[str]:
-    done = _run(["readelf", "-d", str(library)])
-    assert done.returncode == 0, done.stderr
-    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", done.stdout)
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +84,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def built(request: pytest.FixtureRequest, project: Path, stub: Path) -> tuple[str, Path]:
     """(CUDA version, the built variant directory), one build per 13.x set per session."""
     if not HAVE_WHEELS:
-        pytest.skip("the CUDA wheels are not unpacked on this machine (scripts/cuda_wheels.py)")
+        pytest.skip(SKIP_REASON)
     cuda: str = request.param
     [out] = flake_build(project, VARIANTS[cuda], stub=stub, timeout=3600)
     return cuda, out
@@ -159,55 +134,27 @@ def test_fixture_uses_what_real_cuda_kernels_use() -> None:
 def test_fixture_links_the_real_torch_cuda_libraries(built: tuple[str, Path]) -> None:
     cuda, vdir = built
     library = _library(vdir)
-    needed = _needed(library)
-    assert {"libtorch_cuda.so", "libc10_cuda.so", "libcudart.so.13"} <= set(needed), needed
+    assert {"libtorch_cuda.so", "libc10_cuda.so", "libcudart.so.13"} <= set(needed(library))
     # Every unversioned symbol the extension takes from elsewhere is defined by torch 2.11's
-    # real CUDA build (c10, torch_cpu, c10_cuda, torch_cuda) or, for the cuBLAS calls that
-    # resolve through the libcublas torch has loaded, by the set's cuBLAS.
-    torch_lib = Path(WHEELS["torch"]["torch"]["prefix"]) / "lib"
-    providers = {
-        "torch": set().union(
-            *(
-                _dynamic_symbols(torch_lib / f"lib{n}.so", defined=True)
-                for n in ("c10", "torch_cpu", "c10_cuda", "torch_cuda")
-            )
-        ),
-        "cublas": {
-            s.split("@")[0]
-            for s in _dynamic_symbols(
-                _prefix(cuda, "libcublas") / "lib" / "libcublas.so.13", defined=True
-            )
-        },
-    }
-    undefined = [s for s in _dynamic_symbols(library, defined=False) if "@" not in s]
-    unresolved = [
-        s
-        for s in undefined
-        if s not in providers["torch"]
-        and s not in providers["cublas"]
-        # The Python C API (the abi3 module's init) comes from the interpreter.
-        and not s.startswith("Py")
-        and s not in {"__gmon_start__", "_ITM_deregisterTMCloneTable", "_ITM_registerTMCloneTable"}
-    ]
-    assert unresolved == []
-    cuda_api = subprocess.run(
-        ["c++filt"],
-        input="\n".join(s for s in undefined if s in providers["torch"]),
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.splitlines()
+    # real CUDA build or, for the cuBLAS calls (resolved through the libcublas torch loads),
+    # by the set's cuBLAS.
+    torch_symbols = torch_cuda_symbols()
+    cublas = prefix(cuda, "libcublas") / "lib" / "libcublas.so.13"
+    cublas_symbols = {s.split("@")[0] for s in dynamic_symbols(cublas, defined=True)}
+    assert unresolved(library, torch_symbols, cublas_symbols) == []
+    undefined = dynamic_symbols(library, defined=False)
+    cuda_api = demangle(sorted(undefined & torch_symbols))
     assert any(n.startswith("c10::cuda::getCurrentCUDAStream") for n in cuda_api)
     assert any(n.startswith("at::cuda::getCurrentCUDABlasHandle") for n in cuda_api)
-    assert {"cublasSgemv_v2", "cublasSetStream_v2"} <= set(undefined) & providers["cublas"]
+    assert {"cublasSgemv_v2", "cublasSetStream_v2"} <= undefined & cublas_symbols
 
 
 def test_fixture_holds_device_code_for_each_capability(built: tuple[str, Path]) -> None:
     _, vdir = built
     library = str(_library(vdir))
-    elf = _run([_cuobjdump(), "--list-elf", library])
+    elf = _run([cuobjdump(), "--list-elf", library])
     assert elf.returncode == 0, elf.stderr
-    ptx = _run([_cuobjdump(), "--list-ptx", library])
+    ptx = _run([cuobjdump(), "--list-ptx", library])
     assert ptx.returncode == 0, ptx.stderr
     # One fat binary per .cu file: a cubin per capability, PTX of the newest one.
     cubins = sorted(line.rsplit(".", 2)[-2] for line in elf.stdout.splitlines() if line.strip())
@@ -223,7 +170,7 @@ def test_fixture_device_code_comes_from_the_variants_own_nvcc(
     cuda, vdir = built
     # Each cubin's .note.nv.tkinfo names the toolkit whose ptxas made it (the PTX is
     # compressed in the fat binary, its header comment unreadable).
-    done = _run([_cuobjdump(), "-xelf", "all", str(_library(vdir))], cwd=tmp_path)
+    done = _run([cuobjdump(), "-xelf", "all", str(_library(vdir))], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     cubins = sorted(tmp_path.glob("*.cubin"))
     assert len(cubins) == 2 * len(CAPABILITIES)
