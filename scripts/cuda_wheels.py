@@ -34,55 +34,10 @@ import time
 import zipfile
 from pathlib import Path
 
-#: Exact pins. The 13.x and 12.6 component versions are those of PyPI's `cuda-toolkit`
-#: meta-package (its Requires-Dist pins): 13.0.3.0 for 13.0 (the versions torch 2.11's
-#: wheel was built with, cuBLAS one update newer), 13.2.2 for 13.2, 12.6.3 for 12.6.
-#: Only what a kernel build reads: the compiler, the runtime, CCCL and the three libraries
-#: whose headers `ATen/cuda/CUDAContext.h` includes (nixgen's `cudaInputs`), NVTX (headers
-#: only, tiny) and, where PyPI has it, cuobjdump.
-SETS: dict[str, dict[str, list[str]]] = {
-    "13.0": {
-        "cuda_nvcc": [
-            "nvidia-cuda-nvcc==13.0.88",
-            "nvidia-nvvm==13.0.88",
-            "nvidia-cuda-crt==13.0.88",
-        ],
-        "cuda_cudart": ["nvidia-cuda-runtime==13.0.96"],
-        "cccl": ["nvidia-cuda-cccl==13.0.85"],
-        "libcublas": ["nvidia-cublas==13.1.1.3"],
-        "libcusparse": ["nvidia-cusparse==12.6.3.3"],
-        "libcusolver": ["nvidia-cusolver==12.0.4.66"],
-        "cuda_nvtx": ["nvidia-nvtx==13.0.85"],
-    },
-    "13.2": {
-        "cuda_nvcc": [
-            "nvidia-cuda-nvcc==13.2.86",
-            "nvidia-nvvm==13.2.86",
-            "nvidia-cuda-crt==13.2.86",
-        ],
-        "cuda_cudart": ["nvidia-cuda-runtime==13.2.86"],
-        "cccl": ["nvidia-cuda-cccl==13.2.86"],
-        "libcublas": ["nvidia-cublas==13.4.1.3"],
-        "libcusparse": ["nvidia-cusparse==12.7.10.12"],
-        "libcusolver": ["nvidia-cusolver==12.2.0.11"],
-        "cuda_nvtx": ["nvidia-nvtx==13.2.86"],
-        "cuda_cuobjdump": ["nvidia-cuda-cuobjdump==13.2.86"],
-    },
-    "12.6": {
-        "cuda_cudart": ["nvidia-cuda-runtime-cu12==12.6.77"],
-        "cccl": ["nvidia-cuda-cccl-cu12==12.6.77"],
-        "libcublas": ["nvidia-cublas-cu12==12.6.4.1"],
-        "libcusparse": ["nvidia-cusparse-cu12==12.5.4.2"],
-        "libcusolver": ["nvidia-cusolver-cu12==11.7.1.2"],
-        "cuda_nvtx": ["nvidia-nvtx-cu12==12.6.77"],
-    },
-    # torch's default Linux wheel on PyPI: 2.11.0 is a CUDA 13.0 build (it requires
-    # cuda-toolkit==13.0.2), the torch of the GPU check's torch211-cxx11-cu130 variant.
-    "torch": {"torch": ["torch==2.11.0"]},
-    # CUTLASS's C++ headers, as NVIDIA's `nvidia-cutlass` wheel ships them (the toolchain
-    # stand-in's cutlass_3_8, a header-only library a kernel takes through `depends`).
-    "cutlass": {"cutlass_3_8": ["nvidia-cutlass==3.8.0.0"]},
-}
+#: The pins, by set and component: tests/nixpkgs/cuda-wheels.json (the stand-ins read the
+#: versions there too).
+PINS = Path(__file__).resolve().parent.parent / "tests" / "nixpkgs" / "cuda-wheels.json"
+SETS: dict[str, dict[str, list[str]]] = json.loads(PINS.read_text(encoding="utf-8"))["sets"]
 
 #: Where each component's files sit inside its unpacked wheels.
 _CU13 = "nvidia/cu13"
@@ -175,7 +130,7 @@ def fetch_component(
         "wheels": pins,
     }
     if stamp.is_file() and json.loads(stamp.read_text()).get("wheels") == pins:
-        return json.loads(stamp.read_text())
+        return {**json.loads(stamp.read_text()), "cached": True}
     if root.exists():
         shutil.rmtree(root)
     root.mkdir(parents=True)
@@ -207,14 +162,15 @@ def fetch(cache: Path, only: list[str] | None = None, pip: list[str] | None = No
         entry: dict[str, object] = {}
         for component, pins in components.items():
             record = fetch_component(cache, set_name, component, pins, pip)
+            cached = record.pop("cached", False)
             entry[component] = record
-            print(
-                f"{set_name} {component}: {record['version']}"
-                f" ({int(record.get('downloadBytes', 0)) >> 20} MiB fetched,"
-                f" {int(record.get('unpackedBytes', 0)) >> 20} MiB unpacked,"
-                f" {record.get('seconds', 0)} s)",
-                file=sys.stderr,
+            what = (
+                "already unpacked"
+                if cached
+                else f"{int(str(record['downloadBytes'])) >> 20} MiB fetched,"
+                f" {int(str(record['unpackedBytes'])) >> 20} MiB unpacked, {record['seconds']} s"
             )
+            print(f"{set_name} {component} {record['version']}: {what}", file=sys.stderr)
         manifest[set_name] = entry
         tmp = manifest_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")

@@ -191,3 +191,20 @@ def test_fixture_python_package_and_metadata(built: tuple[str, Path]) -> None:
     _, vdir = built
     assert {"__init__.py", "_ops.py", "metadata.json"} <= set(os.listdir(vdir))
     assert "def gemv(" in (vdir / "__init__.py").read_text()
+
+
+def test_without_the_wheels_cuda_components_fail_naming_the_script(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NIXGEN_CUDA_CACHE", str(tmp_path / "empty-cache"))
+    bare = make_stub(tmp_path / "bare")
+    assert "cudaWheels = null;" in (bare / "host.nix").read_text()
+    config = "{ allowUnfree = true; cudaSupport = true; }"
+    pkgs = f'(import {bare} {{ system = "{SYSTEM}"; config = {config}; }})'
+    with pytest.raises(NixError) as failed:
+        nix_build(f"{pkgs}.cudaPackages_13_0.libcublas")
+    assert "cudaPackages_13_0.libcublas cannot be built" in failed.value.stderr
+    assert "run `python scripts/cuda_wheels.py`" in failed.value.stderr
+    with pytest.raises(NixError) as failed:
+        nix_build(f"{pkgs}.python3.pkgs.torch")
+    assert "no CUDA build of torch is unpacked on this machine" in failed.value.stderr

@@ -211,7 +211,7 @@ def test_cuda_package_sets_and_flags(stub: Path) -> None:
         "atLeast": True,
         "older": True,
         "caps": ["8.0", "9.0"],
-        "cublas": "cuda13.0-libcublas-13.0.88",
+        "cublas": "cuda13.0-libcublas-13.1.1.3",
     }
 
 

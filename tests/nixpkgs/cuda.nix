@@ -227,7 +227,8 @@ let
         let
           source = wheels.tree cudaMajorMinorVersion pname;
           unavailable = if empty then null else wheels.unavailable cudaMajorMinorVersion pname;
-          componentVersion = source.version or "${cudaMajorMinorVersion}.0";
+          pinned = wheels.version cudaMajorMinorVersion pname;
+          componentVersion = if pinned == null then "${cudaMajorMinorVersion}.0" else pinned;
         in
         final.stdenvNoCC.mkDerivation (finalAttrs: {
           inherit pname;

@@ -36,11 +36,16 @@ let
   hostPython = host.python or null;
   hostTorch = host.torch or null;
   # CUDA variants link torch's CUDA build (./cuda-wheels.nix), never the host's CPU wheel.
-  cudaTorch = (import ./cuda-wheels.nix { inherit host; }).torch;
+  cudaWheels = import ./cuda-wheels.nix { inherit host; };
+  cudaTorch = cudaWheels.torch;
+  cudaTorchVersion = cudaWheels.version "torch" "torch";
   cudaSupport = config.cudaSupport or false;
   torchSource =
     if cudaSupport then
-      (if cudaTorch == null then null else { dir = cudaTorch.prefix; inherit (cudaTorch) version; })
+      {
+        dir = if cudaTorch == null then "" else cudaTorch.prefix;
+        version = cudaTorchVersion;
+      }
     else
       hostTorch;
   torchMissing =
