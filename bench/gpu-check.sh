@@ -54,7 +54,7 @@ prepare() {
   local kernels_version
   kernels_version=$("$py" -c 'from importlib.metadata import version; print(version("kernels"))')
   for v in $python_versions; do
-    "$py" -m pip download --quiet --only-binary=:all: --python-version "$v" \
+    "$py" -m pip download -qq --only-binary=:all: --python-version "$v" \
       --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
       --platform manylinux2014_x86_64 --platform linux_x86_64 \
       -d "$out/wheels" "kernels==$kernels_version"

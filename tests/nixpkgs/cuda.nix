@@ -374,7 +374,7 @@ let
           ];
           # Real cuda_cudart propagates CCCL's headers (cuda_cudart.nix), which its own
           # headers include (<nv/target>).
-          propagate = [ self.cuda_cccl ];
+          propagate = [ self.cccl ];
           description = "CUDA runtime (stand-in: NVIDIA's runtime wheel)";
         };
         cuda_cccl = mkComponent {
