@@ -354,17 +354,16 @@ def flake_build(
 
 
 def flake_build_each(
-    flake_dir: Path | str,
-    attrs: Sequence[str],
+    installables: Sequence[tuple[Path | str, str]],
     *,
     stub: Path | str,
     max_jobs: int = 2,
     timeout: float = 600,
 ) -> list[Path]:
-    """``flake_build`` of several attributes in one ``nix build`` (one evaluation, builds in
-    parallel); the output path of each, in the order of ``attrs``."""
+    """``flake_build`` of several ``(flake_dir, attr)`` in one ``nix build`` (builds run in
+    parallel, shared derivations once); the output path of each, in order."""
     args = ["nix", "build", "--json", "--no-link", "--max-jobs", str(max_jobs)]
-    args += [_flake_ref(flake_dir, attr) for attr in attrs] + _override(stub)
+    args += [_flake_ref(flake_dir, attr) for flake_dir, attr in installables] + _override(stub)
     results = json.loads(_run(args, cwd=None, timeout=timeout).stdout)
     return [Path(r["outputs"]["out"]) for r in results]
 

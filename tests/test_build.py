@@ -128,18 +128,23 @@ CPU_EXAMPLES = ["relu-cpu", "relu-mixed", "relu-rust"]
 @pytest.fixture(scope="module")
 def kernels(repo: Path, stub: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Every bundled variant of every buildable example that the stand-ins can build, laid
-    out as `.#kernels` (`<example>/<variant>/`), each example's in one `nix build`.
+    out as `.#kernels` (`<example>/<variant>/`), all in one `nix build`.
 
     Without the CUDA wheels: the CPU examples' CPU variants only."""
     layout = tmp_path_factory.mktemp("kernels")
-    for name in BUILDABLE if HAVE_CUDA else CPU_EXAMPLES:
-        (layout / name).mkdir()
-        variants = _variants(name) if HAVE_CUDA else _variants(name, backend="cpu")
-        outs = flake_build_each(
-            repo / "examples" / name, [v.name for v in variants], stub=stub, timeout=3600
-        )
-        for variant, out in zip(variants, outs, strict=True):
-            (layout / name / variant.name).symlink_to(out)
+    wanted = [
+        (name, variant)
+        for name in (BUILDABLE if HAVE_CUDA else CPU_EXAMPLES)
+        for variant in (_variants(name) if HAVE_CUDA else _variants(name, backend="cpu"))
+    ]
+    outs = flake_build_each(
+        [(repo / "examples" / name, variant.name) for name, variant in wanted],
+        stub=stub,
+        timeout=3600,
+    )
+    for (name, variant), out in zip(wanted, outs, strict=True):
+        (layout / name).mkdir(exist_ok=True)
+        (layout / name / variant.name).symlink_to(out)
     return layout
 
 
