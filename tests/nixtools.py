@@ -361,7 +361,8 @@ def flake_build_each(
     timeout: float = 600,
 ) -> list[Path]:
     """``flake_build`` of several ``(flake_dir, attr)`` in one ``nix build`` (builds run in
-    parallel, shared derivations once); the output path of each, in order."""
+    parallel, shared derivations once); the output paths, in the order Nix prints them
+    (Nix 2.8 does not keep the order of the installables)."""
     args = ["nix", "build", "--json", "--no-link", "--max-jobs", str(max_jobs)]
     args += [_flake_ref(flake_dir, attr) for flake_dir, attr in installables] + _override(stub)
     results = json.loads(_run(args, cwd=None, timeout=timeout).stdout)

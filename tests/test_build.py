@@ -137,14 +137,26 @@ def kernels(repo: Path, stub: Path, tmp_path_factory: pytest.TempPathFactory) ->
         for name in (BUILDABLE if HAVE_CUDA else CPU_EXAMPLES)
         for variant in (_variants(name) if HAVE_CUDA else _variants(name, backend="cpu"))
     ]
-    outs = flake_build_each(
+    # Where each variant lands (evaluated per example), then one build of them all.
+    outs: dict[tuple[str, str], Path] = {}
+    for name in dict.fromkeys(name for name, _ in wanted):
+        names = [v.name for n, v in wanted if n == name]
+        paths = flake_eval(
+            repo / "examples" / name,
+            f"packages.{SYSTEM}",
+            stub=stub,
+            apply="ps: map (n: ps.${n}.outPath) [ " + " ".join(f'"{n}"' for n in names) + " ]",
+        )
+        outs.update({(name, n): Path(p) for n, p in zip(names, paths, strict=True)})
+    built = flake_build_each(
         [(repo / "examples" / name, variant.name) for name, variant in wanted],
         stub=stub,
         timeout=3600,
     )
-    for (name, variant), out in zip(wanted, outs, strict=True):
+    assert sorted(built) == sorted(outs.values())
+    for (name, variant_name), out in outs.items():
         (layout / name).mkdir(exist_ok=True)
-        (layout / name / variant.name).symlink_to(out)
+        (layout / name / variant_name).symlink_to(out)
     return layout
 
 
