@@ -6,7 +6,8 @@
 # result with the PyPI `kernels` client.
 set -euo pipefail
 cd "$(dirname "$0")"
-scripts/setup.sh
+# The CUDA wheels the CUDA build tests use are not needed for this CPU example.
+NIXGEN_CUDA_WHEELS=0 scripts/setup.sh
 
 repo=$(pwd)
 py="$repo/.venv/bin/python"

@@ -9,6 +9,11 @@
 #     compiler families' drivers (clang for darwin/ROCm/XPU flags, ld64.lld for the darwin
 #     link, hipcc for real ROCm builds; tests/test_compilers.py skips without them). About
 #     0.8 GB on disk, 15-60 s from a Debian mirror.
+#   - the CUDA pieces the test stand-ins build CUDA kernels with (scripts/cuda_wheels.py:
+#     NVIDIA's pinned PyPI wheels for CUDA 13.0, 13.2 and 12.6, torch 2.11.0's CUDA wheel
+#     and CUTLASS 3.8's headers, unpacked once into ~/.cache/nixgen/cuda, never installed;
+#     about 2.9 GB fetched, 4.7 GB on disk, under a minute here; optional: the CUDA build
+#     tests skip without them; NIXGEN_CUDA_WHEELS=0 skips this step).
 # Idempotent. Used by quickstart.sh and .ci/run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -74,5 +79,12 @@ PY
 .venv/bin/python -m compileall -q nixgen >/dev/null
 if ! "${pip[@]}" --no-deps 'nvidia-cuda-cuobjdump==13.4.92' 2>/dev/null; then
   echo "warning: could not install cuobjdump; its test will be skipped" >&2
+fi
+# NIXGEN_CUDA_WHEELS=0 skips them (quickstart.sh, which builds a CPU kernel only).
+if [[ ${NIXGEN_CUDA_WHEELS:-1} != 0 ]]; then
+  step "CUDA wheels for the test stand-ins"
+  if ! .venv/bin/python scripts/cuda_wheels.py; then
+    echo "warning: could not fetch the CUDA wheels; the CUDA build tests will be skipped" >&2
+  fi
 fi
 step "ready: $(.venv/bin/nixgen --version)"

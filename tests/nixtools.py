@@ -237,6 +237,8 @@ def sandbox_paths(python: str = sys.executable) -> list[str]:
         py.get("include"),
         py.get("executable") and os.path.dirname(os.path.dirname(py["executable"])),
         torch.get("dir"),
+        # The unpacked CUDA and torch wheels (scripts/cuda_wheels.py).
+        facts.get("cudaWheels") and str(make_host.cuda_wheel_cache()),
         sys.prefix,
         sys.base_prefix,
     ]
@@ -349,6 +351,22 @@ def flake_build(
     ]
     results = json.loads(_run(args, cwd=None, timeout=timeout).stdout)
     return [Path(p) for r in results for p in r["outputs"].values()]
+
+
+def flake_build_each(
+    installables: Sequence[tuple[Path | str, str]],
+    *,
+    stub: Path | str,
+    max_jobs: int = 2,
+    timeout: float = 600,
+) -> list[Path]:
+    """``flake_build`` of several ``(flake_dir, attr)`` in one ``nix build`` (builds run in
+    parallel, shared derivations once); the output paths, in the order Nix prints them
+    (Nix 2.8 does not keep the order of the installables)."""
+    args = ["nix", "build", "--json", "--no-link", "--max-jobs", str(max_jobs)]
+    args += [_flake_ref(flake_dir, attr) for flake_dir, attr in installables] + _override(stub)
+    results = json.loads(_run(args, cwd=None, timeout=timeout).stdout)
+    return [Path(r["outputs"]["out"]) for r in results]
 
 
 def flake_check(

@@ -1,24 +1,25 @@
 """Real builds: the repository flake's `kernels` through the stub nixpkgs and the kernels
 toolchain stand-in (tests/kernel-builder).
 
-One build is shared by every test: `nix build .#kernels --override-input nixpkgs
-path:<stub> --override-input kernel-builder path:<toolchain>` in a copy of the repository
-(as a commit holds it), with the host's g++,
-cargo and nvcc. The CPU kernels are loaded with the PyPI `kernels` client and checked
-against torch; the CUDA ones (no GPU here) are checked for device code per capability and
-for linking; the CPU derivations are rebuilt with `nix-build --check`, which fails unless
-every output byte is the same.
+One build is shared by every test: each bundled variant of each buildable example that the
+stand-ins can build (`nix build <example>#<variant> … --override-input nixpkgs path:<stub>
+--override-input kernel-builder path:<toolchain>`, in a copy of the repository as a commit
+holds it), laid out as `.#kernels` lays it out, with the host's g++ and cargo and NVIDIA's
+PyPI wheels for CUDA 13.0 and 13.2 (scripts/cuda_wheels.py). CUDA 12.x variants evaluate
+only: PyPI has no CUDA 12 compiler, so the stand-in's cudaPackages_12_6.cuda_nvcc fails. The
+CPU kernels are loaded with the PyPI `kernels` client and checked against torch; the CUDA
+ones (no GPU here) are checked for device code per capability and for linking against
+torch's real CUDA build; the CPU derivations are rebuilt with `nix-build --check`, which
+fails unless every output byte is the same.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 import textwrap
 from pathlib import Path
 from types import ModuleType
@@ -29,11 +30,22 @@ import pytest
 from nixgen import plan, project
 
 from .conftest import EXAMPLES, UNKNOWN_CAPABILITY, unknown_capability_project
+from .cudatools import (
+    HAVE_WHEELS,
+    SKIP_REASON,
+    cuobjdump,
+    is_cuda12,
+    needed,
+    torch_cuda_symbols,
+    unresolved,
+)
 from .nixtools import (
+    NixError,
     copy_worktree,
     flake_build,
+    flake_build_each,
+    flake_eval,
     have_nix,
-    host_facts,
     kernel_builder,
     make_stub,
     nix_build,
@@ -75,12 +87,17 @@ def _non_contiguous(torch: Any, generator: Any) -> list[Any]:
     ]
 
 
-def _variants(name: str, *, backend: str | None = None) -> list[plan.Variant]:
-    """The bundled variants of an example on SYSTEM, as `nixgen variants` lists them."""
+def _variants(
+    name: str, *, backend: str | None = None, buildable: bool = True
+) -> list[plan.Variant]:
+    """The bundled variants of an example on SYSTEM, as `nixgen variants` lists them; with
+    `buildable`, those the stand-ins can build (not CUDA 12.x)."""
     return [
         v
         for v in plan.variants(project.read(EXAMPLES / name).build, system=SYSTEM)
-        if v.bundle and (backend is None or v.backend == backend)
+        if v.bundle
+        and (backend is None or v.backend == backend)
+        and not (buildable and v.backend == "cuda" and is_cuda12(v.backend_version))
     ]
 
 
@@ -101,28 +118,46 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return copy_worktree(tmp_path_factory.mktemp("worktree") / "nixgen")
 
 
-#: Whether the host has a CUDA toolkit (nvcc). Without one, the CUDA variants cannot be
-#: built: the CPU variants are built on their own and the CUDA tests are skipped.
-HAVE_CUDA = bool((host_facts().get("cuda") or {}).get("prefix"))
-needs_cuda = pytest.mark.skipif(not HAVE_CUDA, reason="no CUDA toolkit (nvcc) on this machine")
+#: Whether the CUDA wheels are unpacked (scripts/cuda_wheels.py). Without them, the CUDA
+#: variants cannot be built: the CPU variants are built on their own and the CUDA tests are
+#: skipped.
+HAVE_CUDA = HAVE_WHEELS
+needs_cuda = pytest.mark.skipif(not HAVE_CUDA, reason=SKIP_REASON)
 CPU_EXAMPLES = ["relu-cpu", "relu-mixed", "relu-rust"]
 
 
 @pytest.fixture(scope="module")
 def kernels(repo: Path, stub: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`nix build .#kernels`: every bundled variant of every buildable example.
+    """Every bundled variant of every buildable example that the stand-ins can build, laid
+    out as `.#kernels` (`<example>/<variant>/`), all in one `nix build`.
 
-    Without nvcc: each CPU example's CPU variants from its own flake, laid out the same
-    way (`<example>/<variant>/`)."""
-    if HAVE_CUDA:
-        [out] = flake_build(repo, "kernels", stub=stub, timeout=3600)
-        return out
-    layout = tmp_path_factory.mktemp("kernels-cpu")
-    for name in CPU_EXAMPLES:
-        (layout / name).mkdir()
-        for variant in _variants(name, backend="cpu"):
-            [out] = flake_build(repo / "examples" / name, variant.name, stub=stub, timeout=3600)
-            (layout / name / variant.name).symlink_to(out)
+    Without the CUDA wheels: the CPU examples' CPU variants only."""
+    layout = tmp_path_factory.mktemp("kernels")
+    wanted = [
+        (name, variant)
+        for name in (BUILDABLE if HAVE_CUDA else CPU_EXAMPLES)
+        for variant in (_variants(name) if HAVE_CUDA else _variants(name, backend="cpu"))
+    ]
+    # Where each variant lands (evaluated per example), then one build of them all.
+    outs: dict[tuple[str, str], Path] = {}
+    for name in dict.fromkeys(name for name, _ in wanted):
+        names = [v.name for n, v in wanted if n == name]
+        paths = flake_eval(
+            repo / "examples" / name,
+            f"packages.{SYSTEM}",
+            stub=stub,
+            apply="ps: map (n: ps.${n}.outPath) [ " + " ".join(f'"{n}"' for n in names) + " ]",
+        )
+        outs.update({(name, n): Path(p) for n, p in zip(names, paths, strict=True)})
+    built = flake_build_each(
+        [(repo / "examples" / name, variant.name) for name, variant in wanted],
+        stub=stub,
+        timeout=3600,
+    )
+    assert sorted(built) == sorted(outs.values())
+    for (name, variant_name), out in outs.items():
+        (layout / name).mkdir(exist_ok=True)
+        (layout / name / variant_name).symlink_to(out)
     return layout
 
 
@@ -149,21 +184,27 @@ def _fatbin_module() -> ModuleType:
     return module
 
 
-def _cuobjdump() -> str | None:
-    """cuobjdump from $CUOBJDUMP, PATH, or the `nvidia-cuda-cuobjdump` wheel (.ci/run)."""
-    wheel = Path(sysconfig.get_paths()["purelib"]) / "nvidia" / "cu13" / "bin" / "cuobjdump"
-    for candidate in (os.environ.get("CUOBJDUMP"), shutil.which("cuobjdump"), str(wheel)):
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    return None
-
-
 def _extension(variant_dir: Path) -> Path:
     meta = json.loads((variant_dir / "metadata.json").read_text())
     return variant_dir / f"{meta['id']}.abi3.so"
 
 
 # -------------------------------------------------------------------------- layout
+
+
+@needs_cuda
+def test_cuda12_variants_evaluate_and_fail_to_build_saying_no_compiler_exists(
+    repo: Path, stub: Path
+) -> None:
+    cuda12 = [v for v in _variants("relu-cuda", buildable=False) if is_cuda12(v.backend_version)]
+    assert cuda12
+    example = repo / "examples" / "relu-cuda"
+    for variant in cuda12:
+        drv = flake_eval(example, f"packages.{SYSTEM}.{variant.name}.drvPath", stub=stub)
+        assert drv.endswith(".drv")
+    with pytest.raises(NixError) as failed:
+        flake_build(example, cuda12[0].name, stub=stub, timeout=1800)
+    assert "no CUDA 12.6 compiler exists here" in failed.value.stderr
 
 
 @needs_cuda
@@ -257,9 +298,7 @@ def test_cuda_variants_hold_device_code_for_each_capability(kernels: Path, name:
 
 @needs_cuda
 def test_cuobjdump_lists_a_cubin_per_capability(kernels: Path) -> None:
-    tool = _cuobjdump()
-    if tool is None:
-        pytest.skip("no cuobjdump (pip install nvidia-cuda-cuobjdump==13.4.92, or $CUOBJDUMP)")
+    tool = cuobjdump()
     for variant in _variants("relu-cuda", backend="cuda"):
         so = _extension(kernels / "relu-cuda" / variant.name)
         elf = _run([tool, "--list-elf", str(so)])
@@ -269,35 +308,15 @@ def test_cuobjdump_lists_a_cubin_per_capability(kernels: Path) -> None:
 
 
 @needs_cuda
-def test_cuda_extension_links_and_registers_a_cuda_kernel(kernels: Path) -> None:
-    cuda = host_facts().get("cuda") or {}
-    if not cuda.get("prefix"):
-        pytest.skip("no CUDA toolkit on this machine")
-    vdir = kernels / "relu-cuda" / "torch213-cxx11-cu130-x86_64-linux"
-    # The CPU torch cannot select a CUDA variant through the client, so import it
-    # directly: every symbol must resolve against libc10/libtorch_cpu/libcudart.
-    script = textwrap.dedent(
-        """
-        import importlib.util, json, sys
-        from pathlib import Path
-        import torch
-        vdir = Path(sys.argv[1])
-        meta = json.loads((vdir / "metadata.json").read_text())
-        spec = importlib.util.spec_from_file_location(meta["id"], vdir / "__init__.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[meta["id"]] = module
-        spec.loader.exec_module(module)
-        op = module.add_op_namespace_prefix("relu")
-        print(op, torch._C._dispatch_has_kernel_for_dispatch_key(op, "CUDA"))
-        """
-    )
-    env = dict(os.environ, LD_LIBRARY_PATH=f"{cuda['prefix']}/lib64")
-    done = _run([sys.executable, "-W", "ignore", "-c", script, str(vdir)], env=env, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == [
-        f"{json.loads((vdir / 'metadata.json').read_text())['id']}::relu",
-        "True",
-    ]
+def test_cuda_extension_links_against_torchs_cuda_build(kernels: Path) -> None:
+    # No GPU and no CUDA torch to import here: every symbol the extension takes from torch
+    # must be defined by the torch it was linked against (torch 2.11.0's real CUDA build,
+    # c10/torch_cpu/c10_cuda/torch_cuda), and it needs the CUDA runtime.
+    torch_symbols = torch_cuda_symbols()
+    for variant in _variants("relu-cuda", backend="cuda"):
+        library = _extension(kernels / "relu-cuda" / variant.name)
+        assert {"libc10.so", "libtorch_cpu.so", "libcudart.so.13"} <= set(needed(library))
+        assert unresolved(library, torch_symbols) == [], variant.name
 
 
 # ---------------------------------------------------------------- reproducibility

@@ -20,6 +20,14 @@ from click.testing import CliRunner
 
 from nixgen.cli import main
 
+from .cudatools import (
+    demangle,
+    dynamic_symbols,
+    needed,
+    needs_wheels,
+    torch_cuda_symbols,
+    unresolved,
+)
 from .nixtools import NixError, flake_build, flake_eval, have_nix, make_stub
 
 pytestmark = [
@@ -220,41 +228,22 @@ def test_tvm_ffi_extension_imports_and_runs(workdir: Path, stub: Path, torch: An
 CUDA_VARIANT = f"torch212-cxx11-cu130-{SYSTEM}"
 
 
-def _have_nvcc() -> bool:
-    from .nixtools import host_facts
-
-    return bool((host_facts().get("cuda") or {}).get("prefix"))
-
-
-def _defined(library: Path) -> set[str]:
-    done = subprocess.run(
-        ["nm", "-D", "--defined-only", str(library)], capture_output=True, text=True, check=True
-    )
-    return {line.split()[-1].split("@")[0] for line in done.stdout.splitlines() if line.strip()}
-
-
-@pytest.mark.skipif(not _have_nvcc(), reason="no CUDA toolkit (nvcc) on this machine")
-def test_cuda_kernel_using_guard_and_stream_compiles_and_links(
-    workdir: Path, stub: Path, torch: Any
-) -> None:
+@needs_wheels
+def test_cuda_kernel_using_guard_and_stream_compiles_and_links(workdir: Path, stub: Path) -> None:
     project = rendered(workdir, "cuda-guard")
     # The link step is in the build.ninja the configure phase writes.
     phase = flake_eval(project, f"packages.{SYSTEM}.{CUDA_VARIANT}.configurePhase", stub=stub)
     assert "-lc10_cuda" in phase and "-ltorch_cuda" in phase and "-lcudart" in phase
     library = _library(build(workdir, stub, "cuda-guard", CUDA_VARIANT) / CUDA_VARIANT)
-    # In the stand-in's terms (a CPU torch wheel, empty c10_cuda/torch_cuda): every torch
-    # symbol the extension needs is defined by libc10/libtorch_cpu, or is one of the CUDA
-    # device API's (c10::cuda::, at::cuda::) that the real c10_cuda/torch_cuda define.
-    torch_lib = Path(torch.__file__).parent / "lib"
-    defined = _defined(torch_lib / "libc10.so") | _defined(torch_lib / "libtorch_cpu.so")
-    missing = [s for s in undefined_symbols(library) if s.startswith("_Z")]
-    missing = [s.split("@")[0] for s in missing if s.split("@")[0] not in defined]
-    names = subprocess.run(
-        ["c++filt"], input="\n".join(missing), capture_output=True, text=True, check=True
-    ).stdout.splitlines()
-    torch_names = [n for n in names if n.startswith(("c10::", "at::", "torch::"))]
-    assert any(n.startswith("c10::cuda::getCurrentCUDAStream") for n in torch_names)
-    assert all(n.startswith(("c10::cuda::", "at::cuda::")) for n in torch_names), torch_names
+    # Linked against torch's real CUDA build (torch 2.11.0's wheel): it needs c10_cuda, and
+    # every torch symbol it takes, the CUDA device API's (c10::cuda::) included, is defined
+    # there.
+    assert "libc10_cuda.so" in needed(library)
+    torch_symbols = torch_cuda_symbols()
+    assert unresolved(library, torch_symbols) == []
+    names = demangle(sorted(dynamic_symbols(library, defined=False) & torch_symbols))
+    assert any(n.startswith("c10::cuda::getCurrentCUDAStream") for n in names)
+    assert any(n.startswith("c10::cuda::") for n in names)
 
 
 # ------------------------------------------------- the anchor's own examples, if present

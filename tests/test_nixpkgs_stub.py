@@ -211,7 +211,7 @@ def test_cuda_package_sets_and_flags(stub: Path) -> None:
         "atLeast": True,
         "older": True,
         "caps": ["8.0", "9.0"],
-        "cublas": "cuda13.0-libcublas-13.0.88",
+        "cublas": "cuda13.0-libcublas-13.1.1.3",
     }
 
 
@@ -579,7 +579,7 @@ def test_build_cuda_static_archive_for_sm80_and_sm90(stub: Path, tmp_path: Path)
     )
     config = '{ allowUnfree = true; cudaSupport = true; cudaCapabilities = [ "8.0" "9.0" ]; }'
     expr = f"""
-    let p = {pkgs(stub, config=config)}; inherit (p) cudaPackages; in
+    let p = {pkgs(stub, config=config)}; cudaPackages = p.cudaPackages_13_0; in
     cudaPackages.backendStdenv.mkDerivation {{
       pname = "stub-relu-cuda"; version = "1.0";
       src = p.lib.fileset.toSource {{ root = ./.; fileset = ./relu.cu; }};

@@ -10,10 +10,12 @@
 # meta.license = nvidiaCudaRedist (so the unfree gate refuses them without
 # config.allowUnfree) and meta.platforms = Linux.
 #
-# Stand-in: all three sets use the ONE host toolkit (host.nix `cuda`, CUDA 13.0 here); only
-# their version numbers differ. Components symlink the host CUDA prefix; libraries the host
-# lacks (cuBLAS, cuSOLVER, …) are empty directories. The capability table below is a
-# transcription of the facts nixpkgs' _cuda.db holds for these capabilities.
+# Stand-in: each set's components link NVIDIA's PyPI wheels of that CUDA version, unpacked
+# by scripts/cuda_wheels.py (./cuda-wheels.nix says which: 13.0 and 13.2 have their own nvcc,
+# 12.6 has the real -cu12 libraries and a cuda_nvcc that fails, PyPI having no CUDA 12
+# compiler). Libraries no kernel build reads (cuFFT, cuRAND, cuDNN, NCCL, …) are empty
+# directories. The capability table below is a transcription of the facts nixpkgs' _cuda.db
+# holds for these capabilities.
 {
   lib,
   final,
@@ -23,7 +25,7 @@
   ...
 }:
 let
-  hostCuda = host.cuda or null;
+  wheels = import ./cuda-wheels.nix { inherit host; };
 
   # capability -> { archName; min; max; isJetson; isArchitectureSpecific; isFamilySpecific;
   #                 dontDefaultAfter }
@@ -77,7 +79,6 @@ let
   mkCudaPackages =
     {
       cudaMajorMinorVersion,
-      nvccVersion,
     }:
     let
       isSupported =
@@ -207,27 +208,37 @@ let
         assert lib.assertMsg (failedAssertionsString == "") "${mkVersionedName "cudaPackages" cudaMajorMinorVersion}.backendStdenv has failed assertions:${failedAssertionsString}";
         final.stdenv // passthruExtra;
 
-      componentVersion = if cudaMajorMinorVersion == "13.0" then nvccVersion else "${cudaMajorMinorVersion}.0";
-
-      # One redistributable component, symlinking parts of the host CUDA prefix.
-      #   links: [ "include" "lib" … ] (dirs of the prefix), wrapBins: executables exec-wrapped
-      #   in bin/, empty: the host lacks this component (empty include/ and lib/).
+      # One redistributable component, linking its unpacked wheels (./cuda-wheels.nix).
+      #   links: [ "include" "lib" … ] (dirs of the tree; lib/ gets the unversioned `.so`
+      #   links a redistributable tarball has and a wheel lacks), includeFrom: the tree's
+      #   directory that becomes include/ (CCCL's 13.x wheel nests it in include/cccl),
+      #   wrapBins: executables exec-wrapped in bin/, empty: no wheel is used (empty
+      #   include/ and lib/).
       mkComponent =
         {
           pname,
           links ? [ ],
+          includeFrom ? "include",
+          propagate ? [ ],
           wrapBins ? [ ],
           empty ? false,
-          unavailable ? null,
           description ? "CUDA component ${pname}",
         }:
+        let
+          source = wheels.tree cudaMajorMinorVersion pname;
+          unavailable = if empty then null else wheels.unavailable cudaMajorMinorVersion pname;
+          pinned = wheels.version cudaMajorMinorVersion pname;
+          componentVersion = if pinned == null then "${cudaMajorMinorVersion}.0" else pinned;
+        in
         final.stdenvNoCC.mkDerivation (finalAttrs: {
           inherit pname;
           version = componentVersion;
           name = "cuda${cudaMajorMinorVersion}-${pname}-${componentVersion}";
           env = {
-            cudaPrefix = hostCuda.prefix or "";
+            cudaPrefix = source.prefix or "";
             linkDirs = toString links;
+            includeFrom = includeFrom;
+            propagated = toString propagate;
             wrapBinsList = toString wrapBins;
             emptyStub = if empty then "1" else "";
             wrapperShell = final.runtimeShell;
@@ -235,21 +246,38 @@ let
           };
           buildCommand = ''
             if [ -n "$unavailableReason" ]; then
-              echo "stub-nixpkgs: ${pname} is not available on this machine: $unavailableReason" >&2
+              echo "stub-nixpkgs: cudaPackages_${
+                builtins.replaceStrings [ "." ] [ "_" ] cudaMajorMinorVersion
+              }.${pname} cannot be built: $unavailableReason" >&2
               exit 1
             fi
             mkdir -p $out/nix-support
+            if [ -n "$propagated" ]; then echo "$propagated" > $out/nix-support/propagated-build-inputs; fi
             if [ -n "$emptyStub" ]; then
               mkdir -p $out/include $out/lib
-              echo "empty stand-in: the host CUDA toolkit has no ${pname}" > $out/nix-support/stub-note
+              echo "empty stand-in: no wheel provides ${pname}" > $out/nix-support/stub-note
               exit 0
             fi
-            if [ -z "$cudaPrefix" ]; then
-              echo "stub-nixpkgs: ${pname}: no CUDA toolkit was found on this machine (host.nix cuda = null)" >&2
-              exit 1
-            fi
             for d in $linkDirs; do
-              if [ -e "$cudaPrefix/$d" ]; then ln -s "$cudaPrefix/$d" "$out/$d"; fi
+              case $d in
+                include)
+                  if [ -e "$cudaPrefix/$includeFrom" ]; then ln -s "$cudaPrefix/$includeFrom" $out/include; fi ;;
+                lib)
+                  mkdir -p $out/lib
+                  for f in "$cudaPrefix"/lib/*; do
+                    [ -e "$f" ] || continue
+                    case $f in */__init__.py|*/__pycache__) continue ;; esac
+                    ln -s "$f" $out/lib/
+                  done
+                  # libfoo.so.13 -> libfoo.so: what `-lfoo` finds (tarballs ship it).
+                  for f in $out/lib/lib*.so.*; do
+                    [ -e "$f" ] || continue
+                    dev=''${f%%.so.*}.so
+                    [ -e "$dev" ] || ln -s "$(basename "$f")" "$dev"
+                  done ;;
+                *)
+                  if [ -e "$cudaPrefix/$d" ]; then ln -s "$cudaPrefix/$d" "$out/$d"; fi ;;
+              esac
             done
             if [ -n "$wrapBinsList" ]; then
               mkdir -p $out/bin
@@ -287,10 +315,13 @@ let
           };
         });
 
-      emptyComponents = [
+      # The three libraries whose headers ATen/cuda/CUDAContext.h includes, from their wheels.
+      libraryComponents = [
         "libcublas"
         "libcusolver"
         "libcusparse"
+      ];
+      emptyComponents = [
         "libcusparse_lt"
         "libcufft"
         "libcurand"
@@ -333,7 +364,7 @@ let
             "cudafe++"
             "bin2c"
           ];
-          description = "CUDA compiler driver (stand-in: the host nvcc)";
+          description = "CUDA compiler driver (stand-in: NVIDIA's nvcc, NVVM and CRT wheels)";
         };
         cuda_cudart = mkComponent {
           pname = "cuda_cudart";
@@ -341,12 +372,18 @@ let
             "include"
             "lib"
           ];
-          description = "CUDA runtime (stand-in: the host libcudart)";
+          # Real cuda_cudart propagates CCCL's headers (cuda_cudart.nix), which its own
+          # headers include (<nv/target>).
+          propagate = [ self.cccl ];
+          description = "CUDA runtime (stand-in: NVIDIA's runtime wheel)";
         };
         cuda_cccl = mkComponent {
           pname = "cuda_cccl";
           links = [ "include" ];
-          description = "CUDA C++ Core Libraries (stand-in: the host headers)";
+          # The 13.x wheel nests the headers one level down (nvcc.profile adds
+          # -isystem include/cccl); the 12.x wheel does not.
+          includeFrom = if lib.versionAtLeast cudaMajorMinorVersion "13" then "include/cccl" else "include";
+          description = "CUDA C++ Core Libraries (stand-in: NVIDIA's CCCL wheel)";
         };
         cuda_cupti = mkComponent {
           pname = "cuda_cupti";
@@ -365,10 +402,20 @@ let
         };
         cuda_cuobjdump = mkComponent {
           pname = "cuda_cuobjdump";
-          unavailable = "the host CUDA toolkit has no cuobjdump";
+          wrapBins = [ "cuobjdump" ];
         };
         cccl = self.cuda_cccl;
       }
+      // lib.genAttrs libraryComponents (
+        pname:
+        mkComponent {
+          inherit pname;
+          links = [
+            "include"
+            "lib"
+          ];
+        }
+      )
       // lib.genAttrs emptyComponents (
         pname:
         mkComponent {
@@ -377,21 +424,16 @@ let
         }
       )
     );
-
-  nvccVersion = hostCuda.version or "13.0.88";
 in
 {
   cudaPackages_12_6 = mkCudaPackages {
     cudaMajorMinorVersion = "12.6";
-    inherit nvccVersion;
   };
   cudaPackages_13_0 = mkCudaPackages {
     cudaMajorMinorVersion = "13.0";
-    inherit nvccVersion;
   };
   cudaPackages_13_2 = mkCudaPackages {
     cudaMajorMinorVersion = "13.2";
-    inherit nvccVersion;
   };
   cudaPackages_12 = final.cudaPackages_12_6;
   cudaPackages_13 = final.cudaPackages_13_0;

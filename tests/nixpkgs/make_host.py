@@ -223,6 +223,36 @@ def _detect_abi(path: str) -> dict[str, NixValue] | None:
     return {k: v for k, v in versions.items() if v is not None} or None
 
 
+def cuda_wheel_cache() -> Path:
+    """Where scripts/cuda_wheels.py unpacks NVIDIA's and torch's wheels (same rule)."""
+    if os.environ.get("NIXGEN_CUDA_CACHE"):
+        return Path(os.environ["NIXGEN_CUDA_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return Path(base) / "nixgen" / "cuda"
+
+
+def _detect_cuda_wheels() -> dict[str, NixValue] | None:
+    """The unpacked wheel trees of scripts/cuda_wheels.py's manifest: per CUDA set ("13.0",
+    "13.2", "12.6") and "torch", each component's `prefix` (its files: bin/, include/, lib/,
+    nvvm/) and `version`. Components whose tree is gone are left out; None without a
+    manifest (the CUDA stand-ins then fail to build, naming the script)."""
+    manifest = cuda_wheel_cache() / "manifest.json"
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    found: dict[str, NixValue] = {}
+    for set_name, components in sorted(data.items()):
+        kept: dict[str, NixValue] = {
+            name: {"prefix": str(c["prefix"]), "version": str(c["version"])}
+            for name, c in sorted(components.items())
+            if os.path.isdir(str(c.get("prefix", ""))) and c.get("version")
+        }
+        if kept:
+            found[set_name] = kept
+    return found or None
+
+
 def detect(python: str = sys.executable) -> dict[str, NixValue]:
     """Detect the host tools; missing ones are None."""
     dirs = _search_path()
@@ -237,6 +267,7 @@ def detect(python: str = sys.executable) -> dict[str, NixValue]:
         "rust": _detect_rust(path),
         "cuda": _detect_cuda(path),
         "hip": _detect_hip(path),
+        "cudaWheels": _detect_cuda_wheels(),
         "python": py,
         "torch": torch,
         "icpx": os.path.realpath(icpx) if icpx else None,
@@ -246,6 +277,11 @@ def detect(python: str = sys.executable) -> dict[str, NixValue]:
 
 def _nix_string(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("${", "\\${") + '"'
+
+
+def _nix_name(key: str) -> str:
+    """An attribute name: bare when it is a Nix identifier, else quoted ("13.0")."""
+    return key if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_'-]*", key) else _nix_string(key)
 
 
 def to_nix(value: NixValue, indent: int = 0) -> str:
@@ -267,7 +303,9 @@ def to_nix(value: NixValue, indent: int = 0) -> str:
     if isinstance(value, dict):
         if not value:
             return "{ }"
-        inner = "\n".join(f"{pad}{k} = {to_nix(v, indent + 1)};" for k, v in sorted(value.items()))
+        inner = "\n".join(
+            f"{pad}{_nix_name(k)} = {to_nix(v, indent + 1)};" for k, v in sorted(value.items())
+        )
         return "{\n" + inner + "\n" + "  " * indent + "}"
     raise TypeError(f"cannot render {type(value).__name__} as Nix")
 

@@ -17,7 +17,9 @@
 #  - python3 is the interpreter make_host.py was run with (a venv's python is fine), its
 #    include/pythonX.Y is the host's Python include directory;
 #  - every torch-bin_* is the ONE host torch wheel (2.13 CPU here) under a different version
-#    number: $out/<sitePackages>/torch links to the host package; for compilers it also exposes
+#    number, except with config.cudaSupport: then it is torch's default Linux wheel from
+#    PyPI, a CUDA build (2.11.0, CUDA 13.0: real libtorch_cuda.so and libc10_cuda.so), which
+#    scripts/cuda_wheels.py unpacked (host.nix cudaWheels.torch) and nothing installed: $out/<sitePackages>/torch links to the host package; for compilers it also exposes
 #    $out/include (= torch/include) and $out/lib/*.so (= torch/lib/*.so) and $out/share/cmake.
 #    Real torch-bin keeps headers only under <sitePackages>/torch/include; the C++ API headers
 #    live in include/torch/csrc/api/include in both;
@@ -33,6 +35,24 @@
 let
   hostPython = host.python or null;
   hostTorch = host.torch or null;
+  # CUDA variants link torch's CUDA build (./cuda-wheels.nix), never the host's CPU wheel.
+  cudaWheels = import ./cuda-wheels.nix { inherit host; };
+  cudaTorch = cudaWheels.torch;
+  cudaTorchVersion = cudaWheels.version "torch" "torch";
+  cudaSupport = config.cudaSupport or false;
+  torchSource =
+    if cudaSupport then
+      {
+        dir = if cudaTorch == null then "" else cudaTorch.prefix;
+        version = cudaTorchVersion;
+      }
+    else
+      hostTorch;
+  torchMissing =
+    if cudaSupport then
+      "no CUDA build of torch is unpacked on this machine (host.nix cudaWheels.torch = null): run `python scripts/cuda_wheels.py` (scripts/setup.sh does), then write host.nix again"
+    else
+      "no torch installation was recorded in host.nix (host.nix torch = null)";
   pythonFullVersion = hostPython.version or "3.11.0";
   pythonVersion = lib.versions.majorMinor pythonFullVersion;
   sitePackages = "lib/python${pythonVersion}/site-packages";
@@ -125,11 +145,12 @@ let
           pname = "torch";
           inherit version;
           env = {
-            torchDir = hostTorch.dir or "";
+            torchDir = torchSource.dir or "";
+            inherit torchMissing;
           };
           buildCommand = ''
             if [ -z "$torchDir" ]; then
-              echo "stub-nixpkgs: torch-bin: no torch installation was recorded in host.nix (host.nix torch = null)" >&2
+              echo "stub-nixpkgs: torch-bin: $torchMissing" >&2
               exit 1
             fi
             mkdir -p $out/lib $out/share
@@ -179,14 +200,14 @@ let
               rocmSupport = config.rocmSupport or false;
               cudaCapabilities = config.cudaCapabilities or [ ];
               cxx11Abi = true;
-              hostTorchVersion = hostTorch.version or null;
+              hostTorchVersion = torchSource.version or null;
               cudaPackages = final.cudaPackages;
             }
             // extraPassthru;
           meta = {
-            description = "stub-nixpkgs stand-in for torch-bin ${version} (the host torch ${
-              hostTorch.version or "?"
-            } wheel)";
+            description = "stub-nixpkgs stand-in for torch-bin ${version} (the ${
+              if cudaSupport then "PyPI CUDA" else "host"
+            } torch ${torchSource.version or "?"} wheel)";
             license = lib.licenses.bsd3;
             platforms = lib.platforms.linux ++ lib.platforms.darwin;
           };

@@ -17,9 +17,11 @@
 # torch-bin_X_Y is the ONE host torch wheel; manylinux_2_28's stdenvs are the host compiler,
 # which cannot meet manylinux_2_28, so this toolchain declares the policy the host can meet
 # (`manylinux_2_28.abiPolicy`, from host.nix `abi`; the real one ships no such attribute and
-# nixgen applies manylinux_2_28); ROCm and oneAPI evaluate only; CUTLASS and sycl-tla are
-# empty header directories; `kernels` is the host's PyPI client. The anchor's other
-# attributes (kernel-builder, triton, ruff, ucx, …) are not provided. The anchor's default
+# nixgen applies manylinux_2_28); ROCm's clr/hipcc wrap Debian's hipcc (rocm-hip.nix) and
+# oneAPI evaluates only; CUTLASS 3.8 is NVIDIA's real headers (PyPI nvidia-cutlass 3.8.0.0,
+# unpacked by scripts/cuda_wheels.py), the other CUTLASS versions and sycl-tla are empty
+# header directories; `kernels` is the host's PyPI client. The anchor's other attributes
+# (kernel-builder, triton, ruff, ucx, …) are not provided. The anchor's default
 # `xpuPackages` names `xpuPackages_2025_3_1`, which it does not define; here it is
 # `xpuPackages_2026_0_0`.
 {
@@ -56,12 +58,41 @@ let
         };
       })
     ) { };
+  # A CUTLASS whose real headers scripts/cuda_wheels.py unpacked (PyPI `nvidia-cutlass`,
+  # host.nix cudaWheels.cutlass) links them; the others are empty.
+  cutlassWheels = (host.cudaWheels or { }).cutlass or { };
   cutlass =
     version:
-    mkHeaderOnly final.callPackage "cutlass" version [
-      "cutlass"
-      "cute"
-    ];
+    let
+      wheel = cutlassWheels."cutlass_${lib.versions.major version}_${lib.versions.minor version}" or null;
+    in
+    if wheel != null && lib.versionAtLeast wheel.version version then
+      final.callPackage (
+        { stdenv }:
+        stdenv.mkDerivation (finalAttrs: {
+          pname = "cutlass";
+          inherit version;
+          dontUnpack = true;
+          env.cutlassInclude = "${wheel.prefix}/include";
+          installPhase = ''
+            runHook preInstall
+            mkdir -p $out
+            ln -s "$cutlassInclude" $out/include
+            runHook postInstall
+          '';
+          passthru.dev = finalAttrs.finalPackage;
+          meta = {
+            description = "kernel-builder stand-in: CUTLASS ${version} headers from PyPI nvidia-cutlass ${wheel.version}";
+            license = lib.licenses.bsd3;
+            platforms = lib.platforms.all;
+          };
+        })
+      ) { }
+    else
+      mkHeaderOnly final.callPackage "cutlass" version [
+        "cutlass"
+        "cute"
+      ];
 
   mkXpuPackages =
     xpuVersion:
