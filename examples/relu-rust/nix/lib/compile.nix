@@ -658,7 +658,7 @@ rec {
     let
       defines = backendDefines.cuda;
       hostFlags = "-Xcompiler=${concatStringsSep "," ((family cxxFamily).codegen ++ [ prefixMap ])}";
-      targets = builtins.length (cuda.gencodeFlags capabilities);
+      targets = cuda.targetCount capabilities;
     in
     plan {
       inherit name sources;
