@@ -1,14 +1,23 @@
-# CUDA package sets: cudaPackages_12_6, cudaPackages_13_0, cudaPackages_13_2 and
-# cudaPackages (= cudaPackages_13_0).
+# CUDA package sets: cudaPackages_12_6, cudaPackages_12_9, cudaPackages_13_0,
+# cudaPackages_13_2 and the defaults as in all-packages.nix at the pin: cudaPackages =
+# cudaPackages_12 = cudaPackages_12_9, cudaPackages_13 = cudaPackages_13_2.
 #
 # Copies: the scope shape and attribute names of pkgs/top-level/cuda-packages.nix
-# (cudaMajorMinorVersion, cudaMajorVersion, cudaVersion, cudaOlder, cudaAtLeast, callPackage,
+# (cudaMajorMinorVersion, cudaMajorVersion, cudaOlder, cudaAtLeast, callPackage,
 # overrideScope), pkgs/development/cuda-modules/packages/cudaFlags.nix (`flags`, same
 # formatting), packages/backendStdenv.nix (passthru cudaCapabilities, cudaForwardCompat,
 # supported/default capabilities, the capability assertions and their messages), the
-# component names cuda_nvcc, cuda_cudart, cuda_cccl/cccl, libcublas, … with
+# component names cuda_nvcc, cuda_cudart, cccl, libcublas, … with
 # meta.license = nvidiaCudaRedist (so the unfree gate refuses them without
-# config.allowUnfree) and meta.platforms = Linux.
+# config.allowUnfree) and meta.platforms = Linux; cuda-modules/aliases.nix: `cuda_cccl` is
+# a deprecated alias of `cccl` that warns when evaluated (with config.allowAliases, the
+# default). NAMES.tsv cites the file of every name.
+#
+# nvcc behaves like the real wrapper (cuda_nvcc.nix, NixOS/nixpkgs#465329: `wrapProgramBinary
+# nvcc --prefix PATH : ${backendStdenv.cc}/bin`): its PATH starts with a compiler directory
+# of its own. Here that directory holds a decoy gcc/g++/cc/c++ that fails loudly, so a build
+# whose host compiler nvcc finds by name (no -ccbin, or `-ccbin g++`) fails, and one that
+# passes the stdenv's compiler by full path works.
 #
 # Stand-in: all three sets use the ONE host toolkit (host.nix `cuda`, CUDA 13.0 here); only
 # their version numbers differ. Components symlink the host CUDA prefix; libraries the host
@@ -209,6 +218,25 @@ let
 
       componentVersion = if cudaMajorMinorVersion == "13.0" then nvccVersion else "${cudaMajorMinorVersion}.0";
 
+      # What real nvcc's wrapper puts first on its PATH (backendStdenv.cc/bin); here a decoy.
+      nvccHostCompilerDecoy = final.stdenvNoCC.mkDerivation {
+        pname = "cuda-nvcc-decoy-host-compiler";
+        version = componentVersion;
+        env.wrapperShell = final.runtimeShell;
+        buildCommand = ''
+          mkdir -p $out/bin
+          for c in gcc g++ cc c++; do
+            cat > $out/bin/$c <<EOF
+          #!$wrapperShell
+          echo "stub-nixpkgs: nvcc ran the decoy host compiler $c, first on the PATH of the nvcc wrapper (as nixpkgs' cudaPackages.backendStdenv.cc/bin is): pass the stdenv's compiler by full path, -ccbin \"\\\$(command -v \"\\\$CXX\")\"" >&2
+          exit 97
+          EOF
+            chmod +x $out/bin/$c
+          done
+        '';
+        meta.description = "decoy host compiler of the stand-in nvcc wrapper";
+      };
+
       # One redistributable component, symlinking parts of the host CUDA prefix.
       #   links: [ "include" "lib" … ] (dirs of the prefix), wrapBins: executables exec-wrapped
       #   in bin/, empty: the host lacks this component (empty include/ and lib/).
@@ -217,6 +245,7 @@ let
           pname,
           links ? [ ],
           wrapBins ? [ ],
+          pathPrefix ? "",
           empty ? false,
           unavailable ? null,
           description ? "CUDA component ${pname}",
@@ -229,6 +258,7 @@ let
             cudaPrefix = hostCuda.prefix or "";
             linkDirs = toString links;
             wrapBinsList = toString wrapBins;
+            inherit pathPrefix;
             emptyStub = if empty then "1" else "";
             wrapperShell = final.runtimeShell;
             unavailableReason = if unavailable == null then "" else unavailable;
@@ -258,7 +288,11 @@ let
                   echo "stub-nixpkgs: ${pname}: $cudaPrefix/bin/$b does not exist" >&2
                   exit 1
                 fi
-                printf '#!%s\nexec %q "$@"\n' "$wrapperShell" "$cudaPrefix/bin/$b" > "$out/bin/$b"
+                {
+                  printf '#!%s\n' "$wrapperShell"
+                  if [ -n "$pathPrefix" ]; then printf 'PATH=%q${"$"}{PATH:+:$PATH}; export PATH\n' "$pathPrefix"; fi
+                  printf 'exec %q "$@"\n' "$cudaPrefix/bin/$b"
+                } > "$out/bin/$b"
                 chmod +x "$out/bin/$b"
               done
             fi
@@ -299,7 +333,7 @@ let
         "cuda_nvrtc"
         "cudnn"
         "nccl"
-        "cutensor"
+        "libcutensor"
         "libnpp"
       ];
     in
@@ -312,10 +346,8 @@ let
           backendStdenv
           ;
         cudaMajorVersion = lib.versions.major cudaMajorMinorVersion;
-        cudaVersion = cudaMajorMinorVersion;
         cudaOlder = lib.versionOlder cudaMajorMinorVersion;
         cudaAtLeast = lib.versionAtLeast cudaMajorMinorVersion;
-        cudaFlags = flags;
         pkgs = final;
 
         cuda_nvcc = mkComponent {
@@ -333,6 +365,7 @@ let
             "cudafe++"
             "bin2c"
           ];
+          pathPrefix = "${nvccHostCompilerDecoy}/bin";
           description = "CUDA compiler driver (stand-in: the host nvcc)";
         };
         cuda_cudart = mkComponent {
@@ -343,8 +376,10 @@ let
           ];
           description = "CUDA runtime (stand-in: the host libcudart)";
         };
-        cuda_cccl = mkComponent {
-          pname = "cuda_cccl";
+        # packages/cccl.nix: the attribute is `cccl` for every CUDA version; its pname is
+        # "cccl" from CUDA 13.3 on, "cuda_cccl" before (NVIDIA's rename).
+        cccl = mkComponent {
+          pname = if lib.versionAtLeast cudaMajorMinorVersion "13.3" then "cccl" else "cuda_cccl";
           links = [ "include" ];
           description = "CUDA C++ Core Libraries (stand-in: the host headers)";
         };
@@ -367,7 +402,6 @@ let
           pname = "cuda_cuobjdump";
           unavailable = "the host CUDA toolkit has no cuobjdump";
         };
-        cccl = self.cuda_cccl;
       }
       // lib.genAttrs emptyComponents (
         pname:
@@ -376,6 +410,10 @@ let
           empty = true;
         }
       )
+      # cuda-modules/aliases.nix (`mkRenamed`), added when config.allowAliases (default true).
+      // lib.optionalAttrs (config.allowAliases or true) {
+        cuda_cccl = lib.warn "cudaPackages.cuda_cccl is deprecated, use cccl instead" self.cccl;
+      }
     );
 
   nvccVersion = hostCuda.version or "13.0.88";
@@ -383,6 +421,10 @@ in
 {
   cudaPackages_12_6 = mkCudaPackages {
     cudaMajorMinorVersion = "12.6";
+    inherit nvccVersion;
+  };
+  cudaPackages_12_9 = mkCudaPackages {
+    cudaMajorMinorVersion = "12.9";
     inherit nvccVersion;
   };
   cudaPackages_13_0 = mkCudaPackages {
@@ -393,7 +435,8 @@ in
     cudaMajorMinorVersion = "13.2";
     inherit nvccVersion;
   };
-  cudaPackages_12 = final.cudaPackages_12_6;
-  cudaPackages_13 = final.cudaPackages_13_0;
-  cudaPackages = final.cudaPackages_13_0;
+  # all-packages.nix at the pin: `cudaPackages = recurseIntoAttrs cudaPackages_12;`
+  cudaPackages_12 = final.cudaPackages_12_9;
+  cudaPackages_13 = final.cudaPackages_13_2;
+  cudaPackages = lib.recurseIntoAttrs final.cudaPackages_12;
 }
