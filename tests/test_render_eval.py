@@ -296,7 +296,8 @@ def _check_cuda(kernel: Any, got: dict[str, Any], v: dict[str, Any], commands: A
 
 def _check_rocm(kernel: Any, got: dict[str, Any], v: dict[str, Any], commands: Any) -> None:
     assert got["builder"] == "manylinux_2_28.stdenv"
-    assert "clr" in {i["pname"] for i in got["nativeBuildInputs"]}
+    # the toolchain's rocmPackages.clr (pname "rocm-clr", nix-builder/pkgs/rocm-packages/clr.nix)
+    assert "rocm-clr" in {i["pname"] for i in got["nativeBuildInputs"]}
     expected = [a for a in (kernel.rocm_archs or SUPPORTED_ROCM) if a in SUPPORTED_ROCM]
     assert got["archs"] == expected
     for argv in commands:
