@@ -44,11 +44,11 @@ _SANDBOX_BASE = ("/bin", "/lib", "/lib64", "/usr", "/etc/alternatives")
 
 #: A line of Nix's output that an evaluation warning wrote: ``builtins.trace "warning: …"``
 #: (Nix 2.8 prints ``trace: warning: …``), nixpkgs' ``lib.warn`` through ``builtins.trace``
-#: (``trace: evaluation warning: …``, maybe coloured) or ``builtins.warn`` (Nix ≥ 2.23,
-#: ``evaluation warning: …``).
+#: (``trace: evaluation warning: …``, maybe coloured, the escape character maybe lost) or
+#: ``builtins.warn`` (Nix ≥ 2.23, ``evaluation warning: …``).
 _EVALUATION_WARNING = re.compile(
-    r"^(?:\x1b\[[0-9;]*m)*"
-    r"(?:trace: (?:\x1b\[[0-9;]*m)*(?:evaluation )?warning:|evaluation warning:)",
+    r"^(?:\x1b?\[[0-9;]*m)*"
+    r"(?:trace: (?:\x1b?\[[0-9;]*m)*(?:evaluation )?warning:|evaluation warning:)",
     re.MULTILINE,
 )
 

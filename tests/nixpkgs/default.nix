@@ -82,7 +82,6 @@ let
       callPackage = lib.callPackageWith final;
       callPackages = lib.callPackagesWith final;
       newScope = extra: lib.callPackageWith (final // extra);
-      inherit (lib) recurseIntoAttrs dontRecurseIntoAttrs makeScope;
       appendOverlays =
         extraOverlays:
         import ./. {
