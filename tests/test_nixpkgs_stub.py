@@ -733,7 +733,7 @@ def test_flake_builds_and_checks_against_the_stub(stub: Path, tmp_path: Path) ->
                   packages = forAllSystems (pkgs: {
                     default = pkgs.symlinkJoin {
                       name = "kernels";
-                      paths = [ self.packages.${pkgs.system}.add ];
+                      paths = [ self.packages.${pkgs.stdenv.hostPlatform.system}.add ];
                     };
                     add = pkgs.stdenv.mkDerivation {
                       pname = "flake-add"; version = "1";
