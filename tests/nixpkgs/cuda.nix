@@ -221,7 +221,7 @@ let
       # What real nvcc's wrapper puts first on its PATH (backendStdenv.cc/bin); here a decoy.
       nvccHostCompilerDecoy = final.stdenvNoCC.mkDerivation {
         pname = "cuda-nvcc-decoy-host-compiler";
-        version = componentVersion;
+        version = cudaMajorMinorVersion;
         env.wrapperShell = final.runtimeShell;
         buildCommand = ''
           mkdir -p $out/bin
