@@ -30,7 +30,7 @@ rec {
   */
   cudaInputs = [
     "cuda_cudart"
-    "cuda_cccl"
+    "cccl"
     "libcublas"
     "libcusolver"
     "libcusparse"

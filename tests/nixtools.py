@@ -8,6 +8,12 @@ no substituters, builds as root so the root-owned rustup toolchain is reachable)
 
 Nix 2.8 has no ``nix build --print-out-paths``: ``nix_build`` uses ``nix-build --no-out-link``
 and ``flake_build`` reads ``nix build --json``.
+
+Every helper that evaluates fails on an evaluation warning in Nix's output (``trace:
+warning:`` / ``evaluation warning:``, what ``lib.warn`` prints, e.g. for a deprecated alias
+such as ``cudaPackages.cuda_cccl``): a warning here is a warning for every user, and an error
+under ``--abort-on-warn`` or ``config.allowAliases = false``. Nix's own notices (``warning:
+not writing modified lock file``, ``unknown flake output``) are not evaluation warnings.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import functools
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -33,6 +40,22 @@ NIX_CONFIG = "experimental-features = nix-command flakes\nsubstituters =\nbuild-
 # Host directories a sandboxed build needs besides the store (feasibility report §3):
 # /bin/sh, the compilers and libraries under /usr, /etc/alternatives for `cc`.
 _SANDBOX_BASE = ("/bin", "/lib", "/lib64", "/usr", "/etc/alternatives")
+
+
+#: A line of Nix's output that an evaluation warning wrote: ``builtins.trace "warning: …"``
+#: (Nix 2.8 prints ``trace: warning: …``), nixpkgs' ``lib.warn`` through ``builtins.trace``
+#: (``trace: evaluation warning: …``, maybe coloured, the escape character maybe lost) or
+#: ``builtins.warn`` (Nix ≥ 2.23, ``evaluation warning: …``).
+_EVALUATION_WARNING = re.compile(
+    r"^(?:\x1b?\[[0-9;]*m)*"
+    r"(?:trace: (?:\x1b?\[[0-9;]*m)*(?:evaluation )?warning:|evaluation warning:)",
+    re.MULTILINE,
+)
+
+
+def evaluation_warnings(output: str) -> list[str]:
+    """The lines of ``output`` (a Nix command's stderr) that are evaluation warnings."""
+    return [line for line in output.splitlines() if _EVALUATION_WARNING.match(line) is not None]
 
 
 class NixError(RuntimeError):
@@ -165,8 +188,28 @@ def kernel_builder(stub: Path | str) -> Path:
     return Path(stub).resolve().parent / "kernel-builder"
 
 
+class NixWarning(NixError):
+    """A Nix command succeeded but printed an evaluation warning (``evaluation_warnings``)."""
+
+
+def toolchain_input(stub: Path | str) -> str:
+    """A Nix expression for the toolchain stand-in next to ``stub`` as a flake passes its
+    input ``kernel-builder``, for tests that call ``nix/`` without a flake: its directory
+    (``outPath``) and ``inputs.rust-overlay`` (the stand-in flake's input, whose
+    ``overlays.default`` nixgen applies; a bare path has no ``inputs``, so no ``rust-bin``)."""
+    kb = kernel_builder(stub)
+    return (
+        f"(let ro = import {kb}/rust-overlay/flake.nix; in {{ outPath = {kb};"
+        " inputs.rust-overlay = ro.outputs { self = ro; nixpkgs = null; }; })"
+    )
+
+
 def _run(
-    args: Sequence[str], *, cwd: Path | str | None, timeout: float
+    args: Sequence[str],
+    *,
+    cwd: Path | str | None,
+    timeout: float,
+    allow_warnings: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
         list(args),
@@ -179,6 +222,15 @@ def _run(
     )
     if done.returncode != 0:
         raise NixError(args, done.returncode, done.stdout, done.stderr)
+    warnings = [] if allow_warnings else evaluation_warnings(done.stderr)
+    if warnings:
+        raise NixWarning(
+            args,
+            done.returncode,
+            done.stdout,
+            "the command succeeded but printed evaluation warnings (fix them; a test that"
+            " checks one passes allow_warnings=True):\n" + "\n".join(warnings),
+        )
     return done
 
 
@@ -204,18 +256,20 @@ def nix_eval_json(
     cwd: Path | str | None = None,
     read_write: bool = False,
     timeout: float = 120,
+    allow_warnings: bool = False,
 ) -> Any:
     """Evaluate ``expr`` strictly with ``nix-instantiate --eval --strict --json``.
 
     Relative paths in ``expr`` resolve against ``cwd``. ``nix-instantiate --eval`` only
     computes store paths; pass ``read_write=True`` when the test reads files that the
     evaluation puts into the store (``lib.fileset.toSource``, ``builtins.path``).
-    Raises NixError on failure.
+    Raises NixError on failure, NixWarning on an evaluation warning (unless
+    ``allow_warnings``).
     """
     args = ["nix-instantiate", "--eval", "--strict", "--json"]
     if read_write:
         args.append("--read-write-mode")
-    done = _run([*args, "--expr", expr], cwd=cwd, timeout=timeout)
+    done = _run([*args, "--expr", expr], cwd=cwd, timeout=timeout, allow_warnings=allow_warnings)
     return json.loads(done.stdout)
 
 

@@ -174,25 +174,26 @@ def test_cargo_lock_takes_the_import_cargo_lock_arguments(stub: Path, tmp_path: 
 
 
 def test_cuda_is_refused_without_allow_unfree(stub: Path) -> None:
-    err = eval_error(f"{pkgs(stub)}.cudaPackages.cuda_nvcc.drvPath")
+    err = eval_error(f"{pkgs(stub)}.cudaPackages_13_0.cuda_nvcc.drvPath")
     assert "Refusing to evaluate package 'cuda13.0-cuda_nvcc-13.0.88'" in err
     assert CUDA_EULA in err
     allowed = nix_eval_json(
-        f"{pkgs(stub, config='{ allowUnfree = true; }')}.cudaPackages.cuda_nvcc.drvPath"
+        f"{pkgs(stub, config='{ allowUnfree = true; }')}.cudaPackages_13_0.cuda_nvcc.drvPath"
     )
     assert allowed.endswith("-cuda13.0-cuda_nvcc-13.0.88.drv")
     predicate = '{ allowUnfreePredicate = p: builtins.elem (p.pname or "") [ "cuda_nvcc" ]; }'
-    assert nix_eval_json(f"{pkgs(stub, config=predicate)}.cudaPackages.cuda_nvcc.drvPath").endswith(
-        ".drv"
-    )
+    assert nix_eval_json(
+        f"{pkgs(stub, config=predicate)}.cudaPackages_13_0.cuda_nvcc.drvPath"
+    ).endswith(".drv")
 
 
 def test_cuda_package_sets_and_flags(stub: Path) -> None:
     config = '{ allowUnfree = true; cudaSupport = true; cudaCapabilities = [ "8.0" "9.0" ]; }'
     got = nix_eval_json(
         f"let p = {pkgs(stub, config=config)}; in {{"
-        ' sets = map (s: p.${s}.cudaMajorMinorVersion) [ "cudaPackages" "cudaPackages_12_6"'
-        ' "cudaPackages_13_0" "cudaPackages_13_2" ];'
+        ' sets = map (s: p.${s}.cudaMajorMinorVersion) [ "cudaPackages" "cudaPackages_12"'
+        ' "cudaPackages_13" "cudaPackages_12_6" "cudaPackages_12_9" "cudaPackages_13_0"'
+        ' "cudaPackages_13_2" ];'
         " inherit (p.cudaPackages.flags) gencode cmakeCudaArchitecturesString realArches;"
         ' atLeast = p.cudaPackages.cudaAtLeast "12.8";'
         ' older = p.cudaPackages_12_6.cudaOlder "12.8";'
@@ -200,7 +201,9 @@ def test_cuda_package_sets_and_flags(stub: Path) -> None:
         " cublas = p.cudaPackages.libcublas.name; }"
     )
     assert got == {
-        "sets": ["13.0", "12.6", "13.0", "13.2"],
+        # the defaults of all-packages.nix at the pin: cudaPackages = cudaPackages_12 =
+        # cudaPackages_12_9, cudaPackages_13 = cudaPackages_13_2
+        "sets": ["12.9", "12.9", "13.2", "12.6", "12.9", "13.0", "13.2"],
         "gencode": [
             "-gencode=arch=compute_80,code=sm_80",
             "-gencode=arch=compute_90,code=sm_90",
@@ -211,7 +214,7 @@ def test_cuda_package_sets_and_flags(stub: Path) -> None:
         "atLeast": True,
         "older": True,
         "caps": ["8.0", "9.0"],
-        "cublas": "cuda13.0-libcublas-13.1.1.3",
+        "cublas": "cuda12.9-libcublas-12.9.0",
     }
 
 
@@ -304,6 +307,7 @@ OVERLAY_ONLY = [
     "cutlass_4_4",
     "cutlass_4_5",
     "manylinux_2_28",
+    "metal-cpp",
 ]
 OVERLAY_ONLY_PYTHON = ["torch-bin_2_11", "torch-bin_2_12", "torch-bin_2_13", "tvm-ffi"]
 
@@ -332,12 +336,14 @@ def test_stub_nixpkgs_alone_has_no_toolchain_only_names(stub: Path) -> None:
 def test_eval_only_backends_evaluate(stub: Path) -> None:
     linux = pkgs(stub, config="{ allowUnfree = true; }")
     tool = with_toolchain(stub, config="{ allowUnfree = true; }")
-    darwin = pkgs(stub, system="aarch64-darwin", config="{ allowUnfree = true; }")
+    darwin = with_toolchain(stub, system="aarch64-darwin", config="{ allowUnfree = true; }")
     got = nix_eval_json(
         f"let l = {linux}; t = {tool}; d = {darwin}; drv = x: builtins.isString x.drvPath; in {{"
-        " rocm = map (s: drv t.${s}.clr && drv t.${s}.hipcub && drv t.${s}.rocprim"
-        "   && drv t.${s}.rocthrust && drv t.${s}.rocm-core && drv t.${s}.hipcc)"
-        '   [ "rocmPackages" "rocmPackages_7_1" "rocmPackages_7_2" ];'
+        " rocm = [ (let r = l.rocmPackages; in drv r.clr && drv r.hipcub && drv r.rocprim"
+        "   && drv r.rocthrust && drv r.rocm-core && drv r.hipcc) ]"
+        " ++ map (s: drv t.${s}.clr && drv t.${s}.hipcub-devel && drv t.${s}.rocprim-devel"
+        "   && drv t.${s}.rocthrust-devel && drv t.${s}.rocm-core && drv t.${s}.hipcc)"
+        '   [ "rocmPackages_7_1" "rocmPackages_7_2" ];'
         ' xpu = drv (l.intelLlvmStdenv.mkDerivation { name = "x"; })'
         "   && drv l.level-zero && drv l.onetbb && drv l.oneDNN && drv l.onednn"
         "   && drv t.xpuPackages_2025_3_2.oneapi-torch-dev && drv t.xpuPackages_2026_0_0.sycl-tla;"
@@ -363,7 +369,7 @@ def test_eval_only_backends_evaluate(stub: Path) -> None:
         "manylinux": [True, True],
         "python": [f"lib/python{py_version}/site-packages", py_version],
     }
-    err = eval_error(f"{linux}.metal-cpp.drvPath")
+    err = eval_error(f"{tool}.metal-cpp.drvPath")
     assert "is not available on the requested hostPlatform" in err
 
 
@@ -387,8 +393,8 @@ def test_flake_input_override_uses_the_stub(stub: Path, tmp_path: Path) -> None:
     (tmp_path / "flake.nix").write_text(flake)
     got = flake_eval(tmp_path, "probe", stub=stub)
     assert got == {
-        "x86_64-linux": {"darwin": False, "cuda": "13.0", "legacy": "x86_64-linux"},
-        "aarch64-darwin": {"darwin": True, "cuda": "13.0", "legacy": "aarch64-darwin"},
+        "x86_64-linux": {"darwin": False, "cuda": "12.9", "legacy": "x86_64-linux"},
+        "aarch64-darwin": {"darwin": True, "cuda": "12.9", "legacy": "aarch64-darwin"},
     }
     assert not (tmp_path / "flake.lock").exists()
 
@@ -586,11 +592,11 @@ def test_build_cuda_static_archive_for_sm80_and_sm90(stub: Path, tmp_path: Path)
       __structuredAttrs = true;
       strictDeps = true;
       nativeBuildInputs = [ cudaPackages.cuda_nvcc ];
-      buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cuda_cccl cudaPackages.libcublas ];
+      buildInputs = [ cudaPackages.cuda_cudart cudaPackages.cccl cudaPackages.libcublas ];
       env.GENCODE = cudaPackages.flags.gencodeString;
       buildPhase = ''
         runHook preBuild
-        nvcc $GENCODE -Xcompiler -fPIC -c relu.cu -o relu.o
+        nvcc -ccbin "$(command -v "$CXX")" $GENCODE -Xcompiler -fPIC -c relu.cu -o relu.o
         ar rcs librelu.a relu.o
         runHook postBuild
       '';
@@ -727,7 +733,7 @@ def test_flake_builds_and_checks_against_the_stub(stub: Path, tmp_path: Path) ->
                   packages = forAllSystems (pkgs: {
                     default = pkgs.symlinkJoin {
                       name = "kernels";
-                      paths = [ self.packages.${pkgs.system}.add ];
+                      paths = [ self.packages.${pkgs.stdenv.hostPlatform.system}.add ];
                     };
                     add = pkgs.stdenv.mkDerivation {
                       pname = "flake-add"; version = "1";

@@ -355,7 +355,7 @@ let
       backendStdenv.mkDerivation = mk;
       cuda_nvcc = "cuda_nvcc";
       cuda_cudart = "cuda_cudart";
-      cuda_cccl = "cuda_cccl";
+      cccl = "cccl";
       libcublas = "libcublas";
       libcusolver = "libcusolver";
       libcusparse = "libcusparse";

@@ -664,7 +664,7 @@ let
     stdenvNoCC = builder;
     cudaPackages = {
       backendStdenv = builder;
-      cuda_nvcc = "cuda_nvcc"; cuda_cudart = "cuda_cudart"; cuda_cccl = "cuda_cccl";
+      cuda_nvcc = "cuda_nvcc"; cuda_cudart = "cuda_cudart"; cccl = "cccl";
       libcublas = "libcublas"; libcusolver = "libcusolver"; libcusparse = "libcusparse";
       cudaMajorMinorVersion = "13.0";
     };

@@ -17,7 +17,7 @@ import tomli
 from nixgen import migrate, project, render
 from nixgen.errors import ProblemError
 
-from .nixtools import have_nix, host_facts, kernel_builder, make_stub, nix_build
+from .nixtools import have_nix, host_facts, make_stub, nix_build, toolchain_input
 
 SYSTEM = "x86_64-linux"
 
@@ -342,7 +342,7 @@ def kernel_expr(stub: Path, kernel: str, *, backend: str = "cpu", attr: str = ""
         p = import ./nix;
         v = builtins.head (builtins.filter (v: v.backend == "{backend}") (p.variants "{SYSTEM}"));
         d = p.variantPackage {{
-          nixpkgs = {stub}; kernel-builder = {kernel_builder(stub)}; system = "{SYSTEM}";
+          nixpkgs = {stub}; kernel-builder = {toolchain_input(stub)}; system = "{SYSTEM}";
         }} v;
       in d.nixgen.kernels.{kernel}{attr}
     """
@@ -581,7 +581,7 @@ def test_tvm_ffi_crate_is_the_binding_builds_loads_and_matches_torch(
         p = import ./nix;
         v = builtins.head (builtins.filter (v: v.name == "{variant.name}") (p.variants "{SYSTEM}"));
       in p.variantPackage {{
-        nixpkgs = {stub}; kernel-builder = {kernel_builder(stub)}; system = "{SYSTEM}";
+        nixpkgs = {stub}; kernel-builder = {toolchain_input(stub)}; system = "{SYSTEM}";
       }} v
     """
     out = nix_build(expr, cwd=root, timeout=900)

@@ -16,7 +16,7 @@ let
       cudaMajorMinorVersion = "13.0";
       cuda_nvcc = "cuda_nvcc";
       cuda_cudart = "cuda_cudart";
-      cuda_cccl = "cuda_cccl";
+      cccl = "cccl";
       libcublas = "libcublas";
       libcusolver = "libcusolver";
       libcusparse = "libcusparse";

@@ -3,19 +3,35 @@
 # `kernel-builder`; tests run them with
 #   --override-input nixpkgs path:<copy of tests/nixpkgs>
 #   --override-input kernel-builder path:<copy of tests/kernel-builder>
-# Same input name for nixpkgs (followed by the generated flake's), same overlay file
-# (nix-builder/overlay.nix, taking `{ builderProvenance ? null }`), same
-# `packages.<system>.torch.<variant>` output (the torch of each CPU build set). The anchor's
-# other inputs (flake-utils, flake-compat, rust-overlay) are not declared: they would have
-# to be fetched, and nothing here is fetched. nixgen applies `rust-overlay` when the
-# toolchain has it (the real one does).
+# Same inputs as the real flake (nixpkgs, which the generated flake makes follow its own;
+# flake-utils; flake-compat; rust-overlay following nixpkgs), each a stand-in flake in this
+# directory (`path:./…`, resolved next to this file, so nothing is fetched); same overlay
+# file (nix-builder/overlay.nix, taking `{ builderProvenance ? null }`); same
+# `packages.<system>.torch.<variant>` output (the torch of each CPU build set). nixgen
+# applies the `rust-overlay` input's `overlays.default` after the toolchain's overlay, as
+# the real build sets do; tests/test_real_toolchain.py checks the inputs against the real
+# flake.nix.
 {
   description = "stand-in of the huggingface/kernels flake for the nixgen tests (not the real toolchain)";
 
-  inputs.nixpkgs.url = "github:NixOS/nixpkgs/ec1a11210589d294f0ac99d3290a27e6c73dfa1d";
+  inputs = {
+    flake-utils.url = "path:./flake-utils";
+    nixpkgs.url = "github:NixOS/nixpkgs/ec1a11210589d294f0ac99d3290a27e6c73dfa1d";
+    flake-compat.url = "path:./flake-compat";
+    rust-overlay = {
+      url = "path:./rust-overlay";
+      inputs.nixpkgs.follows = "nixpkgs";
+    };
+  };
 
   outputs =
-    { self, nixpkgs }:
+    {
+      self,
+      flake-compat,
+      flake-utils,
+      nixpkgs,
+      rust-overlay,
+    }:
     let
       inherit (nixpkgs) lib;
       overlay = import ./nix-builder/overlay.nix { };
@@ -38,6 +54,7 @@
           config.allowUnfree = true;
           overlays = [
             overlay
+            rust-overlay.overlays.default
             (final: prev: {
               pythonPackagesExtensions = prev.pythonPackagesExtensions ++ [
                 (python-final: python-prev: { torch = python-final."torch-bin_${flatten version}"; })

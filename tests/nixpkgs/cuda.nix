@@ -1,14 +1,23 @@
-# CUDA package sets: cudaPackages_12_6, cudaPackages_13_0, cudaPackages_13_2 and
-# cudaPackages (= cudaPackages_13_0).
+# CUDA package sets: cudaPackages_12_6, cudaPackages_12_9, cudaPackages_13_0,
+# cudaPackages_13_2 and the defaults as in all-packages.nix at the pin: cudaPackages =
+# cudaPackages_12 = cudaPackages_12_9, cudaPackages_13 = cudaPackages_13_2.
 #
 # Copies: the scope shape and attribute names of pkgs/top-level/cuda-packages.nix
-# (cudaMajorMinorVersion, cudaMajorVersion, cudaVersion, cudaOlder, cudaAtLeast, callPackage,
+# (cudaMajorMinorVersion, cudaMajorVersion, cudaOlder, cudaAtLeast, callPackage,
 # overrideScope), pkgs/development/cuda-modules/packages/cudaFlags.nix (`flags`, same
 # formatting), packages/backendStdenv.nix (passthru cudaCapabilities, cudaForwardCompat,
 # supported/default capabilities, the capability assertions and their messages), the
-# component names cuda_nvcc, cuda_cudart, cuda_cccl/cccl, libcublas, … with
+# component names cuda_nvcc, cuda_cudart, cccl, libcublas, … with
 # meta.license = nvidiaCudaRedist (so the unfree gate refuses them without
-# config.allowUnfree) and meta.platforms = Linux.
+# config.allowUnfree) and meta.platforms = Linux; cuda-modules/aliases.nix: `cuda_cccl` is
+# a deprecated alias of `cccl` that warns when evaluated (with config.allowAliases, the
+# default). NAMES.tsv cites the file of every name.
+#
+# nvcc behaves like the real wrapper (cuda_nvcc.nix, NixOS/nixpkgs#465329: `wrapProgramBinary
+# nvcc --prefix PATH : ${backendStdenv.cc}/bin`): its PATH starts with a compiler directory
+# of its own. Here that directory holds a decoy gcc/g++/cc/c++ that fails loudly, so a build
+# whose host compiler nvcc finds by name (no -ccbin, or `-ccbin g++`) fails, and one that
+# passes the stdenv's compiler by full path works.
 #
 # Stand-in: each set's components link NVIDIA's PyPI wheels of that CUDA version, unpacked
 # by scripts/cuda_wheels.py (./cuda-wheels.nix says which: 13.0 and 13.2 have their own nvcc,
@@ -208,6 +217,25 @@ let
         assert lib.assertMsg (failedAssertionsString == "") "${mkVersionedName "cudaPackages" cudaMajorMinorVersion}.backendStdenv has failed assertions:${failedAssertionsString}";
         final.stdenv // passthruExtra;
 
+      # What real nvcc's wrapper puts first on its PATH (backendStdenv.cc/bin); here a decoy.
+      nvccHostCompilerDecoy = final.stdenvNoCC.mkDerivation {
+        pname = "cuda-nvcc-decoy-host-compiler";
+        version = cudaMajorMinorVersion;
+        env.wrapperShell = final.runtimeShell;
+        buildCommand = ''
+          mkdir -p $out/bin
+          for c in gcc g++ cc c++; do
+            cat > $out/bin/$c <<EOF
+          #!$wrapperShell
+          echo "stub-nixpkgs: nvcc ran the decoy host compiler $c, first on the PATH of the nvcc wrapper (as nixpkgs' cudaPackages.backendStdenv.cc/bin is): pass the stdenv's compiler by full path, -ccbin \"\\\$(command -v \"\\\$CXX\")\"" >&2
+          exit 97
+          EOF
+            chmod +x $out/bin/$c
+          done
+        '';
+        meta.description = "decoy host compiler of the stand-in nvcc wrapper";
+      };
+
       # One redistributable component, linking its unpacked wheels (./cuda-wheels.nix).
       #   links: [ "include" "lib" … ] (dirs of the tree; lib/ gets the unversioned `.so`
       #   links a redistributable tarball has and a wheel lacks), includeFrom: the tree's
@@ -221,6 +249,7 @@ let
           includeFrom ? "include",
           propagate ? [ ],
           wrapBins ? [ ],
+          pathPrefix ? "",
           empty ? false,
           description ? "CUDA component ${pname}",
         }:
@@ -240,6 +269,7 @@ let
             includeFrom = includeFrom;
             propagated = toString propagate;
             wrapBinsList = toString wrapBins;
+            inherit pathPrefix;
             emptyStub = if empty then "1" else "";
             wrapperShell = final.runtimeShell;
             unavailableReason = if unavailable == null then "" else unavailable;
@@ -286,7 +316,11 @@ let
                   echo "stub-nixpkgs: ${pname}: $cudaPrefix/bin/$b does not exist" >&2
                   exit 1
                 fi
-                printf '#!%s\nexec %q "$@"\n' "$wrapperShell" "$cudaPrefix/bin/$b" > "$out/bin/$b"
+                {
+                  printf '#!%s\n' "$wrapperShell"
+                  if [ -n "$pathPrefix" ]; then printf 'PATH=%q${"$"}{PATH:+:$PATH}; export PATH\n' "$pathPrefix"; fi
+                  printf 'exec %q "$@"\n' "$cudaPrefix/bin/$b"
+                } > "$out/bin/$b"
                 chmod +x "$out/bin/$b"
               done
             fi
@@ -330,7 +364,7 @@ let
         "cuda_nvrtc"
         "cudnn"
         "nccl"
-        "cutensor"
+        "libcutensor"
         "libnpp"
       ];
     in
@@ -343,10 +377,8 @@ let
           backendStdenv
           ;
         cudaMajorVersion = lib.versions.major cudaMajorMinorVersion;
-        cudaVersion = cudaMajorMinorVersion;
         cudaOlder = lib.versionOlder cudaMajorMinorVersion;
         cudaAtLeast = lib.versionAtLeast cudaMajorMinorVersion;
-        cudaFlags = flags;
         pkgs = final;
 
         cuda_nvcc = mkComponent {
@@ -364,6 +396,7 @@ let
             "cudafe++"
             "bin2c"
           ];
+          pathPrefix = "${nvccHostCompilerDecoy}/bin";
           description = "CUDA compiler driver (stand-in: NVIDIA's nvcc, NVVM and CRT wheels)";
         };
         cuda_cudart = mkComponent {
@@ -377,8 +410,10 @@ let
           propagate = [ self.cccl ];
           description = "CUDA runtime (stand-in: NVIDIA's runtime wheel)";
         };
-        cuda_cccl = mkComponent {
-          pname = "cuda_cccl";
+        # packages/cccl.nix: the attribute is `cccl` for every CUDA version; its pname is
+        # "cccl" from CUDA 13.3 on, "cuda_cccl" before (NVIDIA's rename).
+        cccl = mkComponent {
+          pname = if lib.versionAtLeast cudaMajorMinorVersion "13.3" then "cccl" else "cuda_cccl";
           links = [ "include" ];
           # The 13.x wheel nests the headers one level down (nvcc.profile adds
           # -isystem include/cccl); the 12.x wheel does not.
@@ -404,7 +439,6 @@ let
           pname = "cuda_cuobjdump";
           wrapBins = [ "cuobjdump" ];
         };
-        cccl = self.cuda_cccl;
       }
       // lib.genAttrs libraryComponents (
         pname:
@@ -423,11 +457,18 @@ let
           empty = true;
         }
       )
+      # cuda-modules/aliases.nix (`mkRenamed`), added when config.allowAliases (default true).
+      // lib.optionalAttrs (config.allowAliases or true) {
+        cuda_cccl = lib.warn "cudaPackages.cuda_cccl is deprecated, use cccl instead" self.cccl;
+      }
     );
 in
 {
   cudaPackages_12_6 = mkCudaPackages {
     cudaMajorMinorVersion = "12.6";
+  };
+  cudaPackages_12_9 = mkCudaPackages {
+    cudaMajorMinorVersion = "12.9";
   };
   cudaPackages_13_0 = mkCudaPackages {
     cudaMajorMinorVersion = "13.0";
@@ -435,7 +476,8 @@ in
   cudaPackages_13_2 = mkCudaPackages {
     cudaMajorMinorVersion = "13.2";
   };
-  cudaPackages_12 = final.cudaPackages_12_6;
-  cudaPackages_13 = final.cudaPackages_13_0;
-  cudaPackages = final.cudaPackages_13_0;
+  # all-packages.nix at the pin: `cudaPackages = recurseIntoAttrs cudaPackages_12;`
+  cudaPackages_12 = final.cudaPackages_12_9;
+  cudaPackages_13 = final.cudaPackages_13_2;
+  cudaPackages = lib.recurseIntoAttrs final.cudaPackages_12;
 }

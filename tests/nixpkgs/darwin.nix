@@ -1,6 +1,6 @@
 # Darwin (evaluation only on aarch64-darwin): apple-sdk_14/_15/_26, apple-sdk (= apple-sdk_14,
-# the nixpkgs default), metal-cpp (with the `.dev` output the anchor uses).
-# Copies the attribute names of pkgs/by-name/ap/apple-sdk and pkgs/by-name/me/metal-cpp;
+# the nixpkgs default). metal-cpp is the kernels toolchain's (tests/kernel-builder), not
+# nixpkgs'. Copies the attribute names of pkgs/by-name/ap/apple-sdk;
 # meta.platforms = darwin, so using them from a Linux package set is refused like in nixpkgs.
 # Stand-in: nothing here can be built on this Linux machine.
 {
@@ -25,25 +25,12 @@ let
         inherit version;
       };
     };
-  metal-cpp = mkUnavailable {
-    pname = "metal-cpp";
-    version = "26.0";
-    reason = "metal-cpp is a Darwin package";
-    meta = {
-      platforms = lib.platforms.darwin;
-      license = lib.licenses.asl20;
-    };
-  };
 in
 {
   apple-sdk_14 = mkSdk "14.4";
   apple-sdk_15 = mkSdk "15.5";
   apple-sdk_26 = mkSdk "26.0";
   apple-sdk = final.apple-sdk_14;
-  metal-cpp = metal-cpp // {
-    dev = metal-cpp;
-    out = metal-cpp;
-  };
   darwin = {
     apple_sdk = throw "darwin.apple_sdk has been removed from nixpkgs; use apple-sdk_* (stub mirrors nixpkgs 25.05+)";
     xcode = throw "stub-nixpkgs: darwin.xcode is not provided";

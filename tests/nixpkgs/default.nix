@@ -79,11 +79,9 @@ let
       pkgsTargetTarget = final;
       targetPackages = final;
       path = ./.;
-      system = hostPlatform.system;
       callPackage = lib.callPackageWith final;
       callPackages = lib.callPackagesWith final;
       newScope = extra: lib.callPackageWith (final // extra);
-      inherit (lib) recurseIntoAttrs dontRecurseIntoAttrs makeScope;
       appendOverlays =
         extraOverlays:
         import ./. {
@@ -92,6 +90,11 @@ let
           overlays = overlays ++ extraOverlays;
         };
       extend = overlay: final.appendOverlays [ overlay ];
+    }
+    # pkgs/top-level/aliases.nix (added when config.allowAliases, the default): `system` is a
+    # deprecated alias that warns.
+    // lib.optionalAttrs (config'.allowAliases or true) {
+      system = lib.warn "'system' has been renamed to/replaced by 'stdenv.hostPlatform.system'" hostPlatform.system;
     };
 
   checkedOverlays =

@@ -191,17 +191,17 @@ let
             let
               selfTorch = finalAttrs.finalPackage;
             in
+            # The anchor's torch-bin (pkgs/python-modules/torch/binary/generic.nix): outputs
+            # out and cxxdev (here both the one path), passthru cudaSupport cudaPackages
+            # rocmSupport rocmPackages xpuSupport xpuPackages pkgs (the last three from the
+            # toolchain stand-in, `extraPassthru`); pythonModule as every Python package.
             {
               cxxdev = selfTorch;
-              dev = selfTorch;
-              lib = selfTorch;
               pythonModule = python;
               cudaSupport = config.cudaSupport or false;
               rocmSupport = config.rocmSupport or false;
-              cudaCapabilities = config.cudaCapabilities or [ ];
-              cxx11Abi = true;
-              hostTorchVersion = torchSource.version or null;
               cudaPackages = final.cudaPackages;
+              pkgs = final;
             }
             // extraPassthru;
           meta = {

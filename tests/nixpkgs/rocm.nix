@@ -1,11 +1,11 @@
 # ROCm package set (evaluation only): rocmPackages (pkgs/development/rocm-modules; nixpkgs
-# at the pin has one unversioned set, ROCm 7.2.x).
-# The versioned rocmPackages_7_1 / _7_2 are the kernels toolchain's (tests/kernel-builder),
-# built with `__stubRocm.mkRocmPackages` below.
+# at the pin has one unversioned set, ROCm 7.x). nixgen never reads it: a ROCm variant's
+# `rocmPackages` is the kernels toolchain's versioned RPM set (rocmPackages_7_1 / _7_2, in
+# tests/kernel-builder, with the toolchain's own names such as hipcub-devel).
 #
-# Copies the attribute names of pkgs/development/rocm-modules (clr with passthru gpuTargets,
-# hipcc, rocm-core, hipcub, rocprim, rocthrust, rocwmma, hipblas, …, llvm.clang) and, for the
-# anchor's RPM-repackaged sets, the `*-devel` names it uses (hipcub-devel, rocprim-devel, …).
+# Copies a subset of the attribute names of pkgs/development/rocm-modules/default.nix (clr
+# with passthru gpuTargets, hipcc, rocm-core, hipcub, rocprim, …, llvm.{clang,llvm,lld,
+# rocmClangStdenv}); NAMES.tsv cites the file for each.
 # Stand-in: this machine has no ROCm, so every component evaluates (name, version,
 # meta.platforms = x86_64-linux) and fails to build with "not available on this machine".
 {
@@ -38,7 +38,6 @@ let
     "hipblas"
     "hipblaslt"
     "hipsparse"
-    "hipsparselt"
     "hiprand"
     "hipfft"
     "hipsolver"
@@ -46,14 +45,6 @@ let
     "rccl"
     "miopen"
     "composable_kernel"
-    "rocshmem"
-    # the anchor's RPM-repackaged names
-    "hipcub-devel"
-    "rocprim-devel"
-    "rocthrust-devel"
-    "rocwmma-devel"
-    "rocshmem-devel"
-    "hipsparselt-devel"
   ];
 
   defaultGpuTargets = [
@@ -83,15 +74,11 @@ let
               license = lib.licenses.mit;
               platforms = [ "x86_64-linux" ];
             };
-            passthru = {
-              gpuTargets = config.rocmTargets or defaultGpuTargets;
-              inherit rocmVersion;
-            };
+            passthru.gpuTargets = config.rocmTargets or defaultGpuTargets;
           };
       in
       lib.genAttrs components mk
       // {
-        inherit rocmVersion;
         llvm = {
           clang = mk "rocm-llvm-clang";
           llvm = mk "rocm-llvm";
@@ -108,12 +95,9 @@ let
           gpuTargets = config.rocmTargets or defaultGpuTargets;
           localGpuTargets = null;
         };
-        meta.release = rocmVersion;
       }
     );
 in
 {
   rocmPackages = mkRocmPackages "7.2.0";
-  # For the kernels toolchain stand-in, not a nixpkgs attribute.
-  __stubRocm = { inherit mkRocmPackages; };
 }

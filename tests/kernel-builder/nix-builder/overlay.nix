@@ -6,24 +6,32 @@
 #   python3.pkgs.tvm-ffi                     anchor: pkgs/python-modules/tvm-ffi
 #   manylinux_2_28.{stdenv,cudaBackendStdenv} anchor: pkgs/manylinux (default.nix, stdenv.nix,
 #                                              cuda-backend-stdenv.nix)
-#   rocmPackages_7_1, rocmPackages_7_2        anchor: pkgs/rocm-packages (7.1.1, 7.2.1)
+#   rocmPackages_7_1, rocmPackages_7_2        anchor: pkgs/rocm-packages (7.1.1, 7.2.1), the
+#                                              real RPM names (rocm-packages.nix here)
 #   xpuPackages_2025_3_2, _2026_0_0, xpuPackages
 #                                              anchor: pkgs/xpu-packages (oneapi-torch-dev,
 #                                              onednn-xpu, ocloc, sycl-tla)
 #   cutlass_2_10 … cutlass_4_5                anchor: pkgs/cutlass/default.nix
+#   metal-cpp                                 anchor: pkgs/metal-cpp (outputs out, dev, doc)
+#
+# Every name here is one the real overlay defines, checked by tests/test_real_toolchain.py
+# (it evaluates the real overlay.nix beside this one), except `manylinux_2_28.abiPolicy`
+# (allow-listed there, with its reason below).
 #
 # What differs (README.md): everything is built from the host tools the way the nixpkgs
 # stand-in builds (tests/nixpkgs, whose internal `__stub*` helpers this file uses); every
 # torch-bin_X_Y is the ONE host torch wheel; manylinux_2_28's stdenvs are the host compiler,
 # which cannot meet manylinux_2_28, so this toolchain declares the policy the host can meet
 # (`manylinux_2_28.abiPolicy`, from host.nix `abi`; the real one ships no such attribute and
-# nixgen applies manylinux_2_28); ROCm's clr/hipcc wrap Debian's hipcc (rocm-hip.nix) and
-# oneAPI evaluates only; CUTLASS 3.8 is NVIDIA's real headers (PyPI nvidia-cutlass 3.8.0.0,
-# unpacked by scripts/cuda_wheels.py), the other CUTLASS versions and sycl-tla are empty
-# header directories; `kernels` is the host's PyPI client. The anchor's other attributes
-# (kernel-builder, triton, ruff, ucx, …) are not provided. The anchor's default
-# `xpuPackages` names `xpuPackages_2025_3_1`, which it does not define; here it is
-# `xpuPackages_2026_0_0`.
+# nixgen applies manylinux_2_28); ROCm's clr/hipcc wrap Debian's hipcc (rocm-hip.nix),
+# oneAPI and metal-cpp evaluate only; CUTLASS 3.8 is NVIDIA's real headers (PyPI
+# nvidia-cutlass 3.8.0.0, unpacked by scripts/cuda_wheels.py), the other CUTLASS versions
+# and sycl-tla are empty header directories; `kernels` is the host's PyPI client. The
+# anchor's other attributes (kernel-builder, triton, ruff, ucx, …) are not provided.
+# `rust-bin` is not here: as for real, it comes from the flake input `rust-overlay`
+# (../rust-overlay). As in the anchor, the default `xpuPackages` names
+# `xpuPackages_2025_3_1`, which the overlay does not define (forcing it fails); nixgen always
+# selects a version.
 {
   builderProvenance ? null,
 }:
@@ -34,6 +42,10 @@ let
   host = if builtins.pathExists ../host.nix then import ../host.nix else { };
   oneapi = prev.__stubOneapi;
   rocmHip = import ./rocm-hip.nix { inherit lib final host; };
+  rocmPackages = import ./rocm-packages.nix {
+    inherit lib final;
+    stub = prev.__stub;
+  };
 
   # Header-only packages (CUTLASS, sycl-tla) with EMPTY include directories, made with
   # callPackage so that `.override { stdenv = …; }` works as in the anchor.
@@ -97,8 +109,6 @@ let
   mkXpuPackages =
     xpuVersion:
     lib.makeScope final.newScope (self: {
-      inherit xpuVersion;
-      version = xpuVersion;
       # icpx/icx, SYCL and oneMKL in one package (anchor: pkgs/xpu-packages/oneapi-torch-dev.nix).
       oneapi-torch-dev = self.callPackage (
         { stdenv }: oneapi.unavailable "oneapi-torch-dev" xpuVersion { license = lib.licenses.issl; }
@@ -166,12 +176,12 @@ in
   });
 
   # `clr` and `hipcc` wrap the machine's Debian hipcc (rocm-hip.nix).
-  rocmPackages_7_1 = rocmHip "7.1.1" (prev.__stubRocm.mkRocmPackages "7.1.1");
-  rocmPackages_7_2 = rocmHip "7.2.1" (prev.__stubRocm.mkRocmPackages "7.2.1");
+  rocmPackages_7_1 = rocmHip "7.1.1" (rocmPackages "7.1.1");
+  rocmPackages_7_2 = rocmHip "7.2.1" (rocmPackages "7.2.1");
 
   xpuPackages_2025_3_2 = mkXpuPackages "2025.3.2";
   xpuPackages_2026_0_0 = mkXpuPackages "2026.0.0";
-  xpuPackages = final.xpuPackages_2026_0_0;
+  xpuPackages = final.xpuPackages_2025_3_1;
 
   cutlass_2_10 = cutlass "2.10.0";
   cutlass_3_5 = cutlass "3.5.1";
@@ -181,6 +191,24 @@ in
   cutlass_4_0 = cutlass "4.0.0";
   cutlass_4_4 = cutlass "4.4.2";
   cutlass_4_5 = cutlass "4.5.2";
+
+  # pkgs/metal-cpp: Apple's C++ Metal headers (real outputs out, dev, doc; here out and dev),
+  # Darwin only.
+  metal-cpp =
+    let
+      drv = prev.__stub.mkUnavailable {
+        pname = "metal-cpp";
+        version = "26";
+        reason = "metal-cpp is a Darwin package";
+        meta = {
+          platforms = lib.platforms.darwin;
+          license = lib.licenses.asl20;
+        };
+      };
+    in
+    drv
+    // {
+      out = drv;
+      dev = drv;
+    };
 }
-# rust-overlay's `rust-bin` (applied after this overlay by the real build sets; see there).
-// import ../rust-overlay.nix { inherit lib final; }

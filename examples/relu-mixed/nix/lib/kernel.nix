@@ -31,7 +31,7 @@ rec {
   */
   cudaInputs = [
     "cuda_cudart"
-    "cuda_cccl"
+    "cccl"
     "libcublas"
     "libcusolver"
     "libcusparse"

@@ -667,8 +667,10 @@ rec {
           extensions = [ "cu" ];
           compiler = "nvcc";
           # With several gencode targets, nvcc compiles them side by side on
-          # `--threads` threads (how many: `nvccThreads`, at build time).
-          command = "nvcc -ccbin \"$CXX\" ${hostFlags}${
+          # `--threads` threads (how many: `nvccThreads`, at build time). The host compiler
+          # is the stdenv's, by full path: nixpkgs' nvcc wrapper puts its own backend
+          # compiler first on nvcc's PATH, where a bare `-ccbin g++` would find it.
+          command = "nvcc -ccbin \"$(command -v \"$CXX\")\" ${hostFlags}${
             if targets > 1 then " --threads=\"\${NIXGEN_NVCC_THREADS:-1}\"" else ""
           } ${
             esc (

@@ -44,7 +44,7 @@ let
     paths = [
       (lib.getDev cudaPackages.cuda_cudart)
       (lib.getLib cudaPackages.cuda_cudart)
-      (lib.getDev cudaPackages.cuda_cccl)
+      (lib.getDev cudaPackages.cccl)
     ];
   };
 in

@@ -1,15 +1,16 @@
-# Stand-in (test only) for oxalica/rust-overlay's `overlays.default`, which the kernels
-# toolchain's build sets apply right after its own overlay (huggingface/kernels flake input
-# `rust-overlay`, nix-builder/lib/mk-build-set.nix `overlays = [ overlay rust-overlay … ]`).
-# nixgen applies the toolchain flake's `rust-overlay` input when it has one; this stand-in
-# flake declares no inputs, so its overlay (nix-builder/overlay.nix) composes this file.
+# Stand-in (test only) for oxalica/rust-overlay's `overlays.default` (flake.nix beside this
+# file), which the kernels toolchain's build sets apply right after its own overlay
+# (huggingface/kernels flake input `rust-overlay`, nix-builder/lib/mk-build-set.nix
+# `overlays = [ overlay rust-overlay … ]`). nixgen applies the toolchain flake's
+# `rust-overlay` input the same way (nix/project.nix `toolchainOverlays`).
 #
 # Copies rust-overlay lib/rust-bin.nix `fromRustupToolchainFile` (reads the TOML file, takes
 # its `[toolchain]` table, requires `channel`; the same messages). A named toolchain (a
 # nightly) is not on this machine and would need the network: it evaluates and fails when
 # built, saying so.
-{ lib, final }:
+final: prev:
 let
+  inherit (prev) lib;
   unavailable =
     pname: version: what:
     final.stdenvNoCC.mkDerivation {
