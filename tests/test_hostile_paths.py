@@ -188,7 +188,7 @@ def test_the_no_op_fast_path_refuses_what_a_full_render_refuses(tmp_path: Path) 
     (root / "nix" / "lib").rename(copy)
     (root / "nix" / "lib").symlink_to(copy)  # identical content, through a link
     done = nixgen("render", ".", cwd=root)
-    assert "up to date" not in done.stdout
+    assert "up to date" not in done.stderr
     assert done.returncode == 2
 
 
@@ -207,7 +207,7 @@ def test_hand_written_directories_keep_their_mode_and_existence(tmp_path: Path) 
     (root / "build.toml").write_text(BUILD_TOML.replace("version = 1", "version = 2"))
     done = nixgen("render", ".", cwd=root)
     assert done.returncode == 0, done.stderr
-    assert "changed" in done.stdout
+    assert "changed" in done.stderr
     assert snapshot(mine) == before
     assert stat.S_IMODE(os.lstat(mine).st_mode) == 0o700
     assert stat.S_IMODE(os.lstat(root / "nix" / "kernels").st_mode) == 0o750
@@ -327,7 +327,7 @@ def test_build_toml_edited_during_a_render_leaves_no_fresh_stamp(
     assert stamp.fresh(root, "nix") is None
     monkeypatch.undo()
     done = nixgen("render", ".", cwd=root)
-    assert "up to date" not in done.stdout and "changed" in done.stdout
+    assert "up to date" not in done.stderr and "changed" in done.stderr
 
 
 def test_a_source_directory_made_unreadable_makes_the_stamp_stale(tmp_path: Path) -> None:
@@ -350,6 +350,6 @@ def test_nix_replaced_by_a_link_to_an_identical_copy_is_not_up_to_date(tmp_path:
     (root / "nix").rename(copy)
     (root / "nix").symlink_to("nix-copy")
     done = nixgen("render", ".", cwd=root)
-    assert "up to date" not in done.stdout
+    assert "up to date" not in done.stderr
     assert done.returncode == 2
     assert "symbolic link" in done.stderr

@@ -90,7 +90,8 @@ def test_first_render_writes_the_tree_and_the_flake(runner: CliRunner, proj: Pat
     for rel, data in rendered.tree.items():
         assert (proj / "nix" / rel).read_bytes() == data
     assert (proj / "flake.nix").read_bytes() == rendered.root["flake.nix"]
-    assert f"{len(rendered.tree) + 1} added" in result.output
+    assert f"nix/: {len(rendered.tree)} added" in result.output
+    assert "flake.nix added" in result.output
     modes = {(p.stat().st_mode & 0o777) for p in (proj / "nix").rglob("*") if p.is_file()}
     assert modes == {0o644}
     assert not list(proj.glob(".nixgen-*"))
@@ -208,11 +209,11 @@ def test_generated_flake_is_updated_and_absent_flake_is_written(
     flake = proj / "flake.nix"
     flake.write_text(flake.read_text().replace("kernels, built by nixgen", "old text"))
     result = run(runner, str(proj))
-    assert "1 changed" in result.output
+    assert "flake.nix changed" in result.output
     assert "old text" not in flake.read_text()
     flake.unlink()
     result = run(runner, str(proj))
-    assert "1 added" in result.output and flake.exists()
+    assert "flake.nix added" in result.output and flake.exists()
 
 
 # ------------------------------------------------------------------------- --check
