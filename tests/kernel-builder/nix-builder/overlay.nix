@@ -6,6 +6,7 @@
 #   python3.pkgs.tvm-ffi                     anchor: pkgs/python-modules/tvm-ffi
 #   manylinux_2_28.{stdenv,cudaBackendStdenv} anchor: pkgs/manylinux (default.nix, stdenv.nix,
 #                                              cuda-backend-stdenv.nix)
+#   kernel-builder (`check-abi` only)          anchor: pkgs/kernel-builder
 #   rocmPackages_7_1, rocmPackages_7_2        anchor: pkgs/rocm-packages (7.1.1, 7.2.1)
 #   xpuPackages_2025_3_2, _2026_0_0, xpuPackages
 #                                              anchor: pkgs/xpu-packages (oneapi-torch-dev,
@@ -15,12 +16,12 @@
 # What differs (README.md): everything is built from the host tools the way the nixpkgs
 # stand-in builds (tests/nixpkgs, whose internal `__stub*` helpers this file uses); every
 # torch-bin_X_Y is the ONE host torch wheel; manylinux_2_28's stdenvs are the host compiler,
-# which cannot meet manylinux_2_28, so this toolchain declares the policy the host can meet
-# (`manylinux_2_28.abiPolicy`, from host.nix `abi`; the real one ships no such attribute and
-# nixgen applies manylinux_2_28); ROCm and oneAPI evaluate only; CUTLASS and sycl-tla are
-# empty header directories. The anchor's other attributes (kernel-builder, triton, kernels,
-# ruff, ucx, …) are not provided. The anchor's default `xpuPackages` names
-# `xpuPackages_2025_3_1`, which it does not define; here it is `xpuPackages_2026_0_0`.
+# which cannot meet manylinux_2_28, so the stand-in's `kernel-builder check-abi` holds
+# binaries to the manylinux policy the host can meet (pkgs/kernel-builder/default.nix);
+# ROCm and oneAPI evaluate only; CUTLASS and sycl-tla are empty header directories. The
+# anchor's other attributes (triton, kernels, ruff, ucx, …) are not provided. The anchor's
+# default `xpuPackages` names `xpuPackages_2025_3_1`, which it does not define; here it is
+# `xpuPackages_2026_0_0`.
 {
   builderProvenance ? null,
 }:
@@ -28,7 +29,6 @@
 final: prev:
 let
   inherit (prev) lib;
-  host = if builtins.pathExists ../host.nix then import ../host.nix else { };
   oneapi = prev.__stubOneapi;
 
   # Header-only packages (CUTLASS, sycl-tla) with EMPTY include directories, made with
@@ -91,6 +91,11 @@ let
     );
 in
 {
+  # anchor: overlay.nix `kernel-builder = final.callPackage ./pkgs/kernel-builder { … }`;
+  # here only its `check-abi` (pkgs/kernel-builder/default.nix, which states the stand-in's
+  # manylinux policy).
+  kernel-builder = final.callPackage ./pkgs/kernel-builder { inherit builderProvenance; };
+
   pythonPackagesExtensions = prev.pythonPackagesExtensions ++ [
     (python-final: python-prev: {
       torch-bin_2_11 = mkTorch python-prev "2.11.0" { xpuPackages = null; };
@@ -106,27 +111,6 @@ in
     stdenv = final.stdenv;
     gcc14Stdenv = self.stdenv;
     cudaBackendStdenv = final.cudaPackages.backendStdenv;
-    # Not an anchor attribute: the policy this stand-in's binaries keep to (nixgen's ABI
-    # check reads it when present). The host's glibc and libstdc++ (host.nix `abi`).
-    abiPolicy = {
-      name = "the stand-in toolchain's host policy (glibc ${host.abi.GLIBC or "?"})";
-      maxVersions = host.abi or { };
-      extraVersions = [
-        "CXXABI_TM_1"
-        "CXXABI_LDBL_1.3"
-      ];
-      libraries = [
-        "libc.so.6"
-        "libm.so.6"
-        "libstdc++.so.6"
-        "libgcc_s.so.1"
-        "libpthread.so.0"
-        "libdl.so.2"
-        "librt.so.1"
-        "ld-linux-x86-64.so.2"
-        "ld-linux-aarch64.so.1"
-      ];
-    };
   });
 
   rocmPackages_7_1 = prev.__stubRocm.mkRocmPackages "7.1.1";
