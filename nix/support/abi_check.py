@@ -67,7 +67,7 @@ def dynamic_symbols(symbols: str) -> list[tuple[str, str, bool]]:
     out = []
     for line in symbols.splitlines():
         fields = line.split()
-        if len(fields) < 8 or not fields[0].endswith(":"):
+        if len(fields) < 8 or not fields[0].endswith(":") or not fields[0][:-1].isdigit():
             continue
         name, _, version = fields[7].partition("@")
         out.append((name, version.lstrip("@"), fields[6] == "UND"))

@@ -46,14 +46,18 @@ except ImportError:  # pragma: no cover - reported at run time
 
 
 def _version(text: str) -> tuple[int, ...]:
+    """A version as a comparable tuple: "2.10" and "2.10.0" are the same version."""
     parts = text.split(".")
     if not all(p.isdigit() for p in parts):
         raise argparse.ArgumentTypeError(f"invalid version `{text}`")
-    return tuple(int(p) for p in parts)
+    numbers = [int(p) for p in parts]
+    while len(numbers) > 1 and numbers[-1] == 0:
+        numbers.pop()
+    return tuple(numbers)
 
 
 def _show(version: tuple[int, ...]) -> str:
-    return ".".join(map(str, version))
+    return ".".join(map(str, version + (0,) * (2 - len(version))))
 
 
 def discover_variants(kernel_dir: Path) -> list[Path]:
@@ -112,7 +116,7 @@ def shim_versions(include: Path) -> dict[str, tuple[int, ...]]:
                 stripped = line.strip()
                 guard = _GUARD.match(stripped)
                 if guard:
-                    stack.append(tuple(int(g) for g in guard.groups()))
+                    stack.append(_version(".".join(guard.groups())))
                 elif re.match(r"#\s*if", stripped):
                     stack.append(None)
                 elif re.match(r"#\s*endif", stripped):
