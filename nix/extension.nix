@@ -603,7 +603,7 @@ rec {
       # No binding sources: the Rust crates are the binding; every function they export stays.
       crateIsBinding = fw.cratesCanBeBinding && bindingSources == [ ];
     in
-    toolchain.stdenv.mkDerivation ({
+    toolchain.stdenv.mkDerivation {
       pname = "${pname}-ext";
       inherit version;
       # The Python package only: the binding's sources reach the link as `binding`'s objects.
@@ -613,10 +613,14 @@ rec {
         toolchain.abiCheck
       ];
       # The ABI check (toolchain.abiCheck) runs at installCheck, as the kernels toolchain's
-      # does (`doInstallCheck`, `doAbiCheck`, and `torchStableAbiVersion` below, the
-      # attributes of its torch extensions: nix-builder/lib/extension/torch/arch.nix).
+      # does, switched on by the variables its torch extensions set
+      # (nix-builder/lib/extension/torch/arch.nix: `doAbiCheck`, and `torchStableAbiVersion`
+      # for a variant built against the torch stable ABI).
       doInstallCheck = true;
-      doAbiCheck = true;
+      env = {
+        doAbiCheck = "1";
+      }
+      // (if stableAbi == null then { } else { torchStableAbiVersion = stableAbi; });
       buildInputs = [
         package
         python3
@@ -653,6 +657,5 @@ rec {
           ;
         opsName = name;
       };
-    }
-    // (if stableAbi == null then { } else { torchStableAbiVersion = stableAbi; }));
+    };
 }

@@ -26,12 +26,16 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from click.testing import CliRunner
+
+from nixgen.cli import main
 
 from .conftest import EXAMPLES
 from .nixtools import NixError, have_nix, kernel_builder, make_stub, nix_build, nix_env
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKER = ROOT / "nix" / "support" / "abi_check.py"
+FIXTURES = ROOT / "tests" / "fixtures"
 TOOLCHAIN = ROOT / "tests" / "kernel-builder" / "nix-builder" / "pkgs" / "kernel-builder"
 POLICIES = json.loads((ROOT / "nixgen" / "data" / "abi-policies.json").read_text())
 
@@ -434,6 +438,14 @@ def _variant_expr(stub: Path, overlay: str) -> str:
     """
 
 
+def _rendered(source: Path, target: Path) -> Path:
+    """A copy of a project rendered with this checkout's nixgen (and its Nix library)."""
+    shutil.copytree(source, target)
+    result = CliRunner().invoke(main, ["render", str(target)])
+    assert result.exit_code == 0, result.output
+    return target
+
+
 def _log(out: Path | None, error: NixError | None) -> str:
     """The build log of a built output or of the failed derivation."""
     if error is not None:
@@ -460,8 +472,7 @@ def test_the_extension_build_runs_the_toolchains_check_and_nixgens_addition(
     policy, manylinux_2_28, the build fails naming `__libc_single_threaded`, which the
     host compiler puts in every extension."""
     stub = make_stub(tmp_path)
-    root = tmp_path / "relu-cpu"
-    shutil.copytree(EXAMPLES / "relu-cpu", root)
+    root = _rendered(EXAMPLES / "relu-cpu", tmp_path / "relu-cpu")
     out = nix_build(_variant_expr(stub, "final: prev: { }"), cwd=root)
     log = _log(out, None)
     host = platform.libc_ver()[1].replace(".", "_")
@@ -480,3 +491,20 @@ def test_the_extension_build_runs_the_toolchains_check_and_nixgens_addition(
     assert "Symbols incompatible with `manylinux_2_28` found" in log
     assert "__libc_single_threaded_GLIBC: 2.32" in log
     assert "nixgen: the ABI check failed" in log
+
+
+@pytest.mark.build
+@needs_abi_check
+@pytest.mark.skipif(not have_nix(), reason="nix is not installed")
+def test_a_stable_abi_variant_is_checked_against_the_torch_stable_abi(tmp_path: Path) -> None:
+    """The stable-ABI fixture (`[torch.stable-abi] cpu = "2.11"`): its extension derivation
+    carries `torchStableAbiVersion`, so the toolchain's check runs with
+    `--torch-stable-abi=2.11`, as the anchor's hook does, and the kernel, written against
+    torch/csrc/stable only, passes it."""
+    stub = make_stub(tmp_path)
+    root = _rendered(FIXTURES / "stable-abi", tmp_path / "stable-abi")
+    out = nix_build(_variant_expr(stub, "final: prev: { }"), cwd=root)
+    log = _log(out, None)
+    assert "kernel-builder check-abi --torch-stable-abi=2.11" in log
+    assert "Checking for compatibility with Torch stable ABI version 2.11" in log
+    assert "Non-stable Torch ABI symbols found" not in log

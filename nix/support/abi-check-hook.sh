@@ -10,7 +10,8 @@
 # 2. on Linux, nixgen's addition (nix/support/abi_check.py): the libraries the extension
 #    needs, and undefined unversioned symbols that manylinux_2_28's glibc does not define.
 #
-# Both run and report; either failing fails the build. `doAbiCheck = false;` skips them.
+# Both run and report; either failing fails the build. An empty `doAbiCheck` (`env.doAbiCheck
+# = "";` in overrideAttrs) skips them.
 nixgenAbiCheck() {
     if [ -z "${doAbiCheck:-}" ]; then
         echo "nixgen: skipping the ABI check (doAbiCheck is not set)"
@@ -31,7 +32,7 @@ nixgenAbiCheck() {
     fi
     rm -rf "$variants"
     if [ -n "$failed" ]; then
-        echo "nixgen: the ABI check failed (above); \`doAbiCheck = false;\` skips it" >&2
+        echo "nixgen: the ABI check failed (above); \`env.doAbiCheck = \"\";\` skips it" >&2
         return 1
     fi
 }

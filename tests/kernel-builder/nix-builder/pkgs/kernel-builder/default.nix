@@ -39,7 +39,7 @@ stdenvNoCC.mkDerivation {
   version = "0.17.0-dev0";
   env = {
     inherit manylinux torchInclude;
-    program = ./kernel_builder.py;
+    program = "${./kernel_builder.py}";
     shell = runtimeShell;
     python = python3.interpreter;
     provenance = if builderProvenance == null then "" else builderProvenance.sha;
