@@ -173,7 +173,7 @@ def _torch_include() -> Path | None:
     spec = importlib.util.find_spec("torch")
     if spec is None or not spec.submodule_search_locations:
         return None
-    include = Path(list(spec.submodule_search_locations)[0]) / "include"
+    include = Path(next(iter(spec.submodule_search_locations))) / "include"
     return include if (include / "torch" / "csrc" / "stable" / "c" / "shim.h").is_file() else None
 
 
@@ -283,9 +283,12 @@ def test_variants_are_found_as_the_real_program_finds_them(tmp_path: Path) -> No
 @needs_gxx
 def test_an_unversioned_glibc_symbol_newer_than_the_policy_is_rejected(tmp_path: Path) -> None:
     so = compile_so(tmp_path, "unversioned", UNVERSIONED, "-nostdlib")
-    assert "__libc_single_threaded@" not in subprocess.run(
-        ["readelf", "-W", "--dyn-syms", str(so)], capture_output=True, text=True
-    ).stdout
+    assert (
+        "__libc_single_threaded@"
+        not in subprocess.run(
+            ["readelf", "-W", "--dyn-syms", str(so)], capture_output=True, text=True
+        ).stdout
+    )
     glibc = abi_check.running_glibc()
     assert any(p.name == "libc.so.6" for p in glibc), glibc
     introduced = abi_check.glibc_introduced(glibc)
@@ -324,7 +327,9 @@ def test_isoc23_strtol_from_a_newer_glibc_is_rejected(tmp_path: Path) -> None:
         "user",
         'extern "C" long __isoc23_strtol(const char *, char **, int);\n'
         'extern "C" long strtol(const char *, char **, int);\n'
-        'extern "C" long parse(const char *s) { return __isoc23_strtol(s, 0, 10) + strtol(s, 0, 10); }\n',
+        'extern "C" long parse(const char *s) {\n'
+        "    return __isoc23_strtol(s, 0, 10) + strtol(s, 0, 10);\n"
+        "}\n",
         "-nostdlib",
     )
     introduced = abi_check.glibc_introduced([libc])
@@ -341,7 +346,9 @@ def test_versioned_and_foreign_symbols_are_not_the_additions_business(tmp_path: 
     so = compile_so(
         tmp_path,
         "mixed",
-        TOO_NEW + 'extern "C" int PyLong_AsLong(void *);\nextern "C" int g(void *o) { return PyLong_AsLong(o); }\n',
+        TOO_NEW
+        + 'extern "C" int PyLong_AsLong(void *);\n'
+        + 'extern "C" int g(void *o) { return PyLong_AsLong(o); }\n',
     )
     introduced = abi_check.glibc_introduced(abi_check.running_glibc())
     assert abi_check.check_file(manylinux(), so, introduced) == []
@@ -392,7 +399,15 @@ def test_the_additions_command_line_exit_status_and_messages(tmp_path: Path) -> 
     )
     assert "nixgen ABI check failed" in bad.stderr
     missing = subprocess.run(
-        [sys.executable, str(CHECKER), "--policy", str(policy), "--glibc", str(good / "none.so"), str(good)],
+        [
+            sys.executable,
+            str(CHECKER),
+            "--policy",
+            str(policy),
+            "--glibc",
+            str(good / "none.so"),
+            str(good),
+        ],
         capture_output=True,
         text=True,
     )

@@ -39,7 +39,9 @@ from typing import Any
 _NEEDED = re.compile(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]")
 _GLIBC = re.compile(r"^GLIBC_([0-9]+(?:\.[0-9]+)*)$")
 #: The libraries of glibc whose symbols carry GLIBC_ versions.
-_GLIBC_LIBRARY = re.compile(r"^(libc|libm|libmvec|libpthread|libdl|librt|libresolv|ld-linux[-\w.]*)\.so")
+_GLIBC_LIBRARY = re.compile(
+    r"^(libc|libm|libmvec|libpthread|libdl|librt|libresolv|ld-linux[-\w.]*)\.so"
+)
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -137,7 +139,9 @@ def violations(
     return problems
 
 
-def check_file(policy: dict[str, Any], path: Path, introduced: dict[str, tuple[int, ...]]) -> list[str]:
+def check_file(
+    policy: dict[str, Any], path: Path, introduced: dict[str, tuple[int, ...]]
+) -> list[str]:
     """Violations of one shared object."""
     return violations(
         policy,
@@ -193,7 +197,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"nixgen ABI check: {path.name}: {problem}", file=sys.stderr)
         failed = failed or bool(problems)
         if not problems:
-            print(f"nixgen ABI check: {path.name}: libraries and unversioned symbols keep to {label}")
+            print(
+                f"nixgen ABI check: {path.name}: libraries and unversioned symbols keep to {label}"
+            )
     if failed:
         print(
             f"nixgen ABI check failed: the extension would not load everywhere {label} promises",

@@ -143,7 +143,11 @@ def undefined_symbols(path: Path, macho: bool) -> list[str]:
     """The undefined symbols of an object (ELF: `readelf`, Mach-O: `llvm-nm`/`nm`)."""
     if macho:
         tool = shutil.which("llvm-nm") or next(
-            (t for t in ("llvm-nm-19", "llvm-nm-16", "llvm-nm-15", "llvm-nm-14") if shutil.which(t)),
+            (
+                t
+                for t in ("llvm-nm-19", "llvm-nm-16", "llvm-nm-15", "llvm-nm-14")
+                if shutil.which(t)
+            ),
             "nm",
         )
         out = subprocess.run(
@@ -171,7 +175,7 @@ def demangle(names: list[str]) -> dict[str, str]:
     out = subprocess.run(
         ["c++filt"], input="\n".join(mangled) + "\n", capture_output=True, text=True, check=True
     ).stdout.splitlines()
-    return dict(zip(mangled, out))
+    return dict(zip(mangled, out, strict=True))
 
 
 def torch_stable_abi_violations(
@@ -318,7 +322,9 @@ def main(argv: list[str] | None = None) -> int:
         description="kernel-builder stand-in (test only): the check-abi subcommand",
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    check = commands.add_parser("check-abi", help="Check the ABI compatibility of a kernel extension")
+    check = commands.add_parser(
+        "check-abi", help="Check the ABI compatibility of a kernel extension"
+    )
     check.add_argument("kernel_dir", nargs="?", type=Path, help="Directory with kernels")
     check.add_argument(
         "-m",
