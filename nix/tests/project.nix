@@ -92,6 +92,28 @@ in
     expected = "wheel 2.13";
   };
 
+  # As the toolchain's flake-provenance.nix: what its binary cache's kernel-builder is built with.
+  testBuilderProvenanceIsTheToolchainInputsRevision = {
+    expr = map project.builderProvenance [
+      { rev = "8ac69fc5"; }
+      { dirtyRev = "8ac69fc5-dirty"; }
+      { }
+      /tmp
+    ];
+    expected = [
+      {
+        sha = "8ac69fc5";
+        dirty = false;
+      }
+      {
+        sha = "8ac69fc5";
+        dirty = true;
+      }
+      null
+      null
+    ];
+  };
+
   testNoToolchainInputIsAnError = {
     expr = project.toolchainOverlays null;
     expectedError = true;
