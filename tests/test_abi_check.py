@@ -523,3 +523,74 @@ def test_a_stable_abi_variant_is_checked_against_the_torch_stable_abi(tmp_path: 
     assert "kernel-builder check-abi --torch-stable-abi=2.11" in log
     assert "Checking for compatibility with Torch stable ABI version 2.11" in log
     assert "Non-stable Torch ABI symbols found" not in log
+
+
+# ------------------------------------------------------------------------- the hook
+
+HOOK = ROOT / "nix" / "support" / "abi-check-hook.sh"
+
+
+def _run_hook(tmp_path: Path, env: dict[str, str], *, addition: bool) -> tuple[int, str, str]:
+    """Source the hook (substituted as makeSetupHook would) in bash and run its function,
+    with a `kernel-builder` that records its arguments and what its directory holds."""
+    record = tmp_path / "record"
+    fake = tmp_path / "kernel-builder"
+    fake.write_text(
+        "#!/bin/sh\n"
+        f'printf "%s\\n" "$@" > {record}\n'
+        'for d in "$@"; do :; done\n'
+        f'for e in "$d"/*; do echo "${{e##*/}} -> $(readlink "$e")"; done >> {record}\n'
+        'exit "${FAKE_STATUS:-0}"\n'
+    )
+    fake.chmod(0o755)
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps(manylinux()))
+    text = HOOK.read_text()
+    for key, value in {
+        "kernelBuilder": str(fake),
+        "python": sys.executable if addition else "",
+        "checker": str(CHECKER) if addition else "",
+        "policy": str(policy) if addition else "",
+    }.items():
+        text = text.replace(f"@{key}@", value)
+    script = tmp_path / "hook.sh"
+    script.write_text(text)
+    done = subprocess.run(
+        ["bash", "-euc", f'postInstallCheckHooks=(); . {script}; "${{postInstallCheckHooks[0]}}"'],
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ["PATH"], "NIX_BUILD_TOP": str(tmp_path), **env},
+    )
+    recorded = record.read_text() if record.exists() else ""
+    return done.returncode, done.stdout + done.stderr, recorded
+
+
+@needs_gxx
+def test_the_hook_runs_check_abi_as_the_toolchains_hook_does(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    compile_so(out, "_ops.abi3", PLAIN_C)
+    env = {"out": str(out), "name": "relu-torch-ext-1", "doAbiCheck": "1"}
+    status, log, recorded = _run_hook(
+        tmp_path, {**env, "torchStableAbiVersion": "2.11"}, addition=True
+    )
+    assert status == 0, log
+    # `check-abi --torch-stable-abi=V DIR`, DIR holding `<name>` -> $out.
+    lines = recorded.splitlines()
+    assert lines[:2] == ["check-abi", "--torch-stable-abi=2.11"], recorded
+    assert lines[2].endswith("/.nixgen-abi-check"), recorded
+    assert lines[3] == f"relu-torch-ext-1 -> {out}", recorded
+    assert "libraries and unversioned symbols keep to manylinux_2_28" in log
+    assert not (tmp_path / ".nixgen-abi-check").exists()
+    # No stable ABI: plain `check-abi DIR`.
+    _, _, recorded = _run_hook(tmp_path, env, addition=False)
+    assert recorded.splitlines()[0] == "check-abi" and "--torch" not in recorded
+    # The toolchain's check failing, or nixgen's addition, fails the hook; both report.
+    status, log, _ = _run_hook(tmp_path, {**env, "FAKE_STATUS": "1"}, addition=True)
+    assert status == 1 and "the ABI check failed" in log and "keep to manylinux_2_28" in log
+    compile_so(out, "_bad.abi3", UNVERSIONED, "-nostdlib")
+    status, log, _ = _run_hook(tmp_path, env, addition=True)
+    assert status == 1 and "`__libc_single_threaded` is undefined and unversioned" in log
+    # An empty doAbiCheck (as a derivation without it) skips both.
+    status, log, recorded = _run_hook(tmp_path, {**env, "doAbiCheck": ""}, addition=True)
+    assert status == 0 and "skipping the ABI check" in log
