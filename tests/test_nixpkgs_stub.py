@@ -308,6 +308,7 @@ OVERLAY_ONLY = [
     "cutlass_4_5",
     "manylinux_2_28",
     "metal-cpp",
+    "kernel-builder",
 ]
 OVERLAY_ONLY_PYTHON = ["torch-bin_2_11", "torch-bin_2_12", "torch-bin_2_13", "tvm-ffi"]
 

@@ -1,16 +1,27 @@
-"""Check that Linux shared objects keep to a binary-compatibility policy (nixgen).
+"""nixgen's addition to the toolchain's ABI check: what `kernel-builder check-abi` lacks.
 
-Run by the ABI check hook after a framework extension is installed:
+Run by the ABI check hook (abi-check-hook.sh) after `kernel-builder check-abi`:
 
-    python3 abi_check.py --policy policy.json PATH...
+    python3 abi_check.py --policy policy.json [--glibc LIBRARY]... PATH...
 
-`policy.json` is `{ "name", "maxVersions": {family: version}, "extraVersions": [...],
-"libraries": [glob, ...] }`: every library a shared object needs must match one of
-`libraries`, and every symbol version it needs from a system library (GLIBC_, GLIBCXX_,
-CXXABI_, GCC_) must be at most its family's maximum, or be listed in `extraVersions`.
-PATH is a shared object or a directory searched for `*.so*`. The ELF data comes from
+The toolchain's check (manylinux, Python abi3, torch stable ABI, macOS minimum) reads the
+versions of the symbols an object needs. It does not read two things this one does, for
+Linux shared objects (`*.so*` under a directory PATH, or PATH itself):
+
+1. every library in the object's DT_NEEDED entries must match one of the policy's
+   `libraries` globs (PEP 600's allow-list, plus torch, TVM FFI and the backend runtime);
+2. no undefined symbol may be UNVERSIONED while it names a glibc symbol that the policy's
+   glibc (`glibc`, e.g. "2.28") does not define: such a symbol (`__libc_single_threaded`,
+   GLIBC_2.32; `__isoc23_strtol`, GLIBC_2.38) comes from compiling against newer glibc
+   headers than the C library linked against, carries no version for the toolchain's check
+   to read, and fails to load where only the policy's glibc is. Which glibc symbols exist,
+   and since which version, is read from a newer glibc: the `--glibc` libraries, by default
+   the C libraries this interpreter runs on (in a Nix build, nixpkgs' glibc, the one whose
+   headers can leak in).
+
+`policy.json` is `{ "name", "glibc", "libraries": [glob, ...] }`. The ELF data comes from
 `readelf` (`$READELF`, else `readelf` on PATH). Exit status 1 lists every violation, each
-naming the symbol or library; 0 prints one line per file checked.
+naming the library or the symbol; 0 prints one line per file checked.
 """
 
 from __future__ import annotations
@@ -25,10 +36,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-_FAMILY = re.compile(r"^(GLIBC|GLIBCXX|CXXABI|GCC)_([0-9]+(?:\.[0-9]+)*)$")
 _NEEDED = re.compile(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]")
-_FILE = re.compile(r"^\s*(?:0x)?[0-9a-f]+: Version: \d+\s+File: (\S+)\s+Cnt: \d+")
-_NAME = re.compile(r"^\s*0x[0-9a-f]+:\s+Name: (\S+)\s+Flags: .*Version: (\d+)")
+_GLIBC = re.compile(r"^GLIBC_([0-9]+(?:\.[0-9]+)*)$")
+#: The libraries of glibc whose symbols carry GLIBC_ versions.
+_GLIBC_LIBRARY = re.compile(
+    r"^(libc|libm|libmvec|libpthread|libdl|librt|libresolv|ld-linux[-\w.]*)\.so"
+)
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -50,45 +63,58 @@ def needed_libraries(dynamic: str) -> list[str]:
     return _NEEDED.findall(dynamic)
 
 
-def version_needs(versions: str) -> dict[str, str]:
-    """Required symbol versions of `readelf -V` output: version name -> library."""
-    needs: dict[str, str] = {}
-    library = None
-    in_needs = False
-    for line in versions.splitlines():
-        if line.startswith("Version needs section"):
-            in_needs = True
-            continue
-        if line.startswith("Version ") or line.startswith("Version symbols"):
-            in_needs = False
-        if not in_needs:
-            continue
-        file_match = _FILE.match(line)
-        if file_match:
-            library = file_match.group(1)
-            continue
-        name_match = _NAME.match(line)
-        if name_match and library is not None:
-            needs[name_match.group(1)] = library
-    return needs
-
-
-def undefined_symbols(symbols: str) -> dict[str, list[str]]:
-    """Undefined versioned dynamic symbols of `readelf --dyn-syms` output: version -> names."""
-    out: dict[str, list[str]] = {}
+def dynamic_symbols(symbols: str) -> list[tuple[str, str, bool]]:
+    """`(name, version, undefined)` of each dynamic symbol in `readelf --dyn-syms` output;
+    version is "" for an unversioned symbol."""
+    out = []
     for line in symbols.splitlines():
         fields = line.split()
-        if len(fields) < 8 or fields[6] != "UND":
+        if len(fields) < 8 or not fields[0].endswith(":") or not fields[0][:-1].isdigit():
             continue
         name, _, version = fields[7].partition("@")
-        version = version.lstrip("@")
-        if version:
-            out.setdefault(version, []).append(name)
+        out.append((name, version.lstrip("@"), fields[6] == "UND"))
     return out
 
 
+def unversioned_undefined(symbols: str) -> list[str]:
+    """The undefined symbols without a version (an empty name is the null symbol)."""
+    return [n for n, v, undefined in dynamic_symbols(symbols) if undefined and not v and n]
+
+
+def glibc_introduced(libraries: list[Path]) -> dict[str, tuple[int, ...]]:
+    """glibc symbol -> the oldest GLIBC_ version that defines it, from glibc's libraries."""
+    oldest: dict[str, tuple[int, ...]] = {}
+    for library in libraries:
+        for name, version, undefined in dynamic_symbols(_readelf(library, "--dyn-syms")):
+            match = _GLIBC.match(version)
+            if undefined or match is None:
+                continue
+            number = _version(match.group(1))
+            if name not in oldest or number < oldest[name]:
+                oldest[name] = number
+    return oldest
+
+
+def running_glibc() -> list[Path]:
+    """The glibc libraries this interpreter has mapped (Linux `/proc/self/maps`)."""
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return []
+    found = {}
+    for line in maps.splitlines():
+        path = line.split(None, 5)[5] if len(line.split(None, 5)) == 6 else ""
+        name = os.path.basename(path)
+        if path.startswith("/") and _GLIBC_LIBRARY.match(name) and name not in found:
+            found[name] = Path(path)
+    return sorted(found.values())
+
+
 def violations(
-    policy: dict[str, Any], needed: list[str], needs: dict[str, str], symbols: dict[str, list[str]]
+    policy: dict[str, Any],
+    needed: list[str],
+    unversioned: list[str],
+    introduced: dict[str, tuple[int, ...]],
 ) -> list[str]:
     """What breaks `policy` (see the module docstring), one message per problem."""
     name = policy.get("name", "the policy")
@@ -100,38 +126,28 @@ def violations(
                 f"needs library {library}, which {name} does not allow "
                 f"(allowed: {', '.join(allowed)})"
             )
-    maxima = {family: _version(v) for family, v in policy.get("maxVersions", {}).items()}
-    extra = set(policy.get("extraVersions", []))
-    for version in sorted(needs):
-        if version in extra:
-            continue
-        match = _FAMILY.match(version)
-        if match is None:
-            if version.split("_")[0] in maxima or version == "GLIBC_PRIVATE":
-                bad = f"needs symbol version {version}, which {name} does not allow"
-            else:
-                continue  # a version of a non-system library (torch, CUDA): not policed
-        else:
-            family, number = match.groups()
-            if family not in maxima or _version(number) <= maxima[family]:
-                continue
-            bad = (
-                f"needs {version} (from {needs[version]}), newer than "
-                f"{family} {policy['maxVersions'][family]} allowed by {name}"
+    glibc = _version(policy["glibc"])
+    for symbol in sorted(set(unversioned)):
+        since = introduced.get(symbol)
+        if since is not None and since > glibc:
+            shown = ".".join(map(str, since))
+            problems.append(
+                f"symbol `{symbol}` is undefined and unversioned, and glibc defines it only "
+                f"from GLIBC_{shown}, newer than glibc {policy['glibc']} of {name} (compiled "
+                f"against newer glibc headers than it was linked with)"
             )
-        users = sorted(set(symbols.get(version, [])))
-        shown = ", ".join(f"`{u}`" for u in users[:5]) + (" …" if len(users) > 5 else "")
-        problems.append(f"symbol {shown} {bad}" if users else bad)
     return problems
 
 
-def check_file(policy: dict[str, Any], path: Path) -> list[str]:
+def check_file(
+    policy: dict[str, Any], path: Path, introduced: dict[str, tuple[int, ...]]
+) -> list[str]:
     """Violations of one shared object."""
     return violations(
         policy,
         needed_libraries(_readelf(path, "-d")),
-        version_needs(_readelf(path, "-V")),
-        undefined_symbols(_readelf(path, "--dyn-syms")),
+        unversioned_undefined(_readelf(path, "--dyn-syms")),
+        introduced,
     )
 
 
@@ -154,25 +170,39 @@ def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--policy", required=True, type=Path)
+    parser.add_argument("--glibc", action="append", type=Path, default=[])
     parser.add_argument("paths", nargs="+", type=Path)
     args = parser.parse_args(argv)
     policy = json.loads(args.policy.read_text())
-    files = shared_objects(args.paths)
+    label = policy.get("name", "the policy")
+    references = args.glibc or running_glibc()
+    try:
+        introduced = glibc_introduced(references)
+    except RuntimeError as error:
+        print(f"nixgen ABI check: cannot read glibc: {error}", file=sys.stderr)
+        return 1
+    if not introduced:
+        print(
+            "nixgen ABI check: found no glibc to read symbol versions from (pass --glibc)",
+            file=sys.stderr,
+        )
+        return 1
     failed = False
-    for path in files:
+    for path in shared_objects(args.paths):
         try:
-            problems = check_file(policy, path)
+            problems = check_file(policy, path, introduced)
         except RuntimeError as error:
             problems = [str(error)]
         for problem in problems:
             print(f"nixgen ABI check: {path.name}: {problem}", file=sys.stderr)
         failed = failed or bool(problems)
         if not problems:
-            print(f"nixgen ABI check: {path.name}: keeps to {policy.get('name', 'the policy')}")
+            print(
+                f"nixgen ABI check: {path.name}: libraries and unversioned symbols keep to {label}"
+            )
     if failed:
         print(
-            f"nixgen ABI check failed: the extension would not load everywhere "
-            f"{policy.get('name', 'the policy')} promises",
+            f"nixgen ABI check failed: the extension would not load everywhere {label} promises",
             file=sys.stderr,
         )
     return 1 if failed else 0

@@ -26,7 +26,11 @@ let
       stdenv = fakeStdenv "manylinux";
       cudaBackendStdenv = fakeStdenv "manylinux-cuda";
     };
-    makeSetupHook = args: script: { hook = args.name; };
+    makeSetupHook = args: script: {
+      hook = args.name;
+      inherit (args) substitutions;
+    };
+    kernel-builder = "/kernel-builder";
     buildPackages.python3.interpreter = "/python3";
     cudaPackages.cuda_cudart = "cudart";
   };
@@ -88,6 +92,28 @@ in
     expected = "wheel 2.13";
   };
 
+  # As the toolchain's flake-provenance.nix: what its binary cache's kernel-builder is built with.
+  testBuilderProvenanceIsTheToolchainInputsRevision = {
+    expr = map project.builderProvenance [
+      { rev = "8ac69fc5"; }
+      { dirtyRev = "8ac69fc5-dirty"; }
+      { }
+      /tmp
+    ];
+    expected = [
+      {
+        sha = "8ac69fc5";
+        dirty = false;
+      }
+      {
+        sha = "8ac69fc5";
+        dirty = true;
+      }
+      null
+      null
+    ];
+  };
+
   testNoToolchainInputIsAnError = {
     expr = project.toolchainOverlays null;
     expectedError = true;
@@ -96,45 +122,79 @@ in
   testLinuxBuildsUseTheManylinuxStdenvsAndCheckTheAbi = {
     expr = map (t: {
       stdenv = t.stdenv.name;
-      hooks = t.nativeBuildInputs;
-      policy = t.abiPolicy.name;
+      inherit (t) nativeBuildInputs;
+      hook = t.abiCheck.hook;
+      kernelBuilder = t.abiCheck.substitutions.kernelBuilder;
+      python = t.abiCheck.substitutions.python;
     }) [ (toolchains.cpu linuxPkgs) (toolchains.cuda linuxPkgs) ];
     expected = [
       {
         stdenv = "manylinux";
-        hooks = [ { hook = "nixgen-abi-check-hook"; } ];
-        policy = "manylinux_2_28";
+        nativeBuildInputs = [ ];
+        hook = "nixgen-abi-check-hook";
+        kernelBuilder = "/kernel-builder/bin/kernel-builder";
+        python = "/python3";
       }
       {
         stdenv = "manylinux-cuda";
-        hooks = [ { hook = "nixgen-abi-check-hook"; } ];
-        policy = "manylinux_2_28";
+        nativeBuildInputs = [ ];
+        hook = "nixgen-abi-check-hook";
+        kernelBuilder = "/kernel-builder/bin/kernel-builder";
+        python = "/python3";
       }
     ];
   };
 
-  testAToolchainMayShipItsOwnPolicy = {
-    expr =
-      (toolchains.cpu (
-        linuxPkgs
-        // {
-          manylinux_2_28 = linuxPkgs.manylinux_2_28 // {
-            abiPolicy = {
-              name = "own";
-              libraries = [ "libc.so.6" ];
-            };
-          };
-        }
-      )).abiPolicy;
+  # nixgen's addition: manylinux_2_28's glibc and libraries, torch's, the backend runtime's.
+  testTheAdditionsPolicyIsManylinux_2_28sWithTheFrameworkLibraries = {
+    expr = builtins.fromJSON (
+      builtins.readFile (toolchains.cuda linuxPkgs).abiCheck.substitutions.policy
+    );
     expected = {
-      name = "own";
+      name = "manylinux_2_28";
+      glibc = "2.28";
       libraries = [
         "libc.so.6"
+        "libm.so.6"
+        "libstdc++.so.6"
+        "libgcc_s.so.1"
+        "libpthread.so.0"
+        "libdl.so.2"
+        "librt.so.1"
+        "ld-linux-x86-64.so.2"
+        "ld-linux-aarch64.so.1"
         "libtorch*.so*"
         "libc10*.so*"
         "libtvm_ffi.so*"
         "libgomp.so.1"
+        "libcudart.so*"
       ];
     };
+  };
+
+  # Mach-O extensions get the toolchain's check (macOS minimum, abi3) and no addition.
+  testDarwinExtensionsGetTheToolchainsCheckOnly = {
+    expr = map (t: t.abiCheck.substitutions) [
+      (toolchains.metal (linuxPkgs // { stdenv = fakeStdenv "darwin"; apple-sdk_26 = "sdk"; }))
+      (toolchains.cpu (linuxPkgs // { stdenv = fakeStdenv "darwin"; }))
+    ];
+    expected =
+      let
+        only = {
+          kernelBuilder = "/kernel-builder/bin/kernel-builder";
+          python = "";
+          checker = "";
+          policy = "";
+        };
+      in
+      [
+        only
+        only
+      ];
+  };
+
+  testNoKernelBuilderIsAnError = {
+    expr = (toolchains.cpu (removeAttrs linuxPkgs [ "kernel-builder" ])).abiCheck.substitutions.kernelBuilder;
+    expectedError = true;
   };
 }

@@ -6,6 +6,7 @@
 #   python3.pkgs.tvm-ffi                     anchor: pkgs/python-modules/tvm-ffi
 #   manylinux_2_28.{stdenv,cudaBackendStdenv} anchor: pkgs/manylinux (default.nix, stdenv.nix,
 #                                              cuda-backend-stdenv.nix)
+#   kernel-builder (`check-abi` only)          anchor: pkgs/kernel-builder
 #   rocmPackages_7_1, rocmPackages_7_2        anchor: pkgs/rocm-packages (7.1.1, 7.2.1), the
 #                                              real RPM names (rocm-packages.nix here)
 #   xpuPackages_2025_3_2, _2026_0_0, xpuPackages
@@ -21,17 +22,16 @@
 # What differs (README.md): everything is built from the host tools the way the nixpkgs
 # stand-in builds (tests/nixpkgs, whose internal `__stub*` helpers this file uses); every
 # torch-bin_X_Y is the ONE host torch wheel; manylinux_2_28's stdenvs are the host compiler,
-# which cannot meet manylinux_2_28, so this toolchain declares the policy the host can meet
-# (`manylinux_2_28.abiPolicy`, from host.nix `abi`; the real one ships no such attribute and
-# nixgen applies manylinux_2_28); ROCm's clr/hipcc wrap Debian's hipcc (rocm-hip.nix),
-# oneAPI and metal-cpp evaluate only; CUTLASS 3.8 is NVIDIA's real headers (PyPI
-# nvidia-cutlass 3.8.0.0, unpacked by scripts/cuda_wheels.py), the other CUTLASS versions
-# and sycl-tla are empty header directories; `kernels` is the host's PyPI client. The
-# anchor's other attributes (kernel-builder, triton, ruff, ucx, …) are not provided.
-# `rust-bin` is not here: as for real, it comes from the flake input `rust-overlay`
-# (../rust-overlay). As in the anchor, the default `xpuPackages` names
-# `xpuPackages_2025_3_1`, which the overlay does not define (forcing it fails); nixgen always
-# selects a version.
+# which cannot meet manylinux_2_28, so the stand-in's `kernel-builder check-abi` holds
+# binaries to the manylinux policy the host can meet (pkgs/kernel-builder/default.nix);
+# ROCm's clr/hipcc wrap Debian's hipcc (rocm-hip.nix), oneAPI and metal-cpp evaluate only;
+# CUTLASS 3.8 is NVIDIA's real headers (PyPI nvidia-cutlass 3.8.0.0, unpacked by
+# scripts/cuda_wheels.py), the other CUTLASS versions and sycl-tla are empty header
+# directories; `kernels` is the host's PyPI client. The anchor's other attributes (triton,
+# ruff, ucx, …) are not provided. `rust-bin` is not here: as for real, it comes from the
+# flake input `rust-overlay` (../rust-overlay). As in the anchor, the default `xpuPackages`
+# names `xpuPackages_2025_3_1`, which the overlay does not define (forcing it fails); nixgen
+# always selects a version.
 {
   builderProvenance ? null,
 }:
@@ -134,6 +134,11 @@ let
     );
 in
 {
+  # anchor: overlay.nix `kernel-builder = final.callPackage ./pkgs/kernel-builder { … }`;
+  # here only its `check-abi` (pkgs/kernel-builder/default.nix, which states the stand-in's
+  # manylinux policy).
+  kernel-builder = final.callPackage ./pkgs/kernel-builder { inherit builderProvenance; };
+
   pythonPackagesExtensions = prev.pythonPackagesExtensions ++ [
     (python-final: python-prev: {
       torch-bin_2_11 = mkTorch python-prev "2.11.0" { xpuPackages = null; };
@@ -152,27 +157,6 @@ in
     stdenv = final.stdenv;
     gcc14Stdenv = self.stdenv;
     cudaBackendStdenv = final.cudaPackages.backendStdenv;
-    # Not an anchor attribute: the policy this stand-in's binaries keep to (nixgen's ABI
-    # check reads it when present). The host's glibc and libstdc++ (host.nix `abi`).
-    abiPolicy = {
-      name = "the stand-in toolchain's host policy (glibc ${host.abi.GLIBC or "?"})";
-      maxVersions = host.abi or { };
-      extraVersions = [
-        "CXXABI_TM_1"
-        "CXXABI_LDBL_1.3"
-      ];
-      libraries = [
-        "libc.so.6"
-        "libm.so.6"
-        "libstdc++.so.6"
-        "libgcc_s.so.1"
-        "libpthread.so.0"
-        "libdl.so.2"
-        "librt.so.1"
-        "ld-linux-x86-64.so.2"
-        "ld-linux-aarch64.so.1"
-      ];
-    };
   });
 
   # `clr` and `hipcc` wrap the machine's Debian hipcc (rocm-hip.nix).

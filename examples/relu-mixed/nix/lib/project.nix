@@ -102,6 +102,45 @@ rec {
     };
 
   /**
+    The git provenance of the kernels toolchain flake input, `{ sha, dirty }` or null, as
+    the toolchain derives it from its own `self` for its overlay (its
+    `nix-builder/lib/flake-provenance.nix`: `rev`, else `dirtyRev` without `-dirty`, else
+    null). The overlay bakes it into `kernel-builder`, so with it the overlay's
+    `kernel-builder` (the ABI checker) is the derivation the toolchain's binary cache holds.
+
+    # Examples
+
+    ```nix
+    builderProvenance { rev = "8ac69fc5"; }
+    => { sha = "8ac69fc5"; dirty = false; }
+    ```
+  */
+  builderProvenance =
+    kernel-builder:
+    let
+      dirtyRev = kernel-builder.dirtyRev;
+      length = builtins.stringLength dirtyRev;
+      suffix = "-dirty";
+      bare = builtins.stringLength suffix;
+    in
+    if kernel-builder ? rev then
+      {
+        sha = kernel-builder.rev;
+        dirty = false;
+      }
+    else if kernel-builder ? dirtyRev then
+      {
+        sha =
+          if length >= bare && builtins.substring (length - bare) bare dirtyRev == suffix then
+            builtins.substring 0 (length - bare) dirtyRev
+          else
+            dirtyRev;
+        dirty = true;
+      }
+    else
+      null;
+
+  /**
     The overlays of the kernels toolchain flake: its `nix-builder/overlay.nix` and the
     Rust overlay its build sets apply after it (its `rust-overlay` input, when it has one).
     A missing toolchain fails with a message that names the flake input.
@@ -115,7 +154,11 @@ rec {
           inputs.kernel-builder.inputs.nixpkgs.follows = "nixpkgs";
         and pass it on: `flakeOutputs { inherit nixpkgs kernel-builder; }`.''
     else
-      [ (import "${kernel-builder}/nix-builder/overlay.nix" { }) ]
+      [
+        (import "${kernel-builder}/nix-builder/overlay.nix" {
+          builderProvenance = builderProvenance kernel-builder;
+        })
+      ]
       ++ (
         let
           inputs = kernel-builder.inputs or { };
