@@ -47,13 +47,7 @@ pytestmark = [
 ]
 
 #: Names the stand-in defines that the real toolchain lacks, by scope, each with its reason.
-ALLOWED: dict[str, dict[str, str]] = {
-    "manylinux_2_28": {
-        "abiPolicy": "the stand-in's stdenvs are the host compiler, which cannot meet"
-        " manylinux_2_28; it declares the policy the host can meet, which nixgen's ABI check"
-        " reads with `or` (nix/toolchains.nix), and real users get manylinux_2_28's",
-    },
-}
+ALLOWED: dict[str, dict[str, str]] = {}
 
 #: callPackage arguments the real overlay's packages take that the nixpkgs stand-in lacks:
 #: placeholders, so that names and kinds can be forced (a value kept where the stand-in has it).
@@ -123,7 +117,8 @@ def _reads() -> dict[str, list[str]]:
     torch = sorted({f"torch-bin_{_underscored(c['torchVersion'])}" for c in _build_configs()})
     return {
         # nix/toolchains.nix `manylinux`; nix/project.nix `buildSetOverlay`, `torchOverlay`
-        "top": [*top, "manylinux_2_28", "pythonPackagesExtensions"],
+        # nix/toolchains.nix `abiCheck`: kernel-builder's `check-abi`
+        "top": [*top, "kernel-builder", "manylinux_2_28", "pythonPackagesExtensions"],
         # nix/toolchains.nix: stdenv (every Linux compile), cudaBackendStdenv (CUDA)
         "manylinux_2_28": ["stdenv", "cudaBackendStdenv"],
         # nix/toolchains.nix, nix/kernel.nix: clr (hipcc) and `rocmInputs`
@@ -140,6 +135,9 @@ def _reads() -> dict[str, list[str]]:
 NAME_ONLY = {
     "manylinux_2_28.cudaBackendStdenv": "the real one is built from nixpkgs' internal `_cuda`"
     " database (nix-builder/pkgs/cuda/backendStdenv), which the stand-in does not model",
+    "top.kernel-builder": "the real one is the Rust program built from the repository's"
+    " kernel-builder/ crate (its Cargo.toml is read at evaluation), which the snapshot of"
+    " flake.nix, flake.lock and nix-builder/ does not hold",
     "python": "the real torch-bin and tvm-ffi call `buildPythonPackage.override` and sixteen"
     " Python packages the stand-in does not model",
 }
@@ -187,7 +185,7 @@ def _expr(stub: Path, reads: dict[str, list[str]], scopes: dict[str, list[str]])
               // builtins.listToAttrs (map (name: {{
                 name = "${{name}}.llvm"; value = n p.${{name}}.llvm; }}) {rocm_scopes});
             kinds = {{
-              top = kinds p {nix_list(reads["top"])};
+              top = kinds p {nix_list([t for t in reads["top"] if "top." + t not in NAME_ONLY])};
               manylinux_2_28 = kinds p.manylinux_2_28 [ "stdenv" ];
             }}
             // builtins.listToAttrs (map (name: {{
