@@ -477,6 +477,10 @@ rec {
     : a function of the variant: the defines that go before the table's `cxx-flags`
       (`-DTORCH_TARGET_VERSION` for a variant built against the torch stable ABI)
 
+    `stableAbi`
+    : a function of the variant: the torch stable ABI version it is built against, or null
+      (the ABI check's `--torch-stable-abi`)
+
     `cratesCanBeBinding`
     : whether the Rust crates can be the binding themselves: a table without `src` then
       links their archives whole and exports every function they define
@@ -499,6 +503,7 @@ rec {
           python = deps.python3;
         };
       defines = torch.abiDefines;
+      stableAbi = variant: variant.stableAbi or null;
       cratesCanBeBinding = false;
     };
     tvm-ffi = {
@@ -510,6 +515,7 @@ rec {
           python = deps.python3;
         };
       defines = variant: [ ];
+      stableAbi = variant: null;
       cratesCanBeBinding = true;
     };
   };
@@ -565,8 +571,8 @@ rec {
     Two derivations: `bindingObjects` compiles the binding (when it has C++ sources), and
     the extension links those objects with the kernels' archives (`plan` with
     `prebuiltObjects`), then installs the Python package, `_ops.py`, the module and
-    `metadata.json` (`installPhase`, which also runs the torch ops registration check; on
-    Linux the toolchain's ABI check runs after it). What differs between frameworks comes
+    `metadata.json` (`installPhase`, which also runs the torch ops registration check; the ABI
+    check, `toolchain.abiCheck`, runs at installCheck). What differs between frameworks comes
     from `frameworks`.
 
     # Inputs
@@ -627,6 +633,7 @@ rec {
       project = projectData;
       package = fw.package deps;
       built = attrValues kernels;
+      stableAbi = fw.stableAbi variant;
       # Whether there is a binding to compile (C++ sources; headers are inputs only).
       compiles = builtins.any compile.isCxx bindingSources;
       # What the binding's compile sees: its sources and every header the project lists.
@@ -674,7 +681,19 @@ rec {
       inherit version;
       # The Python package only: the binding's sources reach the link as `binding`'s objects.
       src = sources.selectWithPackage lib root [ ] moduleDir pyext;
-      nativeBuildInputs = toolchain.nativeBuildInputs ++ [ ninja ];
+      nativeBuildInputs = toolchain.nativeBuildInputs ++ [
+        ninja
+        toolchain.abiCheck
+      ];
+      # The ABI check (toolchain.abiCheck) runs at installCheck, as the kernels toolchain's
+      # does, switched on by the variables its torch extensions set
+      # (nix-builder/lib/extension/torch/arch.nix: `doAbiCheck`, and `torchStableAbiVersion`
+      # for a variant built against the torch stable ABI).
+      doInstallCheck = true;
+      env = {
+        doAbiCheck = "1";
+      }
+      // (if stableAbi == null then { } else { torchStableAbiVersion = stableAbi; });
       buildInputs = frameworkInputs ++ [ python3 ] ++ toolchain.buildInputs ++ built;
       configurePhase = configurePhase (
         planArgs

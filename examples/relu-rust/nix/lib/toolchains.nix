@@ -4,7 +4,7 @@
 
   Each entry takes the variant's package set (nixgen.project.pkgsFor: nixpkgs with the
   kernels toolchain's overlay) and returns
-  `{ stdenv, compilers, nativeBuildInputs, buildInputs, linkFlags, abiPolicy, cxxFamily,
+  `{ stdenv, compilers, nativeBuildInputs, buildInputs, linkFlags, abiCheck, cxxFamily,
   linker, linkDriver }`: `cxxFamily` is the compiler family of the stdenv's `$CXX`/`$CC`
   (`compile.families`: `"gcc"`, or `"clang"` when `stdenv.cc.isClang`, as on darwin),
   `linker` the linker family the extension's link speaks (`extension.linkers`: `"gnu"`, or
@@ -13,9 +13,12 @@
 
   On Linux everything is compiled with the toolchain's `manylinux_2_28` stdenvs (`stdenv`,
   and `cudaBackendStdenv` for CUDA), as the kernels toolchain compiles its own kernels
-  (`nix-builder/lib/extension/default.nix`), and the extension carries an ABI check (a setup
-  hook in `nativeBuildInputs`) that holds every installed shared object to `abiPolicy`.
-  `compilers` are the extra compilers kernels need (oneAPI's `icpx` for XPU).
+  (`nix-builder/lib/extension/default.nix`). `abiCheck` is the extension's ABI check, a
+  setup hook (support/abi-check-hook.sh) that runs after the install, as the toolchain
+  checks its own extensions: the toolchain's `kernel-builder check-abi` (manylinux, Python
+  abi3, the torch stable ABI, the macOS minimum version), then on Linux nixgen's addition
+  (support/abi_check.py: the libraries an extension may need, and unversioned symbols of a
+  newer glibc). `compilers` are the extra compilers kernels need (oneAPI's `icpx` for XPU).
 */
 let
   inherit (builtins) fromJSON readFile toFile toJSON;
@@ -41,18 +44,27 @@ let
       or (throw "nixgen: the package set has no `manylinux_2_28`; it comes from the kernels toolchain's overlay (the `kernel-builder` flake input)");
 
   /**
-    The policy the ABI check applies: the toolchain's own (`manylinux_2_28.abiPolicy`, as
-    a stand-in toolchain declares it) or nixgen's copy of manylinux_2_28, with the torch
-    and TVM FFI libraries (OpenMP's `libgomp.so.1` among them) and the backend's runtime
-    libraries allowed.
+    The toolchain's `kernel-builder` program, whose `check-abi` is the ABI check (the
+    anchor's `nix-builder/pkgs/kernel-builder`, in its binary cache like the rest).
   */
-  abiPolicy =
-    pkgs: runtimeLibraries:
+  kernelBuilder =
+    pkgs:
+    pkgs.kernel-builder
+      or (throw "nixgen: the package set has no `kernel-builder`; it comes from the kernels toolchain's overlay (the `kernel-builder` flake input)");
+
+  /**
+    What nixgen's addition holds a Linux extension to: manylinux_2_28's glibc and
+    libraries, with the torch and TVM FFI libraries (OpenMP's `libgomp.so.1` among them)
+    and the backend's runtime libraries allowed.
+  */
+  additionPolicy =
+    runtimeLibraries:
     let
-      base = (manylinux pkgs).abiPolicy or (policies.manylinux_2_28 // { name = "manylinux_2_28"; });
+      base = policies.manylinux_2_28;
     in
     base
     // {
+      name = "manylinux_2_28";
       libraries = base.libraries ++ [
         "libtorch*.so*"
         "libc10*.so*"
@@ -64,20 +76,25 @@ let
       ] ++ runtimeLibraries;
     };
 
+  /**
+    The ABI check hook; `policy` is nixgen's addition's (null: the toolchain's check only,
+    for Mach-O extensions).
+  */
   abiCheckHook =
     pkgs: policy:
     pkgs.makeSetupHook {
       name = "nixgen-abi-check-hook";
       substitutions = {
-        python = pkgs.buildPackages.python3.interpreter;
-        checker = "${./support/abi_check.py}";
-        policy = toFile "nixgen-abi-policy.json" (toJSON policy);
-        policyName = policy.name;
+        kernelBuilder = "${kernelBuilder pkgs}/bin/kernel-builder";
+        python = if policy == null then "" else pkgs.buildPackages.python3.interpreter;
+        checker = if policy == null then "" else "${./support/abi_check.py}";
+        policy = if policy == null then "" else toFile "nixgen-abi-policy.json" (toJSON policy);
       };
     } ./support/abi-check-hook.sh;
 
   /**
-    A Linux toolchain: the portable stdenv, and the ABI check in `nativeBuildInputs`.
+    A Linux toolchain: the portable stdenv and the ABI check with nixgen's addition (on
+    another system: the package set's stdenv and the toolchain's check).
   */
   linux =
     pkgs:
@@ -90,9 +107,6 @@ let
       linkDriver ? "$CXX",
     }:
     if isLinux pkgs then
-      let
-        policy = abiPolicy pkgs runtimeLibraries;
-      in
       {
         inherit
           stdenv
@@ -101,8 +115,8 @@ let
           linkFlags
           linkDriver
           ;
-        nativeBuildInputs = compilers ++ [ (abiCheckHook pkgs policy) ];
-        abiPolicy = policy;
+        nativeBuildInputs = compilers;
+        abiCheck = abiCheckHook pkgs (additionPolicy runtimeLibraries);
       }
       // families stdenv
     else
@@ -115,7 +129,7 @@ let
           linkDriver
           ;
         nativeBuildInputs = compilers;
-        abiPolicy = null;
+        abiCheck = abiCheckHook pkgs null;
       }
       // families pkgs.stdenv;
 in
@@ -190,6 +204,6 @@ in
       "-framework"
       "Foundation"
     ];
-    abiPolicy = null;
+    abiCheck = abiCheckHook pkgs null;
   };
 }
