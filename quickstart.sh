@@ -6,8 +6,9 @@
 # result with the PyPI `kernels` client.
 set -euo pipefail
 cd "$(dirname "$0")"
-# The CUDA wheels the CUDA build tests use are not needed for this CPU example.
-NIXGEN_CUDA_WHEELS=0 scripts/setup.sh
+# Everything the test suite needs too (the second README command), the CUDA wheels the CUDA
+# build tests use included; NIXGEN_CUDA_WHEELS=0 skips those (their tests are then skipped).
+scripts/setup.sh
 
 repo=$(pwd)
 py="$repo/.venv/bin/python"
