@@ -71,6 +71,37 @@ json_option = click.option(
     "--json", "as_json", is_flag=True, help="Print nixgen's JSON envelope (see README)."
 )
 
+# The options of the verbs that run Nix on a rendered project (`build`, `shell`); their
+# values become Nix's flags in `nixbuild.nix_options`.
+built_out_option = click.option(
+    "--out",
+    default="nix",
+    show_default=True,
+    help="Where the project's generated Nix lives, relative to PROJECT (as for render).",
+)
+override_input_option = click.option(
+    "--override-input",
+    "overrides",
+    nargs=2,
+    multiple=True,
+    metavar="INPUT REF",
+    help="Passed to Nix (e.g. `nixpkgs path:/src/nixpkgs`); repeatable.",
+)
+accept_flake_config_option = click.option(
+    "--accept-flake-config",
+    is_flag=True,
+    help="Use the flake's nixConfig (the kernels binary cache: torch and the toolkits are "
+    "downloaded, not built); passed to Nix.",
+)
+nix_option_option = click.option(
+    "--option",
+    "options",
+    nargs=2,
+    multiple=True,
+    metavar="NAME VALUE",
+    help="A Nix setting (`--option sandbox false`); repeatable.",
+)
+
 
 def handle_errors(fn: F) -> F:
     """Turn every failure into a message and an exit status; never a traceback."""

@@ -16,7 +16,17 @@ import attrs
 import click
 
 from nixgen import nixbuild, output, tables
-from nixgen.cli import emit_result, handle_errors, print_problems, project_argument, use_color
+from nixgen.cli import (
+    accept_flake_config_option,
+    built_out_option,
+    emit_result,
+    handle_errors,
+    nix_option_option,
+    override_input_option,
+    print_problems,
+    project_argument,
+    use_color,
+)
 from nixgen.errors import (
     EXIT_INTERNAL,
     NixgenError,
@@ -98,14 +108,7 @@ def _label(drv_name: str, project: str, version: str, kernels: list[str]) -> str
     type=click.Choice(SYSTEMS),
     help="Nix system of the variants (default: this machine).",
 )
-@click.option(
-    "--override-input",
-    "overrides",
-    nargs=2,
-    multiple=True,
-    metavar="INPUT REF",
-    help="Passed to Nix's evaluation (e.g. `nixpkgs path:/src/nixpkgs`); repeatable.",
-)
+@override_input_option
 @click.option(
     "--out-link",
     "links",
@@ -121,12 +124,7 @@ def _label(drv_name: str, project: str, version: str, kernels: list[str]) -> str
     type=click.Choice(tables.BACKENDS),
     help="Build only the variants of this backend; repeat for several.",
 )
-@click.option(
-    "--out",
-    default="nix",
-    show_default=True,
-    help="Where the project's generated Nix lives, relative to PROJECT (as for render).",
-)
+@built_out_option
 @click.option("--no-link", is_flag=True, help="Do not link the results.")
 @click.option("--keep-going", is_flag=True, help="Build the other variants after a failure.")
 @click.option(
@@ -148,20 +146,8 @@ def _label(drv_name: str, project: str, version: str, kernels: list[str]) -> str
     type=click.IntRange(0),
     help="Log lines of a failed derivation to show.",
 )
-@click.option(
-    "--accept-flake-config",
-    is_flag=True,
-    help="Use the flake's nixConfig (the kernels binary cache: torch and the toolkits are "
-    "downloaded, not built); passed to Nix.",
-)
-@click.option(
-    "--option",
-    "options",
-    nargs=2,
-    multiple=True,
-    metavar="NAME VALUE",
-    help="A Nix setting for this build (`--option sandbox false`); repeatable.",
-)
+@accept_flake_config_option
+@nix_option_option
 @click.option("--dry-run", is_flag=True, help="Print what would be rendered and run; do nothing.")
 @click.option("--json", "as_json", is_flag=True, help="With --dry-run: print the plan as JSON.")
 @handle_errors

@@ -12,7 +12,15 @@ from pathlib import Path
 import click
 
 from nixgen import nixbuild, output
-from nixgen.cli import handle_errors, print_problems, project_argument
+from nixgen.cli import (
+    accept_flake_config_option,
+    built_out_option,
+    handle_errors,
+    nix_option_option,
+    override_input_option,
+    print_problems,
+    project_argument,
+)
 from nixgen.commands.build import _complete_variant, _other_systems, _unseen_problems
 from nixgen.errors import NixgenError, ProblemError, error
 from nixgen.output import status
@@ -40,33 +48,10 @@ from nixgen.output import status
     metavar="CMD",
     help="Run CMD (a shell command line) in the shell instead of an interactive shell.",
 )
-@click.option(
-    "--override-input",
-    "overrides",
-    nargs=2,
-    multiple=True,
-    metavar="INPUT REF",
-    help="Passed to Nix (e.g. `nixpkgs path:/src/nixpkgs`); repeatable.",
-)
-@click.option(
-    "--accept-flake-config",
-    is_flag=True,
-    help="Use the flake's nixConfig (the kernels binary cache); passed to Nix.",
-)
-@click.option(
-    "--option",
-    "options",
-    nargs=2,
-    multiple=True,
-    metavar="NAME VALUE",
-    help="A Nix setting (`--option sandbox false`); repeatable.",
-)
-@click.option(
-    "--out",
-    default="nix",
-    show_default=True,
-    help="Where the project's generated Nix lives, relative to PROJECT (as for render).",
-)
+@override_input_option
+@accept_flake_config_option
+@nix_option_option
+@built_out_option
 @click.option("--dry-run", is_flag=True, help="Print the `nix develop` command; run nothing.")
 @handle_errors
 def shell_command(
