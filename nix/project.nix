@@ -19,6 +19,21 @@ let
 in
 rec {
   /**
+    The attribute name of a source's object derivation in the flake output `objects`:
+    the first 16 hex digits of the SHA-256 of its path (as `build.toml` lists it). Plain
+    `[0-9a-f]`, so a flake attribute path holds it unquoted whatever the file is called;
+    `nixgen matrix --shards` (nixgen/matrix.py `object_key`) names objects the same way.
+
+    # Examples
+
+    ```nix
+    objectKey "big/s000.cpp"
+    => "da4178093e0fc35a"
+    ```
+  */
+  objectKey = src: builtins.substring 0 16 (builtins.hashString "sha256" src);
+
+  /**
     The revision of the kernels toolchain flake (huggingface/kernels) generated flakes pin,
     and the nixpkgs revision its `flake.lock` holds (one nixpkgs for both: `follows`).
   */
@@ -278,6 +293,52 @@ rec {
           inherit (project) headers;
           projectData = project;
         };
+
+      /**
+        The object derivations of one variant (`args` as for `variantPackage`): for each
+        of its kernels built one derivation per object (`nixgen.compile.withObjects`),
+        `{ <key> = <object derivation>; }` keyed by `objectKey` of the object's source;
+        kernels built in one derivation (and rust kernels) are absent. CI shards
+        (`nixgen matrix --shards K`) build disjoint sets of them into a binary cache, so
+        that building the variant then substitutes every object.
+      */
+      variantObjects =
+        args: variant:
+        let
+          kernels = (variantPackage args variant).nixgen.kernels or { };
+          perObject = filter (name: kernels.${name}.nixgen ? objects) (attrNames kernels);
+          keyed =
+            kernel:
+            let
+              inherit (kernel.nixgen) plan objects;
+            in
+            listToAttrs (
+              builtins.genList (i: {
+                name = objectKey (builtins.elemAt plan.objects i).source;
+                value = builtins.elemAt objects i;
+              }) (builtins.length objects)
+            );
+        in
+        listToAttrs (
+          map (name: {
+            inherit name;
+            value = keyed kernels.${name};
+          }) perObject
+        );
+
+      /**
+        The object derivations of `system`'s variants: `{ <variant> = variantObjects; }`
+        (the flake output `objects.<system>.<variant>.<kernel>.<key>`). `args` as for
+        `variantPackage`.
+      */
+      objects =
+        args@{ system, ... }:
+        listToAttrs (
+          map (v: {
+            inherit (v) name;
+            value = variantObjects args v;
+          }) (variants system)
+        );
 
       /**
         The Python environment of one variant's shells and tests: torch, the `kernels`

@@ -16,16 +16,26 @@ mixing systems or backends::
 
 Either way a workflow builds ``matrix.attrs``; ``attr`` is there for the common case.
 `github_workflow` renders the workflow file for kernel projects.
+
+Shards (`github_shards`, `nixgen matrix --shards K`): a variant whose kernels build one
+derivation per object (the Nix library's `compile.withObjects`, from `OBJECT_THRESHOLD`
+compiled sources) is also split into K jobs that each build a disjoint part of its
+object derivations (the flake output ``objects.<system>.<variant>.<kernel>.<key>``) and
+push them to the project's binary cache; the variant's own job then substitutes every
+object and builds only the archives and the link. The parts are balanced by cost (one
+per source, or a measured cost per source): list scheduling, heaviest first, so every
+part's cost is within the largest object's cost of the mean.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from nixgen import tables
+from nixgen import model, tables
 from nixgen.marker import MARKER
 from nixgen.plan import Variant
 
@@ -118,6 +128,124 @@ def github(variants: Sequence[Variant], *, max_jobs: int = GITHUB_MAX_JOBS) -> d
                     # Every row has every key: here the space-separated lists.
                     "attr": " ".join(attr(v) for v in chunk),
                     "variant": " ".join(v.name for v in chunk),
+                }
+            )
+    return {"include": rows}
+
+
+# ----------------------------------------------------------------------------- shards
+
+#: The Nix library's `compile.objectThreshold` (nix/compile.nix): from this many compiled
+#: sources on, a kernel builds one derivation per object (tests/test_matrix.py compares).
+OBJECT_THRESHOLD = 32
+
+
+def object_key(source: str) -> str:
+    """The attribute name of `source`'s object derivation in the flake output ``objects``:
+    the first 16 hex digits of the SHA-256 of its path (the Nix library's
+    `project.objectKey`)."""
+    return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+
+def object_sources(kernel: model.Kernel) -> list[str]:
+    """The sources of `kernel` that build one derivation each, in its order, or ``[]``
+    when it builds in one derivation: a C++-family kernel with at least
+    `OBJECT_THRESHOLD` compiled sources (`tables.COMPILED_EXTENSIONS`), unless its
+    objects need a file the kernel generates (a Metal kernel's shaders: its embedded
+    library), as `compile.withObjects` decides in mode ``"auto"``."""
+    compiled = tables.COMPILED_EXTENSIONS.get(kernel.language)
+    if compiled is None:
+        return []
+    if kernel.language == "cpp-metal" and any(s.endswith(".metal") for s in kernel.src):
+        return []
+    sources = [str(s) for s in kernel.src if "." in s and s.rpartition(".")[2] in compiled]
+    return sources if len(sources) >= OBJECT_THRESHOLD else []
+
+
+def _objects(build: model.Build, variant: Variant) -> list[tuple[str, str]]:
+    """(kernel, source) of each object derivation of `variant`, kernels by name."""
+    kernels = {str(name): kernel for name, kernel in build.kernels.items()}
+    return [
+        (name, source)
+        for name in sorted(variant.kernels)
+        if name in kernels
+        for source in object_sources(kernels[name])
+    ]
+
+
+def _object_attr(variant: Variant, kernel: str, source: str) -> str:
+    return f"objects.{variant.system}.{variant.name}.{kernel}.{object_key(source)}"
+
+
+def partition(costs: Sequence[float], count: int) -> list[list[int]]:
+    """`count` disjoint parts covering ``range(len(costs))``, balanced by cost: list
+    scheduling, heaviest first (ties in the order given), each item to the lightest part
+    so far (ties to the first). Each part's indices are ascending."""
+    loads = [0.0] * count
+    parts: list[list[int]] = [[] for _ in range(count)]
+    for index in sorted(range(len(costs)), key=lambda i: -costs[i]):
+        lightest = min(range(count), key=lambda p: loads[p])
+        loads[lightest] += costs[index]
+        parts[lightest].append(index)
+    return [sorted(part) for part in parts]
+
+
+def github_shards(
+    build: model.Build,
+    variants: Sequence[Variant],
+    count: int,
+    *,
+    costs: Mapping[str, float] | None = None,
+    max_jobs: int = GITHUB_MAX_JOBS,
+) -> dict[str, Any]:
+    """The GitHub Actions matrix of the shard jobs: `count` per variant that has object
+    derivations, in the order of `variants`, each building a disjoint part of them.
+
+    Rows: ``{"name", "system", "runner", "backend", "variant", "shard" ("i/K"),
+    "objects" (how many), "cost" (their total, as text), "attrs"}``, ``attrs`` naming
+    ``objects.<system>.<variant>.<kernel>.<key>``. `costs` maps a source path to its
+    measured cost (seconds, as `bench/scale.py` measures them); a source it lacks costs
+    the mean of those it holds. Without it every source costs 1.
+    """
+    if count < 1:
+        raise MatrixError(f"the shard count must be at least 1, not {count}")
+    sharded = [(v, objs) for v in variants if (objs := _objects(build, v))]
+    if not sharded:
+        raise MatrixError(
+            "no variant has a kernel built one derivation per object (a C++ kernel with "
+            f"at least {OBJECT_THRESHOLD} compiled sources): there is nothing to shard"
+        )
+    fewest = min(sharded, key=lambda pair: len(pair[1]))
+    if count > len(fewest[1]):
+        raise MatrixError(
+            f"{count} shards for variant {fewest[0].name}, which has {len(fewest[1])} "
+            f"object derivations: at most {len(fewest[1])}"
+        )
+    if count * len(sharded) > max_jobs:
+        raise MatrixError(
+            f"{count} shards for each of {len(sharded)} variants is "
+            f"{count * len(sharded)} jobs; GitHub runs at most {max_jobs} per matrix: "
+            f"at most {max_jobs // len(sharded)} shards (or fewer variants: --system, "
+            "--pull-request)"
+        )
+    table = dict(costs or {})
+    default = sum(table.values()) / len(table) if table else 1.0
+    rows = []
+    for variant, objs in sharded:
+        weights = [float(table.get(source, default)) for _, source in objs]
+        for index, part in enumerate(partition(weights, count)):
+            cost = sum(weights[i] for i in part)
+            rows.append(
+                {
+                    "name": f"{job_name(variant)} objects {index + 1}/{count}",
+                    "system": variant.system,
+                    "runner": runner(variant.system),
+                    "backend": variant.backend,
+                    "variant": variant.name,
+                    "shard": f"{index + 1}/{count}",
+                    "objects": str(len(part)),
+                    "cost": f"{cost:g}",
+                    "attrs": [_object_attr(variant, *objs[i]) for i in part],
                 }
             )
     return {"include": rows}
