@@ -31,9 +31,11 @@ rec {
       (the first bundled variant's); `nix develop`, `nixgen shell [--test]`;
     - `checks.<system>.<variant>`: the project's `tests/` (pytest) against the built
       variant (`nix flake check`);
-    - `objects.<system>.<variant>.<kernel>.<key>`: the object derivations of the kernels
-      built one derivation per object (`mkProject`'s `variantObjects`; `<key>` is
-      `objectKey` of the source), which `nixgen matrix --shards K` splits into CI shards;
+    - `objects.<system>.<variant>`: the object derivations of a variant, which
+      `nixgen matrix --shards K` splits into CI shards: `kernels.<kernel>.<key>` for the
+      kernels built one derivation per object (`<key>` is `objectKey` of the source),
+      `whole.<kernel>` for the other kernels and `binding`, the binding's objects
+      (`mkProject`'s `variantObjects`);
     - `variants.<system>`: the variant names (`nix eval .#variants.x86_64-linux --json`);
     - `githubActions.matrix`: the GitHub Actions matrix of every variant, and
       `githubActions.pullRequestMatrix`: one variant per system and backend

@@ -295,18 +295,25 @@ rec {
         };
 
       /**
-        The object derivations of one variant (`args` as for `variantPackage`): for each
-        of its kernels built one derivation per object (`nixgen.compile.withObjects`),
-        `{ <key> = <object derivation>; }` keyed by `objectKey` of the object's source;
-        kernels built in one derivation (and rust kernels) are absent. CI shards
+        The object derivations of one variant (`args` as for `variantPackage`):
+        `kernels.<kernel>.<key>` for each of its kernels built one derivation per object
+        (`nixgen.compile.withObjects`), keyed by `objectKey` of the object's source;
+        `whole.<kernel>`: each of its other kernels, built in one derivation (compiled
+        and archived together, rust crates too); and `binding`: the derivation of the
+        binding's objects, when it has C++ sources. CI shards
         (`nixgen matrix --shards K`) build disjoint sets of them into a binary cache, so
-        that building the variant then substitutes every object.
+        that building the variant then compiles nothing: it substitutes every object and
+        builds only the archives and the link.
       */
       variantObjects =
         args: variant:
         let
-          kernels = (variantPackage args variant).nixgen.kernels or { };
-          perObject = filter (name: kernels.${name}.nixgen ? objects) (attrNames kernels);
+          package = variantPackage args variant;
+          kernels = package.nixgen.kernels or { };
+          binding = package.nixgen.binding or null;
+          isPerObject = name: (kernels.${name}.nixgen or { }) ? objects;
+          perObject = filter isPerObject (attrNames kernels);
+          whole = filter (name: !isPerObject name) (attrNames kernels);
           keyed =
             kernel:
             let
@@ -319,16 +326,25 @@ rec {
               }) (builtins.length objects)
             );
         in
-        listToAttrs (
-          map (name: {
-            inherit name;
-            value = keyed kernels.${name};
-          }) perObject
-        );
+        {
+          kernels = listToAttrs (
+            map (name: {
+              inherit name;
+              value = keyed kernels.${name};
+            }) perObject
+          );
+          whole = listToAttrs (
+            map (name: {
+              inherit name;
+              value = kernels.${name};
+            }) whole
+          );
+        }
+        // (if binding == null then { } else { inherit binding; });
 
       /**
         The object derivations of `system`'s variants: `{ <variant> = variantObjects; }`
-        (the flake output `objects.<system>.<variant>.<kernel>.<key>`). `args` as for
+        (the flake output `objects.<system>.<variant>`). `args` as for
         `variantPackage`.
       */
       objects =

@@ -20,11 +20,12 @@ Either way a workflow builds ``matrix.attrs``; ``attr`` is there for the common 
 Shards (`github_shards`, `nixgen matrix --shards K`): a variant whose kernels build one
 derivation per object (the Nix library's `compile.withObjects`, from `OBJECT_THRESHOLD`
 compiled sources) is also split into K jobs that each build a disjoint part of its
-object derivations (the flake output ``objects.<system>.<variant>.<kernel>.<key>``) and
-push them to the project's binary cache; the variant's own job then substitutes every
-object and builds only the archives and the link. The parts are balanced by cost (one
-per source, or a measured cost per source): list scheduling, heaviest first, so every
-part's cost is within the largest object's cost of the mean.
+object derivations (the flake output ``objects.<system>.<variant>``: each kernel object
+and the binding's objects) and push them to the project's binary cache; the variant's
+own job then substitutes every object and builds only the archives and the link. The
+parts are balanced by cost (one per source, or a measured cost per source): list
+scheduling, heaviest first, so every part's cost is within the largest object's cost of
+the mean.
 """
 
 from __future__ import annotations
@@ -162,19 +163,45 @@ def object_sources(kernel: model.Kernel) -> list[str]:
     return sources if len(sources) >= OBJECT_THRESHOLD else []
 
 
-def _objects(build: model.Build, variant: Variant) -> list[tuple[str, str]]:
-    """(kernel, source) of each object derivation of `variant`, kernels by name."""
+#: The extensions the Nix library's binding compiles (nix/compile.nix `cxxExtensions`).
+BINDING_EXTENSIONS = ("cpp", "cc", "cxx", "c++")
+
+
+def _binding_sources(build: model.Build) -> list[str]:
+    fw = build.framework
+    sources = getattr(fw, "src", None) or []
+    return [str(s) for s in sources if "." in s and s.rpartition(".")[2] in BINDING_EXTENSIONS]
+
+
+def _objects(build: model.Build, variant: Variant) -> list[tuple[str, list[str]]]:
+    """The derivations a shard of `variant` builds, as (attribute under
+    ``objects.<system>.<variant>``, the sources it compiles): each object of its kernels
+    built one derivation per object (``kernels.<kernel>.<key>``), by kernel name, then
+    its other kernels whole (``whole.<kernel>``; a crate lists no C++ source and costs
+    one source), then the binding's objects (``binding``). Empty when no kernel is built
+    per object (nothing worth a shard)."""
     kernels = {str(name): kernel for name, kernel in build.kernels.items()}
-    return [
-        (name, source)
-        for name in sorted(variant.kernels)
-        if name in kernels
+    names = sorted(name for name in variant.kernels if name in kernels)
+    out = [
+        (f"kernels.{name}.{object_key(source)}", [source])
+        for name in names
         for source in object_sources(kernels[name])
     ]
+    if not out:
+        return []
+    for name in names:
+        kernel = kernels[name]
+        if not object_sources(kernel):
+            compiled = tables.COMPILED_EXTENSIONS.get(kernel.language, ())
+            out.append((f"whole.{name}", [str(s) for s in kernel.src if _ext(s) in compiled]))
+    binding = _binding_sources(build)
+    if binding:
+        out.append(("binding", binding))
+    return out
 
 
-def _object_attr(variant: Variant, kernel: str, source: str) -> str:
-    return f"objects.{variant.system}.{variant.name}.{kernel}.{object_key(source)}"
+def _ext(path: str) -> str:
+    return path.rpartition(".")[2] if "." in path else ""
 
 
 def partition(costs: Sequence[float], count: int) -> list[list[int]]:
@@ -202,10 +229,11 @@ def github_shards(
     derivations, in the order of `variants`, each building a disjoint part of them.
 
     Rows: ``{"name", "system", "runner", "backend", "variant", "shard" ("i/K"),
-    "objects" (how many), "cost" (their total, as text), "attrs"}``, ``attrs`` naming
-    ``objects.<system>.<variant>.<kernel>.<key>``. `costs` maps a source path to its
-    measured cost (seconds, as `bench/scale.py` measures them); a source it lacks costs
-    the mean of those it holds. Without it every source costs 1.
+    "objects" (how many derivations), "cost" (their sources' total, as text), "attrs"}``,
+    ``attrs`` naming ``objects.<system>.<variant>.kernels.<kernel>.<key>`` (one source
+    each), ``….whole.<kernel>`` and ``….binding`` (`_objects`). `costs`
+    maps a source path to its measured cost (seconds of compile time); a source it lacks
+    costs the mean of those it holds. Without it every source costs 1.
     """
     if count < 1:
         raise MatrixError(f"the shard count must be at least 1, not {count}")
@@ -219,7 +247,8 @@ def github_shards(
     if count > len(fewest[1]):
         raise MatrixError(
             f"{count} shards for variant {fewest[0].name}, which has {len(fewest[1])} "
-            f"object derivations: at most {len(fewest[1])}"
+            f"derivations to shard (objects, other kernels, the binding): at most "
+            f"{len(fewest[1])}"
         )
     if count * len(sharded) > max_jobs:
         raise MatrixError(
@@ -232,7 +261,10 @@ def github_shards(
     default = sum(table.values()) / len(table) if table else 1.0
     rows = []
     for variant, objs in sharded:
-        weights = [float(table.get(source, default)) for _, source in objs]
+        weights = [
+            sum(float(table.get(s, default)) for s in sources) if sources else default
+            for _, sources in objs
+        ]
         for index, part in enumerate(partition(weights, count)):
             cost = sum(weights[i] for i in part)
             rows.append(
@@ -245,7 +277,9 @@ def github_shards(
                     "shard": f"{index + 1}/{count}",
                     "objects": str(len(part)),
                     "cost": f"{cost:g}",
-                    "attrs": [_object_attr(variant, *objs[i]) for i in part],
+                    "attrs": [
+                        f"objects.{variant.system}.{variant.name}.{objs[i][0]}" for i in part
+                    ],
                 }
             )
     return {"include": rows}
