@@ -229,9 +229,10 @@ def github_shards(
     derivations, in the order of `variants`, each building a disjoint part of them.
 
     Rows: ``{"name", "system", "runner", "backend", "variant", "shard" ("i/K"),
-    "objects" (how many derivations), "cost" (their sources' total, as text), "attrs"}``,
-    ``attrs`` naming ``objects.<system>.<variant>.kernels.<kernel>.<key>`` (one source
-    each), ``….whole.<kernel>`` and ``….binding`` (`_objects`). `costs`
+    "objects" (how many derivations), "cost" (their sources' total, as text, to 3
+    decimals), "attrs"}``, ``attrs`` naming ``objects.<system>.<variant>.kernels.
+    <kernel>.<key>`` (one source each), ``….whole.<kernel>`` and ``….binding``
+    (`_objects`). `costs`
     maps a source path to its measured cost (seconds of compile time); a source it lacks
     costs the mean of those it holds. Without it every source costs 1.
     """
@@ -276,7 +277,8 @@ def github_shards(
                     "variant": variant.name,
                     "shard": f"{index + 1}/{count}",
                     "objects": str(len(part)),
-                    "cost": f"{cost:g}",
+                    # To the millisecond (`%g` writes 123456.7 as 1.23457e+05).
+                    "cost": f"{cost:.3f}".rstrip("0").rstrip("."),
                     "attrs": [
                         f"objects.{variant.system}.{variant.name}.{objs[i][0]}" for i in part
                     ],
