@@ -372,9 +372,17 @@ def test_flake_stays_within_the_schema(examples: dict[str, Path], stub: Path) ->
     assert warnings == [
         "warning: unknown flake output 'variants'",
         "warning: unknown flake output 'githubActions'",
+        "warning: unknown flake output 'objects'",
     ]
     shown = flake_show(root, stub=stub)
-    assert sorted(shown) == ["checks", "devShells", "githubActions", "packages", "variants"]
+    assert sorted(shown) == [
+        "checks",
+        "devShells",
+        "githubActions",
+        "objects",
+        "packages",
+        "variants",
+    ]
     for system, packages in shown["packages"].items():
         assert all(p["type"] == "derivation" for p in packages.values()), system
         assert {"kernels", "default"} <= set(packages)
@@ -410,7 +418,7 @@ def test_render_ci_github_writes_the_workflow(copy_example: Any, runner: CliRunn
     assert workflow["name"] == "nixgen: relu-cpu"
     assert set(workflow["on"]) == {"push", "pull_request", "workflow_dispatch"}
     plan_job, build_job = workflow["jobs"]["matrix"], workflow["jobs"]["build"]
-    assert build_job["needs"] == "matrix"
+    assert build_job["needs"] == ["matrix", "shards"]
     assert build_job["strategy"]["matrix"] == "${{ fromJSON(needs.matrix.outputs.matrix) }}"
     assert build_job["runs-on"] == "${{ matrix.runner }}"
     assert build_job["name"] == "${{ matrix.name }}"
