@@ -32,6 +32,11 @@ rec {
       (the first bundled variant's); `nix develop`, `nixgen shell [--test]`;
     - `checks.<system>.<variant>`: the project's `tests/` (pytest) against the built
       variant (`nix flake check`);
+    - `objects.<system>.<variant>`: the object derivations of a variant, which
+      `nixgen matrix --shards K` splits into CI shards: `kernels.<kernel>.<key>` for the
+      kernels built one derivation per object (`<key>` is `objectKey` of the source),
+      `whole.<kernel>` for the other kernels and `binding`, the binding's objects
+      (`mkProject`'s `variantObjects`);
     - `variants.<system>`: the variant names (`nix eval .#variants.x86_64-linux --json`);
     - `githubActions.matrix`: the GitHub Actions matrix of every variant, and
       `githubActions.pullRequestMatrix`: one variant per system and backend
@@ -93,6 +98,19 @@ rec {
       checks = genAttrs systems (
         system:
         project.checks {
+          inherit
+            nixpkgs
+            kernel-builder
+            system
+            overlays
+            ;
+        }
+      );
+      # The object derivations of kernels built one derivation per object, for CI
+      # shards (`nixgen matrix --shards K`); plain attribute sets, not `packages`.
+      objects = genAttrs systems (
+        system:
+        project.objects {
           inherit
             nixpkgs
             kernel-builder

@@ -20,6 +20,21 @@ let
 in
 rec {
   /**
+    The attribute name of a source's object derivation in the flake output `objects`:
+    the first 16 hex digits of the SHA-256 of its path (as `build.toml` lists it). Plain
+    `[0-9a-f]`, so a flake attribute path holds it unquoted whatever the file is called;
+    `nixgen matrix --shards` (nixgen/matrix.py `object_key`) names objects the same way.
+
+    # Examples
+
+    ```nix
+    objectKey "big/s000.cpp"
+    => "da4178093e0fc35a"
+    ```
+  */
+  objectKey = src: builtins.substring 0 16 (builtins.hashString "sha256" src);
+
+  /**
     The revision of the kernels toolchain flake (huggingface/kernels) generated flakes pin,
     and the nixpkgs revision its `flake.lock` holds (one nixpkgs for both: `follows`).
   */
@@ -279,6 +294,68 @@ rec {
           inherit (project) headers;
           projectData = project;
         };
+
+      /**
+        The object derivations of one variant (`args` as for `variantPackage`):
+        `kernels.<kernel>.<key>` for each of its kernels built one derivation per object
+        (`nixgen.compile.withObjects`), keyed by `objectKey` of the object's source;
+        `whole.<kernel>`: each of its other kernels, built in one derivation (compiled
+        and archived together, rust crates too); and `binding`: the derivation of the
+        binding's objects, when it has C++ sources. CI shards
+        (`nixgen matrix --shards K`) build disjoint sets of them into a binary cache, so
+        that building the variant then compiles nothing: it substitutes every object and
+        builds only the archives and the link.
+      */
+      variantObjects =
+        args: variant:
+        let
+          package = variantPackage args variant;
+          kernels = package.nixgen.kernels or { };
+          binding = package.nixgen.binding or null;
+          isPerObject = name: (kernels.${name}.nixgen or { }) ? objects;
+          perObject = filter isPerObject (attrNames kernels);
+          whole = filter (name: !isPerObject name) (attrNames kernels);
+          keyed =
+            kernel:
+            let
+              inherit (kernel.nixgen) plan objects;
+            in
+            listToAttrs (
+              builtins.genList (i: {
+                name = objectKey (builtins.elemAt plan.objects i).source;
+                value = builtins.elemAt objects i;
+              }) (builtins.length objects)
+            );
+        in
+        {
+          kernels = listToAttrs (
+            map (name: {
+              inherit name;
+              value = keyed kernels.${name};
+            }) perObject
+          );
+          whole = listToAttrs (
+            map (name: {
+              inherit name;
+              value = kernels.${name};
+            }) whole
+          );
+        }
+        // (if binding == null then { } else { inherit binding; });
+
+      /**
+        The object derivations of `system`'s variants: `{ <variant> = variantObjects; }`
+        (the flake output `objects.<system>.<variant>`). `args` as for
+        `variantPackage`.
+      */
+      objects =
+        args@{ system, ... }:
+        listToAttrs (
+          map (v: {
+            inherit (v) name;
+            value = variantObjects args v;
+          }) (variants system)
+        );
 
       /**
         The Python environment of one variant's shells and tests: torch, the `kernels`
