@@ -218,14 +218,16 @@ def test_pull_request_shards_only_its_variants(tmp_path: Path) -> None:
     }
 
 
+@pytest.mark.nix
+@pytest.mark.skipif(not have_nix(), reason="nix is not installed")
 def test_the_object_rules_are_the_nix_librarys() -> None:
     """Python names objects as the flake does (`project.objectKey`) and knows the
-    library's threshold (`compile.objectThreshold`)."""
-    if not have_nix():
-        pytest.skip("nix is not installed")
+    library's threshold (`compile.objectThreshold`) and what a binding compiles
+    (`compile.cxxExtensions`)."""
     sources = ["big/s000.cpp", 'a b/$(x)".cu', "ünï/-x.cpp", "x" * 300 + ".cc"]
     expr = (
-        "let n = import ./nix; in { threshold = n.compile.objectThreshold; keys = map "
+        "let n = import ./nix; in { threshold = n.compile.objectThreshold; "
+        "binding = n.compile.cxxExtensions; keys = map "
         f"n.project.objectKey (builtins.fromJSON {json.dumps(json.dumps(sources))}); }}"
     )
     done = subprocess.run(
@@ -236,6 +238,7 @@ def test_the_object_rules_are_the_nix_librarys() -> None:
     got = json.loads(done.stdout)
     assert got == {
         "threshold": matrix.OBJECT_THRESHOLD,
+        "binding": list(matrix.BINDING_EXTENSIONS),
         "keys": [matrix.object_key(s) for s in sources],
     }
     assert all(re.fullmatch("[0-9a-f]{16}", k) for k in got["keys"])
