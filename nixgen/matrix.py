@@ -20,12 +20,12 @@ Either way a workflow builds ``matrix.attrs``; ``attr`` is there for the common 
 Shards (`github_shards`, `nixgen matrix --shards K`): a variant whose kernels build one
 derivation per object (the Nix library's `compile.withObjects`, from `OBJECT_THRESHOLD`
 compiled sources) is also split into K jobs that each build a disjoint part of its
-object derivations (the flake output ``objects.<system>.<variant>``: each kernel object
-and the binding's objects) and push them to the project's binary cache; the variant's
-own job then substitutes every object and builds only the archives and the link. The
-parts are balanced by cost (one per source, or a measured cost per source): list
-scheduling, heaviest first, so every part's cost is within the largest object's cost of
-the mean.
+derivations (the flake output ``objects.<system>.<variant>``: each kernel object, its
+other kernels whole, the binding's objects) and push them to the project's binary
+cache; the variant's own job then substitutes every object and builds only the archives
+and the link. The parts are balanced by cost (one per source, or a measured cost per
+source): list scheduling, heaviest first, so every part's cost is within the largest
+derivation's cost of the mean.
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def github(variants: Sequence[Variant], *, max_jobs: int = GITHUB_MAX_JOBS) -> d
 # ----------------------------------------------------------------------------- shards
 
 #: The Nix library's `compile.objectThreshold` (nix/compile.nix): from this many compiled
-#: sources on, a kernel builds one derivation per object (tests/test_matrix.py compares).
+#: sources on, a kernel builds one derivation per object (tests/test_shards.py compares).
 OBJECT_THRESHOLD = 32
 
 
@@ -232,9 +232,9 @@ def github_shards(
     "objects" (how many derivations), "cost" (their sources' total, as text, to 3
     decimals), "attrs"}``, ``attrs`` naming ``objects.<system>.<variant>.kernels.
     <kernel>.<key>`` (one source each), ``….whole.<kernel>`` and ``….binding``
-    (`_objects`). `costs`
-    maps a source path to its measured cost (seconds of compile time); a source it lacks
-    costs the mean of those it holds. Without it every source costs 1.
+    (`_objects`). `costs` maps a source path to its measured cost (seconds of compile
+    time); a source it lacks costs the mean of those it holds. Without it every source
+    costs 1.
     """
     if count < 1:
         raise MatrixError(f"the shard count must be at least 1, not {count}")
