@@ -27,6 +27,7 @@ from click.testing import CliRunner
 
 from nixgen import matrix, project
 from nixgen.cli import main
+from nixgen.errors import ProblemError
 from tests.nixtools import NIX_CONFIG, flake_eval, have_nix, make_stub, nix_env, overrides
 
 SYSTEM = "x86_64-linux"
@@ -443,3 +444,67 @@ def test_replay_shards_then_the_variant_compiles_nothing(stub: Path, tmp_path: P
         f"(costs {[r['cost'] for r in rows]}); before {len(before)} derivations to build, "
         f"after the shards {len(after)}: {sorted(p.split('-', 1)[1] for p in after)}"
     )
+
+
+# ------------------------------------------------------------------ real projects
+
+
+def _large_corpus() -> list[Path]:
+    from .conftest import CORPUS_FILES
+
+    out = []
+    for path in CORPUS_FILES:
+        try:
+            build = project.read(path, check_files=False).build
+        except ProblemError:  # the corpus holds projects that are rejected on purpose
+            continue
+        if any(matrix.object_sources(k) for k in build.kernels.values()):
+            out.append(path)
+    return out
+
+
+def test_real_large_projects_shard_into_disjoint_covering_parts(tmp_path: Path) -> None:
+    """Every corpus project with a per-object kernel, 4 shards of each x86_64-linux
+    variant: disjoint and covering, within the largest derivation of the mean."""
+    from .conftest import materialize
+
+    large = _large_corpus()
+    assert len(large) >= 3, [p.stem for p in large]
+    for path in large:
+        root = materialize(path, tmp_path / path.stem)
+        value = run_matrix(root, "--shards", "4", "--system", SYSTEM)
+        by_variant: dict[str, list[dict[str, Any]]] = {}
+        for row in value["shards"]["include"]:
+            by_variant.setdefault(row["variant"], []).append(row)
+        assert by_variant, path.stem
+        for variant, rows in by_variant.items():
+            expected = units(root, variant)
+            built = Counter(a for row in rows for a in row["attrs"])
+            assert set(built) == set(expected) and set(built.values()) == {1}, path.stem
+            costs = [int(row["cost"]) for row in rows]
+            largest = max(max(len(s), 1) for s in expected.values())
+            assert max(costs) - min(costs) <= largest, (path.stem, costs)
+
+
+@pytest.mark.nix
+@pytest.mark.skipif(not have_nix(), reason="nix is not installed")
+def test_flash_attn3_shards_name_the_flakes_objects(stub: Path, tmp_path: Path) -> None:
+    """The largest real project (CUDA kernels of hundreds of sources): the shard matrix
+    of one variant names exactly the flake's `objects` of that variant."""
+    from .conftest import CORPUS, materialize
+
+    root = materialize(CORPUS / "community__flash-attn3.toml", tmp_path / "fa3")
+    render(root)
+    value = run_matrix(root, "--shards", "16", "--system", SYSTEM)
+    variant = value["shards"]["include"][0]["variant"]
+    rows = [r for r in value["shards"]["include"] if r["variant"] == variant]
+    apply = (
+        "o: builtins.concatLists (builtins.attrValues (builtins.mapAttrs (k: v: map (key: "
+        '"kernels.${k}.${key}") (builtins.attrNames v)) o.kernels)) ++ map (k: "whole.${k}") '
+        '(builtins.attrNames o.whole) ++ (if o ? binding then [ "binding" ] else [ ])'
+    )
+    names = flake_eval(root, f"objects.{SYSTEM}.{variant}", stub=stub, apply=apply)
+    prefix = f"objects.{SYSTEM}.{variant}."
+    assert sorted(a for r in rows for a in r["attrs"]) == sorted(prefix + n for n in names)
+    sizes = [int(r["objects"]) for r in rows]
+    print(f"flash-attn3 {variant}: {len(names)} derivations in 16 shards of {sizes}")
