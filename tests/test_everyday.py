@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -476,6 +477,40 @@ def test_the_wheel_holds_no_tests(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "nixgen/nixlib/project.nix" in names
     assert not [n for n in names if "/tests/" in n]
+    # Every module, template and data file of the source tree, wherever it sits in nixgen/.
+    package = REPO / "nixgen"
+    shipped = [
+        p
+        for pattern in ("*.py", "templates/**/*.j2", "data/*.json")
+        for p in package.glob(pattern if pattern != "*.py" else "**/*.py")
+        if "nixlib" not in p.relative_to(package).parts and "__pycache__" not in p.parts
+    ]
+    missing = [str(p.relative_to(REPO)) for p in shipped if str(p.relative_to(REPO)) not in names]
+    assert not missing, f"not in the wheel: {missing}"
+    # The unpacked wheel alone renders a project: templates, data and library found in it.
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    project = tmp_path / "relu-cpu"
+    shutil.copytree(REPO / "examples" / "relu-cpu", project)
+    env = {**os.environ, "PYTHONPATH": str(site), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    checked = subprocess.run(
+        [sys.executable, "-m", "nixgen", "render", "--check", str(project)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    where = subprocess.run(
+        [sys.executable, "-c", "import nixgen; print(nixgen.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        check=True,
+    )
+    assert where.stdout.startswith(str(site)), where.stdout
 
 
 def test_docs_name_the_real_flags() -> None:
