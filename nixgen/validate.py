@@ -527,8 +527,8 @@ def listed_files(build: model.Build) -> list[tuple[tuple[str | int, ...], str]]:
     return out
 
 
-#: Sources scanned for quoted includes (C, C++, CUDA, HIP, Objective-C++, Metal, headers).
-_SCANNED = {"c", "cc", "cpp", "cxx", "c++", "cu", "hip", "mm", "metal", *tables.HEADER_EXTENSIONS}
+#: Sources scanned for quoted includes: every source kind (`data/source-kinds.json`).
+_SCANNED = {ext for extensions in tables.SOURCE_KINDS.values() for ext in extensions}
 _QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
 #: Only the head of a file is scanned: includes come first, and this keeps `validate` cheap.
 _SCAN_BYTES = 256 * 1024

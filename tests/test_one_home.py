@@ -1,0 +1,167 @@
+"""Each rule has one home: a test per rule that fails when a second home comes back.
+
+* the pins (nixpkgs and toolchain revisions, the binary cache) live in `data/pins.json`,
+  read by `nixgen.render` and by `nix/project.nix`; the repository's `flake.nix`, which must
+  spell its inputs literally, is held to the table;
+* the source kinds (extensions) live in `data/source-kinds.json`, read by `nixgen.tables`
+  and by `nix/compile.nix`, whose rules compile exactly the kinds the table lists;
+* the library's file list is the `nix/` directory itself;
+* `nix/data` and `nixgen/data` are one directory (a link), not two copies.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from nixgen import render, tables
+
+from .nixtools import have_nix, nix_eval_json
+
+REPO = Path(__file__).resolve().parent.parent
+PINS = json.loads((REPO / "nix" / "data" / "pins.json").read_text())
+
+
+def _tracked(*folders: str) -> list[Path]:
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--", *folders],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return [REPO / rel for rel in listed.split("\0") if rel and (REPO / rel).is_file()]
+
+
+def test_data_tables_are_one_directory() -> None:
+    """`nix/data` is a link to `nixgen/data` (or the other way round): one copy of each
+    table, which the library reads with `builtins.readFile ./data/…` and nixgen with open()."""
+    nix_data, py_data = REPO / "nix" / "data", REPO / "nixgen" / "data"
+    assert nix_data.resolve() == py_data.resolve()
+    assert nix_data.is_symlink() != py_data.is_symlink()
+
+
+# ------------------------------------------------------------------------------- pins
+
+
+def test_pins_are_read_from_the_table_by_both_languages() -> None:
+    assert PINS["nixpkgs"] == render.NIXPKGS_URL
+    assert PINS["kernel-builder"] == render.KERNEL_BUILDER_URL
+    assert PINS["substituter"] == render.SUBSTITUTER
+    assert PINS["substituter-key"] == render.SUBSTITUTER_KEY
+    if have_nix():
+        got = nix_eval_json(
+            "let p = import ./nix/project.nix { nixgen = { versions = { }; }; }; in "
+            "{ inherit (p) nixpkgsUrl kernelBuilderUrl; }",
+            cwd=REPO,
+        )
+        assert got == {
+            "nixpkgsUrl": PINS["nixpkgs"],
+            "kernelBuilderUrl": PINS["kernel-builder"],
+        }
+
+
+def test_no_pin_is_written_outside_the_table_but_in_the_root_flake() -> None:
+    """A revision or the cache key spelt in nixgen's code, templates or the Nix library is a
+    second home. The root flake.nix must spell its inputs literally (flake inputs cannot be
+    computed): it is held to the table here."""
+    values = [PINS["nixpkgs"], PINS["kernel-builder"], PINS["substituter-key"]]
+    revisions = [v.rpartition("/")[2] for v in values[:2]] + [values[2]]
+    offenders = [
+        str(path.relative_to(REPO))
+        for path in _tracked("nixgen", "nix")
+        if path.name != "pins.json"
+        and not path.is_relative_to(REPO / "nixgen" / "templates" / "init")
+        and any(r in path.read_text(errors="replace") for r in revisions)
+    ]
+    assert not offenders, offenders
+    flake = (REPO / "flake.nix").read_text()
+    assert f'nixpkgs.url = "{PINS["nixpkgs"]}";' in flake
+    assert f'kernel-builder.url = "{PINS["kernel-builder"]}";' in flake
+    assert f'extra-substituters = [ "{PINS["substituter"]}" ];' in flake
+    assert f'"{PINS["substituter-key"]}"' in flake
+    for revision in revisions[:2]:
+        assert flake.count(revision) == 1, revision
+
+
+# ------------------------------------------------------------------------ source kinds
+
+
+def test_python_reads_the_source_kinds_table() -> None:
+    data = json.loads((REPO / "nix" / "data" / "source-kinds.json").read_text())
+    assert tuple(data["kinds"]["header"]) == tables.HEADER_EXTENSIONS
+    assert set(tables.COMPILED_EXTENSIONS) == set(data["compiled"])
+    for language, kinds in data["compiled"].items():
+        expected = [e for kind in kinds for e in data["kinds"][kind]]
+        assert list(tables.COMPILED_EXTENSIONS[language]) == list(dict.fromkeys(expected))
+
+
+def test_no_extension_list_is_written_in_the_nix_library() -> None:
+    """`compile.nix` names kinds (`kinds.cuda`), never extensions: a literal list such as
+    `[ "cu" ]` or a suffix test such as `hasSuffix ".metal"` would be a second home."""
+    text = (REPO / "nix" / "compile.nix").read_text()
+    code = "\n".join(
+        line
+        for line in text.splitlines()
+        if not line.lstrip().startswith(("#", "=>", "(plan", "map "))
+    )
+    every = {e for extensions in tables.SOURCE_KINDS.values() for e in extensions}
+    literal = re.findall(r'extensions = \[([^]]*)\]|hasSuffix "\.([\w+]+)"', code)
+    assert not [m for m in literal if any(e in str(m) for e in every)], literal
+
+
+@pytest.mark.skipif(not have_nix(), reason="needs nix-instantiate")
+def test_each_language_compiles_exactly_the_kinds_the_table_lists() -> None:
+    """The Nix library's rules, evaluated: a kernel given one source of every extension
+    compiles (as an object, or a Metal shader) exactly `tables.COMPILED_EXTENSIONS`."""
+    every = sorted({e for extensions in tables.SOURCE_KINDS.values() for e in extensions})
+    sources = " ".join(json.dumps(f"k/s{i}.{e}") for i, e in enumerate(every))
+    extra = {
+        "cpp-cpu": ("cppCpu", ""),
+        "cpp-cuda": ("cppCuda", 'cudaFlags = [ ]; capabilities = [ "8.0" ];'),
+        "cpp-rocm": ("cppRocm", 'hipFlags = [ ]; archs = [ "gfx942" ];'),
+        "cpp-xpu": ("cppXpu", "syclFlags = [ ];"),
+        "cpp-metal": ("cppMetal", ""),
+    }
+    assert set(extra) == set(tables.COMPILED_EXTENSIONS)
+    calls = " ".join(
+        f'"{language}" = compiled (compile.{fn} {{ name = "k"; sources = [ {sources} ]; '
+        f"includes = [ ]; cxxFlags = [ ]; {args} }});"
+        for language, (fn, args) in extra.items()
+    )
+    got = nix_eval_json(
+        "let compile = (import ./nix/default.nix).compile; "
+        "compiled = p: map (o: o.source) p.objects "
+        "++ builtins.concatMap (e: if builtins.length e.inputs == 1 "
+        '&& builtins.match "k/.*" (builtins.head e.inputs) != null then e.inputs else [ ]) '
+        f"(p.extraEdges or [ ]); in {{ {calls} }}",
+        cwd=REPO,
+    )
+    for language, compiled in got.items():
+        extensions = {path.rpartition(".")[2] for path in compiled}
+        assert extensions == set(tables.COMPILED_EXTENSIONS[language]), language
+
+
+# ------------------------------------------------------------------- the library's files
+
+
+def test_the_library_directory_is_the_list_of_library_files() -> None:
+    on_disk = {
+        str(p.relative_to(REPO / "nix"))
+        for p in (REPO / "nix").rglob("*")
+        if p.is_file()
+        and not {"tests", "data", "__pycache__"} & set(p.relative_to(REPO / "nix").parts)
+    }
+    assert set(render.LIB_FILES) == on_disk
+    assert "LIB_FILES = (" not in (REPO / "nixgen" / "render.py").read_text()
+    used = {
+        m
+        for p in (REPO / "nix").rglob("*.nix")
+        if "tests" not in p.relative_to(REPO / "nix").parts
+        for m in re.findall(r"\./data/([\w.-]+\.json)", p.read_text())
+    }
+    assert used == set(render.LIB_DATA)
