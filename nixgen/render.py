@@ -105,17 +105,15 @@ def _bytecode_cache() -> Any:
 
 @cache
 def environment() -> Any:
+    """`nixgen.jinja`'s environment over the templates, writing values as Nix literals."""
     import jinja2
 
-    env = jinja2.Environment(
-        bytecode_cache=_bytecode_cache(),
-        loader=jinja2.FileSystemLoader(os.path.join(tables.PACKAGE, "templates")),
-        undefined=jinja2.StrictUndefined,
+    from nixgen import jinja
+
+    env = jinja.environment(
+        jinja2.FileSystemLoader(os.path.join(tables.PACKAGE, "templates")),
         finalize=nixlit.finalize,
-        autoescape=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
+        bytecode_cache=_bytecode_cache(),
     )
     env.filters.update(raw=_raw, ident=_ident, at=_at)
     return env

@@ -165,3 +165,26 @@ def test_the_library_directory_is_the_list_of_library_files() -> None:
         for m in re.findall(r"\./data/([\w.-]+\.json)", p.read_text())
     }
     assert used == set(render.LIB_DATA)
+
+
+# ------------------------------------------------------------------------------ Jinja
+
+
+def test_jinja_is_configured_in_one_place() -> None:
+    """Only `nixgen.jinja` makes a Jinja2 environment or states its settings; every other
+    module asks it (`jinja.environment(loader, **options)`)."""
+    settings = (
+        "jinja2.Environment(",
+        "undefined=",
+        "trim_blocks=",
+        "lstrip_blocks=",
+        "autoescape=",
+    )
+    offenders = [
+        (str(path.relative_to(REPO)), word)
+        for path in _tracked("nixgen")
+        if path.suffix == ".py" and path.name != "jinja.py"
+        for word in settings
+        if word in path.read_text()
+    ]
+    assert not offenders, offenders
