@@ -188,3 +188,43 @@ def test_jinja_is_configured_in_one_place() -> None:
         if word in path.read_text()
     ]
     assert not offenders, offenders
+
+
+# ------------------------------------------------------------------- NewType rules
+
+
+def test_every_newtype_rule_is_read_from_the_values_table() -> None:
+    """`nixgen.values.NEWTYPES` is the one table of value rules: the converter, the JSON
+    Schema and the unknown-value warnings read it, and nothing outside `values.py` reaches
+    into its patterns."""
+    import typing
+
+    from nixgen import jsonschema, model, values
+    from nixgen.convert import problems_from
+    from nixgen.schema import common, unknown
+
+    declared = {v for v in vars(model).values() if isinstance(v, typing.NewType)}
+    assert declared == set(values.NEWTYPES)
+    assert {t: f for t, f in jsonschema.NEWTYPES.items()} == {
+        t: r.schema for t, r in values.NEWTYPES.items()
+    }
+    assert {t: rule for t, (rule, _) in unknown._UNKNOWN.items()} == {
+        t: r.unknown for t, r in values.NEWTYPES.items() if r.unknown is not None
+    }
+    samples = ["", "\x01", "a b", "../x", "/abs", "Bad_Name", "x" * 70, "1.2.x", "gfx", "-", "."]
+    for newtype, rule in values.NEWTYPES.items():
+        rejected = [s for s in samples if rule.check(s)]
+        assert rejected or newtype is model.Flag, newtype
+        for value in rejected:
+            try:
+                common.STRICT.structure(value, newtype)
+            except Exception as exc:  # noqa: BLE001 - cattrs' errors, read as problems
+                messages = [p.message for p in problems_from(exc)]
+            else:
+                messages = []
+            assert any(str(rule.check(value)) in m for m in messages), (newtype, value, messages)
+    private = re.compile(r"\bvalues\._[A-Za-z]")
+    offenders = [
+        str(p.relative_to(REPO)) for p in _tracked("nixgen") if p.suffix == ".py" and private.search(p.read_text())
+    ]
+    assert not offenders, offenders
