@@ -205,9 +205,7 @@ def test_every_newtype_rule_is_read_from_the_values_table() -> None:
 
     declared = {v for v in vars(model).values() if isinstance(v, typing.NewType)}
     assert declared == set(values.NEWTYPES)
-    assert {t: f for t, f in jsonschema.NEWTYPES.items()} == {
-        t: r.schema for t, r in values.NEWTYPES.items()
-    }
+    assert dict(jsonschema.NEWTYPES) == {t: r.schema for t, r in values.NEWTYPES.items()}
     assert {t: rule for t, (rule, _) in unknown._UNKNOWN.items()} == {
         t: r.unknown for t, r in values.NEWTYPES.items() if r.unknown is not None
     }
@@ -218,13 +216,30 @@ def test_every_newtype_rule_is_read_from_the_values_table() -> None:
         for value in rejected:
             try:
                 common.STRICT.structure(value, newtype)
-            except Exception as exc:  # noqa: BLE001 - cattrs' errors, read as problems
+            except Exception as exc:  # cattrs' errors, read as problems
                 messages = [p.message for p in problems_from(exc)]
             else:
                 messages = []
             assert any(str(rule.check(value)) in m for m in messages), (newtype, value, messages)
     private = re.compile(r"\bvalues\._[A-Za-z]")
     offenders = [
-        str(p.relative_to(REPO)) for p in _tracked("nixgen") if p.suffix == ".py" and private.search(p.read_text())
+        str(p.relative_to(REPO))
+        for p in _tracked("nixgen")
+        if p.suffix == ".py" and private.search(p.read_text())
     ]
     assert not offenders, offenders
+
+
+# ---------------------------------------------------------------- path-walking rules
+
+
+def test_one_path_walking_rule() -> None:
+    """`nixgen.paths.check_dirs` is the one rule for walking a project path component by
+    component (`paths.walk` the one tree walk): `write` and `validate` call it, and
+    neither they nor the stamp walk with `is_symlink` or `os.walk` of their own."""
+    walkers = re.compile(r"\.is_symlink\(\)|\bos\.walk\(|\.rglob\(")
+    for module in ("write.py", "validate.py", "stamp.py"):
+        found = walkers.findall((REPO / "nixgen" / module).read_text())
+        assert not found, (module, found)
+    for module in ("write.py", "validate.py"):
+        assert "paths.check_dirs(" in (REPO / "nixgen" / module).read_text(), module
