@@ -243,3 +243,38 @@ def test_one_path_walking_rule() -> None:
         assert not found, (module, found)
     for module in ("write.py", "validate.py"):
         assert "paths.check_dirs(" in (REPO / "nixgen" / module).read_text(), module
+
+
+# ------------------------------------------------- no Nix helper kept alive by tests
+
+
+@pytest.mark.skipif(not have_nix(), reason="needs nix-instantiate")
+def test_every_exported_helper_of_the_plain_library_modules_is_used() -> None:
+    """Each binding the argument-free library modules export is used by the library, the
+    templates or the generated files, not only by tests (a dead helper kept equal to
+    Python by a test is a second home of a rule nothing applies)."""
+    modules = ("versions", "cuda", "shell", "variants")
+    names = nix_eval_json(
+        "{ "
+        + " ".join(f"{m} = builtins.attrNames (import ./nix/{m}.nix);" for m in modules)
+        + " }",
+        cwd=REPO,
+    )
+    comment = re.compile(r"/\*\*.*?\*/|#[^\n]*", re.DOTALL)
+    code = [
+        comment.sub("", p.read_text())
+        for p in [
+            *(REPO / "nix").glob("*.nix"),
+            *(REPO / "nixgen" / "templates").glob("*.j2"),
+            *(REPO / "tests" / "golden").rglob("*.nix"),
+        ]
+        if "lib" not in p.relative_to(REPO).parts  # the goldens' library copies
+    ]
+    unused = [
+        f"{module}.{name}"
+        for module, exported in names.items()
+        for name in exported
+        # its definition is one occurrence; a use is another
+        if sum(len(re.findall(rf"(?<![\w-]){re.escape(name)}(?![\w-])", c)) for c in code) < 2
+    ]
+    assert not unused, unused
