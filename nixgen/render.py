@@ -120,12 +120,10 @@ def environment() -> Any:
 
 
 def _template(template: str, **context: Any) -> str:
+    from nixgen import jinja
+
     text = environment().get_template(template).render(nixgen_version=__version__, **context)
-    # Canonical bytes: no trailing spaces, exactly one final newline.
-    # Split on "\n" alone: str.splitlines() also breaks at U+2028, U+0085, VT, FF, … which
-    # nixlit writes raw inside string literals, and rstrip() would eat string content.
-    lines = [line.rstrip(" \t") for line in text.split("\n")]
-    return "\n".join(lines).rstrip("\n") + "\n"
+    return jinja.canonical(text)
 
 
 # ----------------------------------------------------------------------------- context

@@ -278,3 +278,14 @@ def test_every_exported_helper_of_the_plain_library_modules_is_used() -> None:
         if sum(len(re.findall(rf"(?<![\w-]){re.escape(name)}(?![\w-])", c)) for c in code) < 2
     ]
     assert not unused, unused
+
+
+def test_rendered_text_is_made_canonical_in_one_place() -> None:
+    """`jinja.canonical` is the whitespace rule of rendered text (split on "\\n" only, so
+    a U+2028 or form feed inside a Nix string survives); render uses it, not a copy."""
+    from nixgen import jinja
+
+    assert jinja.canonical("a  \n\u2028 x \t\n\x0c\n\n\n") == "a\n\u2028 x\n\x0c\n"
+    text = (REPO / "nixgen" / "render.py").read_text()
+    assert "jinja.canonical(" in text
+    assert "splitlines(" not in text and 'rstrip(" \\t")' not in text
