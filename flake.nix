@@ -17,8 +17,8 @@
   };
 
   # The kernels toolchain (huggingface/kernels) and the nixpkgs revision its flake.lock
-  # holds; the same revisions generated kernel flakes pin (nix/project.nix
-  # kernelBuilderUrl, nixpkgsUrl). Update them together, deliberately.
+  # holds; the same revisions generated kernel flakes pin (nix/data/pins.json, which
+  # tests/test_one_home.py holds these literals to). Update them together, deliberately.
   inputs = {
     kernel-builder.url = "github:huggingface/kernels/8ac69fc542a4306eade0759ef7c45b4f2ae57df0";
     kernel-builder.inputs.nixpkgs.follows = "nixpkgs";

@@ -21,6 +21,9 @@ let
     substring
     ;
   esc = shell.escapeShellArgs;
+  # Source kinds by extension: one table, read by nixgen too (`data/source-kinds.json`).
+  kinds = (builtins.fromJSON (builtins.readFile ./data/source-kinds.json)).kinds;
+  isKind = kind: src: any (ext: hasSuffix ".${ext}" src) kinds.${kind};
   hasSuffix = suffix: s: stringLength s >= stringLength suffix && substring (stringLength s - stringLength suffix) (stringLength suffix) s == suffix;
 in
 rec {
@@ -405,7 +408,7 @@ rec {
     ''
     + nvccThreads {
       targets = plan.nvccTargets;
-      sources = builtins.length (filter (o: hasSuffix ".cu" o.source) plan.objects);
+      sources = builtins.length (filter (o: isKind "cuda" o.source) plan.objects);
     }
     + ''
       runHook postConfigure
@@ -548,7 +551,7 @@ rec {
   */
   copyPhase = from: to: "cp ${shell.escapeShellArg (sourceArg from)} ${shell.escapeShellArg (sourceArg to)}\n";
 
-  cxxExtensions = [ "cpp" "cc" "cxx" "c++" ];
+  cxxExtensions = kinds.cxx;
 
   /**
     Whether a source is C++ compiled by the stdenv's compiler (by its extension).
@@ -560,7 +563,7 @@ rec {
     => [ true false true false ]
     ```
   */
-  isCxx = src: any (ext: hasSuffix ".${ext}" src) cxxExtensions;
+  isCxx = isKind "cxx";
 
   /**
     Rules for C and C++ sources compiled by the stdenv's compiler (`$CXX`, `$CC`), whose
@@ -582,7 +585,7 @@ rec {
       command = "$CXX ${prefixMap} ${esc ((family cxxFamily).cxx ++ flags)}";
     }
     {
-      extensions = [ "c" ];
+      extensions = kinds.c;
       compiler = cxxFamily;
       command = "$CC ${prefixMap} ${esc ((family cxxFamily).c ++ flags)}";
     }
@@ -663,7 +666,7 @@ rec {
       inherit name sources;
       rules = [
         {
-          extensions = [ "cu" ];
+          extensions = kinds.cuda;
           compiler = "nvcc";
           # With several gencode targets, nvcc compiles them side by side on
           # `--threads` threads (how many: `nvccThreads`, at build time). The host compiler
@@ -733,7 +736,7 @@ rec {
       inherit name sources;
       rules = [
         {
-          extensions = [ "cu" "hip" ];
+          extensions = kinds.hip;
           compiler = "hipcc";
           command = "hipcc ${prefixMap} ${
             esc (
@@ -778,7 +781,7 @@ rec {
           }";
         }
         {
-          extensions = [ "c" ];
+          extensions = kinds.c;
           compiler = "icpx";
           command = "icx ${prefixMap} ${
             esc (families.icpx.c ++ backendDefines.xpu ++ depFlags ++ includeFlags includes ++ cxxFlags)
@@ -809,7 +812,7 @@ rec {
       cxxFamily ? "clang",
     }:
     let
-      shaders = filter (hasSuffix ".metal") sources;
+      shaders = filter (isKind "metal") sources;
       air = src: "nixgen-obj/${replaceStrings [ "%" "/" ] [ "%25" "%2F" ] src}.air";
       header = "nixgen-metal/${name}_metallib.h";
       embedded =
@@ -828,7 +831,7 @@ rec {
       inherit name sources;
       rules = [
         {
-          extensions = [ "mm" ];
+          extensions = kinds.objcxx;
           compiler = cxxFamily;
           command = "$CXX -x objective-c++ -fobjc-arc ${esc ((family cxxFamily).cxx ++ flags)}";
         }
@@ -878,7 +881,7 @@ rec {
       runHook preInstall
       install -Dm644 ${shell.escapeShellArg "lib${name}.a"} "$out/lib/"${shell.escapeShellArg "lib${name}.a"}
       ${
-        if any (hasSuffix ".metal") sources then
+        if any (isKind "metal") sources then
           ''install -Dm644 ${shell.escapeShellArg "${name}.metallib"} "$out/lib/"${shell.escapeShellArg "${name}.metallib"}''
         else
           ""

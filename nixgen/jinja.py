@@ -1,7 +1,8 @@
 """The Jinja2 settings every nixgen template is rendered with.
 
 An undefined name is an error (`StrictUndefined`), nothing is HTML-escaped, block tags
-leave no blank lines behind, and a template's final newline stays. Jinja2 is imported
+leave no blank lines behind, and a template's final newline stays; rendered text is made
+canonical by `canonical`. Jinja2 is imported
 only when an environment is made: most verbs never render a template.
 """
 
@@ -28,6 +29,17 @@ def environment(loader: jinja2.BaseLoader, **options: Any) -> jinja2.Environment
         keep_trailing_newline=True,
         **options,
     )
+
+
+def canonical(text: str) -> str:
+    """Rendered text as canonical bytes are written: no trailing spaces or tabs on a line,
+    exactly one final newline.
+
+    Lines are split on ``"\\n"`` alone: `str.splitlines` also breaks at U+2028, U+0085,
+    VT, FF, … which `nixgen.nixlit` writes raw inside string literals, and stripping
+    there would eat string content."""
+    lines = [line.rstrip(" \t") for line in text.split("\n")]
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def optional_cache(directory: str) -> jinja2.BytecodeCache:

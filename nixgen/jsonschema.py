@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import builtins
 import inspect
-import re
 import types
 import typing
 from collections.abc import Callable
@@ -54,69 +53,10 @@ NOT_EXPRESSED = (
 
 # ------------------------------------------------------------------- value rules (NewTypes)
 
-
-def _strip_anchors(pattern: str) -> str:
-    return pattern.removeprefix("^").removesuffix("$")
-
-
-_PATH_CHAR = r"[^/\\*?\[\]{}\x00-\x1f\x7f]"
-_SEGMENT = rf"{_PATH_CHAR}+"
-
-
-def _rel_path() -> dict[str, Any]:
-    # Mirrors values.rel_path: relative, `/`-separated, no glob or control characters,
-    # no empty, `.` or `..` segment, no Windows drive.
-    return {
-        "type": "string",
-        "pattern": rf"^{_SEGMENT}(/{_SEGMENT})*$",
-        "not": {"anyOf": [{"pattern": r"(^|/)\.\.?(/|$)"}, {"pattern": r"^[A-Za-z]:/"}]},
-    }
-
-
-def _git_url() -> dict[str, Any]:
-    schemes = "|".join(re.escape(s) for s in values.GIT_SCHEMES)
-    return {
-        "type": "string",
-        "anyOf": [
-            {"pattern": values._SCP_URL.pattern},
-            {"pattern": rf"^({schemes})://\S*[^\s/]\S*$"},
-        ],
-    }
-
-
-def _pattern(regex: re.Pattern[str], max_length: int | None = None) -> Callable[[], dict[str, Any]]:
-    def make() -> dict[str, Any]:
-        out: dict[str, Any] = {"type": "string", "pattern": regex.pattern}
-        if max_length is not None:
-            out["maxLength"] = max_length
-        return out
-
-    return make
-
-
-#: The JSON Schema of each NewType's rule (`nixgen.values`), by NewType.
+#: The JSON Schema of each NewType's rule, by NewType: read from the one table of value
+#: rules (`nixgen.values.NEWTYPES`).
 NEWTYPES: dict[Any, Callable[[], dict[str, Any]]] = {
-    model.ProjectName: _pattern(values._PROJECT_NAME, values.MAX_NAME),
-    model.KernelName: _pattern(values._KERNEL_NAME, values.MAX_NAME),
-    model.Version: _pattern(values._VERSION),
-    model.GitUrl: _git_url,
-    model.RelPath: _rel_path,
-    model.RelDir: lambda: {"anyOf": [{"const": "."}, _rel_path()]},
-    model.Flag: lambda: {"type": "string"},
-    # Well-formed values nixgen does not know are warnings, not errors: the pattern is the
-    # rule, the known values are examples.
-    model.CudaCapability: lambda: {
-        **_pattern(values._CUDA_CAPABILITY)(),
-        "examples": list(tables.known_cuda_capabilities()),
-    },
-    model.RocmArch: lambda: {
-        **_pattern(values._ROCM_ARCH)(),
-        "examples": list(tables.known_rocm_archs()),
-    },
-    model.RepoId: _pattern(values._REPO_ID),
-    model.CargoFeature: _pattern(values._FEATURE),
-    model.RustLibName: _pattern(values._RUST_IDENT),
-    model.Extension: _pattern(values._EXTENSION),
+    newtype: rule.schema for newtype, rule in values.NEWTYPES.items()
 }
 
 

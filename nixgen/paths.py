@@ -33,13 +33,15 @@ class Blocked:
     """Why a path cannot be read as a plain file: `reason` is a short phrase
     (``is a symbolic link``), `where` the project-relative component it is about."""
 
-    __slots__ = ("reason", "too_large", "where")
+    __slots__ = ("link", "reason", "too_large", "where")
 
-    def __init__(self, where: str, reason: str, *, too_large: bool = False):
+    def __init__(self, where: str, reason: str, *, too_large: bool = False, link: bool = False):
         self.where = where
         self.reason = reason
         #: A regular file, refused only for its size.
         self.too_large = too_large
+        #: `where` is a symbolic link.
+        self.link = link
 
     def __repr__(self) -> str:
         return f"Blocked({self.where!r}, {self.reason!r})"
@@ -81,23 +83,46 @@ def _not_a_dir(mode: int) -> str:
     return "is a file, not a directory" if stat.S_ISREG(mode) else _kind(mode)
 
 
-def check_dirs(base: str | os.PathLike[str], rel: str) -> Blocked | None:
-    """Whether every directory on the way to `rel` (not `rel` itself) is a real
-    directory: a `Blocked` naming the first link or non-directory, else None (a missing
-    component is not a block: it will be created)."""
+def _lstat_mode(path: str) -> int | None:
+    try:
+        return os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+
+
+def check_dirs(
+    base: str | os.PathLike[str],
+    rel: str,
+    *,
+    last: bool = False,
+    mode_of: Callable[[str], int | None] = _lstat_mode,
+) -> Blocked | None:
+    """Whether every directory on the way to `rel` (not `rel` itself; with `last`, `rel`
+    too) is a real directory: a `Blocked` naming the first link (`link`) or
+    non-directory, else None (a missing component is not a block: it will be created).
+
+    The one path-walking rule: the writer's output directory (`nixgen.write`), the
+    validator's "reached through a link" check (`nixgen.validate`, with its cached
+    `mode_of`: an lstat mode, None when missing) and every read and write here use it."""
     path = os.fspath(base)
     names = parts(rel)
-    for index, name in enumerate(names[:-1]):
+    for index, name in enumerate(names if last else names[:-1]):
         path = os.path.join(path, name)
         try:
-            mode = os.lstat(path).st_mode
-        except FileNotFoundError:
-            return None
+            mode = mode_of(path)
         except OSError as exc:
             return Blocked("/".join(names[: index + 1]), f"cannot be read ({exc.strerror})")
+        if mode is None:
+            return None
         if not stat.S_ISDIR(mode):
-            return Blocked("/".join(names[: index + 1]), _not_a_dir(mode))
+            where = "/".join(names[: index + 1])
+            return Blocked(where, _not_a_dir(mode), link=stat.S_ISLNK(mode))
     return None
+
+
+def inside(root: str, real: str) -> bool:
+    """Whether the real path `real` is `root` or under it (both real, absolute)."""
+    return real == root or real.startswith(root.rstrip("/") + "/")
 
 
 def lstat_under(base: str | os.PathLike[str], rel: str) -> os.stat_result | Blocked | None:

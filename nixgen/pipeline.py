@@ -161,11 +161,10 @@ def kept_warnings(kept: list[str]) -> list[str]:
 
 
 def _stamp_files(build: Any) -> list[str]:
-    """The files a render's validity depends on: the listed ones and the Python package's."""
-    from nixgen import model
+    """The files a render's validity depends on (`nixgen.validate.inputs`)."""
+    from nixgen import validate
 
-    package = model.python_package_dir(build)
-    return [*build.source_files(), package, f"{package}/__init__.py"]
+    return validate.inputs(build).files
 
 
 def _file_states(root: Path, build: Any) -> dict[str, str] | None:
@@ -190,7 +189,7 @@ def save_stamp(
     """Record what this render used and wrote, so an unchanged re-render can stop early
     (`nixgen.entry`). `validated` is `_file_states` as taken just before the files of
     `loaded` were validated, when known."""
-    from nixgen import model, stamp, validate
+    from nixgen import stamp, validate
     from nixgen.errors import render_problems
     from nixgen.marker import is_generated
 
@@ -215,9 +214,6 @@ def save_stamp(
             outputs[name] = data
         else:
             skipped.append(name)
-    dirs = {d for k in build.kernels.values() for d in getattr(k, "include", [])}
-    if isinstance(build.framework, (model.Torch, model.TvmFfi)):
-        dirs.update(build.framework.include)
     stamp.save(
         root,
         out,
@@ -228,7 +224,7 @@ def save_stamp(
             build_toml=loaded.document.text.encode(),
             out_dir=out,
             files=_stamp_files(build),
-            dirs=sorted(dirs),
+            dirs=validate.inputs(build).dirs,
             outputs=outputs,
             skipped=skipped,
             messages="\n".join([*([render_problems(problems)] if problems else []), *notes]),

@@ -329,26 +329,59 @@ def check(build: model.Build) -> list[Problem]:
                 )
     if all_variants:  # else the warning above says it all
         problems.extend(_unbuilt_kernels(build, all_variants))
-    # CUDA versions each kernel is built with: one pass over the variants, not one per kernel.
-    built_with: dict[str, set[str]] = {}
+    problems.extend(unbuildable_capabilities(build, all_variants))
+    return problems
+
+
+def unbuildable_capabilities(build: model.Build, all_variants: list[Variant]) -> list[Problem]:
+    """The one home of the "no buildable CUDA capability" rule, for every CUDA kernel
+    language (`cpp-cuda`, `rust-cuda`): an error for each CUDA toolkit a variant builds a
+    kernel with that supports none of the kernel's capabilities. The Nix library only reads
+    the planned capabilities (`nix/cuda.nix`), it does not check them again."""
+    built_with: dict[str, set[str]] = {}  # kernel → CUDA versions: one pass over the variants
     for variant in all_variants:
         if variant.backend == "cuda" and variant.backend_version:
             for name in variant.kernels:
                 built_with.setdefault(name, set()).add(variant.backend_version)
+    problems = []
     for name, kernel in sorted(build.kernels.items()):
-        if not isinstance(kernel, model.CppCudaKernel):
+        if not isinstance(kernel, (model.CppCudaKernel, model.RustCudaKernel)):
             continue
         for version in sorted(built_with.get(name, ()), key=tables.version_key):
-            if not cuda_capabilities(kernel, version):
-                problems.append(
-                    error(
-                        f"kernel `{name}`: none of its CUDA capabilities "
-                        f"({one_of(kernel.cuda_capabilities or [])}) can be built with CUDA "
-                        f"{version}; add a supported capability or raise cuda-minver",
-                        ("kernel", name, "cuda-capabilities"),
-                    )
+            if cuda_capabilities(kernel, version):
+                continue
+            supported = [
+                c
+                for c in tables.known_cuda_capabilities()
+                if tables.cuda_capability_supported(c, version)
+            ]
+            wanted = kernel.cuda_capabilities or []
+            nearest = min(
+                supported,
+                key=lambda c: min(
+                    (abs(_capability_number(c) - _capability_number(w)) for w in wanted),
+                    default=0,
+                ),
+                default=None,
+            )
+            problems.append(
+                error(
+                    f"kernel `{name}`: none of its CUDA capabilities ({one_of(wanted)}) can be "
+                    f"built with CUDA {version}; add a supported capability or raise cuda-minver",
+                    ("kernel", name, "cuda-capabilities"),
+                    hint=f"the closest capability CUDA {version} builds is `{nearest}`"
+                    if nearest
+                    else None,
                 )
+            )
     return problems
+
+
+def _capability_number(capability: str) -> float:
+    """``"9.0a+PTX"`` → ``9.0``: a capability's distance measure."""
+    base = tables.split_ptx(capability)[0].rstrip("af")
+    major, _, minor = base.partition(".")
+    return int(major) + int(minor or 0) / 10
 
 
 def _unbuilt_kernels(build: model.Build, all_variants: list[Variant]) -> list[Problem]:

@@ -25,44 +25,21 @@ from nixgen.model import python_package_dir, shared_headers
 
 #: Where the generated tree goes, relative to the project root.
 DEFAULT_OUT = "nix"
-#: The nixpkgs revision generated flakes pin (the anchor's known-good revision).
-NIXPKGS_URL = "github:NixOS/nixpkgs/ec1a11210589d294f0ac99d3290a27e6c73dfa1d"
-#: The kernels toolchain flake generated flakes take as input `kernel-builder` (the revision
-#: whose nix-builder/versions.nix matches data/build-configs.json; it locks NIXPKGS_URL).
-KERNEL_BUILDER_URL = "github:huggingface/kernels/8ac69fc542a4306eade0759ef7c45b4f2ae57df0"
-#: Its binary cache (huggingface/kernels flake.nix `nixConfig`).
-SUBSTITUTER = "https://huggingface.cachix.org"
-SUBSTITUTER_KEY = "huggingface.cachix.org-1:ynTPbLS0W8ofXd9fDjk1KvoFky9K2jhxe6r4nXAkc/o="
+#: The revisions generated flakes pin and the toolchain's binary cache: one table, read by the
+#: Nix library too (`data/pins.json`).
+_PINS: dict[str, str] = tables.table("pins.json")
+NIXPKGS_URL = _PINS["nixpkgs"]
+KERNEL_BUILDER_URL = _PINS["kernel-builder"]
+SUBSTITUTER = _PINS["substituter"]
+SUBSTITUTER_KEY = _PINS["substituter-key"]
 
-#: Static library files copied into every generated tree (`<out>/lib/`).
-LIB_FILES = (
-    "default.nix",
-    "versions.nix",
-    "variants.nix",
-    "cuda.nix",
-    "shell.nix",
-    "sources.nix",
-    "compile.nix",
-    "kernel.nix",
-    "extension.nix",
-    "torch.nix",
-    "tvm-ffi.nix",
-    "toolchains.nix",
-    "rust.nix",
-    "project.nix",
-    "flake.nix",
-    "support/torch/registration.h",
-    "support/torch/_ops.py.in",
-    "support/torch/_ops_noarch.py.in",
-    "support/metal/metallib-header.py",
-    "support/abi_check.py",
-    "support/abi-check-hook.sh",
-    "support/torch/ops_check.py",
-    "support/tvm-ffi/_ops.py.in",
-)
-#: Data tables the static library reads at evaluation time. nixgen plans in Python and
-#: writes the results into the generated files; the ABI policies are the toolchain's.
-LIB_DATA: tuple[str, ...] = ("abi-policies.json",)
+#: Static library files copied into every generated tree (`<out>/lib/`): the library
+#: directory itself is the list (`tables.library_files`).
+LIB_FILES = tables.library_files()
+#: Data tables the static library reads at evaluation time (`./data/<name>` in its files).
+#: nixgen plans in Python and writes the results into the generated files; the ABI policies
+#: are the toolchain's, the pins and source kinds one table for both languages.
+LIB_DATA: tuple[str, ...] = ("abi-policies.json", "pins.json", "source-kinds.json")
 
 #: The backend's own flags of a C++ kernel language: the argument of `nixgen.kernel.cpp`
 #: that takes them, and the kernel's field.
@@ -128,29 +105,25 @@ def _bytecode_cache() -> Any:
 
 @cache
 def environment() -> Any:
+    """`nixgen.jinja`'s environment over the templates, writing values as Nix literals."""
     import jinja2
 
-    env = jinja2.Environment(
-        bytecode_cache=_bytecode_cache(),
-        loader=jinja2.FileSystemLoader(os.path.join(tables.PACKAGE, "templates")),
-        undefined=jinja2.StrictUndefined,
+    from nixgen import jinja
+
+    env = jinja.environment(
+        jinja2.FileSystemLoader(os.path.join(tables.PACKAGE, "templates")),
         finalize=nixlit.finalize,
-        autoescape=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
+        bytecode_cache=_bytecode_cache(),
     )
     env.filters.update(raw=_raw, ident=_ident, at=_at)
     return env
 
 
 def _template(template: str, **context: Any) -> str:
+    from nixgen import jinja
+
     text = environment().get_template(template).render(nixgen_version=__version__, **context)
-    # Canonical bytes: no trailing spaces, exactly one final newline.
-    # Split on "\n" alone: str.splitlines() also breaks at U+2028, U+0085, VT, FF, … which
-    # nixlit writes raw inside string literals, and rstrip() would eat string content.
-    lines = [line.rstrip(" \t") for line in text.split("\n")]
-    return "\n".join(lines).rstrip("\n") + "\n"
+    return jinja.canonical(text)
 
 
 # ----------------------------------------------------------------------------- context

@@ -38,17 +38,20 @@ def _digest(data: bytes) -> str:
 
 
 def code_digest() -> str:
-    """A digest of nixgen itself (its Python files, templates, data and Nix library),
-    from names, sizes and mtimes: a changed nixgen never trusts an old stamp."""
+    """A digest of everything of nixgen's own that a render reads: its version, its Python
+    files, templates and data tables (`nixgen/`), and the Nix library it vendors
+    (`nixgen/nixlib`, its unit tests left out), from names, sizes and mtimes: a changed
+    nixgen never trusts an old stamp."""
     h = hashlib.sha256(__version__.encode())
-    for base in (_PACKAGE, os.path.join(_PACKAGE, "nixlib")):
-        for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
-            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and d != "nixlib")
-            for name in sorted(filenames):
-                if name.endswith(".pyc"):
+    lib = os.path.join(_PACKAGE, "nixlib")
+    for base, skip in ((_PACKAGE, {"nixlib"}), (lib, {"tests", "data"})):
+        for rel, dirnames, filenames in paths.walk(base):
+            dirnames[:] = [d for d in dirnames if d != "__pycache__" and (rel or d not in skip)]
+            for name in filenames:
+                if name.endswith(".pyc") or (not rel and name in skip):
                     continue
-                st = os.stat(os.path.join(dirpath, name))
-                h.update(f"{dirpath}/{name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+                st = os.stat(os.path.join(base, rel, name))
+                h.update(f"{base}/{rel}/{name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
     return h.hexdigest()
 
 

@@ -37,23 +37,6 @@ LANGUAGE_BACKEND = {
     "rust-cuda": "cuda",
 }
 
-#: File extensions of C, C++, CUDA and HIP headers. A kernel's compile inputs hold every
-#: header the project lists anywhere (a kernel may include a sibling's or the binding's
-#: header, as real projects compiled in one tree do), while only its own translation
-#: units are compiled.
-HEADER_EXTENSIONS = ("h", "hh", "hpp", "hxx", "h++", "cuh", "inc", "inl", "ipp", "tpp", "tcc")
-
-
-#: The extensions of the sources each C++-family language compiles (the rules of
-#: `nix/compile.nix`: its `cxxExtensions` and `.c` for every one, then the language's own).
-COMPILED_EXTENSIONS = {
-    "cpp-cpu": ("cpp", "cc", "cxx", "c++", "c"),
-    "cpp-cuda": ("cu", "cpp", "cc", "cxx", "c++", "c"),
-    "cpp-rocm": ("cu", "hip", "cpp", "cc", "cxx", "c++", "c"),
-    "cpp-xpu": ("cpp", "cc", "cxx", "c++", "c"),
-    "cpp-metal": ("metal", "mm", "cpp", "cc", "cxx", "c++", "c"),
-}
-
 
 def is_header(path: str) -> bool:
     """Whether `path` names a header (by its extension)."""
@@ -73,6 +56,39 @@ def read_text(name: str) -> str:
 @cache
 def table(name: str) -> Any:
     return json.loads(read_text(name))
+
+
+#: Source kinds by extension, one table read by Python and by the Nix library's compile rules
+#: (`data/source-kinds.json`). A kernel's compile inputs hold every header the project lists
+#: anywhere (a kernel may include a sibling's or the binding's header, as real projects
+#: compiled in one tree do), while only its own translation units are compiled.
+SOURCE_KINDS: dict[str, tuple[str, ...]] = {
+    kind: tuple(extensions) for kind, extensions in table("source-kinds.json")["kinds"].items()
+}
+HEADER_EXTENSIONS = SOURCE_KINDS["header"]
+#: The extensions of the sources each C++-family language compiles, in its rules' order.
+COMPILED_EXTENSIONS: dict[str, tuple[str, ...]] = {
+    language: tuple(dict.fromkeys(e for kind in kinds for e in SOURCE_KINDS[kind]))
+    for language, kinds in table("source-kinds.json")["compiled"].items()
+}
+
+
+@cache
+def library_files() -> tuple[str, ...]:
+    """The static Nix library's files (`nix/`, installed as `nixgen/nixlib/`), relative to it:
+    the directory is the one list, so a new module is vendored without naming it twice.
+    Its unit tests and data tables (copied separately, stamped) are not library files."""
+    root = os.path.join(PACKAGE, "nixlib")
+    out = []
+    for folder, dirs, files in os.walk(root):
+        rel = os.path.relpath(folder, root)
+        if rel == ".":
+            dirs[:] = [d for d in dirs if d not in ("tests", "data")]
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in files:
+            if not name.endswith(".pyc"):
+                out.append(name if rel == "." else f"{rel}/{name}")
+    return tuple(sorted(out))
 
 
 def _at(name: str, *path: str) -> Any:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import attrs
 
-from nixgen import model, tables, values
+from nixgen import model, paths, tables, values
 from nixgen.errors import Problem, error, one_of, warning
 
 
@@ -421,6 +421,38 @@ def _name_collisions(build: model.Build) -> list[Problem]:
 # ------------------------------------------------------------------------ file system
 
 
+@attrs.frozen(kw_only=True)
+class Inputs:
+    """What reading a project for a render looks at besides build.toml: `files`, the paths
+    whose existence and kind it checks (every listed path, the Python package and its
+    `__init__.py`, and each place a Rust crate's `Cargo.lock` was looked for before the
+    one found), and `dirs`,
+    the include directories that must stay directories. The render stamp
+    (`nixgen.stamp`) records exactly these, so a change to any of them renders again."""
+
+    files: list[str]
+    dirs: list[str]
+
+
+def inputs(build: model.Build) -> Inputs:
+    """The `Inputs` of `build` (after `listed_lock_files`): one list, read by the stamp."""
+    package = model.python_package_dir(build)
+    locks = []  # where the search looked before the lock in `src` (or everywhere: none)
+    for kernel in build.kernels.values():
+        if isinstance(kernel, model.RUST_KERNELS):
+            listed = {p for p in kernel.src if p.rsplit("/", 1)[-1] == "Cargo.lock"}
+            for candidate in _lock_search(kernel):
+                if candidate in listed:
+                    break
+                locks.append(candidate)
+    fw = build.framework
+    dirs = {d for k in build.kernels.values() for d in getattr(k, "include", [])}
+    if isinstance(fw, (model.Torch, model.TvmFfi)):
+        dirs.update(fw.include)
+    files = dict.fromkeys([*build.source_files(), package, f"{package}/__init__.py", *locks])
+    return Inputs(files=list(files), dirs=sorted(dirs))
+
+
 def files(build: model.Build, root: Path, *, includes: bool = True) -> list[Problem]:
     """Every declared path exists and, symlinks resolved, stays inside `root`; with
     `includes`, quoted includes of unlisted project files are warnings."""
@@ -492,8 +524,6 @@ def _package_links(root: str, package: str, where: tuple[str | int, ...]) -> lis
     """Every symbolic link inside the Python package: the build copies the package without
     following links, so a link would reach the wheel as a link (to a file outside the
     project, or to nothing)."""
-    from nixgen import paths
-
     out = []
     top = os.path.join(root, package)
     for rel_dir, _, names in paths.walk(top):
@@ -527,8 +557,8 @@ def listed_files(build: model.Build) -> list[tuple[tuple[str | int, ...], str]]:
     return out
 
 
-#: Sources scanned for quoted includes (C, C++, CUDA, HIP, Objective-C++, Metal, headers).
-_SCANNED = {"c", "cc", "cpp", "cxx", "c++", "cu", "hip", "mm", "metal", *tables.HEADER_EXTENSIONS}
+#: Sources scanned for quoted includes: every source kind (`data/source-kinds.json`).
+_SCANNED = {ext for extensions in tables.SOURCE_KINDS.values() for ext in extensions}
 _QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
 #: Only the head of a file is scanned: includes come first, and this keeps `validate` cheap.
 _SCAN_BYTES = 256 * 1024
@@ -636,7 +666,7 @@ class _Resolver:
         return full, info
 
     def inside(self, real: str) -> bool:
-        return real == self.root or real.startswith(self.root.rstrip("/") + "/")
+        return paths.inside(self.root, real)
 
 
 def _is_loop(path: str) -> bool:
@@ -648,19 +678,10 @@ def _is_loop(path: str) -> bool:
 
 
 def _through_link(resolver: _Resolver, rel: str) -> str | None:
-    """The first component of `rel` (itself included) that is a symbolic link, if any."""
-    path = resolver.root
-    names = [p for p in rel.split("/") if p not in ("", ".")]
-    for index, name in enumerate(names):
-        path = os.path.join(path, name)
-        mode = resolver.mode(path)
-        if mode is None:
-            return None
-        if stat.S_ISLNK(mode):
-            return "/".join(names[: index + 1])
-        if not stat.S_ISDIR(mode):
-            return None
-    return None
+    """The first component of `rel` (itself included) that is a symbolic link, if any
+    (`nixgen.paths.check_dirs`, over the resolver's cached modes)."""
+    blocked = paths.check_dirs(resolver.root, rel, last=True, mode_of=resolver.mode)
+    return blocked.where if blocked is not None and blocked.link else None
 
 
 #: Why an existing path cannot be checked, by errno (anything else reads "does not exist").
@@ -733,14 +754,13 @@ def _paths(
 def _tree(resolver: _Resolver, rel: str, real: str, where: tuple[str | int, ...]) -> list[Problem]:
     """Problems of the files under the listed source directory `rel` (sorted walk)."""
     out = []
-    for top, dirs, names in os.walk(real):
-        dirs.sort()
+    for below, dirs, names in paths.walk(real):  # links are listed as files, not followed
         for name in sorted([*dirs, *names]):
-            full = os.path.join(top, name)
+            full = os.path.join(real, below, name)
             if not os.path.islink(full):
                 continue
             target = os.path.realpath(full)
-            inner = f"{rel}/{os.path.relpath(full, real)}"
+            inner = f"{rel}/{os.path.join(below, name)}"
             if not resolver.inside(target):
                 out.append(
                     error(

@@ -1,15 +1,21 @@
 """Rules for single values: names, versions, git URLs, paths, capabilities.
 
-Each rule returns None when the value is fine and a message otherwise. Schemas of every
-edition share them through the converter (`nixgen.convert`), so a rule is written once.
+Each rule returns None when the value is fine and a message otherwise. `NEWTYPES` is the
+one table from each of the model's NewTypes to its rule: the converter of every edition
+(`nixgen.schema.common`), the JSON Schema (`nixgen.jsonschema`) and the warnings for
+well-formed values nixgen does not know (`nixgen.schema.unknown`) all read it, so a rule
+is written once.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
-from nixgen import tables
+import attrs
+
+from nixgen import model, tables
 from nixgen.errors import closest, did_you_mean
 
 _PROJECT_NAME = re.compile(r"^[a-z][-a-z0-9]*[a-z0-9]$")
@@ -252,3 +258,89 @@ def extension(value: str) -> str | None:
 
 def nonempty(value: str) -> str | None:
     return None if value.strip() else "must not be empty"
+
+
+# --------------------------------------------------------------- the NewType → rule table
+
+
+_PATH_CHAR = r"[^/\\*?\[\]{}\x00-\x1f\x7f]"
+_SEGMENT = rf"{_PATH_CHAR}+"
+
+
+def _rel_path_schema() -> dict[str, Any]:
+    # `rel_path` as a JSON Schema: relative, `/`-separated, no glob or control characters,
+    # no empty, `.` or `..` segment, no Windows drive (tests hold the two equal).
+    return {
+        "type": "string",
+        "pattern": rf"^{_SEGMENT}(/{_SEGMENT})*$",
+        "not": {"anyOf": [{"pattern": r"(^|/)\.\.?(/|$)"}, {"pattern": r"^[A-Za-z]:/"}]},
+    }
+
+
+def _git_url_schema() -> dict[str, Any]:
+    schemes = "|".join(re.escape(s) for s in GIT_SCHEMES)
+    return {
+        "type": "string",
+        "anyOf": [
+            {"pattern": _SCP_URL.pattern},
+            {"pattern": rf"^({schemes})://\S*[^\s/]\S*$"},
+        ],
+    }
+
+
+def _pattern(regex: re.Pattern[str], max_length: int | None = None) -> Callable[[], dict[str, Any]]:
+    def make() -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "string", "pattern": regex.pattern}
+        if max_length is not None:
+            out["maxLength"] = max_length
+        return out
+
+    return make
+
+
+def _any_flag(_: str) -> str | None:
+    return None
+
+
+@attrs.frozen(kw_only=True)
+class ValueRule:
+    """A NewType's rule: `check` (None or the message), `schema` (its JSON Schema, made on
+    demand) and, for values that may be well-formed yet unknown to nixgen's tables,
+    `unknown` (None or the warning)."""
+
+    check: Rule
+    schema: Callable[[], dict[str, Any]]
+    unknown: Rule | None = None
+
+
+#: Each NewType of the model and its rule: the one home of the value rules.
+NEWTYPES: dict[Any, ValueRule] = {
+    model.ProjectName: ValueRule(check=project_name, schema=_pattern(_PROJECT_NAME, MAX_NAME)),
+    model.KernelName: ValueRule(check=kernel_name, schema=_pattern(_KERNEL_NAME, MAX_NAME)),
+    model.Version: ValueRule(check=version, schema=_pattern(_VERSION)),
+    model.GitUrl: ValueRule(check=git_url, schema=_git_url_schema),
+    model.RelPath: ValueRule(check=rel_path, schema=_rel_path_schema),
+    model.RelDir: ValueRule(
+        check=rel_dir, schema=lambda: {"anyOf": [{"const": "."}, _rel_path_schema()]}
+    ),
+    model.Flag: ValueRule(check=_any_flag, schema=lambda: {"type": "string"}),
+    # Well-formed values nixgen does not know are warnings, not errors: the pattern is the
+    # rule, the known values are examples.
+    model.CudaCapability: ValueRule(
+        check=cuda_capability,
+        schema=lambda: {
+            **_pattern(_CUDA_CAPABILITY)(),
+            "examples": list(tables.known_cuda_capabilities()),
+        },
+        unknown=unknown_cuda_capability,
+    ),
+    model.RocmArch: ValueRule(
+        check=rocm_arch,
+        schema=lambda: {**_pattern(_ROCM_ARCH)(), "examples": list(tables.known_rocm_archs())},
+        unknown=unknown_rocm_arch,
+    ),
+    model.RepoId: ValueRule(check=repo_id, schema=_pattern(_REPO_ID)),
+    model.CargoFeature: ValueRule(check=cargo_feature, schema=_pattern(_FEATURE)),
+    model.RustLibName: ValueRule(check=rust_lib_name, schema=_pattern(_RUST_IDENT)),
+    model.Extension: ValueRule(check=extension, schema=_pattern(_EXTENSION)),
+}

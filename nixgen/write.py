@@ -215,21 +215,20 @@ def check_output_dir(root: Path, out_dir: str) -> None:
 
 
 def _check_inside(root: Path, rel_dir: str, *, what: str) -> None:
-    real_root = Path(os.path.realpath(root))
-    path = root
-    for part in (p for p in rel_dir.split("/") if p):
-        path = path / part
-        if path.is_symlink():
+    blocked = paths.check_dirs(root, rel_dir, last=True)  # the one path-walking rule
+    if blocked is not None and not blocked.reason.startswith("cannot be read"):
+        path = root / blocked.where
+        if blocked.link:
             raise OutputError(
                 f"{path}: is a symbolic link; nixgen writes {what} into a real directory "
                 "inside the project (remove the link, or choose another --out)"
             )
-        if path.exists() and not path.is_dir():
-            raise OutputError(
-                f"{path}: exists and is not a directory (move it away, or choose another --out)"
-            )
-    real = Path(os.path.realpath(path))
-    if real != real_root and real_root not in real.parents:
+        raise OutputError(
+            f"{path}: exists and is not a directory (move it away, or choose another --out)"
+        )
+    path = root.joinpath(*paths.parts(rel_dir))
+    real = os.path.realpath(path)
+    if not paths.inside(os.path.realpath(root), real):
         raise OutputError(f"{path}: resolves outside the project (to {real})")
 
 

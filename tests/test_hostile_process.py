@@ -225,49 +225,6 @@ def test_build_dry_run_on_a_path_with_a_space(tmp_path: Path) -> None:
     assert "'.#packages." in evaluate
 
 
-# ------------------------------------------- E: one version order in Python and in Nix
-
-
-@pytest.mark.skipif(shutil.which("nix-instantiate") is None, reason="nix is not installed")
-def test_python_and_nix_agree_on_every_accepted_version() -> None:
-    """Accepted versions (canonical, at most 9 digits a component) compare and shorten
-    the same in `nixgen.tables`/`nixgen.plan` and in `nix/versions.nix`."""
-    import itertools
-    import random
-
-    from nixgen import nixlit, plan, tables, values
-    from tests.nixtools import nix_eval_json
-
-    rng = random.Random(17)
-    edge = ["0", "1", "2.11", "2.11.0", "2.9", "2.10", "999999999", "999999999.999999999"]
-    edge += ["12.8", "12.10", "2025.3.2", "1.0.0.0", "0.211", "100000000.1"]
-    pool = edge + [
-        ".".join(
-            str(rng.choice([0, 1, 9, 10, 99, 10**8, 999999999])) for _ in range(rng.randint(1, 4))
-        )
-        for _ in range(60)
-    ]
-    assert all(values.version(v) is None for v in pool)
-    assert values.version("02.11") and values.version("1.9223372036854775808")
-    pairs = list(itertools.product(pool, repeat=2))
-    expr = (
-        f"let versions = import {REPO / 'nix' / 'versions.nix'}; "
-        f"pool = {nixlit.value(pool)}; in "
-        "{ compare = builtins.concatMap (a: map (b: versions.compare a b) pool) pool; "
-        "short = map versions.short pool; }"
-    )
-    nix = nix_eval_json(expr)
-
-    def compare(a: str, b: str) -> int:
-        ka, kb = tables.version_key(a), tables.version_key(b)
-        return (ka > kb) - (ka < kb)
-
-    python = [compare(a, b) for a, b in pairs]
-    wrong = [(p, n, q) for p, n, q in zip(pairs, nix["compare"], python, strict=True) if n != q]
-    assert not wrong, wrong[:5]
-    assert nix["short"] == [plan.short(v) for v in pool]
-
-
 def test_an_empty_binding_list_next_to_compiled_kernels_is_flagged(tmp_path: Path) -> None:
     text = BUILD_TOML.replace('src = ["torch-ext/torch_binding.cpp"]', "src = []")
     root = project(tmp_path, text)

@@ -231,3 +231,75 @@ def test_an_undisturbed_render_validates_the_files_once(
     assert pipeline.render_project(project) == 0
     assert stamp.fresh(project, "nix") is not None
     assert len(calls) == 1
+
+
+# ------------------------------------- the stamp records exactly what the render reads
+
+
+def _relocate_crate(project: Path) -> None:
+    """relu-mixed with its Rust crate one level deeper (`crates/leaky_relu_rs`) and the
+    crate's lock at the project root, not listed: the render finds it by searching each
+    directory from the crate up (`validate.listed_lock_files`), `crates/` among them."""
+    (project / "crates").mkdir()
+    (project / "leaky_relu_rs").rename(project / "crates" / "leaky_relu_rs")
+    (project / "crates" / "leaky_relu_rs" / "Cargo.lock").rename(project / "Cargo.lock")
+    text = (project / "build.toml").read_text()
+    text = text.replace(
+        '["leaky_relu_rs/Cargo.toml", "leaky_relu_rs/Cargo.lock", "leaky_relu_rs/src/lib.rs"]',
+        '["crates/leaky_relu_rs/Cargo.toml", "crates/leaky_relu_rs/src"]',
+    )
+    (project / "build.toml").write_text(text)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(
+            lambda p: (p / "crates" / "Cargo.lock").write_text((p / "Cargo.lock").read_text()),
+            id="a nearer Cargo.lock appears",
+        ),
+        pytest.param(lambda p: (p / "Cargo.lock").unlink(), id="the found Cargo.lock goes"),
+        pytest.param(
+            lambda p: (p / "crates" / "leaky_relu_rs" / "src" / "extra.rs").write_text("\n"),
+            id="a file added to a listed directory",
+        ),
+        pytest.param(
+            lambda p: (p / "crates" / "leaky_relu_rs" / "src" / "lib.rs").unlink(),
+            id="a file removed from a listed directory",
+        ),
+    ],
+)
+def test_every_project_input_the_render_reads_invalidates_the_stamp(
+    copy_example: Callable[[str], Path], runner: CliRunner, change: Callable[[Path], object]
+) -> None:
+    project = copy_example("relu-mixed")
+    _relocate_crate(project)
+    result = runner.invoke(main, ["render", str(project)])
+    assert result.exit_code == 0, result.output
+    assert "using `Cargo.lock`" in result.output  # found by the search
+    assert stamp.fresh(project, "nix") is not None
+    change(project)
+    assert stamp.fresh(project, "nix") is None
+
+
+def test_the_stamp_records_the_validators_inputs_and_nothing_else(rendered: Path) -> None:
+    """One list (`validate.inputs`) says what the render reads of the project; the stamp
+    records exactly it, and a file of nixgen that the render does not read (the library's
+    unit tests) leaves the stamp fresh."""
+    from nixgen import project, validate
+
+    found = stamp.fresh(rendered, "nix")
+    assert found is not None
+    inputs = validate.inputs(project.read(rendered, includes=False).build)
+    assert found["files"] == sorted(inputs.files)
+    assert found["dirs"] == sorted(inputs.dirs)
+    assert {os.path.dirname(f) or "." for f in inputs.files} <= set(found["parents"])
+    library_tests = Path(stamp._PACKAGE) / "nixlib" / "tests"
+    assert library_tests.is_dir()
+    before = stamp.code_digest()
+    probe = library_tests / "not-an-input.tmp"
+    probe.write_text("x")
+    try:
+        assert stamp.code_digest() == before
+    finally:
+        probe.unlink()

@@ -20,9 +20,4 @@ in
     expr = builtins.length (variants.variants project null);
     expected = 3;
   };
-
-  testSelectCiKeepsThePlannedSelection = {
-    expr = map (x: x.name) (variants.selectCi project.variants);
-    expected = [ "torch-cpu" "torch213-cxx11-cpu-x86_64-linux" ];
-  };
 }

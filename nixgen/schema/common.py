@@ -30,20 +30,8 @@ LegacyName = NewType("LegacyName", str)
 
 STRICT = Strict(
     {
-        model.ProjectName: values.project_name,
+        **{newtype: rule.check for newtype, rule in values.NEWTYPES.items()},
         LegacyName: values.legacy_project_name,
-        model.KernelName: values.kernel_name,
-        model.Version: values.version,
-        model.GitUrl: values.git_url,
-        model.RelPath: values.rel_path,
-        model.RelDir: values.rel_dir,
-        model.Flag: lambda s: None,
-        model.CudaCapability: values.cuda_capability,
-        model.RocmArch: values.rocm_arch,
-        model.RepoId: values.repo_id,
-        model.CargoFeature: values.cargo_feature,
-        model.RustLibName: values.rust_lib_name,
-        model.Extension: values.extension,
     }
 )
 

@@ -34,10 +34,16 @@ def _rocm_skipped() -> str:
 
 
 #: Values that are well-formed but possibly unknown to nixgen's tables, by NewType: the
-#: rule that words the warning, and what happens to such a value in a compiled kernel.
+#: rule that words the warning (`nixgen.values.NEWTYPES`), and what happens to such a
+#: value in a compiled kernel.
+_CONSEQUENCE: dict[Any, Callable[[], str]] = {
+    model.CudaCapability: _cuda_skipped,
+    model.RocmArch: _rocm_skipped,
+}
 _UNKNOWN: dict[Any, tuple[Callable[[str], str | None], Callable[[], str]]] = {
-    model.CudaCapability: (values.unknown_cuda_capability, _cuda_skipped),
-    model.RocmArch: (values.unknown_rocm_arch, _rocm_skipped),
+    newtype: (rule.unknown, _CONSEQUENCE[newtype])
+    for newtype, rule in values.NEWTYPES.items()
+    if rule.unknown is not None
 }
 
 

@@ -22,6 +22,9 @@ let
     substring
     ;
   esc = shell.escapeShellArgs;
+  # Source kinds by extension: one table, read by nixgen too (`data/source-kinds.json`).
+  kinds = (builtins.fromJSON (builtins.readFile ./data/source-kinds.json)).kinds;
+  isKind = kind: src: any (ext: hasSuffix ".${ext}" src) kinds.${kind};
   hasSuffix = suffix: s: stringLength s >= stringLength suffix && substring (stringLength s - stringLength suffix) (stringLength suffix) s == suffix;
 in
 rec {
@@ -406,7 +409,7 @@ rec {
     ''
     + nvccThreads {
       targets = plan.nvccTargets;
-      sources = builtins.length (filter (o: hasSuffix ".cu" o.source) plan.objects);
+      sources = builtins.length (filter (o: isKind "cuda" o.source) plan.objects);
     }
     + ''
       runHook postConfigure
@@ -549,7 +552,7 @@ rec {
   */
   copyPhase = from: to: "cp ${shell.escapeShellArg (sourceArg from)} ${shell.escapeShellArg (sourceArg to)}\n";
 
-  cxxExtensions = [ "cpp" "cc" "cxx" "c++" ];
+  cxxExtensions = kinds.cxx;
 
   /**
     Whether a source is C++ compiled by the stdenv's compiler (by its extension).
@@ -561,7 +564,7 @@ rec {
     => [ true false true false ]
     ```
   */
-  isCxx = src: any (ext: hasSuffix ".${ext}" src) cxxExtensions;
+  isCxx = isKind "cxx";
 
   /**
     Rules for C and C++ sources compiled by the stdenv's compiler (`$CXX`, `$CC`), whose
@@ -583,7 +586,7 @@ rec {
       command = "$CXX ${prefixMap} ${esc ((family cxxFamily).cxx ++ flags)}";
     }
     {
-      extensions = [ "c" ];
+      extensions = kinds.c;
       compiler = cxxFamily;
       command = "$CC ${prefixMap} ${esc ((family cxxFamily).c ++ flags)}";
     }
@@ -664,7 +667,7 @@ rec {
       inherit name sources;
       rules = [
         {
-          extensions = [ "cu" ];
+          extensions = kinds.cuda;
           compiler = "nvcc";
           # With several gencode targets, nvcc compiles them side by side on
           # `--threads` threads (how many: `nvccThreads`, at build time). The host compiler
@@ -734,7 +737,7 @@ rec {
       inherit name sources;
       rules = [
         {
-          extensions = [ "cu" "hip" ];
+          extensions = kinds.hip;
           compiler = "hipcc";
           command = "hipcc ${prefixMap} ${
             esc (
@@ -779,7 +782,7 @@ rec {
           }";
         }
         {
-          extensions = [ "c" ];
+          extensions = kinds.c;
           compiler = "icpx";
           command = "icx ${prefixMap} ${
             esc (families.icpx.c ++ backendDefines.xpu ++ depFlags ++ includeFlags includes ++ cxxFlags)
@@ -810,7 +813,7 @@ rec {
       cxxFamily ? "clang",
     }:
     let
-      shaders = filter (hasSuffix ".metal") sources;
+      shaders = filter (isKind "metal") sources;
       air = src: "nixgen-obj/${replaceStrings [ "%" "/" ] [ "%25" "%2F" ] src}.air";
       header = "nixgen-metal/${name}_metallib.h";
       embedded =
@@ -829,7 +832,7 @@ rec {
       inherit name sources;
       rules = [
         {
-          extensions = [ "mm" ];
+          extensions = kinds.objcxx;
           compiler = cxxFamily;
           command = "$CXX -x objective-c++ -fobjc-arc ${esc ((family cxxFamily).cxx ++ flags)}";
         }
@@ -879,7 +882,7 @@ rec {
       runHook preInstall
       install -Dm644 ${shell.escapeShellArg "lib${name}.a"} "$out/lib/"${shell.escapeShellArg "lib${name}.a"}
       ${
-        if any (hasSuffix ".metal") sources then
+        if any (isKind "metal") sources then
           ''install -Dm644 ${shell.escapeShellArg "${name}.metallib"} "$out/lib/"${shell.escapeShellArg "${name}.metallib"}''
         else
           ""

@@ -44,8 +44,10 @@ rec {
     ));
 
   /**
-    The capabilities kernel `name` compiles for with CUDA `cudaVersion`
-    (`capabilitiesFor`); none fails, naming the kernel and the toolkit.
+    The capabilities kernel `name` compiles for with CUDA `cudaVersion`: its planned
+    entry, read as it is (`capabilitiesFor`). Whether that entry may be empty is a
+    planning rule with one home, `nixgen.plan.unbuildable_capabilities`, which refuses
+    the render first; the library does not check it again.
 
     # Type
 
@@ -60,15 +62,7 @@ rec {
     => [ "9.0" ]
     ```
   */
-  kernelCapabilities =
-    name: planned: cudaVersion:
-    let
-      capabilities = capabilitiesFor planned cudaVersion;
-    in
-    if capabilities == [ ] then
-      throw "nixgen: kernel ${name}: none of its CUDA capabilities can be built with CUDA ${cudaVersion}"
-    else
-      capabilities;
+  kernelCapabilities = _name: capabilitiesFor;
 
   /**
     A capability without its `+PTX` suffix: `9.0+PTX` → `9.0`, `8.0` → `8.0`.

@@ -17,6 +17,8 @@ let
     map
     ;
   versions = nixgen.versions;
+  # One table, read by nixgen too (`data/pins.json`).
+  pins = builtins.fromJSON (builtins.readFile ./data/pins.json);
 in
 rec {
   /**
@@ -38,8 +40,8 @@ rec {
     The revision of the kernels toolchain flake (huggingface/kernels) generated flakes pin,
     and the nixpkgs revision its `flake.lock` holds (one nixpkgs for both: `follows`).
   */
-  kernelBuilderUrl = "github:huggingface/kernels/8ac69fc542a4306eade0759ef7c45b4f2ae57df0";
-  nixpkgsUrl = "github:NixOS/nixpkgs/ec1a11210589d294f0ac99d3290a27e6c73dfa1d";
+  kernelBuilderUrl = pins.kernel-builder;
+  nixpkgsUrl = pins.nixpkgs;
 
   /**
     nixpkgs `config` of a backend, as the kernels toolchain's build sets set it

@@ -34,24 +34,6 @@ rec {
   variants = project: system: filter (v: system == null || v.system == system) project.variants;
 
   /**
-    The pull-request selection: one variant per (system, backend), as planned.
-
-    # Type
-
-    ```
-    selectCi :: [ Variant ] -> [ Variant ]
-    ```
-
-    # Examples
-
-    ```nix
-    map (v: v.name) (selectCi [ { name = "a"; ci = false; } { name = "b"; ci = true; } ])
-    => [ "b" ]
-    ```
-  */
-  selectCi = filter (v: v.ci);
-
-  /**
     Variant names only (what `nixgen variants` prints).
 
     # Type
