@@ -1,11 +1,12 @@
-"""Stage 6 — render: the model as Nix text, in memory.
+"""Stage 6 — render: the finished plan (`nixgen.plan.Plan`) as Nix text, in memory.
 
-Every template is dumb: values are computed here and passed ready to lay out. The Jinja2
-environment uses `StrictUndefined`, and every ``{{ value }}`` goes through the Nix
-literal module (`nixgen.nixlit`), so a string from build.toml can only ever become a
-quoted Nix string. nixgen's own Nix text reaches a template only through the named
-filters `raw` (nixgen's strings), `ident` (checked identifiers) and `at` (a literal laid
-out at an indentation).
+Rendering only lays the plan out: it computes nothing (the planner did), and every
+generated file is data for one entry of the static Nix library. The templates get values
+built from the plan's typed fields, in the Jinja2 environment of `nixgen.jinja`; every
+``{{ value }}`` goes through the Nix literal module (`nixgen.nixlit`), so a string from
+build.toml can only ever become a quoted Nix string. nixgen's own text reaches a template
+only through the named filters `raw` (nixgen's strings), `ident` (checked identifiers) and
+`at` (a literal laid out at an indentation).
 """
 
 from __future__ import annotations
@@ -13,15 +14,17 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
 import attrs
 
-from nixgen import __version__, matrix, model, nixlit, plan, tables
+from nixgen import __version__, jinja, model, nixlit
 from nixgen.errors import EXIT_INVALID, NixgenError
 from nixgen.marker import MARKER
-from nixgen.model import python_package_dir, shared_headers
+from nixgen.plan import KernelPlan, Plan
+from nixgen.tables import PACKAGE, read_text
 
 #: Where the generated tree goes, relative to the project root.
 DEFAULT_OUT = "nix"
@@ -64,17 +67,9 @@ LIB_FILES = (
 #: writes the results into the generated files; the ABI policies are the toolchain's.
 LIB_DATA: tuple[str, ...] = ("abi-policies.json",)
 
-#: The backend's own flags of a C++ kernel language: the argument of `nixgen.kernel.cpp`
-#: that takes them, and the kernel's field.
-BACKEND_FLAGS = {
-    "cpp-cuda": ("cudaFlags", "cuda_flags"),
-    "cpp-rocm": ("hipFlags", "hip_flags"),
-    "cpp-xpu": ("syclFlags", "sycl_flags"),
-}
-#: Package-set attribute of each C++ dependency (`depends`); `torch` is the variant's torch.
-#: A dotted path is taken from the set its first part names (the kernels toolchain keeps
-#: sycl-tla in each oneAPI set, `xpuPackages.sycl-tla`, not at the top level).
-DEPENDENCY_ATTRS = {"sycl_tla": "xpuPackages.sycl-tla"}
+#: The argument of `nixgen.kernel.cpp` that takes a C++ kernel language's backend flags
+#: (`KernelPlan.backend_flags`).
+BACKEND_FLAGS = {"cpp-cuda": "cudaFlags", "cpp-rocm": "hipFlags", "cpp-xpu": "syclFlags"}
 #: The arguments a framework's `extension.nix` declares besides the common ones: what
 #: `nixgen.extension.frameworks.<name>` reads (`torch`: the variant's torch; tvm-ffi comes
 #: from `python3`).
@@ -121,24 +116,18 @@ def _bytecode_cache() -> Any:
         os.makedirs(directory, exist_ok=True)
     except OSError:
         return None
-    from nixgen import jinja
-
     return jinja.optional_cache(directory)
 
 
 @cache
 def environment() -> Any:
+    """`nixgen.jinja`'s environment over the templates, writing values as Nix literals."""
     import jinja2
 
-    env = jinja2.Environment(
-        bytecode_cache=_bytecode_cache(),
-        loader=jinja2.FileSystemLoader(os.path.join(tables.PACKAGE, "templates")),
-        undefined=jinja2.StrictUndefined,
+    env = jinja.environment(
+        jinja2.FileSystemLoader(os.path.join(PACKAGE, "templates")),
         finalize=nixlit.finalize,
-        autoescape=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
+        bytecode_cache=_bytecode_cache(),
     )
     env.filters.update(raw=_raw, ident=_ident, at=_at)
     return env
@@ -156,112 +145,64 @@ def _template(template: str, **context: Any) -> str:
 # ----------------------------------------------------------------------------- context
 
 
-def _kernel_context(build: model.Build, name: str, kernel: model.Kernel) -> dict[str, Any]:
-    general = build.general
-    depends = list(getattr(kernel, "depends", []))
-    uses_torch = "torch" in depends
-    # A [tvm-ffi] project's C++ kernels all see the tvm-ffi headers (listed or not).
-    uses_tvm_ffi = "tvm-ffi" in depends or (
-        isinstance(build.framework, model.TvmFfi) and kernel.language != "rust-cpu"
-    )
-    others = [DEPENDENCY_ATTRS.get(d, d) for d in depends if d not in ("torch", "tvm-ffi")]
-    sets = [o.partition(".")[0] for o in others]
-    args = (["torch"] if uses_torch else []) + [a for i, a in enumerate(sets) if a not in sets[:i]]
-    inputs: list[nixlit.Raw] = []
-    flags: list[str] = []
-    if uses_torch:
-        flags += ["nixgen.torch.includeFlags torch", "nixgen.torch.abiDefines variant"]
-    if uses_tvm_ffi:
-        flags += ["nixgen.tvmFfi.includeFlags python3.pkgs.tvm-ffi"]
-        inputs += [nixlit.raw("python3.pkgs.tvm-ffi")]
-    inputs += [_ident("torch")] if uses_torch else []
-    inputs += [nixlit.raw(o) if "." in o else _ident(o) for o in others]
-    context: dict[str, Any] = {
-        "what": f"kernel.{name}, {kernel.language}",
-        "name": name,
-        "kernel": kernel,
-        "pname": f"{general.name}-{name}",
-        "version": str(general.version),
-        # `variant`: its stable-ABI target (`nixgen.torch.abiDefines`) for torch kernels.
-        # python3: tvm-ffi's headers.
-        "args": args + (["variant"] if uses_torch else []) + (["python3"] if uses_tvm_ffi else []),
-        "build_inputs": inputs,
-        "dep_flags": nixlit.raw(" ++ ".join(flags)) if flags else [],
-        "link_flags": openmp_link_flags(kernel),
-        "backend_flags": {},
+def kernel_data(kernel: KernelPlan) -> dict[str, Any]:
+    """The data a kernel file passes to `nixgen.kernel.build`: the plan's fields by the
+    library's argument names (unset ones left out: the library's defaults)."""
+    data: dict[str, Any] = {
+        "name": kernel.name,
+        "pname": kernel.pname,
+        "version": kernel.version,
+        "language": kernel.language,
+        "sources": list(kernel.sources),
     }
-    if isinstance(kernel, (model.CppCudaKernel, model.RustCudaKernel)):
-        context["capabilities"] = {
-            version: plan.cuda_capabilities(kernel, version) for version in tables.cuda_versions()
+    rust = kernel.rust
+    if rust is None:
+        data.update(
+            includes=list(kernel.includes),
+            cxxFlags=list(kernel.cxx_flags),
+            depends=list(kernel.depends),
+            linkFlags=list(kernel.link_flags),
+        )
+        if kernel.language in BACKEND_FLAGS:
+            data[BACKEND_FLAGS[kernel.language]] = list(kernel.backend_flags)
+    else:
+        optional = {
+            "crateDir": rust.crate_dir,
+            "cargoRoot": rust.cargo_root,
+            "toolchainFile": rust.toolchain_file,
+            "deviceManifest": rust.device_manifest,
+            "ptxDir": rust.ptx_dir,
         }
-    if kernel.language in BACKEND_FLAGS:
-        arg, field = BACKEND_FLAGS[kernel.language]
-        context["backend_flags"] = {arg: list(getattr(kernel, field))}
-    if isinstance(kernel, model.CppRocmKernel):
-        context["archs"] = plan.rocm_archs(kernel)
-    if isinstance(kernel, model.RUST_KERNELS):
-        # Directories the cargo hooks `cd` into: one that starts with `-` gets `./`.
-        crate_dir = _dir_arg(kernel.manifest().rpartition("/")[0])
-        lock_dir = _dir_arg(kernel.lock_dir())
-        workspace = kernel.workspace_manifest() is not None
-        context.update(
-            library=kernel.library(name),
-            manifest=kernel.manifest(),
-            lockfile=kernel.lockfile(),
-            crate_dir=crate_dir,
-            # a workspace builds from its root (where Cargo.lock is), in the member's directory
-            cargo_root=lock_dir if workspace else crate_dir,
-            copy_lock=not workspace and lock_dir != crate_dir,
+        data.update(
+            library=rust.library,
+            manifest=rust.manifest,
+            lockfile=rust.lockfile,
+            copyLock=rust.copy_lock,
+            features=list(rust.features),
+            **{key: value for key, value in optional.items() if value is not None},
         )
-    if isinstance(kernel, model.RustCudaKernel):
-        toolchain = kernel.toolchain_file()
-        context.update(
-            toolchain_file=toolchain,
-            device_manifest=kernel.device_manifest,
-            ptx_dir=kernel.ptx_dir or "kernels-ptx",
-        )
-    return context
+    if kernel.capabilities is not None:
+        data["capabilities"] = {v: list(caps) for v, caps in kernel.capabilities.items()}
+    if kernel.archs is not None:
+        data["archs"] = list(kernel.archs)
+    return data
 
 
-def _dir_arg(rel: str) -> str:
-    """A project-relative directory as the cargo hooks take it (`pushd "$dir"`): one
-    whose name starts with `-` gets `./`, so that it is never read as an option."""
-    return f"./{rel}" if rel.startswith("-") else rel
-
-
-#: Compile flags that turn OpenMP on, and the flag the extension's link then needs (the
-#: compiler driver adds its OpenMP runtime, libgomp for GCC, as a dependency).
-_OPENMP_FLAGS = {
-    "-fopenmp": "-fopenmp",
-    "-Xcompiler=-fopenmp": "-fopenmp",
-    "-fiopenmp": "-fiopenmp",
-    "-qopenmp": "-qopenmp",
-}
-
-
-def openmp_link_flags(kernel: model.Kernel) -> list[str]:
-    """The link flags the extension needs for `kernel`'s OpenMP use (none without it):
-    code compiled with `-fopenmp` calls the runtime (`GOMP_*`), which only a link with
-    `-fopenmp` makes a dependency of the extension."""
-    flags = [
-        *getattr(kernel, "cxx_flags", []),
-        *getattr(kernel, "cuda_flags", []),
-        *getattr(kernel, "hip_flags", []),
-        *getattr(kernel, "sycl_flags", []),
+def _dependencies(values: Sequence[Any]) -> list[Any]:
+    """`python-depends` / `kernel-depends` entries as JSON-like data (unset keys left out)."""
+    return [
+        {k: v for k, v in attrs.asdict(d).items() if v is not None} if attrs.has(type(d)) else d
+        for d in values
     ]
-    found = [
-        _OPENMP_FLAGS.get(f, f) for f in flags if f in _OPENMP_FLAGS or f.startswith("-fopenmp=")
-    ]
-    return list(dict.fromkeys(found))
 
 
-def project_data(build: model.Build) -> dict[str, Any]:
+def project_data(planned: Plan) -> dict[str, Any]:
     """The data `project.nix` holds: the planned variants (every system; `ci` marks the
     pull-request selection), the CI matrices and what the static library needs to build.
     The Nix library only reads this plan; it never recomputes it."""
+    build = planned.build
     g = build.general
-    variants = plan.variants(build)
-    selected = {(v.system, v.name) for v in plan.select_ci(variants)}
+    selected = {(v.system, v.name) for v in planned.ci}
     fw = build.framework
     torch: dict[str, Any] = {"minver": None, "maxver": None, "stableAbi": {}}
     if isinstance(fw, model.Torch):
@@ -272,15 +213,19 @@ def project_data(build: model.Build) -> dict[str, Any]:
                 b: fw.stable_abi_for(b) for b in g.backends if fw.stable_abi_for(b) is not None
             },
         }
-
-    def deps(section: str, field: str) -> list[Any]:
-        sub = g if section == "general" else getattr(g, section)
-        values = getattr(sub, field, []) if sub is not None else []
-        return [
-            {k: v for k, v in attrs.asdict(d).items() if v is not None} if attrs.has(type(d)) else d
-            for d in values
-        ]
-
+    python_depends = {
+        "general": g.python_depends,
+        "cuda": g.cuda.python_depends if g.cuda else [],
+        "xpu": g.xpu.python_depends if g.xpu else [],
+        "neuron": g.neuron.python_depends if g.neuron else [],
+        "tpu": g.tpu.python_depends if g.tpu else [],
+    }
+    kernel_depends = {
+        "general": g.kernel_depends,
+        "cuda": g.cuda.kernel_depends if g.cuda else [],
+        "xpu": g.xpu.kernel_depends if g.xpu else [],
+        "neuron": g.neuron.kernel_depends if g.neuron else [],
+    }
     # `[torch-noarch]` lists the GPU targets its kernel supports; they go to metadata.json
     # as written (nothing is compiled, so nothing is intersected).
     noarch_archs = (
@@ -307,31 +252,29 @@ def project_data(build: model.Build) -> dict[str, Any]:
             "minver": g.cuda.minver if g.cuda else None,
             "maxver": g.cuda.maxver if g.cuda else None,
         },
-        "pythonDepends": {
-            section: deps(section, "python_depends")
-            for section in ("general", "cuda", "xpu", "neuron", "tpu")
-        },
+        "pythonDepends": {k: _dependencies(v) for k, v in python_depends.items()},
         "kernelDepends": {
-            section: [_kernel_dep(d) for d in deps(section, "kernel_depends")]
-            for section in ("general", "cuda", "xpu", "neuron")
+            k: [_kernel_dep(d) for d in _dependencies(v)] for k, v in kernel_depends.items()
         },
         # Every header the project lists anywhere: compile inputs of every C++ kernel and of
         # the binding (written once here, not into each kernel's file).
-        "headers": shared_headers(build),
-        "systems": list(plan.SYSTEMS),
-        "variants": [{**v.to_json(), "ci": (v.system, v.name) in selected} for v in variants],
+        "headers": list(planned.headers),
+        "systems": list(planned.systems),
+        "variants": [
+            {**v.to_json(), "ci": (v.system, v.name) in selected} for v in planned.variants
+        ],
         "githubActions": {
-            "matrix": matrix.github(variants),
-            "pullRequestMatrix": matrix.github(plan.select_ci(variants)),
+            "matrix": dict(planned.github_matrix),
+            "pullRequestMatrix": dict(planned.pull_request_matrix),
         },
         "kernels": {
-            name: {
+            kernel.name: {
                 "language": kernel.language,
-                "backend": model.backend_of(kernel),
-                "cudaMinver": getattr(kernel, "cuda_minver", None),
-                "file": nixlit.raw(f"./kernels/{name}.nix"),
+                "backend": kernel.backend,
+                "cudaMinver": kernel.cuda_minver,
+                "file": nixlit.raw(f"./kernels/{kernel.name}.nix"),
             }
-            for name, kernel in sorted(build.kernels.items())
+            for kernel in planned.kernels
         },
         **({"noarchArchs": noarch_archs} if noarch_archs else {}),
     }
@@ -345,14 +288,14 @@ def _kernel_dep(dep: dict[str, Any]) -> dict[str, Any]:
 
 
 def _library() -> dict[str, bytes]:
-    lib = os.path.join(tables.PACKAGE, "nixlib")
+    lib = os.path.join(PACKAGE, "nixlib")
     out: dict[str, bytes] = {}
     for name in LIB_FILES:
         with open(os.path.join(lib, name), encoding="utf-8") as handle:
             text = handle.read()
         out[f"lib/{name}"] = (_comment_header(name) + text).encode()
     for name in LIB_DATA:
-        data = json.loads(tables.read_text(name))
+        data = json.loads(read_text(name))
         stamped = {"_generated": f"{MARKER} {__version__}; do not edit", **data}
         out[f"lib/data/{name}"] = (json.dumps(stamped, indent=2) + "\n").encode()
     return out
@@ -389,26 +332,21 @@ def root_path(out_dir: str) -> str:
     return "../." if depth == 1 else "/".join([".."] * depth)
 
 
-def render(build: model.Build, *, out_dir: str = DEFAULT_OUT) -> Rendered:
-    """Render every generated file of `build`, in memory."""
+def render(planned: Plan, *, out_dir: str = DEFAULT_OUT) -> Rendered:
+    """Render every generated file of the finished plan `planned`, in memory."""
     check_out_dir(out_dir)
+    build = planned.build
     g = build.general
     tree: dict[str, bytes] = {}
-    for name, kernel in sorted(build.kernels.items()):
-        # Rust kernels have a template each; every C++ kernel is data for nixgen.kernel.cpp.
-        rust = isinstance(kernel, model.RUST_KERNELS)
-        template = f"kernel-{kernel.language}.nix.j2" if rust else "kernel-cpp.nix.j2"
-        tree[f"kernels/{name}.nix"] = _template(
-            template, **_kernel_context(build, name, kernel)
+    for kernel in planned.kernels:
+        # Every kernel, whatever its language, is data for nixgen.kernel.build.
+        tree[f"kernels/{kernel.name}.nix"] = _template(
+            "kernel.nix.j2",
+            what=f"kernel.{kernel.name}, {kernel.language}",
+            kernel=kernel_data(kernel),
         ).encode()
     fw = build.framework
-    package = python_package_dir(build)
-    common = {
-        "module_dir": package,
-        "module_name": g.module_name,
-        "version": str(g.version),
-        "pyext": list(fw.pyext) if fw is not None else ["py", "pyi"],
-    }
+    pyext = list(fw.pyext) if fw is not None else ["py", "pyi"]
     if isinstance(fw, (model.Torch, model.TvmFfi)):
         tree["extension.nix"] = _template(
             "extension.nix.j2",
@@ -419,18 +357,26 @@ def render(build: model.Build, *, out_dir: str = DEFAULT_OUT) -> Rendered:
             binding_sources=list(fw.src),
             cxx_flags=list(fw.cxx_flags),
             includes=list(fw.include),
-            module_dir=package,
-            pyext=common["pyext"],
+            module_dir=planned.module_dir,
+            pyext=pyext,
         ).encode()
     else:
         tree["extension.nix"] = _template(
             "no-extension.nix.j2", what="no compiled extension"
         ).encode()
+    noarch = {
+        "language": "noarch",
+        "pname": f"{g.name}-noarch",
+        "version": str(g.version),
+        "moduleDir": planned.module_dir,
+        "moduleName": g.module_name,
+        "pyext": pyext,
+    }
     tree["noarch.nix"] = _template(
-        "noarch.nix.j2", what="pure-Python variants", pname=f"{g.name}-noarch", **common
+        "noarch.nix.j2", what="pure-Python variants", noarch=noarch
     ).encode()
     tree["project.nix"] = _template(
-        "project.nix.j2", what="project data", project=project_data(build)
+        "project.nix.j2", what="project data", project=project_data(planned)
     ).encode()
     tree["default.nix"] = _template(
         "default.nix.j2", what="entry point", root=root_path(out_dir)

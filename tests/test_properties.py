@@ -224,7 +224,7 @@ class Outcome:
             self.problems = exc.errors
             return
         self.build = build
-        self.rendered = render.render(build)
+        self.rendered = render.render(plan.make(build))
 
 
 def check_rejection(outcome: Outcome, placed: dict[tuple[str | int, ...], str]) -> None:
@@ -311,7 +311,7 @@ def expected_extension(build: model.Build) -> dict[str, Any]:
 
 
 def expected_project(build: model.Build) -> Any:
-    data = render.project_data(build)
+    data = render.project_data(plan.make(build))
     for name, entry in data["kernels"].items():
         entry["file"] = f"{name}.nix"
     return data
