@@ -67,8 +67,8 @@ LIB_FILES = (
 #: writes the results into the generated files; the ABI policies are the toolchain's.
 LIB_DATA: tuple[str, ...] = ("abi-policies.json",)
 
-#: The argument of `nixgen.kernel.cpp` that takes a C++ kernel language's backend flags
-#: (`KernelPlan.backend_flags`).
+#: The argument of `nixgen.kernel.cpp` (lib/kernel.nix) that takes a C++ kernel language's
+#: backend flags (`KernelPlan.backend_flags`).
 BACKEND_FLAGS = {"cpp-cuda": "cudaFlags", "cpp-rocm": "hipFlags", "cpp-xpu": "syclFlags"}
 #: The arguments a framework's `extension.nix` declares besides the common ones: what
 #: `nixgen.extension.frameworks.<name>` reads (`torch`: the variant's torch; tvm-ffi comes
@@ -272,7 +272,7 @@ def project_data(planned: Plan) -> dict[str, Any]:
                 "language": kernel.language,
                 "backend": kernel.backend,
                 "cudaMinver": kernel.cuda_minver,
-                "file": nixlit.raw(f"./kernels/{kernel.name}.nix"),
+                "file": nixlit.path(f"./kernels/{kernel.name}.nix"),
             }
             for kernel in planned.kernels
         },
@@ -379,7 +379,7 @@ def render(planned: Plan, *, out_dir: str = DEFAULT_OUT) -> Rendered:
         "project.nix.j2", what="project data", project=project_data(planned)
     ).encode()
     tree["default.nix"] = _template(
-        "default.nix.j2", what="entry point", root=root_path(out_dir)
+        "default.nix.j2", what="entry point", root=nixlit.path(root_path(out_dir))
     ).encode()
     tree.update(_library())
     root = {
@@ -391,7 +391,7 @@ def render(planned: Plan, *, out_dir: str = DEFAULT_OUT) -> Rendered:
             kernel_builder_url=KERNEL_BUILDER_URL,
             substituter=SUBSTITUTER,
             public_key=SUBSTITUTER_KEY,
-            out_dir=out_dir,
+            out_path=nixlit.path(f"./{out_dir}"),
         ).encode()
     }
     return Rendered(out_dir=out_dir, tree=dict(sorted(tree.items())), root=root)

@@ -145,7 +145,7 @@ def _touch_later(path: Path) -> None:
     "change",
     [
         pytest.param(
-            lambda pkg: _touch_later(pkg / "templates" / "kernel-cpp.nix.j2"), id="template"
+            lambda pkg: _touch_later(pkg / "templates" / "kernel.nix.j2"), id="template"
         ),
         pytest.param(lambda pkg: _touch_later(pkg / "nixlib" / "compile.nix"), id="static library"),
         pytest.param(
