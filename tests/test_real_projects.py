@@ -358,7 +358,7 @@ def test_an_unlisted_lock_file_is_found_with_a_located_warning(
     # The build sees it: it is in the kernel's source set and is its lock file.
     file = render.render(plan.make(loaded.build)).tree["kernels/k.nix"].decode()
     assert f'"crate/src" "{found}" ];' in file
-    assert f'lockFile = root + "/{found}";' in file
+    assert f'lockfile = "{found}";' in file
 
 
 def test_a_workspace_members_lock_is_found_at_the_workspace_root(tmp_path: Path) -> None:

@@ -212,9 +212,10 @@ def test_migrate_writes_edition_6_with_the_crates_library_name(tmp_path: Path) -
     assert read.build.kernels["relu_rust"].library("relu_rust") == "relu_rs"
     tree = render.render(plan.make(read.build)).tree
     kernel_nix = tree["kernels/relu_rust.nix"].decode()
+    # Data for nixgen.rust.kernel (lib/rust.nix), which vendors with allowBuiltinFetchGit:
+    # a workspace member builds in its directory, from the workspace root (the project's).
     assert 'library = "relu_rs";' in kernel_nix
-    assert "allowBuiltinFetchGit = true;" in kernel_nix
-    assert 'buildAndTestSubdir = "relu-rs";' in kernel_nix and "cargoRoot" not in kernel_nix
+    assert 'crateDir = "relu-rs";' in kernel_nix and "cargoRoot" not in kernel_nix
 
 
 def test_migrate_leaves_out_lib_name_when_the_crate_follows_the_convention(
