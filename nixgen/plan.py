@@ -1,11 +1,13 @@
-"""Stage 5 — plan: the build variants of a project (torch × backend version × system).
+"""Stage 5 — plan: one finished, typed plan of a project (`make` → `Plan`).
 
-Variants are computed from the build-configuration table (``data/build-configs.json``)
-and the project's constraints, here and only here: the render stage writes the plan (the
-variants, the pull-request selection, each kernel's CUDA capabilities per toolkit and ROCm
-targets) into the generated data, and the static Nix library reads it. Names follow the
-anchor's scheme exactly, so the PyPI ``kernels`` client's ``parse_variant`` accepts every
-one.
+Everything the later stages need is computed here and only here, from the
+build-configuration table (``data/build-configs.json``) and the project's constraints: the
+build variants (torch × backend version × system) and the pull-request selection, each
+kernel's `KernelPlan` (CUDA capabilities per toolkit, ROCm targets, dependencies by the
+Nix library's names, OpenMP link flags, a Rust crate's layout), the CI matrices and the
+planning problems. The render stage only lays the plan out, and the static Nix library only
+reads it. Names follow the anchor's scheme exactly, so the PyPI ``kernels`` client's
+``parse_variant`` accepts every one.
 """
 
 from __future__ import annotations
