@@ -4,9 +4,9 @@ Rendering only lays the plan out: it computes nothing (the planner did), and eve
 generated file is data for one entry of the static Nix library. The templates get values
 built from the plan's typed fields, in the Jinja2 environment of `nixgen.jinja`; every
 ``{{ value }}`` goes through the Nix literal module (`nixgen.nixlit`), so a string from
-build.toml can only ever become a quoted Nix string. nixgen's own text reaches a template
-only through the named filters `raw` (nixgen's strings), `ident` (checked identifiers) and
-`at` (a literal laid out at an indentation).
+build.toml can only ever become a quoted Nix string, and a path only a checked path literal
+(`nixlit.path`). nixgen's own text reaches a template only through the named filters `raw`
+(the header comment's words) and `at` (a literal laid out at an indentation).
 """
 
 from __future__ import annotations
@@ -70,10 +70,6 @@ LIB_DATA: tuple[str, ...] = ("abi-policies.json",)
 #: The argument of `nixgen.kernel.cpp` (lib/kernel.nix) that takes a C++ kernel language's
 #: backend flags (`KernelPlan.backend_flags`).
 BACKEND_FLAGS = {"cpp-cuda": "cudaFlags", "cpp-rocm": "hipFlags", "cpp-xpu": "syclFlags"}
-#: The arguments a framework's `extension.nix` declares besides the common ones: what
-#: `nixgen.extension.frameworks.<name>` reads (`torch`: the variant's torch; tvm-ffi comes
-#: from `python3`).
-FRAMEWORK_ARGS: dict[str, tuple[str, ...]] = {"torch": ("torch",), "tvm-ffi": ()}
 _OUT_DIR = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$")
 
 
@@ -87,12 +83,6 @@ class Rendered:
 
 
 # ------------------------------------------------------------------------- jinja setup
-
-
-def _ident(name: str) -> nixlit.Raw:
-    if not nixlit.is_identifier(name):
-        raise ValueError(f"not a plain Nix identifier: {name!r}")
-    return nixlit.raw(name)
 
 
 def _raw(text: str) -> nixlit.Raw:
@@ -129,7 +119,7 @@ def environment() -> Any:
         finalize=nixlit.finalize,
         bytecode_cache=_bytecode_cache(),
     )
-    env.filters.update(raw=_raw, ident=_ident, at=_at)
+    env.filters.update(raw=_raw, at=_at)
     return env
 
 
@@ -352,8 +342,6 @@ def render(planned: Plan, *, out_dir: str = DEFAULT_OUT) -> Rendered:
             "extension.nix.j2",
             what=f"[{fw.table}]",
             framework=fw.table,
-            # The arguments callPackage must inject besides the common ones.
-            framework_args=FRAMEWORK_ARGS[fw.table],
             binding_sources=list(fw.src),
             cxx_flags=list(fw.cxx_flags),
             includes=list(fw.include),
