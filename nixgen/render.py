@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
@@ -123,13 +123,90 @@ def environment() -> Any:
     return env
 
 
-def _template(template: str, **context: Any) -> str:
-    text = environment().get_template(template).render(nixgen_version=__version__, **context)
+# Each template's context, typed: a template sees exactly its class's fields (and
+# `nixgen_version`); `what` says in the header which part of build.toml the file is.
+
+
+@attrs.frozen(kw_only=True)
+class KernelFile:
+    template: ClassVar[str] = "kernel.nix.j2"
+    what: str
+    #: `kernel_data`: the kernel's plan by the library's argument names.
+    kernel: Mapping[str, Any]
+
+
+@attrs.frozen(kw_only=True)
+class ExtensionFile:
+    template: ClassVar[str] = "extension.nix.j2"
+    what: str
+    framework: str
+    module_dir: str
+    pyext: Sequence[str]
+    binding_sources: Sequence[str]
+    cxx_flags: Sequence[str]
+    includes: Sequence[str]
+
+
+@attrs.frozen(kw_only=True)
+class NoExtensionFile:
+    template: ClassVar[str] = "no-extension.nix.j2"
+    what: str
+
+
+@attrs.frozen(kw_only=True)
+class NoarchFile:
+    template: ClassVar[str] = "noarch.nix.j2"
+    what: str
+    noarch: Mapping[str, Any]
+
+
+@attrs.frozen(kw_only=True)
+class ProjectFile:
+    template: ClassVar[str] = "project.nix.j2"
+    what: str
+    project: Mapping[str, Any]
+
+
+@attrs.frozen(kw_only=True)
+class DefaultFile:
+    template: ClassVar[str] = "default.nix.j2"
+    what: str
+    root: nixlit.Path
+
+
+@attrs.frozen(kw_only=True)
+class FlakeFile:
+    template: ClassVar[str] = "flake.nix.j2"
+    what: str
+    description: str
+    nixpkgs_url: str
+    kernel_builder_url: str
+    substituter: str
+    public_key: str
+    out_path: nixlit.Path
+
+
+#: One of the templates' contexts.
+Context = (
+    KernelFile
+    | ExtensionFile
+    | NoExtensionFile
+    | NoarchFile
+    | ProjectFile
+    | DefaultFile
+    | FlakeFile
+)
+
+
+def _template(context: Context) -> bytes:
+    """`context`'s template, rendered with its fields."""
+    fields = attrs.asdict(context, recurse=False)
+    text = environment().get_template(context.template).render(nixgen_version=__version__, **fields)
     # Canonical bytes: no trailing spaces, exactly one final newline.
     # Split on "\n" alone: str.splitlines() also breaks at U+2028, U+0085, VT, FF, … which
     # nixlit writes raw inside string literals, and rstrip() would eat string content.
     lines = [line.rstrip(" \t") for line in text.split("\n")]
-    return "\n".join(lines).rstrip("\n") + "\n"
+    return ("\n".join(lines).rstrip("\n") + "\n").encode()
 
 
 # ----------------------------------------------------------------------------- context
@@ -331,27 +408,24 @@ def render(planned: Plan, *, out_dir: str = DEFAULT_OUT) -> Rendered:
     for kernel in planned.kernels:
         # Every kernel, whatever its language, is data for nixgen.kernel.build.
         tree[f"kernels/{kernel.name}.nix"] = _template(
-            "kernel.nix.j2",
-            what=f"kernel.{kernel.name}, {kernel.language}",
-            kernel=kernel_data(kernel),
-        ).encode()
+            KernelFile(what=f"kernel.{kernel.name}, {kernel.language}", kernel=kernel_data(kernel))
+        )
     fw = build.framework
     pyext = list(fw.pyext) if fw is not None else ["py", "pyi"]
     if isinstance(fw, (model.Torch, model.TvmFfi)):
         tree["extension.nix"] = _template(
-            "extension.nix.j2",
-            what=f"[{fw.table}]",
-            framework=fw.table,
-            binding_sources=list(fw.src),
-            cxx_flags=list(fw.cxx_flags),
-            includes=list(fw.include),
-            module_dir=planned.module_dir,
-            pyext=pyext,
-        ).encode()
+            ExtensionFile(
+                what=f"[{fw.table}]",
+                framework=fw.table,
+                module_dir=planned.module_dir,
+                pyext=pyext,
+                binding_sources=list(fw.src),
+                cxx_flags=list(fw.cxx_flags),
+                includes=list(fw.include),
+            )
+        )
     else:
-        tree["extension.nix"] = _template(
-            "no-extension.nix.j2", what="no compiled extension"
-        ).encode()
+        tree["extension.nix"] = _template(NoExtensionFile(what="no compiled extension"))
     noarch = {
         "language": "noarch",
         "pname": f"{g.name}-noarch",
@@ -360,26 +434,21 @@ def render(planned: Plan, *, out_dir: str = DEFAULT_OUT) -> Rendered:
         "moduleName": g.module_name,
         "pyext": pyext,
     }
-    tree["noarch.nix"] = _template(
-        "noarch.nix.j2", what="pure-Python variants", noarch=noarch
-    ).encode()
-    tree["project.nix"] = _template(
-        "project.nix.j2", what="project data", project=project_data(planned)
-    ).encode()
+    tree["noarch.nix"] = _template(NoarchFile(what="pure-Python variants", noarch=noarch))
+    tree["project.nix"] = _template(ProjectFile(what="project data", project=project_data(planned)))
     tree["default.nix"] = _template(
-        "default.nix.j2", what="entry point", root=nixlit.path(root_path(out_dir))
-    ).encode()
+        DefaultFile(what="entry point", root=nixlit.path(root_path(out_dir)))
+    )
     tree.update(_library())
-    root = {
-        "flake.nix": _template(
-            "flake.nix.j2",
-            what="flake",
-            description=f"{g.name} kernels, built by nixgen",
-            nixpkgs_url=NIXPKGS_URL,
-            kernel_builder_url=KERNEL_BUILDER_URL,
-            substituter=SUBSTITUTER,
-            public_key=SUBSTITUTER_KEY,
-            out_path=nixlit.path(f"./{out_dir}"),
-        ).encode()
-    }
-    return Rendered(out_dir=out_dir, tree=dict(sorted(tree.items())), root=root)
+    flake = FlakeFile(
+        what="flake",
+        description=f"{g.name} kernels, built by nixgen",
+        nixpkgs_url=NIXPKGS_URL,
+        kernel_builder_url=KERNEL_BUILDER_URL,
+        substituter=SUBSTITUTER,
+        public_key=SUBSTITUTER_KEY,
+        out_path=nixlit.path(f"./{out_dir}"),
+    )
+    return Rendered(
+        out_dir=out_dir, tree=dict(sorted(tree.items())), root={"flake.nix": _template(flake)}
+    )

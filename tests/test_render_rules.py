@@ -229,3 +229,26 @@ def test_every_kernel_language_has_one_template() -> None:
 )
 def test_the_template_check_catches_nix_logic(logic: str) -> None:
     assert nix_logic(logic), logic
+
+
+# ------------------------------------------------------------------ typed template contexts
+
+
+def test_every_template_has_a_typed_context_naming_exactly_what_it_reads() -> None:
+    """Each Nix template is rendered from one attrs class of `nixgen.render` (mypy checks
+    what render passes), and reads exactly that class's fields: none missing, none unused."""
+    import typing
+
+    import attrs
+    import jinja2.meta
+
+    from nixgen import render
+
+    contexts = typing.get_args(render.Context)
+    assert {c.template for c in contexts} == {p.name for p in _templates()}
+    env = render.environment()
+    for context in contexts:
+        source = env.loader.get_source(env, context.template)[0]
+        read = jinja2.meta.find_undeclared_variables(env.parse(source))
+        fields = {f.name for f in attrs.fields(context)}
+        assert read - {"nixgen_version"} == fields - {"what"}, context.template
