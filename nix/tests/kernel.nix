@@ -350,4 +350,46 @@ in
       "cutlass"
     ];
   };
+
+  # `noarch`: the pure-Python variant, the package and its metadata; nothing compiled.
+  testNoarchInstallsThePackageWithoutCompiling =
+    let
+      drv = kernel.build
+        {
+          pkgs = pkgs // {
+            stdenvNoCC.mkDerivation = attrs: attrs;
+          };
+          inherit root;
+          variant = {
+            backend = "cpu";
+            name = "torch-cpu";
+          };
+          projectData = { };
+          # what `build` passes no further
+          toolchain = null;
+        }
+        {
+          language = "noarch";
+          pname = "p-noarch";
+          version = "1";
+          moduleDir = "torch-ext/pkg";
+          moduleName = "pkg";
+          pyext = [ "py" ];
+        };
+    in
+    {
+      expr = {
+        inherit (drv) pname version dontBuild dontConfigure;
+        ops = builtins.substring 0 9 drv.passthru.nixgen.opsName;
+        variant = drv.passthru.nixgen.variant.name;
+      };
+      expected = {
+        pname = "p-noarch";
+        version = "1";
+        dontBuild = true;
+        dontConfigure = true;
+        ops = "_pkg_cpu_";
+        variant = "torch-cpu";
+      };
+    };
 }
