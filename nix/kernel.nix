@@ -1,19 +1,24 @@
 /**
-  The derivation of a C++ kernel: `lib<name>.a` (and, for Metal, `<name>.metallib`) in
-  `$out/lib`, built with ninja from the kernel's build plan (`compile`).
+  The derivation of every kind of kernel, from the data of its generated file.
 
-  A generated kernel file (`nix/kernels/<name>.nix`, from `kernel-cpp.nix.j2`) is data:
-  it calls `cpp` with what build.toml says about the kernel and what nixgen planned for it.
-  What differs between the C++ languages (the plan, the compilers, the backend's runtime
-  inputs, Metal's install) is the table `languages`, here and nowhere else.
+  A generated kernel file (`nix/kernels/<name>.nix`, from `kernel.nix.j2`) and the
+  pure-Python variant's file (`nix/noarch.nix`) are data: each calls `build` with what
+  build.toml says and what nixgen planned. Which builder a language uses is the table
+  `languages`, here and nowhere else; what differs between the C++ languages (the plan, the
+  compilers, the backend's runtime inputs, Metal's install) is the table `cppLanguages`.
 */
 {
   compile,
   cuda,
   sources,
+  rust,
+  torch,
+  tvmFfi,
+  extension,
 }:
 let
   inherit (sources) select;
+  nixgenTorch = torch;
 in
 rec {
   /**
@@ -98,17 +103,17 @@ rec {
     # Type
 
     ```
-    languages :: { pkgs, toolchain } -> { ${language} :: AttrSet -> Language }
+    cppLanguages :: { pkgs, toolchain } -> { ${language} :: AttrSet -> Language }
     ```
 
     # Examples
 
     ```nix
-    builtins.attrNames (languages { pkgs = { }; toolchain = { }; })
+    builtins.attrNames (cppLanguages { pkgs = { }; toolchain = { }; })
     => [ "cpp-cpu" "cpp-cuda" "cpp-metal" "cpp-rocm" "cpp-xpu" ]
     ```
   */
-  languages =
+  cppLanguages =
     { pkgs, toolchain }:
     {
       cpp-cpu = kernel: {
@@ -192,8 +197,11 @@ rec {
     `cudaFlags`, `hipFlags`, `syclFlags`
     : the backend's flags (CUDA, ROCm, XPU kernels)
 
+    `depends`
+    : the kernel's dependencies by the library's names (`dependencies`)
+
     `depFlags`, `buildInputs`
-    : compile flags and inputs of the kernel's dependencies (torch, CUTLASS…)
+    : further compile flags and inputs (`depends` gives the dependencies' own)
 
     `linkFlags`
     : flags the extension's link adds for this kernel
@@ -207,7 +215,7 @@ rec {
     # Type
 
     ```
-    cpp :: { pkgs, toolchain, root :: Path, headers :: [ String ] } -> AttrSet -> Derivation
+    cpp :: { pkgs, toolchain, root :: Path, headers :: [ String ], torch ? null, variant ? null } -> AttrSet -> Derivation
     ```
 
     # Examples
@@ -226,6 +234,8 @@ rec {
       toolchain,
       root,
       headers,
+      torch ? null,
+      variant ? null,
     }:
     {
       name,
@@ -238,6 +248,7 @@ rec {
       cudaFlags ? [ ],
       hipFlags ? [ ],
       syclFlags ? [ ],
+      depends ? [ ],
       depFlags ? [ ],
       buildInputs ? [ ],
       linkFlags ? [ ],
@@ -245,10 +256,11 @@ rec {
       archs ? null,
     }:
     let
-      table = languages { inherit pkgs toolchain; };
+      table = cppLanguages { inherit pkgs toolchain; };
       entry =
         table.${language}
           or (throw "nixgen: kernel ${name}: `${language}` is not a C++ kernel language (${builtins.concatStringsSep ", " (builtins.attrNames table)})");
+      deps = dependencies { inherit pkgs torch variant; } depends;
       backend = entry {
         inherit
           name
@@ -268,8 +280,8 @@ rec {
             name
             includes
             cxxFlags
-            depFlags
             ;
+          depFlags = deps.flags ++ depFlags;
           sources = sources ++ others;
         }
         # The family of the toolchain's `$CXX` (compile.families); else the plan's default.
@@ -285,7 +297,7 @@ rec {
           inherit pname version;
           src = select pkgs.lib root (sources ++ others);
           nativeBuildInputs = (backend.nativeBuildInputs or [ ]) ++ [ pkgs.ninja ];
-          buildInputs = (backend.buildInputs or [ ]) ++ cxxInputs buildInputs;
+          buildInputs = (backend.buildInputs or [ ]) ++ cxxInputs (deps.inputs ++ buildInputs);
           configurePhase = compile.configurePhase plan;
           installPhase = backend.installPhase or (compile.installArchivePhase name);
           passthru.nixgen = {
@@ -298,4 +310,147 @@ rec {
         // (backend.attrs or { })
       )
     );
+
+  /**
+    The compile flags and build inputs of a C++ kernel's dependencies, by the names nixgen
+    plans (`depends`): `torch` is the variant's torch (its headers and the variant's
+    stable-ABI target), `tvm-ffi` the Python set's tvm-ffi (its headers), and any other name
+    a package-set attribute (a dotted one, `xpuPackages.sycl-tla`, a path into it).
+
+    # Type
+
+    ```
+    dependencies :: { pkgs, torch, variant } -> [ String ] -> { flags :: [ String ], inputs :: [ Derivation ] }
+    ```
+
+    # Examples
+
+    ```nix
+    (dependencies { pkgs.xpuPackages.sycl-tla = "sycl-tla"; torch = null; variant = null; } [ "xpuPackages.sycl-tla" ]).inputs
+    => [ "sycl-tla" ]
+    ```
+  */
+  dependencies =
+    {
+      pkgs,
+      torch,
+      variant,
+    }:
+    depends:
+    let
+      has = name: builtins.elem name depends;
+      tvm = pkgs.python3.pkgs.tvm-ffi;
+      others = builtins.filter (d: d != "torch" && d != "tvm-ffi") depends;
+      path = d: builtins.filter builtins.isString (builtins.split "\\." d);
+      package = d: builtins.foldl' (set: part: set.${part}) pkgs (path d);
+    in
+    {
+      flags =
+        (if has "torch" then nixgenTorch.includeFlags torch ++ nixgenTorch.abiDefines variant else [ ])
+        ++ (if has "tvm-ffi" then tvmFfi.includeFlags tvm else [ ]);
+      inputs =
+        (if has "tvm-ffi" then [ tvm ] else [ ]) ++ (if has "torch" then [ torch ] else [ ]) ++ map package others;
+    };
+
+  /**
+    The pure-Python variant's derivation (`torch-noarch`, or a backend without compiled
+    kernels): the kernel's Python package, `_ops.py` and `metadata.json`; nothing to compile.
+
+    # Inputs
+
+    The first argument is what `noarch.nix` is called with (`pkgs`, the project `root`, the
+    `variant` and the project's data); the second its data: `pname`, `version`, `moduleDir`
+    (the package's directory), `moduleName` and `pyext` (the extensions that ship).
+
+    # Type
+
+    ```
+    noarch :: { pkgs, root :: Path, variant, projectData } -> AttrSet -> Derivation
+    ```
+  */
+  noarch =
+    {
+      pkgs,
+      root,
+      variant,
+      projectData,
+    }:
+    {
+      language ? "noarch",
+      pname,
+      version,
+      moduleDir,
+      moduleName,
+      pyext,
+    }:
+    let
+      src = sources.selectWithPackage pkgs.lib root [ ] moduleDir pyext;
+      opsName = extension.opsName {
+        inherit moduleName;
+        inherit (variant) backend;
+        sources = [ src ];
+      };
+    in
+    pkgs.stdenvNoCC.mkDerivation {
+      inherit pname version src;
+      dontConfigure = true;
+      dontBuild = true;
+      installPhase = extension.installPhase {
+        packageDir = moduleDir;
+        inherit opsName;
+        # Fails the build on torch ops registered without `add_op_namespace_prefix`.
+        python = pkgs.python3;
+        compiled = false;
+        metadataFile = extension.metadataFile {
+          project = projectData;
+          inherit variant opsName;
+        };
+      };
+      passthru.nixgen = {
+        inherit variant opsName;
+      };
+    };
+
+  /**
+    Every language's builder, by the `language` of a generated file's data: the C++ ones
+    (`cpp`), the Rust ones (`nixgen.rust.kernel`) and `noarch`, the pure-Python variant.
+    Each takes what its generated file is called with, then the data.
+
+    # Examples
+
+    ```nix
+    builtins.attrNames languages
+    => [ "cpp-cpu" "cpp-cuda" "cpp-metal" "cpp-rocm" "cpp-xpu" "noarch" "rust-cpu" "rust-cuda" ]
+    ```
+  */
+  languages = {
+    cpp-cpu = cpp;
+    cpp-cuda = cpp;
+    cpp-rocm = cpp;
+    cpp-xpu = cpp;
+    cpp-metal = cpp;
+    rust-cpu = rust.kernel;
+    rust-cuda = rust.kernel;
+    inherit noarch;
+  };
+
+  /**
+    The one entry of every generated kernel file and of `noarch.nix`: the builder that
+    `languages` holds for the data's `language`, called with the file's arguments and the
+    data. An unknown language fails, naming the known ones.
+
+    # Type
+
+    ```
+    build :: AttrSet -> { language :: String, ... } -> Derivation
+    ```
+  */
+  build =
+    args: data:
+    let
+      builder =
+        languages.${data.language}
+          or (throw "nixgen: `${data.language}` is not a kernel language (${builtins.concatStringsSep ", " (builtins.attrNames languages)})");
+    in
+    builder (builtins.intersectAttrs (builtins.functionArgs builder) args) data;
 }

@@ -1,15 +1,22 @@
 /**
-  Rust kernels: checks of what a crate installs, and the pieces of a cuda-oxide
-  (`rust-cuda`) build.
+  Rust kernels: the derivation of a `rust-cpu` or `rust-cuda` kernel from its generated
+  file's data (`kernel`), the checks of what a crate installs, and the pieces of a
+  cuda-oxide (`rust-cuda`) build.
 */
-{ shell, cuda }:
+{
+  shell,
+  cuda,
+  sources,
+  compile,
+}:
 let
+  inherit (sources) select;
   esc = shell.escapeShellArg;
   # A relative path as an argument: one that starts with `-` gets `./` (a crate in `-x/`
   # is `--manifest-path ./-x/Cargo.toml`, not an option).
   pathArg = p: if builtins.substring 0 1 p == "-" then "./${p}" else p;
 in
-{
+rec {
   /**
     Shell text for a Rust kernel's `postInstall`: the crate must have installed the static
     library the extension links, `$out/lib/lib<library>.a`. Otherwise it stops with what
@@ -144,4 +151,153 @@ in
         cargo build --release --offline --locked --manifest-path ${esc (pathArg manifest)} \
           --target-dir "$NIX_BUILD_TOP/cuda-oxide-device"
     '';
+
+  /**
+    The derivation of a Rust kernel (`rust-cpu`, or `rust-cuda`: a host crate and a
+    cuda-oxide device crate), built with `rustPlatform.buildRustPackage`. Dependencies are
+    vendored from the lock file: registry crates by their checksum, git crates with
+    `builtins.fetchGit` at the locked revision, so no hash is maintained.
+
+    # Inputs
+
+    The first argument is what the kernel file is called with (`pkgs`, the project `root`);
+    the second is the kernel's data:
+
+    `name`, `pname`, `version`, `language`
+    : the kernel, its derivation's name and version, `rust-cpu` or `rust-cuda`
+
+    `sources`, `features`
+    : as build.toml lists them
+
+    `library`, `manifest`, `lockfile`
+    : the static library the extension links, the crate's `Cargo.toml` and the `Cargo.lock`
+
+    `crateDir`, `cargoRoot`, `copyLock`
+    : the crate's directory (`buildAndTestSubdir`), where cargo runs, and whether the lock
+      file must be copied next to the manifest (all as nixgen planned them)
+
+    `capabilities`, `toolchainFile`, `deviceManifest`, `ptxDir` (`rust-cuda`)
+    : CUDA version → capabilities as nixgen planned them, the `rust-toolchain.toml`, the
+      device crate's manifest and where its PTX goes
+
+    # Type
+
+    ```
+    kernel :: { pkgs, root :: Path } -> AttrSet -> Derivation
+    ```
+  */
+  kernel =
+    { pkgs, root }:
+    {
+      name,
+      pname,
+      version,
+      language,
+      sources,
+      features ? [ ],
+      library,
+      manifest,
+      lockfile,
+      crateDir ? null,
+      cargoRoot ? null,
+      copyLock ? false,
+      capabilities ? null,
+      toolchainFile ? null,
+      deviceManifest ? null,
+      ptxDir ? null,
+    }:
+    let
+      inherit (pkgs) lib;
+      onCuda = language == "rust-cuda";
+      cudaPackages = pkgs.cudaPackages;
+      # cuda-oxide needs the nightly its `rust-toolchain.toml` names (rust-overlay's
+      # `rust-bin`, an overlay of the anchor's build sets).
+      nightly = pkgs.rust-bin.fromRustupToolchainFile (root + "/${toolchainFile}");
+      rustPlatform =
+        if onCuda then
+          pkgs.makeRustPlatform {
+            cargo = nightly;
+            rustc = nightly;
+          }
+        else
+          pkgs.rustPlatform;
+      backend = cudaOxideBackend {
+        inherit rustPlatform;
+        inherit (pkgs) fetchFromGitHub;
+        buildInputs = [
+          pkgs.libffi
+          pkgs.libxml2
+          pkgs.zstd
+          pkgs.zlib
+        ];
+      };
+      # This variant's toolkit picks its list (none fails, naming the kernel).
+      picked = cuda.kernelCapabilities name capabilities cudaPackages.cudaMajorMinorVersion;
+      cudaHome = pkgs.symlinkJoin {
+        name = "cuda-home";
+        paths = [
+          (lib.getDev cudaPackages.cuda_cudart)
+          (lib.getLib cudaPackages.cuda_cudart)
+          (lib.getDev cudaPackages.cccl)
+        ];
+      };
+      check = lockCheck {
+        kernel = name;
+        inherit manifest lockfile;
+      };
+    in
+    rustPlatform.buildRustPackage (
+      {
+        inherit pname version;
+        src = select lib root sources;
+        cargoLock = {
+          lockFile = root + "/${lockfile}";
+          allowBuiltinFetchGit = true;
+        };
+        buildFeatures = features;
+        # A crate missing from the lock file stops the build here; then (rust-cuda) the
+        # device crate: the host crate embeds its PTX.
+        preBuild =
+          if onCuda then
+            check
+            + deviceBuild {
+              manifest = deviceManifest;
+              inherit ptxDir;
+              capabilities = picked;
+            }
+          else
+            check;
+        doCheck = false;
+        # The extension links `lib<library>.a`: fail here, with the fix, when the crate
+        # names it otherwise.
+        postInstall = archiveCheck {
+          kernel = name;
+          inherit library;
+        };
+        passthru.nixgen = {
+          kernel = name;
+          inherit library language;
+        }
+        // (if onCuda then { capabilities = picked; } else { });
+      }
+      // (if cargoRoot != null then { inherit cargoRoot; } else { })
+      // (if crateDir != null then { buildAndTestSubdir = crateDir; } else { })
+      # The lock file sits elsewhere in the project; Cargo wants it next to the manifest.
+      // (if copyLock then { prePatch = compile.copyPhase lockfile "${crateDir}/Cargo.lock"; } else { })
+      // (
+        if onCuda then
+          {
+            env = {
+              CUDA_OXIDE_BACKEND = "${backend}/lib/librustc_codegen_cuda.so";
+              CUDA_HOME = cudaHome;
+              CUDA_TOOLKIT_PATH = cudaHome;
+              LIBRARY_PATH = "${lib.getOutput "stubs" cudaPackages.cuda_cudart}/lib/stubs";
+              KERNEL_BUILDER_GPU_LANG = "CUDA";
+              KERNEL_BUILDER_CUDA_ARCHS = lib.concatStringsSep ";" picked;
+            };
+          }
+        else
+          { }
+      )
+    );
 }

@@ -105,6 +105,32 @@ def raw(text: str) -> Raw:
     return Raw(text)
 
 
+class Path(str):
+    """A relative Nix path literal (``./kernels/relu.nix``, ``../.``), checked by `path`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"Path({str.__repr__(self)})"
+
+
+#: A relative path literal Nix reads as written: `./` or `../` steps, then plain names.
+_PATH_NAME = r"[A-Za-z0-9_+-][A-Za-z0-9._+-]*"
+_PATH = re.compile(rf"(\.\./|\./)+(\.\.|\.|{_PATH_NAME}(/{_PATH_NAME})*)")
+
+
+def path(text: str) -> Path:
+    """`text` as a relative path literal: `./` or `../` steps then names of letters,
+    digits, `.`, `_`, `+`, `-` (a name does not start with `.`); else ValueError.
+
+    >>> value(path("./kernels/relu.nix")), value(path("../."))
+    ('./kernels/relu.nix', '../.')
+    """
+    if not isinstance(text, str) or not _PATH.fullmatch(text):
+        raise ValueError(f"not a relative Nix path literal: {text!r}")
+    return Path(text)
+
+
 def unrepresentable(s: str) -> int | None:
     """Return the index of the first character no Nix string can carry, else None.
 
@@ -200,7 +226,7 @@ def _float(x: float) -> str:
 
 def _scalar(obj: object) -> str | None:
     """Return the Nix text of a scalar, or None if `obj` is a container."""
-    if isinstance(obj, Raw):
+    if isinstance(obj, Raw | Path):
         return str(obj)
     if obj is None:
         return "null"

@@ -30,11 +30,12 @@ def prepare(
     render.check_out_dir(out)
     # The include scan is `nixgen validate`'s: a render does not read every source.
     loaded = project_mod.read(project, includes=False, before_files=before_files)
-    planned = loaded.document.locate_all(plan.check(loaded.build))
+    finished = plan.make(loaded.build)
+    planned = loaded.document.locate_all(list(finished.problems))
     problems = [*loaded.warnings, *planned]
     if any(p.severity == "error" for p in planned):
         raise ProblemError(problems)
-    return loaded, render.render(loaded.build, out_dir=out), problems
+    return loaded, render.render(finished, out_dir=out), problems
 
 
 def fresh_render(project: Path | str, out: str) -> bool:

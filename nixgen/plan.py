@@ -1,15 +1,18 @@
-"""Stage 5 — plan: the build variants of a project (torch × backend version × system).
+"""Stage 5 — plan: one finished, typed plan of a project (`make` → `Plan`).
 
-Variants are computed from the build-configuration table (``data/build-configs.json``)
-and the project's constraints, here and only here: the render stage writes the plan (the
-variants, the pull-request selection, each kernel's CUDA capabilities per toolkit and ROCm
-targets) into the generated data, and the static Nix library reads it. Names follow the
-anchor's scheme exactly, so the PyPI ``kernels`` client's ``parse_variant`` accepts every
-one.
+Everything the later stages need is computed here and only here, from the
+build-configuration table (``data/build-configs.json``) and the project's constraints: the
+build variants (torch × backend version × system) and the pull-request selection, each
+kernel's `KernelPlan` (CUDA capabilities per toolkit, ROCm targets, dependencies by the
+Nix library's names, OpenMP link flags, a Rust crate's layout), the CI matrices and the
+planning problems. The render stage only lays the plan out, and the static Nix library only
+reads it. Names follow the anchor's scheme exactly, so the PyPI ``kernels`` client's
+``parse_variant`` accepts every one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -170,7 +173,7 @@ def _kernels_for(build: model.Build, config: BuildConfig) -> tuple[str, ...]:
     `cuda-minver` is newer than the configuration's toolkit."""
     names = []
     for name, kernel in build.kernels_for(config.backend).items():
-        minver = getattr(kernel, "cuda_minver", None)
+        minver = cuda_minver(kernel)
         if (
             minver is not None
             and config.backend_version is not None
@@ -307,8 +310,11 @@ def _rank(variant: Variant) -> tuple[Any, ...]:
 def check(build: model.Build) -> list[Problem]:
     """Planning problems: nothing to build, a [tvm-ffi] backend without kernels, a CUDA
     kernel whose capabilities no toolkit in the matrix supports."""
+    return list(make(build).problems)
+
+
+def _problems(build: model.Build, all_variants: list[Variant]) -> list[Problem]:
     problems: list[Problem] = []
-    all_variants = variants(build)
     if not all_variants and build.general.backends:
         problems.append(
             warning(
@@ -422,7 +428,7 @@ def _why_unbuilt(build: model.Build, kernel: model.Kernel, backend: str) -> str:
             f"no {table} × {backend} build configuration is within the project's version "
             "bounds ([torch] minver/maxver, [general.cuda] minver/maxver, stable-abi)"
         )
-    minver = getattr(kernel, "cuda_minver", None)
+    minver = cuda_minver(kernel)
     versions = sorted({c.backend_version or "" for c in accepted}, key=tables.version_key)
     if minver is not None and all(
         tables.version_key(v) < tables.version_key(minver) for v in versions
@@ -460,3 +466,212 @@ def cuda_capabilities(
         if tables.cuda_capability_supported(base, cuda_version):
             ptx[base] = ptx.get(base, False) or with_ptx
     return [base + (tables.PTX if with_ptx else "") for base, with_ptx in ptx.items()]
+
+
+def cuda_minver(kernel: model.Kernel) -> str | None:
+    """The kernel's `cuda-minver` (only C++ CUDA kernels have one)."""
+    return kernel.cuda_minver if isinstance(kernel, model.CppCudaKernel) else None
+
+
+# ------------------------------------------------------------------------- the plan
+
+#: Package-set attribute of each C++ dependency (`depends`) whose name differs: a dotted
+#: path is taken from the set its first part names (the kernels toolchain keeps sycl-tla
+#: in each oneAPI set, `xpuPackages.sycl-tla`, not at the top level). `torch` (the
+#: variant's torch) and `tvm-ffi` (`python3.pkgs.tvm-ffi`) are the library's own names.
+DEPENDENCY_ATTRS = {"sycl_tla": "xpuPackages.sycl-tla"}
+
+#: Compile flags that turn OpenMP on, and the flag the extension's link then needs (the
+#: compiler driver adds its OpenMP runtime, libgomp for GCC, as a dependency).
+_OPENMP_FLAGS = {
+    "-fopenmp": "-fopenmp",
+    "-Xcompiler=-fopenmp": "-fopenmp",
+    "-fiopenmp": "-fiopenmp",
+    "-qopenmp": "-qopenmp",
+}
+
+
+@attrs.frozen(kw_only=True)
+class RustPlan:
+    """How a Rust kernel's crate is built (what `nixgen.rust.kernel` reads)."""
+
+    #: The static library the extension links (`lib<library>.a`).
+    library: str
+    #: The crate's `Cargo.toml` and the `Cargo.lock` listed in `src`.
+    manifest: str
+    lockfile: str
+    #: The crate's directory (`buildAndTestSubdir`); None at the project root.
+    crate_dir: str | None
+    #: Where cargo runs (`cargoRoot`): a workspace's root, else the crate's directory.
+    cargo_root: str | None
+    #: The lock file sits elsewhere than the crate: copy it next to the manifest.
+    copy_lock: bool
+    features: tuple[str, ...]
+    #: rust-cuda only: the `rust-toolchain.toml`, the device crate, where its PTX goes.
+    toolchain_file: str | None = None
+    device_manifest: str | None = None
+    ptx_dir: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class KernelPlan:
+    """One kernel, finished: what its generated file passes to `nixgen.kernel.build`."""
+
+    name: str
+    language: str
+    backend: str
+    #: The derivation's name and version.
+    pname: str
+    version: str
+    sources: tuple[str, ...]
+    includes: tuple[str, ...]
+    cxx_flags: tuple[str, ...]
+    #: The backend's own flags (`cuda-flags`, `hip-flags`, `sycl-flags`; none for others).
+    backend_flags: tuple[str, ...]
+    #: Dependencies by the library's names (`torch`, `tvm-ffi`, package-set attributes).
+    depends: tuple[str, ...]
+    #: What the extension's link adds for this kernel (OpenMP's runtime).
+    link_flags: tuple[str, ...]
+    cuda_minver: str | None
+    #: CUDA kernels: the capabilities each CUDA toolkit of the build table can compile for.
+    capabilities: Mapping[str, tuple[str, ...]] | None
+    #: ROCm kernels: the GPU targets the builder supports, in the kernel's order.
+    archs: tuple[str, ...] | None
+    rust: RustPlan | None
+
+
+@attrs.frozen(kw_only=True)
+class Plan:
+    """Everything the render stage lays out: the project, its variants and pull-request
+    selection, each kernel's finished plan, the CI rows and the planning problems."""
+
+    build: model.Build
+    #: The systems variants are planned for.
+    systems: tuple[str, ...]
+    variants: tuple[Variant, ...]
+    #: One variant per (system, backend), for quick pull-request builds (`select_ci`).
+    ci: tuple[Variant, ...]
+    kernels: tuple[KernelPlan, ...]
+    #: GitHub Actions matrices (`nixgen.matrix.github`) of every variant and of `ci`.
+    github_matrix: Mapping[str, Any]
+    pull_request_matrix: Mapping[str, Any]
+    #: Every header the project lists anywhere (compile inputs of every C++ kernel).
+    headers: tuple[str, ...]
+    #: The kernel's Python package, relative to the project root.
+    module_dir: str
+    problems: tuple[Problem, ...]
+
+
+def make(build: model.Build) -> Plan:
+    """The finished plan of `build`: computed here once, only laid out by `nixgen.render`."""
+    from nixgen import matrix  # matrix reads `Variant` from this module
+
+    all_variants = variants(build)
+    ci = select_ci(all_variants)
+    return Plan(
+        build=build,
+        systems=SYSTEMS,
+        variants=tuple(all_variants),
+        ci=tuple(ci),
+        kernels=tuple(kernel_plan(build, n, k) for n, k in sorted(build.kernels.items())),
+        github_matrix=matrix.github(all_variants),
+        pull_request_matrix=matrix.github(ci),
+        headers=tuple(model.shared_headers(build)),
+        module_dir=model.python_package_dir(build),
+        problems=tuple(_problems(build, all_variants)),
+    )
+
+
+def kernel_plan(build: model.Build, name: str, kernel: model.Kernel) -> KernelPlan:
+    """The finished plan of one kernel of `build`."""
+    general = build.general
+    capabilities: dict[str, tuple[str, ...]] | None = None
+    if isinstance(kernel, (model.CppCudaKernel, model.RustCudaKernel)):
+        capabilities = {
+            version: tuple(cuda_capabilities(kernel, version)) for version in tables.cuda_versions()
+        }
+    rust = None
+    includes: tuple[str, ...] = ()
+    cxx_flags: tuple[str, ...] = ()
+    if isinstance(kernel, model.RUST_KERNELS):
+        rust = _rust_plan(name, kernel)
+    else:
+        includes, cxx_flags = tuple(kernel.include), tuple(kernel.cxx_flags)
+    return KernelPlan(
+        name=name,
+        language=kernel.language,
+        backend=model.backend_of(kernel),
+        pname=f"{general.name}-{name}",
+        version=str(general.version),
+        sources=tuple(kernel.src),
+        includes=includes,
+        cxx_flags=cxx_flags,
+        backend_flags=tuple(_backend_flags(kernel)),
+        depends=_depends(build, kernel),
+        link_flags=tuple(openmp_link_flags(kernel)),
+        cuda_minver=cuda_minver(kernel),
+        capabilities=capabilities,
+        archs=tuple(rocm_archs(kernel)) if isinstance(kernel, model.CppRocmKernel) else None,
+        rust=rust,
+    )
+
+
+def _backend_flags(kernel: model.Kernel) -> Sequence[str]:
+    if isinstance(kernel, model.CppCudaKernel):
+        return kernel.cuda_flags
+    if isinstance(kernel, model.CppRocmKernel):
+        return kernel.hip_flags
+    if isinstance(kernel, model.CppXpuKernel):
+        return kernel.sycl_flags
+    return []
+
+
+def _depends(build: model.Build, kernel: model.Kernel) -> tuple[str, ...]:
+    """The kernel's dependencies by the library's names, in build.toml's order; a
+    `[tvm-ffi]` project's C++ kernels all see the tvm-ffi headers (listed or not)."""
+    if isinstance(kernel, model.RUST_KERNELS):
+        return ()
+    names = [DEPENDENCY_ATTRS.get(str(d), str(d)) for d in kernel.depends]
+    if isinstance(build.framework, model.TvmFfi) and "tvm-ffi" not in names:
+        names.append("tvm-ffi")
+    return tuple(names)
+
+
+def _rust_plan(name: str, kernel: model.RustCpuKernel | model.RustCudaKernel) -> RustPlan:
+    # Directories the cargo hooks `cd` into: one that starts with `-` gets `./`.
+    crate_dir = _dir_arg(kernel.manifest().rpartition("/")[0])
+    lock_dir = _dir_arg(kernel.lock_dir())
+    workspace = kernel.workspace_manifest() is not None
+    cuda = kernel if isinstance(kernel, model.RustCudaKernel) else None
+    return RustPlan(
+        library=kernel.library(name),
+        manifest=kernel.manifest(),
+        lockfile=kernel.lockfile(),
+        crate_dir=crate_dir or None,
+        # a workspace builds from its root (where Cargo.lock is), in the member's directory
+        cargo_root=(lock_dir if workspace else crate_dir) or None,
+        copy_lock=not workspace and lock_dir != crate_dir,
+        features=tuple(kernel.features),
+        toolchain_file=cuda.toolchain_file() if cuda else None,
+        device_manifest=cuda.device_manifest if cuda else None,
+        ptx_dir=(cuda.ptx_dir or "kernels-ptx") if cuda else None,
+    )
+
+
+def _dir_arg(rel: str) -> str:
+    """A project-relative directory as the cargo hooks take it (`pushd "$dir"`): one
+    whose name starts with `-` gets `./`, so that it is never read as an option."""
+    return f"./{rel}" if rel.startswith("-") else rel
+
+
+def openmp_link_flags(kernel: model.Kernel) -> list[str]:
+    """The link flags the extension needs for `kernel`'s OpenMP use (none without it):
+    code compiled with `-fopenmp` calls the runtime (`GOMP_*`), which only a link with
+    `-fopenmp` makes a dependency of the extension."""
+    if isinstance(kernel, model.RUST_KERNELS):
+        return []
+    flags = [*kernel.cxx_flags, *_backend_flags(kernel)]
+    found = [
+        _OPENMP_FLAGS.get(f, f) for f in flags if f in _OPENMP_FLAGS or f.startswith("-fopenmp=")
+    ]
+    return list(dict.fromkeys(found))

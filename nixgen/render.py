@@ -1,11 +1,12 @@
-"""Stage 6 — render: the model as Nix text, in memory.
+"""Stage 6 — render: the finished plan (`nixgen.plan.Plan`) as Nix text, in memory.
 
-Every template is dumb: values are computed here and passed ready to lay out. The Jinja2
-environment uses `StrictUndefined`, and every ``{{ value }}`` goes through the Nix
-literal module (`nixgen.nixlit`), so a string from build.toml can only ever become a
-quoted Nix string. nixgen's own Nix text reaches a template only through the named
-filters `raw` (nixgen's strings), `ident` (checked identifiers) and `at` (a literal laid
-out at an indentation).
+Rendering only lays the plan out: it computes nothing (the planner did), and every
+generated file is data for one entry of the static Nix library. The templates get values
+built from the plan's typed fields, in the Jinja2 environment of `nixgen.jinja`; every
+``{{ value }}`` goes through the Nix literal module (`nixgen.nixlit`), so a string from
+build.toml can only ever become a quoted Nix string, and a path only a checked path literal
+(`nixlit.path`). nixgen's own text reaches a template only through the named filters `raw`
+(the header comment's words) and `at` (a literal laid out at an indentation).
 """
 
 from __future__ import annotations
@@ -13,21 +14,23 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping, Sequence
 from functools import cache
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
-from nixgen import __version__, matrix, model, nixlit, plan, tables
+from nixgen import __version__, jinja, model, nixlit
 from nixgen.errors import EXIT_INVALID, NixgenError
 from nixgen.marker import MARKER
-from nixgen.model import python_package_dir, shared_headers
+from nixgen.plan import KernelPlan, Plan
+from nixgen.tables import PACKAGE, library_files, read_text, table
 
 #: Where the generated tree goes, relative to the project root.
 DEFAULT_OUT = "nix"
 #: The revisions generated flakes pin and the toolchain's binary cache: one table, read by the
 #: Nix library too (`data/pins.json`).
-_PINS: dict[str, str] = tables.table("pins.json")
+_PINS: dict[str, str] = table("pins.json")
 NIXPKGS_URL = _PINS["nixpkgs"]
 KERNEL_BUILDER_URL = _PINS["kernel-builder"]
 SUBSTITUTER = _PINS["substituter"]
@@ -35,27 +38,15 @@ SUBSTITUTER_KEY = _PINS["substituter-key"]
 
 #: Static library files copied into every generated tree (`<out>/lib/`): the library
 #: directory itself is the list (`tables.library_files`).
-LIB_FILES = tables.library_files()
+LIB_FILES = library_files()
 #: Data tables the static library reads at evaluation time (`./data/<name>` in its files).
 #: nixgen plans in Python and writes the results into the generated files; the ABI policies
 #: are the toolchain's, the pins and source kinds one table for both languages.
 LIB_DATA: tuple[str, ...] = ("abi-policies.json", "pins.json", "source-kinds.json")
 
-#: The backend's own flags of a C++ kernel language: the argument of `nixgen.kernel.cpp`
-#: that takes them, and the kernel's field.
-BACKEND_FLAGS = {
-    "cpp-cuda": ("cudaFlags", "cuda_flags"),
-    "cpp-rocm": ("hipFlags", "hip_flags"),
-    "cpp-xpu": ("syclFlags", "sycl_flags"),
-}
-#: Package-set attribute of each C++ dependency (`depends`); `torch` is the variant's torch.
-#: A dotted path is taken from the set its first part names (the kernels toolchain keeps
-#: sycl-tla in each oneAPI set, `xpuPackages.sycl-tla`, not at the top level).
-DEPENDENCY_ATTRS = {"sycl_tla": "xpuPackages.sycl-tla"}
-#: The arguments a framework's `extension.nix` declares besides the common ones: what
-#: `nixgen.extension.frameworks.<name>` reads (`torch`: the variant's torch; tvm-ffi comes
-#: from `python3`).
-FRAMEWORK_ARGS: dict[str, tuple[str, ...]] = {"torch": ("torch",), "tvm-ffi": ()}
+#: The argument of `nixgen.kernel.cpp` (lib/kernel.nix) that takes a C++ kernel language's
+#: backend flags (`KernelPlan.backend_flags`).
+BACKEND_FLAGS = {"cpp-cuda": "cudaFlags", "cpp-rocm": "hipFlags", "cpp-xpu": "syclFlags"}
 _OUT_DIR = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$")
 
 
@@ -69,12 +60,6 @@ class Rendered:
 
 
 # ------------------------------------------------------------------------- jinja setup
-
-
-def _ident(name: str) -> nixlit.Raw:
-    if not nixlit.is_identifier(name):
-        raise ValueError(f"not a plain Nix identifier: {name!r}")
-    return nixlit.raw(name)
 
 
 def _raw(text: str) -> nixlit.Raw:
@@ -98,8 +83,6 @@ def _bytecode_cache() -> Any:
         os.makedirs(directory, exist_ok=True)
     except OSError:
         return None
-    from nixgen import jinja
-
     return jinja.optional_cache(directory)
 
 
@@ -108,133 +91,158 @@ def environment() -> Any:
     """`nixgen.jinja`'s environment over the templates, writing values as Nix literals."""
     import jinja2
 
-    from nixgen import jinja
-
     env = jinja.environment(
-        jinja2.FileSystemLoader(os.path.join(tables.PACKAGE, "templates")),
+        jinja2.FileSystemLoader(os.path.join(PACKAGE, "templates")),
         finalize=nixlit.finalize,
         bytecode_cache=_bytecode_cache(),
     )
-    env.filters.update(raw=_raw, ident=_ident, at=_at)
+    env.filters.update(raw=_raw, at=_at)
     return env
 
 
-def _template(template: str, **context: Any) -> str:
-    from nixgen import jinja
+# Each template's context, typed: a template sees exactly its class's fields (and
+# `nixgen_version`); `what` says in the header which part of build.toml the file is.
 
-    text = environment().get_template(template).render(nixgen_version=__version__, **context)
-    return jinja.canonical(text)
+
+@attrs.frozen(kw_only=True)
+class KernelFile:
+    template: ClassVar[str] = "kernel.nix.j2"
+    what: str
+    #: `kernel_data`: the kernel's plan by the library's argument names.
+    kernel: Mapping[str, Any]
+
+
+@attrs.frozen(kw_only=True)
+class ExtensionFile:
+    template: ClassVar[str] = "extension.nix.j2"
+    what: str
+    framework: str
+    module_dir: str
+    pyext: Sequence[str]
+    binding_sources: Sequence[str]
+    cxx_flags: Sequence[str]
+    includes: Sequence[str]
+
+
+@attrs.frozen(kw_only=True)
+class NoExtensionFile:
+    template: ClassVar[str] = "no-extension.nix.j2"
+    what: str
+
+
+@attrs.frozen(kw_only=True)
+class NoarchFile:
+    template: ClassVar[str] = "noarch.nix.j2"
+    what: str
+    noarch: Mapping[str, Any]
+
+
+@attrs.frozen(kw_only=True)
+class ProjectFile:
+    template: ClassVar[str] = "project.nix.j2"
+    what: str
+    project: Mapping[str, Any]
+
+
+@attrs.frozen(kw_only=True)
+class DefaultFile:
+    template: ClassVar[str] = "default.nix.j2"
+    what: str
+    root: nixlit.Path
+
+
+@attrs.frozen(kw_only=True)
+class FlakeFile:
+    template: ClassVar[str] = "flake.nix.j2"
+    what: str
+    description: str
+    nixpkgs_url: str
+    kernel_builder_url: str
+    substituter: str
+    public_key: str
+    out_path: nixlit.Path
+
+
+#: One of the templates' contexts.
+Context = (
+    KernelFile
+    | ExtensionFile
+    | NoExtensionFile
+    | NoarchFile
+    | ProjectFile
+    | DefaultFile
+    | FlakeFile
+)
+
+
+def _template(context: Context) -> bytes:
+    """`context`'s template, rendered with its fields."""
+    fields = attrs.asdict(context, recurse=False)
+    text = environment().get_template(context.template).render(nixgen_version=__version__, **fields)
+    return jinja.canonical(text).encode()
 
 
 # ----------------------------------------------------------------------------- context
 
 
-def _kernel_context(build: model.Build, name: str, kernel: model.Kernel) -> dict[str, Any]:
-    general = build.general
-    depends = list(getattr(kernel, "depends", []))
-    uses_torch = "torch" in depends
-    # A [tvm-ffi] project's C++ kernels all see the tvm-ffi headers (listed or not).
-    uses_tvm_ffi = "tvm-ffi" in depends or (
-        isinstance(build.framework, model.TvmFfi) and kernel.language != "rust-cpu"
-    )
-    others = [DEPENDENCY_ATTRS.get(d, d) for d in depends if d not in ("torch", "tvm-ffi")]
-    sets = [o.partition(".")[0] for o in others]
-    args = (["torch"] if uses_torch else []) + [a for i, a in enumerate(sets) if a not in sets[:i]]
-    inputs: list[nixlit.Raw] = []
-    flags: list[str] = []
-    if uses_torch:
-        flags += ["nixgen.torch.includeFlags torch", "nixgen.torch.abiDefines variant"]
-    if uses_tvm_ffi:
-        flags += ["nixgen.tvmFfi.includeFlags python3.pkgs.tvm-ffi"]
-        inputs += [nixlit.raw("python3.pkgs.tvm-ffi")]
-    inputs += [_ident("torch")] if uses_torch else []
-    inputs += [nixlit.raw(o) if "." in o else _ident(o) for o in others]
-    context: dict[str, Any] = {
-        "what": f"kernel.{name}, {kernel.language}",
-        "name": name,
-        "kernel": kernel,
-        "pname": f"{general.name}-{name}",
-        "version": str(general.version),
-        # `variant`: its stable-ABI target (`nixgen.torch.abiDefines`) for torch kernels.
-        # python3: tvm-ffi's headers.
-        "args": args + (["variant"] if uses_torch else []) + (["python3"] if uses_tvm_ffi else []),
-        "build_inputs": inputs,
-        "dep_flags": nixlit.raw(" ++ ".join(flags)) if flags else [],
-        "link_flags": openmp_link_flags(kernel),
-        "backend_flags": {},
+def kernel_data(kernel: KernelPlan) -> dict[str, Any]:
+    """The data a kernel file passes to `nixgen.kernel.build`: the plan's fields by the
+    library's argument names (unset ones left out: the library's defaults)."""
+    data: dict[str, Any] = {
+        "name": kernel.name,
+        "pname": kernel.pname,
+        "version": kernel.version,
+        "language": kernel.language,
+        "sources": list(kernel.sources),
     }
-    if isinstance(kernel, (model.CppCudaKernel, model.RustCudaKernel)):
-        context["capabilities"] = {
-            version: plan.cuda_capabilities(kernel, version) for version in tables.cuda_versions()
+    rust = kernel.rust
+    if rust is None:
+        data.update(
+            includes=list(kernel.includes),
+            cxxFlags=list(kernel.cxx_flags),
+            depends=list(kernel.depends),
+            linkFlags=list(kernel.link_flags),
+        )
+        if kernel.language in BACKEND_FLAGS:
+            data[BACKEND_FLAGS[kernel.language]] = list(kernel.backend_flags)
+    else:
+        optional = {
+            "crateDir": rust.crate_dir,
+            "cargoRoot": rust.cargo_root,
+            "toolchainFile": rust.toolchain_file,
+            "deviceManifest": rust.device_manifest,
+            "ptxDir": rust.ptx_dir,
         }
-    if kernel.language in BACKEND_FLAGS:
-        arg, field = BACKEND_FLAGS[kernel.language]
-        context["backend_flags"] = {arg: list(getattr(kernel, field))}
-    if isinstance(kernel, model.CppRocmKernel):
-        context["archs"] = plan.rocm_archs(kernel)
-    if isinstance(kernel, model.RUST_KERNELS):
-        # Directories the cargo hooks `cd` into: one that starts with `-` gets `./`.
-        crate_dir = _dir_arg(kernel.manifest().rpartition("/")[0])
-        lock_dir = _dir_arg(kernel.lock_dir())
-        workspace = kernel.workspace_manifest() is not None
-        context.update(
-            library=kernel.library(name),
-            manifest=kernel.manifest(),
-            lockfile=kernel.lockfile(),
-            crate_dir=crate_dir,
-            # a workspace builds from its root (where Cargo.lock is), in the member's directory
-            cargo_root=lock_dir if workspace else crate_dir,
-            copy_lock=not workspace and lock_dir != crate_dir,
+        data.update(
+            library=rust.library,
+            manifest=rust.manifest,
+            lockfile=rust.lockfile,
+            copyLock=rust.copy_lock,
+            features=list(rust.features),
+            **{key: value for key, value in optional.items() if value is not None},
         )
-    if isinstance(kernel, model.RustCudaKernel):
-        toolchain = kernel.toolchain_file()
-        context.update(
-            toolchain_file=toolchain,
-            device_manifest=kernel.device_manifest,
-            ptx_dir=kernel.ptx_dir or "kernels-ptx",
-        )
-    return context
+    if kernel.capabilities is not None:
+        data["capabilities"] = {v: list(caps) for v, caps in kernel.capabilities.items()}
+    if kernel.archs is not None:
+        data["archs"] = list(kernel.archs)
+    return data
 
 
-def _dir_arg(rel: str) -> str:
-    """A project-relative directory as the cargo hooks take it (`pushd "$dir"`): one
-    whose name starts with `-` gets `./`, so that it is never read as an option."""
-    return f"./{rel}" if rel.startswith("-") else rel
-
-
-#: Compile flags that turn OpenMP on, and the flag the extension's link then needs (the
-#: compiler driver adds its OpenMP runtime, libgomp for GCC, as a dependency).
-_OPENMP_FLAGS = {
-    "-fopenmp": "-fopenmp",
-    "-Xcompiler=-fopenmp": "-fopenmp",
-    "-fiopenmp": "-fiopenmp",
-    "-qopenmp": "-qopenmp",
-}
-
-
-def openmp_link_flags(kernel: model.Kernel) -> list[str]:
-    """The link flags the extension needs for `kernel`'s OpenMP use (none without it):
-    code compiled with `-fopenmp` calls the runtime (`GOMP_*`), which only a link with
-    `-fopenmp` makes a dependency of the extension."""
-    flags = [
-        *getattr(kernel, "cxx_flags", []),
-        *getattr(kernel, "cuda_flags", []),
-        *getattr(kernel, "hip_flags", []),
-        *getattr(kernel, "sycl_flags", []),
+def _dependencies(values: Sequence[Any]) -> list[Any]:
+    """`python-depends` / `kernel-depends` entries as JSON-like data (unset keys left out)."""
+    return [
+        {k: v for k, v in attrs.asdict(d).items() if v is not None} if attrs.has(type(d)) else d
+        for d in values
     ]
-    found = [
-        _OPENMP_FLAGS.get(f, f) for f in flags if f in _OPENMP_FLAGS or f.startswith("-fopenmp=")
-    ]
-    return list(dict.fromkeys(found))
 
 
-def project_data(build: model.Build) -> dict[str, Any]:
+def project_data(planned: Plan) -> dict[str, Any]:
     """The data `project.nix` holds: the planned variants (every system; `ci` marks the
     pull-request selection), the CI matrices and what the static library needs to build.
     The Nix library only reads this plan; it never recomputes it."""
+    build = planned.build
     g = build.general
-    variants = plan.variants(build)
-    selected = {(v.system, v.name) for v in plan.select_ci(variants)}
+    selected = {(v.system, v.name) for v in planned.ci}
     fw = build.framework
     torch: dict[str, Any] = {"minver": None, "maxver": None, "stableAbi": {}}
     if isinstance(fw, model.Torch):
@@ -245,15 +253,19 @@ def project_data(build: model.Build) -> dict[str, Any]:
                 b: fw.stable_abi_for(b) for b in g.backends if fw.stable_abi_for(b) is not None
             },
         }
-
-    def deps(section: str, field: str) -> list[Any]:
-        sub = g if section == "general" else getattr(g, section)
-        values = getattr(sub, field, []) if sub is not None else []
-        return [
-            {k: v for k, v in attrs.asdict(d).items() if v is not None} if attrs.has(type(d)) else d
-            for d in values
-        ]
-
+    python_depends = {
+        "general": g.python_depends,
+        "cuda": g.cuda.python_depends if g.cuda else [],
+        "xpu": g.xpu.python_depends if g.xpu else [],
+        "neuron": g.neuron.python_depends if g.neuron else [],
+        "tpu": g.tpu.python_depends if g.tpu else [],
+    }
+    kernel_depends = {
+        "general": g.kernel_depends,
+        "cuda": g.cuda.kernel_depends if g.cuda else [],
+        "xpu": g.xpu.kernel_depends if g.xpu else [],
+        "neuron": g.neuron.kernel_depends if g.neuron else [],
+    }
     # `[torch-noarch]` lists the GPU targets its kernel supports; they go to metadata.json
     # as written (nothing is compiled, so nothing is intersected).
     noarch_archs = (
@@ -280,31 +292,29 @@ def project_data(build: model.Build) -> dict[str, Any]:
             "minver": g.cuda.minver if g.cuda else None,
             "maxver": g.cuda.maxver if g.cuda else None,
         },
-        "pythonDepends": {
-            section: deps(section, "python_depends")
-            for section in ("general", "cuda", "xpu", "neuron", "tpu")
-        },
+        "pythonDepends": {k: _dependencies(v) for k, v in python_depends.items()},
         "kernelDepends": {
-            section: [_kernel_dep(d) for d in deps(section, "kernel_depends")]
-            for section in ("general", "cuda", "xpu", "neuron")
+            k: [_kernel_dep(d) for d in _dependencies(v)] for k, v in kernel_depends.items()
         },
         # Every header the project lists anywhere: compile inputs of every C++ kernel and of
         # the binding (written once here, not into each kernel's file).
-        "headers": shared_headers(build),
-        "systems": list(plan.SYSTEMS),
-        "variants": [{**v.to_json(), "ci": (v.system, v.name) in selected} for v in variants],
+        "headers": list(planned.headers),
+        "systems": list(planned.systems),
+        "variants": [
+            {**v.to_json(), "ci": (v.system, v.name) in selected} for v in planned.variants
+        ],
         "githubActions": {
-            "matrix": matrix.github(variants),
-            "pullRequestMatrix": matrix.github(plan.select_ci(variants)),
+            "matrix": dict(planned.github_matrix),
+            "pullRequestMatrix": dict(planned.pull_request_matrix),
         },
         "kernels": {
-            name: {
+            kernel.name: {
                 "language": kernel.language,
-                "backend": model.backend_of(kernel),
-                "cudaMinver": getattr(kernel, "cuda_minver", None),
-                "file": nixlit.raw(f"./kernels/{name}.nix"),
+                "backend": kernel.backend,
+                "cudaMinver": kernel.cuda_minver,
+                "file": nixlit.path(f"./kernels/{kernel.name}.nix"),
             }
-            for name, kernel in sorted(build.kernels.items())
+            for kernel in planned.kernels
         },
         **({"noarchArchs": noarch_archs} if noarch_archs else {}),
     }
@@ -318,14 +328,14 @@ def _kernel_dep(dep: dict[str, Any]) -> dict[str, Any]:
 
 
 def _library() -> dict[str, bytes]:
-    lib = os.path.join(tables.PACKAGE, "nixlib")
+    lib = os.path.join(PACKAGE, "nixlib")
     out: dict[str, bytes] = {}
     for name in LIB_FILES:
         with open(os.path.join(lib, name), encoding="utf-8") as handle:
             text = handle.read()
         out[f"lib/{name}"] = (_comment_header(name) + text).encode()
     for name in LIB_DATA:
-        data = json.loads(tables.read_text(name))
+        data = json.loads(read_text(name))
         stamped = {"_generated": f"{MARKER} {__version__}; do not edit", **data}
         out[f"lib/data/{name}"] = (json.dumps(stamped, indent=2) + "\n").encode()
     return out
@@ -362,63 +372,56 @@ def root_path(out_dir: str) -> str:
     return "../." if depth == 1 else "/".join([".."] * depth)
 
 
-def render(build: model.Build, *, out_dir: str = DEFAULT_OUT) -> Rendered:
-    """Render every generated file of `build`, in memory."""
+def render(planned: Plan, *, out_dir: str = DEFAULT_OUT) -> Rendered:
+    """Render every generated file of the finished plan `planned`, in memory."""
     check_out_dir(out_dir)
+    build = planned.build
     g = build.general
     tree: dict[str, bytes] = {}
-    for name, kernel in sorted(build.kernels.items()):
-        # Rust kernels have a template each; every C++ kernel is data for nixgen.kernel.cpp.
-        rust = isinstance(kernel, model.RUST_KERNELS)
-        template = f"kernel-{kernel.language}.nix.j2" if rust else "kernel-cpp.nix.j2"
-        tree[f"kernels/{name}.nix"] = _template(
-            template, **_kernel_context(build, name, kernel)
-        ).encode()
+    for kernel in planned.kernels:
+        # Every kernel, whatever its language, is data for nixgen.kernel.build.
+        tree[f"kernels/{kernel.name}.nix"] = _template(
+            KernelFile(what=f"kernel.{kernel.name}, {kernel.language}", kernel=kernel_data(kernel))
+        )
     fw = build.framework
-    package = python_package_dir(build)
-    common = {
-        "module_dir": package,
-        "module_name": g.module_name,
-        "version": str(g.version),
-        "pyext": list(fw.pyext) if fw is not None else ["py", "pyi"],
-    }
+    pyext = list(fw.pyext) if fw is not None else ["py", "pyi"]
     if isinstance(fw, (model.Torch, model.TvmFfi)):
         tree["extension.nix"] = _template(
-            "extension.nix.j2",
-            what=f"[{fw.table}]",
-            framework=fw.table,
-            # The arguments callPackage must inject besides the common ones.
-            framework_args=FRAMEWORK_ARGS[fw.table],
-            binding_sources=list(fw.src),
-            cxx_flags=list(fw.cxx_flags),
-            includes=list(fw.include),
-            module_dir=package,
-            pyext=common["pyext"],
-        ).encode()
+            ExtensionFile(
+                what=f"[{fw.table}]",
+                framework=fw.table,
+                module_dir=planned.module_dir,
+                pyext=pyext,
+                binding_sources=list(fw.src),
+                cxx_flags=list(fw.cxx_flags),
+                includes=list(fw.include),
+            )
+        )
     else:
-        tree["extension.nix"] = _template(
-            "no-extension.nix.j2", what="no compiled extension"
-        ).encode()
-    tree["noarch.nix"] = _template(
-        "noarch.nix.j2", what="pure-Python variants", pname=f"{g.name}-noarch", **common
-    ).encode()
-    tree["project.nix"] = _template(
-        "project.nix.j2", what="project data", project=project_data(build)
-    ).encode()
-    tree["default.nix"] = _template(
-        "default.nix.j2", what="entry point", root=root_path(out_dir)
-    ).encode()
-    tree.update(_library())
-    root = {
-        "flake.nix": _template(
-            "flake.nix.j2",
-            what="flake",
-            description=f"{g.name} kernels, built by nixgen",
-            nixpkgs_url=NIXPKGS_URL,
-            kernel_builder_url=KERNEL_BUILDER_URL,
-            substituter=SUBSTITUTER,
-            public_key=SUBSTITUTER_KEY,
-            out_dir=out_dir,
-        ).encode()
+        tree["extension.nix"] = _template(NoExtensionFile(what="no compiled extension"))
+    noarch = {
+        "language": "noarch",
+        "pname": f"{g.name}-noarch",
+        "version": str(g.version),
+        "moduleDir": planned.module_dir,
+        "moduleName": g.module_name,
+        "pyext": pyext,
     }
-    return Rendered(out_dir=out_dir, tree=dict(sorted(tree.items())), root=root)
+    tree["noarch.nix"] = _template(NoarchFile(what="pure-Python variants", noarch=noarch))
+    tree["project.nix"] = _template(ProjectFile(what="project data", project=project_data(planned)))
+    tree["default.nix"] = _template(
+        DefaultFile(what="entry point", root=nixlit.path(root_path(out_dir)))
+    )
+    tree.update(_library())
+    flake = FlakeFile(
+        what="flake",
+        description=f"{g.name} kernels, built by nixgen",
+        nixpkgs_url=NIXPKGS_URL,
+        kernel_builder_url=KERNEL_BUILDER_URL,
+        substituter=SUBSTITUTER,
+        public_key=SUBSTITUTER_KEY,
+        out_path=nixlit.path(f"./{out_dir}"),
+    )
+    return Rendered(
+        out_dir=out_dir, tree=dict(sorted(tree.items())), root={"flake.nix": _template(flake)}
+    )

@@ -1,7 +1,8 @@
-"""The data tables nixgen ships (``nixgen/data/*.json``).
+"""The data tables nixgen ships (``nixgen/data/*.json``), read by the planner.
 
-The same JSON files are copied next to the generated Nix and read there with
-``builtins.fromJSON``, so Python and Nix can never disagree about them.
+nixgen plans from them in Python (`nixgen.plan`) and writes the results into the generated
+files, which the Nix library only reads; of these tables none is copied into the generated
+tree (the ABI policies the library reads at evaluation time are `render.LIB_DATA`).
 """
 
 from __future__ import annotations

@@ -460,7 +460,7 @@ def test_nixgen_package_renders_what_the_work_tree_renders(
     done = _run([str(nixgen), "render", str(root)])
     assert done.returncode == 0, done.stdout + done.stderr
     # The packaged CLI (templates, Nix library, data) writes exactly what this checkout does.
-    expected = render.render(project.read(root).build)
+    expected = render.render(plan.make(project.read(root).build))
     written = {
         str(p.relative_to(root / "nix")): p.read_bytes()
         for p in (root / "nix").rglob("*")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from nixgen import project, render, write
+from nixgen import plan, project, render, write
 
 from .nixtools import NixError, have_nix, host_facts, kernel_builder, make_stub, nix_build
 
@@ -74,7 +74,7 @@ def cuda_project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     tmp = tmp_path_factory.mktemp("host-compiler")
     root = tmp / "relu-cuda"
     shutil.copytree(EXAMPLES / "relu-cuda", root, ignore=shutil.ignore_patterns("nix"))
-    write.write(root, render.render(project.read(root).build))
+    write.write(root, render.render(plan.make(project.read(root).build)))
     return root, make_stub(tmp / "stub")
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from nixgen import project, render, write
+from nixgen import plan, project, render, write
 
 from .nixtools import NixWarning, have_nix, kernel_builder, make_stub, nix_eval_json
 
@@ -192,7 +192,7 @@ def test_no_generated_file_and_no_library_file_names_an_alias() -> None:
 def test_a_rendered_cuda_project_evaluates_without_a_warning(stub: Path, tmp_path: Path) -> None:
     root = tmp_path / "relu-cuda"
     shutil.copytree(REPO / "examples" / "relu-cuda", root, ignore=shutil.ignore_patterns("nix"))
-    write.write(root, render.render(project.read(root).build))
+    write.write(root, render.render(plan.make(project.read(root).build)))
     # nix_eval_json fails on any evaluation warning (tests/nixtools.py).
     drvs = nix_eval_json(
         f"""

@@ -413,7 +413,7 @@ def random_project(rng: random.Random) -> model.Build:
 def nix_project(build: model.Build) -> dict[str, Any]:
     """What `project.nix` holds (`render.project_data`), as JSON: without the kernel file
     paths, which are Nix path literals and not needed for variants."""
-    data = render.project_data(build)
+    data = render.project_data(plan.make(build))
     data["kernels"] = {
         name: {k: v for k, v in kernel.items() if k != "file"}
         for name, kernel in data["kernels"].items()
@@ -562,7 +562,7 @@ def test_every_kernel_file_carries_its_capabilities_for_every_toolkit_of_the_tab
         framework=model.Torch(src=["b.cpp"]),
         kernels={"k": _cuda(["7.0", "9.0"])},
     )
-    text = render.render(build).tree["kernels/k.nix"].decode()
+    text = render.render(plan.make(build)).tree["kernels/k.nix"].decode()
     for version in tables.cuda_versions():
         planned = plan.cuda_capabilities(_cuda(["7.0", "9.0"]), version)
         listed = "".join(f' "{c}"' for c in planned)

@@ -157,7 +157,7 @@ def render_into(root: Path) -> model.Build:
     loaded = project.read(root)
     errors = [p for p in plan.check(loaded.build) if p.severity == "error"]
     assert not errors, errors
-    write.write(root, render.render(loaded.build))
+    write.write(root, render.render(plan.make(loaded.build)))
     return loaded.build
 
 
@@ -198,7 +198,7 @@ def _is_dependency(dep: str, got: dict[str, str]) -> bool:
     """Whether build input `got` is the nixpkgs package of `depends` entry `dep`."""
     if dep.startswith("cutlass_"):
         return got["name"].startswith("cutlass-" + dep.removeprefix("cutlass_").replace("_", "."))
-    return got["pname"] == render.DEPENDENCY_ATTRS.get(dep, dep).rpartition(".")[2]
+    return got["pname"] == plan.DEPENDENCY_ATTRS.get(dep, dep).rpartition(".")[2]
 
 
 def _commands(commands: list[str]) -> list[list[str]]:

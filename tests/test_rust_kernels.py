@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import tomli
 
-from nixgen import migrate, project, render
+from nixgen import migrate, plan, project, render
 from nixgen.errors import ProblemError
 
 from .nixtools import have_nix, host_facts, make_stub, nix_build, toolchain_input
@@ -210,11 +210,12 @@ def test_migrate_writes_edition_6_with_the_crates_library_name(tmp_path: Path) -
     read = project.read(root)
     assert read.edition == 6
     assert read.build.kernels["relu_rust"].library("relu_rust") == "relu_rs"
-    tree = render.render(read.build).tree
+    tree = render.render(plan.make(read.build)).tree
     kernel_nix = tree["kernels/relu_rust.nix"].decode()
+    # Data for nixgen.rust.kernel (lib/rust.nix), which vendors with allowBuiltinFetchGit:
+    # a workspace member builds in its directory, from the workspace root (the project's).
     assert 'library = "relu_rs";' in kernel_nix
-    assert "allowBuiltinFetchGit = true;" in kernel_nix
-    assert 'buildAndTestSubdir = "relu-rs";' in kernel_nix and "cargoRoot" not in kernel_nix
+    assert 'crateDir = "relu-rs";' in kernel_nix and "cargoRoot" not in kernel_nix
 
 
 def test_migrate_leaves_out_lib_name_when_the_crate_follows_the_convention(
@@ -237,7 +238,7 @@ def test_migrate_turns_cuda_oxide_into_rust_cuda(tmp_path: Path) -> None:
     assert "lib-name" not in kernel  # `relu-cuda-oxide` → `relu_cuda_oxide`, the convention
     read = project.read(root)
     assert read.edition == 6
-    tree = render.render(read.build).tree
+    tree = render.render(plan.make(read.build)).tree
     assert "kernels/relu_cuda_oxide.nix" in tree
 
 
@@ -333,7 +334,7 @@ def rendered(root: Path) -> None:
 
     if project.read(root).edition != 6:
         migrate.write(migrate.plan(root / "build.toml"))
-    write.write(root, render.render(project.read(root).build))
+    write.write(root, render.render(plan.make(project.read(root).build)))
 
 
 def kernel_expr(stub: Path, kernel: str, *, backend: str = "cpu", attr: str = "") -> str:

@@ -144,9 +144,7 @@ def _touch_later(path: Path) -> None:
 @pytest.mark.parametrize(
     "change",
     [
-        pytest.param(
-            lambda pkg: _touch_later(pkg / "templates" / "kernel-cpp.nix.j2"), id="template"
-        ),
+        pytest.param(lambda pkg: _touch_later(pkg / "templates" / "kernel.nix.j2"), id="template"),
         pytest.param(lambda pkg: _touch_later(pkg / "nixlib" / "compile.nix"), id="static library"),
         pytest.param(
             lambda pkg: _touch_later(pkg / "data" / "build-configs.json"), id="data table"

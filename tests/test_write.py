@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from nixgen import project, render, write
+from nixgen import plan, project, render, write
 from nixgen.cli import main
 from nixgen.errors import OutputError
 
@@ -86,7 +86,7 @@ def edit_build(root: Path, old: str, new: str) -> None:
 def test_first_render_writes_the_tree_and_the_flake(runner: CliRunner, proj: Path) -> None:
     result = run(runner, str(proj))
     assert result.exit_code == 0, result.output
-    rendered = render.render(project.read(proj).build)
+    rendered = render.render(plan.make(project.read(proj).build))
     for rel, data in rendered.tree.items():
         assert (proj / "nix" / rel).read_bytes() == data
     assert (proj / "flake.nix").read_bytes() == rendered.root["flake.nix"]
@@ -349,7 +349,7 @@ def test_read_only_project_as_an_ordinary_user(tmp_path: Path) -> None:
 
 
 def _rendered(root: Path) -> render.Rendered:
-    return render.render(project.read(root).build)
+    return render.render(plan.make(project.read(root).build))
 
 
 def test_recover_restores_a_tree_moved_aside_by_an_interrupted_swap(proj: Path) -> None:

@@ -107,7 +107,7 @@ let
 in
 {
   testLanguagesAreTheCppOnes = {
-    expr = builtins.attrNames (kernel.languages { inherit pkgs toolchain; });
+    expr = builtins.attrNames (kernel.cppLanguages { inherit pkgs toolchain; });
     expected = [
       "cpp-cpu"
       "cpp-cuda"
@@ -116,6 +116,64 @@ in
       "cpp-xpu"
     ];
   };
+
+  # Every language nixgen knows (nixgen/tables.py LANGUAGES) and the pure-Python variant.
+  testLanguageTableHoldsEveryLanguage = {
+    expr = builtins.attrNames kernel.languages;
+    expected = [
+      "cpp-cpu"
+      "cpp-cuda"
+      "cpp-metal"
+      "cpp-rocm"
+      "cpp-xpu"
+      "noarch"
+      "rust-cpu"
+      "rust-cuda"
+    ];
+  };
+
+  # `build` dispatches on the data's language, passing each builder only its arguments.
+  testBuildCallsTheLanguagesBuilder = {
+    expr = (kernel.build { inherit pkgs toolchain root headers; torch = null; variant = null; } (data "cpp-cpu")).pname;
+    expected = "p-k";
+  };
+
+  testBuildNamesTheKnownLanguages = {
+    expr = (builtins.tryEval (kernel.build { } { language = "fortran"; })).success;
+    expected = false;
+  };
+
+  # `depends` by the library's names: torch's flags and the variant's stable-ABI target,
+  # tvm-ffi's headers, a dotted package-set path; inputs tvm-ffi, torch, then the others.
+  testDependencies =
+    let
+      python = name: {
+        outPath = "/nix/store/${name}";
+        pythonModule.sitePackages = "lib/python3/site-packages";
+      };
+      variant.stableAbi = "2.11";
+    in
+    {
+      expr = kernel.dependencies {
+        pkgs = pkgs // {
+          python3.pkgs.tvm-ffi = python "tvm-ffi";
+          xpuPackages.sycl-tla = "sycl-tla";
+        };
+        torch = python "torch";
+        inherit variant;
+      } [ "torch" "xpuPackages.sycl-tla" "tvm-ffi" ];
+      expected = {
+        flags =
+          nixgen.torch.includeFlags (python "torch")
+          ++ nixgen.torch.abiDefines variant
+          ++ nixgen.tvmFfi.includeFlags (python "tvm-ffi");
+        inputs = [
+          (python "tvm-ffi")
+          (python "torch")
+          "sycl-tla"
+        ];
+      };
+    };
 
   testCpuKernel = {
     expr = shape (build "cpp-cpu" { linkFlags = [ "-fopenmp" ]; });
@@ -294,4 +352,46 @@ in
       "cutlass"
     ];
   };
+
+  # `noarch`: the pure-Python variant, the package and its metadata; nothing compiled.
+  testNoarchInstallsThePackageWithoutCompiling =
+    let
+      drv = kernel.build
+        {
+          pkgs = pkgs // {
+            stdenvNoCC.mkDerivation = attrs: attrs;
+          };
+          inherit root;
+          variant = {
+            backend = "cpu";
+            name = "torch-cpu";
+          };
+          projectData = { };
+          # what `build` passes no further
+          toolchain = null;
+        }
+        {
+          language = "noarch";
+          pname = "p-noarch";
+          version = "1";
+          moduleDir = "torch-ext/pkg";
+          moduleName = "pkg";
+          pyext = [ "py" ];
+        };
+    in
+    {
+      expr = {
+        inherit (drv) pname version dontBuild dontConfigure;
+        ops = builtins.substring 0 9 drv.passthru.nixgen.opsName;
+        variant = drv.passthru.nixgen.variant.name;
+      };
+      expected = {
+        pname = "p-noarch";
+        version = "1";
+        dontBuild = true;
+        dontConfigure = true;
+        ops = "_pkg_cpu_";
+        variant = "torch-cpu";
+      };
+    };
 }

@@ -65,4 +65,60 @@ in
     expr = target [ "9.0+PTX" "10.0" ];
     expected = "sm_90";
   };
+
+  # `kernel` (rust-cpu): the crate's attributes from the data; the optional ones only when
+  # planned (cargoRoot, buildAndTestSubdir, prePatch), no CUDA environment.
+  testRustCpuKernelIsBuildRustPackageOfItsData =
+    let
+      lib = import ../../tests/nixpkgs/lib;
+      pkgs = {
+        inherit lib;
+        rustPlatform.buildRustPackage = attrs: attrs;
+      };
+      drv = rust.kernel { inherit pkgs; root = ./fixtures/project; } {
+        name = "k";
+        pname = "p-k";
+        version = "1";
+        language = "rust-cpu";
+        sources = [ "kernel_a/a.cpp" ];
+        features = [ "fast" ];
+        library = "k_rs";
+        manifest = "crate/Cargo.toml";
+        lockfile = "Cargo.lock";
+        crateDir = "crate";
+      };
+    in
+    {
+      expr = {
+        inherit (drv) pname buildFeatures doCheck;
+        names = builtins.attrNames drv;
+        lockFile = toString drv.cargoLock.lockFile;
+        passthru = drv.passthru.nixgen;
+        archive = contains "libk_rs.a" drv.postInstall;
+      };
+      expected = {
+        pname = "p-k";
+        buildFeatures = [ "fast" ];
+        doCheck = false;
+        names = [
+          "buildAndTestSubdir"
+          "buildFeatures"
+          "cargoLock"
+          "doCheck"
+          "passthru"
+          "pname"
+          "postInstall"
+          "preBuild"
+          "src"
+          "version"
+        ];
+        lockFile = toString ./fixtures/project + "/Cargo.lock";
+        passthru = {
+          kernel = "k";
+          library = "k_rs";
+          language = "rust-cpu";
+        };
+        archive = true;
+      };
+    };
 }

@@ -2,7 +2,8 @@
 # Do not edit: change build.toml and run `nixgen render`.
 # The framework extension of one variant: the binding compiled in a derivation of its own,
 # then linked with the kernels' archives (nixgen.extension.mkExtension, nix/lib/extension.nix).
-# What differs between frameworks is the library's (`nixgen.extension.frameworks`).
+# What differs between frameworks is the library's (`nixgen.extension.frameworks`; `torch`:
+# the variant's torch, null for tvm-ffi, which takes its package from `python3`).
 deps@{
   lib,
   python3,

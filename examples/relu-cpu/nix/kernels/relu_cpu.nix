@@ -10,17 +10,15 @@
   variant,
 }:
 
-# The kernel as data: nixgen.kernel.cpp (lib/kernel.nix) knows how each language builds.
-nixgen.kernel.cpp { inherit pkgs toolchain root headers; } {
+# The kernel as data: nixgen.kernel.build (lib/kernel.nix) knows how each language builds.
+nixgen.kernel.build { inherit pkgs toolchain root headers torch variant; } {
+  cxxFlags = [ "-Wall" "-DRELU_CPU_BLOCK=64" ];
+  depends = [ "torch" ];
+  includes = [ "relu_cpu" ];
+  language = "cpp-cpu";
+  linkFlags = [ ];
   name = "relu_cpu";
   pname = "relu-cpu-relu_cpu";
-  version = "1";
-  language = "cpp-cpu";
   sources = [ "relu_cpu/relu_cpu.cpp" "relu_cpu/relu_impl.h" ];
-  includes = [ "relu_cpu" ];
-  cxxFlags = [ "-Wall" "-DRELU_CPU_BLOCK=64" ];
-  depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
-  buildInputs = [ torch ];
-  # Flags the extension's link adds for this kernel (OpenMP's runtime).
-  linkFlags = [ ];
+  version = "1";
 }

@@ -19,7 +19,17 @@ let
     shell = import ./shell.nix;
     sources = import ./sources.nix;
     compile = import ./compile.nix { inherit (nixgen) shell cuda sources; };
-    kernel = import ./kernel.nix { inherit (nixgen) compile cuda sources; };
+    kernel = import ./kernel.nix {
+      inherit (nixgen)
+        compile
+        cuda
+        sources
+        rust
+        torch
+        tvmFfi
+        extension
+        ;
+    };
     extension = import ./extension.nix {
       inherit (nixgen)
         shell
@@ -33,7 +43,14 @@ let
     torch = import ./torch.nix;
     tvmFfi = import ./tvm-ffi.nix;
     toolchains = import ./toolchains.nix;
-    rust = import ./rust.nix { inherit (nixgen) shell cuda; };
+    rust = import ./rust.nix {
+      inherit (nixgen)
+        shell
+        cuda
+        sources
+        compile
+        ;
+    };
     project = import ./project.nix { inherit nixgen; };
     flake = import ./flake.nix { inherit nixgen; };
 

@@ -10,25 +10,21 @@
   variant,
 }:
 
-# The kernel as data: nixgen.kernel.cpp (lib/kernel.nix) knows how each language builds.
-nixgen.kernel.cpp { inherit pkgs toolchain root headers; } {
-  name = "relu_cuda";
-  pname = "relu-cuda-relu_cuda";
-  version = "1";
-  language = "cpp-cuda";
-  sources = [ "relu_cuda/relu.cu" ];
-  includes = [ ];
-  cxxFlags = [ ];
-  cudaFlags = [ ];
-  depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
-  buildInputs = [ torch ];
-  # Flags the extension's link adds for this kernel (OpenMP's runtime).
-  linkFlags = [ ];
-  # The kernel's capabilities that each CUDA toolkit of the build table can compile for
-  # (planned by nixgen); the variant's toolkit picks its list.
+# The kernel as data: nixgen.kernel.build (lib/kernel.nix) knows how each language builds.
+nixgen.kernel.build { inherit pkgs toolchain root headers torch variant; } {
   capabilities = {
     "12.6" = [ "8.0" "9.0" ];
     "13.0" = [ "8.0" "9.0" ];
     "13.2" = [ "8.0" "9.0" ];
   };
+  cudaFlags = [ ];
+  cxxFlags = [ ];
+  depends = [ "torch" ];
+  includes = [ ];
+  language = "cpp-cuda";
+  linkFlags = [ ];
+  name = "relu_cuda";
+  pname = "relu-cuda-relu_cuda";
+  sources = [ "relu_cuda/relu.cu" ];
+  version = "1";
 }

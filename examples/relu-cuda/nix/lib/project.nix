@@ -3,8 +3,9 @@
   Assemble a kernel project: its variants, one nixpkgs instance per variant, the kernel
   derivations, the framework extension and the bundles.
 
-  `nixgen render` writes a `default.nix` that calls `mkProject` with the project's data
-  (`project.nix`), the kernel files (`kernels/<name>.nix`) and the extension file.
+  `nixgen render` writes a `default.nix` that calls `entry` (hence `mkProject`) with the
+  project's data (`project.nix`), which names the kernel files (`kernels/<name>.nix`), the
+  extension file and the pure-Python variant's file.
 */
 { nixgen }:
 let
@@ -227,6 +228,56 @@ rec {
       fn = import file;
     in
     pkgs.callPackage fn (intersectAttrs (functionArgs fn) extra);
+
+  /**
+    The extension file of a project without a compiled framework (`[torch-noarch]`):
+    every variant is pure Python, so it is never built; calling it fails, saying so.
+  */
+  noExtension = { }: throw "nixgen: this project has no compiled extension";
+
+  /**
+    A generated tree's entry point: its `default.nix` (`import ./nix`) is this call, with
+    the paths of the tree's files. `mkProject`'s attributes, plus `nixgen` (this library)
+    and `flakeOutputs`, which the project's flake calls:
+    `flakeOutputs { nixpkgs, kernel-builder ? null, overlays ? [ ] }` gives
+    `packages.<system>` (one package per variant, `kernels`, `default`,
+    `bundle-<backend>`), `variants.<system>` and `githubActions.{matrix,pullRequestMatrix}`.
+
+    # Inputs
+
+    `root`
+    : the project root (a path)
+
+    `project`, `extension`, `noarch`
+    : the files `project.nix`, `extension.nix` and `noarch.nix` (paths)
+  */
+  entry =
+    {
+      root,
+      project,
+      extension,
+      noarch,
+    }:
+    let
+      built = mkProject {
+        inherit root extension noarch;
+        project = import project;
+      };
+    in
+    built
+    // {
+      inherit nixgen;
+      flakeOutputs =
+        {
+          nixpkgs,
+          kernel-builder ? null,
+          overlays ? [ ],
+        }:
+        nixgen.flake.kernelOutputs {
+          inherit nixpkgs kernel-builder overlays;
+          project = built;
+        };
+    };
 
   /**
     A project's outputs.

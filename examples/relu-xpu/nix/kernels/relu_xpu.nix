@@ -10,18 +10,16 @@
   variant,
 }:
 
-# The kernel as data: nixgen.kernel.cpp (lib/kernel.nix) knows how each language builds.
-nixgen.kernel.cpp { inherit pkgs toolchain root headers; } {
+# The kernel as data: nixgen.kernel.build (lib/kernel.nix) knows how each language builds.
+nixgen.kernel.build { inherit pkgs toolchain root headers torch variant; } {
+  cxxFlags = [ ];
+  depends = [ "torch" ];
+  includes = [ ];
+  language = "cpp-xpu";
+  linkFlags = [ ];
   name = "relu_xpu";
   pname = "relu-xpu-relu_xpu";
-  version = "1";
-  language = "cpp-xpu";
   sources = [ "relu_xpu/relu.cpp" ];
-  includes = [ ];
-  cxxFlags = [ ];
   syclFlags = [ "-fno-sycl-instrument-device-code" ];
-  depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
-  buildInputs = [ torch ];
-  # Flags the extension's link adds for this kernel (OpenMP's runtime).
-  linkFlags = [ ];
+  version = "1";
 }

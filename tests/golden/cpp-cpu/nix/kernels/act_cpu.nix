@@ -10,17 +10,15 @@
   variant,
 }:
 
-# The kernel as data: nixgen.kernel.cpp (lib/kernel.nix) knows how each language builds.
-nixgen.kernel.cpp { inherit pkgs toolchain root headers; } {
+# The kernel as data: nixgen.kernel.build (lib/kernel.nix) knows how each language builds.
+nixgen.kernel.build { inherit pkgs toolchain root headers torch variant; } {
+  cxxFlags = [ "-O3" "-march=x86-64-v2" "-DACT_NAME=\"act cpu\"" ];
+  depends = [ "torch" ];
+  includes = [ "act_cpu" "include" ];
+  language = "cpp-cpu";
+  linkFlags = [ ];
   name = "act_cpu";
   pname = "synth-cpu-act_cpu";
-  version = "3";
-  language = "cpp-cpu";
   sources = [ "act_cpu/act.cpp" "act_cpu/act.h" "act_cpu/simd/avx2.cpp" ];
-  includes = [ "act_cpu" "include" ];
-  cxxFlags = [ "-O3" "-march=x86-64-v2" "-DACT_NAME=\"act cpu\"" ];
-  depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
-  buildInputs = [ torch ];
-  # Flags the extension's link adds for this kernel (OpenMP's runtime).
-  linkFlags = [ ];
+  version = "3";
 }

@@ -6,19 +6,19 @@
   toolchain,
   root,
   headers,
+  torch,
+  variant,
 }:
 
-# The kernel as data: nixgen.kernel.cpp (lib/kernel.nix) knows how each language builds.
-nixgen.kernel.cpp { inherit pkgs toolchain root headers; } {
+# The kernel as data: nixgen.kernel.build (lib/kernel.nix) knows how each language builds.
+nixgen.kernel.build { inherit pkgs toolchain root headers torch variant; } {
+  cxxFlags = [ ];
+  depends = [ ];
+  includes = [ ];
+  language = "cpp-cpu";
+  linkFlags = [ ];
   name = "plain-c";
   pname = "synth-cpu-plain-c";
-  version = "3";
-  language = "cpp-cpu";
   sources = [ "plain/plain.c" ];
-  includes = [ ];
-  cxxFlags = [ ];
-  depFlags = [ ];
-  buildInputs = [ ];
-  # Flags the extension's link adds for this kernel (OpenMP's runtime).
-  linkFlags = [ ];
+  version = "3";
 }

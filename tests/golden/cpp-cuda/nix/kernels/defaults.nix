@@ -6,24 +6,12 @@
   toolchain,
   root,
   headers,
+  torch,
+  variant,
 }:
 
-# The kernel as data: nixgen.kernel.cpp (lib/kernel.nix) knows how each language builds.
-nixgen.kernel.cpp { inherit pkgs toolchain root headers; } {
-  name = "defaults";
-  pname = "synth-cuda-defaults";
-  version = "3";
-  language = "cpp-cuda";
-  sources = [ "defaults/k.cu" ];
-  includes = [ ];
-  cxxFlags = [ ];
-  cudaFlags = [ ];
-  depFlags = [ ];
-  buildInputs = [ ];
-  # Flags the extension's link adds for this kernel (OpenMP's runtime).
-  linkFlags = [ ];
-  # The kernel's capabilities that each CUDA toolkit of the build table can compile for
-  # (planned by nixgen); the variant's toolkit picks its list.
+# The kernel as data: nixgen.kernel.build (lib/kernel.nix) knows how each language builds.
+nixgen.kernel.build { inherit pkgs toolchain root headers torch variant; } {
   capabilities = {
     "12.6" = [ "7.0" "7.2" "7.5" "8.0" "8.6" "8.7" "8.9" "9.0+PTX" ];
     "13.0" = [
@@ -51,4 +39,14 @@ nixgen.kernel.cpp { inherit pkgs toolchain root headers; } {
       "12.1+PTX"
     ];
   };
+  cudaFlags = [ ];
+  cxxFlags = [ ];
+  depends = [ ];
+  includes = [ ];
+  language = "cpp-cuda";
+  linkFlags = [ ];
+  name = "defaults";
+  pname = "synth-cuda-defaults";
+  sources = [ "defaults/k.cu" ];
+  version = "3";
 }

@@ -6,27 +6,25 @@
   toolchain,
   root,
   headers,
+  torch,
+  variant,
 }:
 
-# The kernel as data: nixgen.kernel.cpp (lib/kernel.nix) knows how each language builds.
-nixgen.kernel.cpp { inherit pkgs toolchain root headers; } {
-  name = "fp4";
-  pname = "synth-cuda-fp4";
-  version = "3";
-  language = "cpp-cuda";
-  sources = [ "fp4/fp4.cu" ];
-  includes = [ ];
-  cxxFlags = [ ];
-  cudaFlags = [ ];
-  depFlags = [ ];
-  buildInputs = [ ];
-  # Flags the extension's link adds for this kernel (OpenMP's runtime).
-  linkFlags = [ ];
-  # The kernel's capabilities that each CUDA toolkit of the build table can compile for
-  # (planned by nixgen); the variant's toolkit picks its list.
+# The kernel as data: nixgen.kernel.build (lib/kernel.nix) knows how each language builds.
+nixgen.kernel.build { inherit pkgs toolchain root headers torch variant; } {
   capabilities = {
     "12.6" = [ ];
     "13.0" = [ "10.0" "12.0" ];
     "13.2" = [ "10.0" "12.0" ];
   };
+  cudaFlags = [ ];
+  cxxFlags = [ ];
+  depends = [ ];
+  includes = [ ];
+  language = "cpp-cuda";
+  linkFlags = [ ];
+  name = "fp4";
+  pname = "synth-cuda-fp4";
+  sources = [ "fp4/fp4.cu" ];
+  version = "3";
 }

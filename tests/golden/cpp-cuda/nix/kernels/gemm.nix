@@ -7,29 +7,24 @@
   root,
   headers,
   torch,
-  cutlass_3_8,
   variant,
 }:
 
-# The kernel as data: nixgen.kernel.cpp (lib/kernel.nix) knows how each language builds.
-nixgen.kernel.cpp { inherit pkgs toolchain root headers; } {
-  name = "gemm";
-  pname = "synth-cuda-gemm";
-  version = "3";
-  language = "cpp-cuda";
-  sources = [ "gemm/gemm.cu" "gemm/gemm.h" "gemm/host.cpp" ];
-  includes = [ "gemm" ];
-  cxxFlags = [ "-DHOST_SIDE" ];
-  cudaFlags = [ "-lineinfo" "--use_fast_math" "-DTILE=\"128 x 128\"" ];
-  depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
-  buildInputs = [ torch cutlass_3_8 ];
-  # Flags the extension's link adds for this kernel (OpenMP's runtime).
-  linkFlags = [ ];
-  # The kernel's capabilities that each CUDA toolkit of the build table can compile for
-  # (planned by nixgen); the variant's toolkit picks its list.
+# The kernel as data: nixgen.kernel.build (lib/kernel.nix) knows how each language builds.
+nixgen.kernel.build { inherit pkgs toolchain root headers torch variant; } {
   capabilities = {
     "12.6" = [ "7.0" "8.0" "9.0a" ];
     "13.0" = [ "8.0" "9.0a" "10.0f" ];
     "13.2" = [ "8.0" "9.0a" "10.0f" ];
   };
+  cudaFlags = [ "-lineinfo" "--use_fast_math" "-DTILE=\"128 x 128\"" ];
+  cxxFlags = [ "-DHOST_SIDE" ];
+  depends = [ "torch" "cutlass_3_8" ];
+  includes = [ "gemm" ];
+  language = "cpp-cuda";
+  linkFlags = [ ];
+  name = "gemm";
+  pname = "synth-cuda-gemm";
+  sources = [ "gemm/gemm.cu" "gemm/gemm.h" "gemm/host.cpp" ];
+  version = "3";
 }

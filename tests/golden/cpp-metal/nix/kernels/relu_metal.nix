@@ -7,21 +7,22 @@
   root,
   headers,
   torch,
-  metal-cpp,
   variant,
 }:
 
-# The kernel as data: nixgen.kernel.cpp (lib/kernel.nix) knows how each language builds.
-nixgen.kernel.cpp { inherit pkgs toolchain root headers; } {
+# The kernel as data: nixgen.kernel.build (lib/kernel.nix) knows how each language builds.
+nixgen.kernel.build { inherit pkgs toolchain root headers torch variant; } {
+  cxxFlags = [ "-DMETAL_BLOCK=256" ];
+  depends = [ "torch" "metal-cpp" ];
+  includes = [ "relu_metal" ];
+  language = "cpp-metal";
+  linkFlags = [ ];
   name = "relu_metal";
   pname = "synth-metal-relu_metal";
+  sources = [
+    "relu_metal/relu.mm"
+    "relu_metal/relu.metal"
+    "relu_metal/relu.h"
+  ];
   version = "3";
-  language = "cpp-metal";
-  sources = [ "relu_metal/relu.mm" "relu_metal/relu.metal" "relu_metal/relu.h" ];
-  includes = [ "relu_metal" ];
-  cxxFlags = [ "-DMETAL_BLOCK=256" ];
-  depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
-  buildInputs = [ torch metal-cpp ];
-  # Flags the extension's link adds for this kernel (OpenMP's runtime).
-  linkFlags = [ ];
 }

@@ -6,23 +6,12 @@
   toolchain,
   root,
   headers,
+  torch,
+  variant,
 }:
 
-# The kernel as data: nixgen.kernel.cpp (lib/kernel.nix) knows how each language builds.
-nixgen.kernel.cpp { inherit pkgs toolchain root headers; } {
-  name = "all_archs";
-  pname = "synth-rocm-all_archs";
-  version = "3";
-  language = "cpp-rocm";
-  sources = [ "all_archs/k.hip" ];
-  includes = [ ];
-  cxxFlags = [ ];
-  hipFlags = [ ];
-  depFlags = [ ];
-  buildInputs = [ ];
-  # Flags the extension's link adds for this kernel (OpenMP's runtime).
-  linkFlags = [ ];
-  # The kernel's GPU targets that the builder supports (planned by nixgen).
+# The kernel as data: nixgen.kernel.build (lib/kernel.nix) knows how each language builds.
+nixgen.kernel.build { inherit pkgs toolchain root headers torch variant; } {
   archs = [
     "gfx906"
     "gfx908"
@@ -35,4 +24,14 @@ nixgen.kernel.cpp { inherit pkgs toolchain root headers; } {
     "gfx1200"
     "gfx1201"
   ];
+  cxxFlags = [ ];
+  depends = [ ];
+  hipFlags = [ ];
+  includes = [ ];
+  language = "cpp-rocm";
+  linkFlags = [ ];
+  name = "all_archs";
+  pname = "synth-rocm-all_archs";
+  sources = [ "all_archs/k.hip" ];
+  version = "3";
 }

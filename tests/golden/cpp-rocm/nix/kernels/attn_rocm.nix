@@ -10,20 +10,17 @@
   variant,
 }:
 
-# The kernel as data: nixgen.kernel.cpp (lib/kernel.nix) knows how each language builds.
-nixgen.kernel.cpp { inherit pkgs toolchain root headers; } {
+# The kernel as data: nixgen.kernel.build (lib/kernel.nix) knows how each language builds.
+nixgen.kernel.build { inherit pkgs toolchain root headers torch variant; } {
+  archs = [ "gfx942" "gfx90a" "gfx1100" ];
+  cxxFlags = [ "-DHOST" ];
+  depends = [ "torch" ];
+  hipFlags = [ "-ffast-math" "-DWAVE=\"64 lanes\"" ];
+  includes = [ "attn_rocm" ];
+  language = "cpp-rocm";
+  linkFlags = [ ];
   name = "attn_rocm";
   pname = "synth-rocm-attn_rocm";
-  version = "3";
-  language = "cpp-rocm";
   sources = [ "attn_rocm/attn.hip" "attn_rocm/attn.h" "attn_rocm/host.cpp" ];
-  includes = [ "attn_rocm" ];
-  cxxFlags = [ "-DHOST" ];
-  hipFlags = [ "-ffast-math" "-DWAVE=\"64 lanes\"" ];
-  depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
-  buildInputs = [ torch ];
-  # Flags the extension's link adds for this kernel (OpenMP's runtime).
-  linkFlags = [ ];
-  # The kernel's GPU targets that the builder supports (planned by nixgen).
-  archs = [ "gfx942" "gfx90a" "gfx1100" ];
+  version = "3";
 }

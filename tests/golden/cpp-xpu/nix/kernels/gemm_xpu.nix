@@ -7,22 +7,19 @@
   root,
   headers,
   torch,
-  xpuPackages,
   variant,
 }:
 
-# The kernel as data: nixgen.kernel.cpp (lib/kernel.nix) knows how each language builds.
-nixgen.kernel.cpp { inherit pkgs toolchain root headers; } {
+# The kernel as data: nixgen.kernel.build (lib/kernel.nix) knows how each language builds.
+nixgen.kernel.build { inherit pkgs toolchain root headers torch variant; } {
+  cxxFlags = [ "-DXPU_HOST" ];
+  depends = [ "torch" "xpuPackages.sycl-tla" ];
+  includes = [ "gemm_xpu" ];
+  language = "cpp-xpu";
+  linkFlags = [ ];
   name = "gemm_xpu";
   pname = "synth-xpu-gemm_xpu";
-  version = "3";
-  language = "cpp-xpu";
   sources = [ "gemm_xpu/gemm.cpp" "gemm_xpu/gemm.hpp" ];
-  includes = [ "gemm_xpu" ];
-  cxxFlags = [ "-DXPU_HOST" ];
   syclFlags = [ "-fsycl-targets=spir64" "-Xs" "-device pvc" ];
-  depFlags = nixgen.torch.includeFlags torch ++ nixgen.torch.abiDefines variant;
-  buildInputs = [ torch xpuPackages.sycl-tla ];
-  # Flags the extension's link adds for this kernel (OpenMP's runtime).
-  linkFlags = [ ];
+  version = "3";
 }

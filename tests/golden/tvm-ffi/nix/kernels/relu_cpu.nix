@@ -6,20 +6,19 @@
   toolchain,
   root,
   headers,
-  python3,
+  torch,
+  variant,
 }:
 
-# The kernel as data: nixgen.kernel.cpp (lib/kernel.nix) knows how each language builds.
-nixgen.kernel.cpp { inherit pkgs toolchain root headers; } {
+# The kernel as data: nixgen.kernel.build (lib/kernel.nix) knows how each language builds.
+nixgen.kernel.build { inherit pkgs toolchain root headers torch variant; } {
+  cxxFlags = [ ];
+  depends = [ "tvm-ffi" ];
+  includes = [ ];
+  language = "cpp-cpu";
+  linkFlags = [ ];
   name = "relu_cpu";
   pname = "synth-tvm-ffi-relu_cpu";
-  version = "3";
-  language = "cpp-cpu";
   sources = [ "relu_cpu/relu.cpp" ];
-  includes = [ ];
-  cxxFlags = [ ];
-  depFlags = nixgen.tvmFfi.includeFlags python3.pkgs.tvm-ffi;
-  buildInputs = [ python3.pkgs.tvm-ffi ];
-  # Flags the extension's link adds for this kernel (OpenMP's runtime).
-  linkFlags = [ ];
+  version = "3";
 }
