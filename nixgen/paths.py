@@ -90,6 +90,20 @@ def _lstat_mode(path: str) -> int | None:
         return None
 
 
+def cached_modes() -> Callable[[str], int | None]:
+    """`check_dirs`' `mode_of`, remembering each path's mode: for one pass over many
+    paths that share their directories (a project lists hundreds of files in a handful
+    of directories), each directory is looked at once."""
+    modes: dict[str, int | None] = {}
+
+    def mode_of(path: str) -> int | None:
+        if path not in modes:
+            modes[path] = _lstat_mode(path)
+        return modes[path]
+
+    return mode_of
+
+
 def check_dirs(
     base: str | os.PathLike[str],
     rel: str,
@@ -125,10 +139,16 @@ def inside(root: str, real: str) -> bool:
     return real == root or real.startswith(root.rstrip("/") + "/")
 
 
-def lstat_under(base: str | os.PathLike[str], rel: str) -> os.stat_result | Blocked | None:
-    """`lstat` of `rel` under `base` when every directory on the way is real; a
-    `Blocked` otherwise, None when it does not exist."""
-    blocked = check_dirs(base, rel)
+def lstat_under(
+    base: str | os.PathLike[str],
+    rel: str,
+    *,
+    mode_of: Callable[[str], int | None] = _lstat_mode,
+) -> os.stat_result | Blocked | None:
+    """`lstat` of `rel` under `base` when every directory on the way is real (as
+    `check_dirs` with `mode_of` finds them); a `Blocked` otherwise, None when it does not
+    exist."""
+    blocked = check_dirs(base, rel, mode_of=mode_of)
     if blocked is not None:
         return blocked
     try:

@@ -25,6 +25,7 @@ import hashlib
 import json
 import os
 import stat
+from collections.abc import Callable
 from typing import Any
 
 from nixgen import __version__, paths
@@ -82,10 +83,16 @@ def forget(root: str | os.PathLike[str], out_dir: str) -> None:
         os.unlink(location(root, out_dir))
 
 
-def _dir_state(root: str | os.PathLike[str], rel: str) -> str:
+def _dir_state(
+    root: str | os.PathLike[str],
+    rel: str,
+    mode_of: Callable[[str], int | None] | None = None,
+) -> str:
     """What validation depends on in one directory: it is reached through real
-    directories only, and its entries (mtime) and mode/owner (ctime) are as they were."""
-    if rel != "." and paths.check_dirs(root, f"{rel}/x") is not None:
+    directories only, and its entries (mtime) and mode/owner (ctime) are as they were.
+    `mode_of` is `nixgen.paths.cached_modes` when one pass looks at many directories."""
+    mode_of = mode_of or paths.cached_modes()
+    if rel != "." and paths.check_dirs(root, f"{rel}/x", mode_of=mode_of) is not None:
         raise OSError(f"{rel}: not reached through real directories")
     info = os.lstat(os.path.join(root, rel))
     if not stat.S_ISDIR(info.st_mode):
@@ -98,16 +105,45 @@ def parent_states(root: str | os.PathLike[str], files: list[str]) -> dict[str, s
     a listed directory (a Rust `src`, the Python package): adding, removing or replacing
     an entry changes it, so checking a handful of directories stands for checking every
     file (what file validation depends on is existence, not content)."""
+    root = os.fspath(root)
+    # Each directory holding listed files is listed once (which of them are directories),
+    # and each directory on the way is looked at once: not one lstat per file.
+    mode_of = paths.cached_modes()
+    listings: dict[str, dict[str, bool] | None] = {}
     parents = {os.path.dirname(rel) or "." for rel in files}
     for rel in files:
-        found = paths.lstat_under(root, rel)
-        if isinstance(found, os.stat_result) and stat.S_ISDIR(found.st_mode):
-            top = os.path.join(os.fspath(root), *paths.parts(rel))
+        names = paths.parts(rel)
+        parent = "/".join(names[:-1])
+        if parent not in listings:
+            listings[parent] = _listing(root, parent, mode_of)
+        entries = listings[parent]
+        if entries is not None and names:
+            is_dir = entries.get(names[-1], False)
+        else:  # a directory that cannot be listed (no read permission), or the root
+            found = paths.lstat_under(root, rel, mode_of=mode_of)
+            is_dir = isinstance(found, os.stat_result) and stat.S_ISDIR(found.st_mode)
+        if is_dir:
+            top = os.path.join(root, *names)
             parents.update(
                 os.path.join(rel, sub) if sub else rel.rstrip("/")
                 for sub, _, _ in paths.walk(top, onerror=_unlistable)
             )
-    return {rel: _dir_state(root, rel) for rel in sorted(parents)}
+    return {rel: _dir_state(root, rel, mode_of) for rel in sorted(parents)}
+
+
+def _listing(root: str, rel: str, mode_of: Callable[[str], int | None]) -> dict[str, bool] | None:
+    """Whether each entry of the directory `rel` is a directory (links are not), empty
+    when `rel` is missing or not reached through real directories; None when it cannot
+    be listed."""
+    if paths.check_dirs(root, rel, last=True, mode_of=mode_of) is not None:
+        return {}
+    try:
+        with os.scandir(os.path.join(root, rel) if rel else root) as entries:
+            return {entry.name: entry.is_dir(follow_symlinks=False) for entry in entries}
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    except OSError:
+        return None
 
 
 def _unlistable(rel: str, exc: OSError) -> None:
@@ -173,8 +209,9 @@ def fresh(root: str | os.PathLike[str], out_dir: str) -> dict[str, Any] | None:
         if stamp["input"] != _digest(_read(os.path.join(root, "build.toml"))):
             return None
         parents: dict[str, str] = stamp["parents"]
+        mode_of = paths.cached_modes()
         for rel, state in parents.items():
-            if _dir_state(root, rel) != state:
+            if _dir_state(root, rel, mode_of) != state:
                 return None
         if not all(_is_dir_under(root, rel) for rel in stamp["dirs"]):
             return None

@@ -301,3 +301,35 @@ def test_the_stamp_records_the_validators_inputs_and_nothing_else(rendered: Path
         assert stamp.code_digest() == before
     finally:
         probe.unlink()
+
+
+def test_parent_states_lists_each_directory_once_and_sees_what_each_entry_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`parent_states` learns which listed entries are directories from one listing of
+    each directory holding them: a listed directory is walked (its subdirectories
+    recorded), a link to a directory is not followed, a missing file only records its
+    directory, and a directory that cannot be listed falls back to looking at each entry."""
+    (tmp_path / "src" / "deep" / "er").mkdir(parents=True)
+    (tmp_path / "src" / "a.cu").write_text("")
+    (tmp_path / "elsewhere" / "sub").mkdir(parents=True)
+    (tmp_path / "src" / "linked").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "locked" / "pkg" / "inner").mkdir(parents=True)
+    files = ["src/a.cu", "src/deep", "src/linked", "src/missing.cu", "locked/pkg/", "src/b.cu"]
+    listed: list[str] = []
+    scandir = os.scandir
+
+    def listing(path: str) -> object:
+        listed.append(os.path.relpath(path, tmp_path))
+        if path == str(tmp_path / "locked"):
+            raise PermissionError(13, "Permission denied", path)
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", listing)
+    found = stamp.parent_states(tmp_path, files)
+    assert set(found) == {"src", "src/deep", "src/deep/er", "locked/pkg", "locked/pkg/inner"}
+    # `src` once for its five entries; the walks of `src/deep` and `locked/pkg`
+    assert sorted(listed) == sorted(
+        ["src", "locked", "src/deep", "src/deep/er", "locked/pkg", "locked/pkg/inner"]
+    )
+    assert found == {rel: stamp._dir_state(tmp_path, rel) for rel in found}
