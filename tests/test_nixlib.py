@@ -280,3 +280,53 @@ def test_metallib_header_embeds_the_library_under_the_kernel_namespace(tmp_path:
     assert "createLibrary(\n        id<MTLDevice> device, NSError** error" in text
     body = text.split("metallib_data[] = {")[1].split("};")[0]
     assert [int(b, 16) for b in body.replace(",", " ").split()] == list(data)
+
+
+# ------------------------------------------- overrideAttrs reaches the real compiler
+
+_OVERRIDE_SOURCE = """\
+#ifndef NIXGEN_OVERRIDE
+#error "built without the flag that overrideAttrs adds"
+#endif
+#if NIXGEN_OVERRIDE != 7
+#error "NIXGEN_OVERRIDE is not the overridden value"
+#endif
+extern "C" int nixgen_override(void) { return NIXGEN_OVERRIDE; }
+"""
+
+
+@pytest.mark.build
+def test_override_attrs_flag_reaches_the_compiler(tmp_path: Path) -> None:
+    """A C++ kernel whose source `#error`s without `-DNIXGEN_OVERRIDE=7` fails to build as
+    declared, and builds once `overrideAttrs` appends the flag to its `cxxFlags`: the
+    build.ninja follows the derivation's attributes, not the arguments it was made from."""
+    from .nixtools import NixError, make_stub, nix_build
+
+    stub = make_stub(tmp_path / "stub")
+    project = tmp_path / "project"
+    (project / "k").mkdir(parents=True)
+    (project / "k" / "k.cpp").write_text(_OVERRIDE_SOURCE)
+    kernel = f"""
+      let
+        pkgs = import {stub} {{ system = "x86_64-linux"; }};
+        nixgen = import {REPO / "nix" / "default.nix"};
+      in
+      nixgen.kernel.cpp
+        {{
+          inherit pkgs; root = ./.; headers = [ ];
+          toolchain = {{ inherit (pkgs) stdenv; cxxFamily = "gcc"; }};
+        }}
+        {{
+          name = "k"; pname = "override-k"; version = "1"; language = "cpp-cpu";
+          sources = [ "k/k.cpp" ]; includes = [ ]; cxxFlags = [ "-DUNRELATED" ];
+        }}
+    """
+    with pytest.raises(NixError) as plain:
+        nix_build(kernel, cwd=project)
+    assert "built without the flag that overrideAttrs adds" in plain.value.stderr
+    overridden = (
+        f"({kernel}).overrideAttrs (old: {{ cxxFlags = old.cxxFlags ++ [ "
+        '"-DNIXGEN_OVERRIDE=7" ]; })'
+    )
+    out = nix_build(overridden, cwd=project)
+    assert (out / "lib" / "libk.a").is_file()
