@@ -35,18 +35,6 @@ let
     rust = import ./rust.nix { inherit (nixgen) shell cuda; };
     project = import ./project.nix { inherit nixgen; };
     flake = import ./flake.nix { inherit nixgen; };
-
-    /**
-      The elements of a list without repeats, in first-seen order.
-
-      # Examples
-
-      ```nix
-      unique [ "a" "b" "a" ]
-      => [ "a" "b" ]
-      ```
-    */
-    unique = builtins.foldl' (acc: x: if builtins.elem x acc then acc else acc ++ [ x ]) [ ];
   };
 in
 nixgen

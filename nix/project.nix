@@ -469,7 +469,7 @@ rec {
               }) selected
             );
           bundled = filter (b: b.bundle) built;
-          backends = nixgen.unique (map (b: b.backend) bundled);
+          backends = host.lib.unique (map (b: b.backend) bundled);
           kernels = bundle "${project.name}-kernels" bundled;
         in
         listToAttrs (

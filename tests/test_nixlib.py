@@ -1,10 +1,13 @@
 """The static Nix library (`nix/`), tested with `nix-instantiate --eval`.
 
-The nix-unit style tests in ``nix/tests/<module>.nix`` (``{ testName = { expr; expected; };
-}``, or ``expectedError = true;`` for an expression that must fail) are evaluated one file
-per `nix-instantiate` call and reported one pytest test per Nix test. The tests that need
-Python on the other side live here: shell quoting through a real ``sh -c``, and CUDA
-capability intersection agreeing with `nixgen.plan` for every capability and toolkit.
+Every module `nix/<module>.nix` has its nix-unit style tests in ``nix/tests/<module>.nix``
+(``{ testName = { expr; expected; }; }``, or ``expectedError = true;`` for an expression
+that must fail), found from the directory: a module without a test file fails
+`test_every_library_module_has_tests`. Each file is evaluated in one `nix-instantiate`
+call and reported one pytest test per Nix test. The tests that need something besides Nix
+live here: shell quoting through a real ``sh -c``, the ```` ```nix ```` examples of the
+library's doc comments, the Metal header script, and a real build showing that
+`overrideAttrs` on a kernel's `cxxFlags` reaches the compiler.
 """
 
 from __future__ import annotations
@@ -96,18 +99,26 @@ def _nix_test_ids() -> list[Any]:
 _BROKEN: dict[Path, str] = {}
 
 
+#: Modules of `nix/` without a `nix/tests/<module>.nix`, each with the reason (none today).
+UNTESTED: dict[str, str] = {}
+
+
 def test_every_library_module_has_tests() -> None:
+    """Each module of the library has a test file (or a reason in `UNTESTED`), and each
+    test file tests a module that exists."""
+    modules = {p.stem for p in (REPO / "nix").glob("*.nix")}
     tested = {p.stem for p in NIX_TEST_FILES}
-    assert {
-        "versions",
-        "cuda",
-        "shell",
-        "sources",
-        "compile",
-        "kernel",
-        "extension",
-        "variants",
-    } <= tested
+    assert len(modules) >= 10, modules
+    assert not modules - tested - UNTESTED.keys(), (
+        "library modules without tests in nix/tests/ (add <module>.nix there, or the "
+        f"reason to UNTESTED): {sorted(modules - tested - UNTESTED.keys())}"
+    )
+    assert not tested - modules, f"nix/tests/ files of no module: {sorted(tested - modules)}"
+    assert not UNTESTED.keys() - (modules - tested), (
+        f"UNTESTED names modules that have tests or do not exist: {sorted(UNTESTED)}"
+    )
+    empty = [p.name for p in NIX_TEST_FILES if p not in _BROKEN and not _results(p)]
+    assert not empty, f"test files without a test: {empty}"
 
 
 @pytest.mark.parametrize(("path", "name"), _nix_test_ids())
