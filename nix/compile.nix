@@ -362,7 +362,9 @@ rec {
     build phase is then ninja's setup hook (`ninjaBuildPhase`, real nixpkgs
     `pkgs/by-name/ni/ninja/setup-hook.sh`), which runs `ninja -j$NIX_BUILD_CORES` unless
     `enableParallelBuilding = false`. Override `ninjaFlags`, `postConfigure` (to edit
-    `build.ninja`) or this phase itself with `overrideAttrs`.
+    `build.ninja`) or this phase itself with `overrideAttrs`; a C++ kernel's phase is made
+    from its derivation's attributes (`cxxFlags`, `sources`…, see `kernel.cpp`), so
+    overriding those rewrites it.
 
     # Type
 
