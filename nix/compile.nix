@@ -9,7 +9,12 @@
   cannot collide, then archived deterministically (`ar rcsD`). Every value from build.toml
   is shell-quoted.
 */
-{ shell, cuda, sources }:
+{
+  lib,
+  shell,
+  cuda,
+  sources,
+}:
 let
   inherit (builtins)
     any
@@ -20,8 +25,8 @@ let
     stringLength
     substring
     ;
+  inherit (lib.strings) hasSuffix;
   esc = shell.escapeShellArgs;
-  hasSuffix = suffix: s: stringLength s >= stringLength suffix && substring (stringLength s - stringLength suffix) (stringLength suffix) s == suffix;
 in
 rec {
   /**

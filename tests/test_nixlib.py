@@ -35,6 +35,8 @@ REPO = Path(__file__).resolve().parent.parent
 NIX_TESTS = REPO / "nix" / "tests"
 NIX_TEST_FILES = sorted(NIX_TESTS.glob("*.nix"))
 HAVE_NIX = shutil.which("nix-instantiate") is not None
+#: The nixpkgs stand-in's `lib` (tests/nixpkgs/lib), which the library is given here.
+STAND_IN_LIB = REPO / "tests" / "nixpkgs" / "lib"
 
 pytestmark = [
     pytest.mark.nix,
@@ -139,9 +141,11 @@ def test_nix(path: Path, name: str | None) -> None:
 
 
 def _nix_escape_all(args: list[str]) -> list[str]:
-    """`shell.escapeShellArg` of each string (one evaluation), plus `escapeShellArgs`."""
+    """`shell.escapeShellArg` (nixpkgs' quoting, from the stand-in's copy of
+    lib/strings.nix) of each string (one evaluation), plus `escapeShellArgs`."""
     expr = (
-        f"let shell = import {REPO / 'nix' / 'shell.nix'}; args = {nixlit.value(args)}; in "
+        f"let shell = import {REPO / 'nix' / 'shell.nix'} {{ lib = import {STAND_IN_LIB}; }}; "
+        f"args = {nixlit.value(args)}; in "
         "{ each = map shell.escapeShellArg args; joined = shell.escapeShellArgs args; }"
     )
     out = nix_eval_json(expr)
@@ -263,7 +267,10 @@ def test_documentation_examples_hold() -> None:
         f"(import {REPO / 'nix' / f}); in builtins.tryEval (with m; ({e}) == ({r})))"
         for f, e, r in examples
     )
-    expr = f"let nixgen = import {REPO / 'nix' / 'default.nix'}; in [ {checks} ]"
+    expr = (
+        f"let nixgen = (import {REPO / 'nix' / 'default.nix'}).withLib (import {STAND_IN_LIB});"
+        f" in [ {checks} ]"
+    )
     results = nix_eval_json(expr)
     wrong = [
         f"{f}: {e}  =>  {r}  ({'false' if res['success'] else 'does not evaluate'})"
@@ -320,7 +327,7 @@ def test_override_attrs_flag_reaches_the_compiler(tmp_path: Path) -> None:
     kernel = f"""
       let
         pkgs = import {stub} {{ system = "x86_64-linux"; }};
-        nixgen = import {REPO / "nix" / "default.nix"};
+        nixgen = (import {REPO / "nix" / "default.nix"}).withLib pkgs.lib;
       in
       nixgen.kernel.cpp
         {{

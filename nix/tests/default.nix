@@ -1,5 +1,5 @@
 # Tests of `default.nix`: the library is every module of `nix/`, each under its name, and
-# nothing else (list helpers come from nixpkgs `lib`).
+# nothing else (string and list helpers come from nixpkgs `lib`: `withLib`).
 let
   nixgen = import ../default.nix;
   # `tvm-ffi.nix` is `tvmFfi` (a Nix identifier).
@@ -15,12 +15,34 @@ in
   };
 
   testTheLibraryHoldsOnlyItsModules = {
+    # and `withLib`, the library with a nixpkgs `lib`.
     expr = builtins.filter (a: !(builtins.elem a (map attrOf modules))) (builtins.attrNames nixgen);
-    expected = [ ];
+    expected = [ "withLib" ];
   };
 
   testEachAttributeIsItsModule = {
     expr = builtins.filter (f: builtins.isFunction nixgen.${attrOf f} || !(builtins.isAttrs nixgen.${attrOf f})) modules;
     expected = [ ];
+  };
+
+  testWithLibIsTheSameLibraryWithItsBuildersWorking = {
+    expr =
+      let
+        withLib = nixgen.withLib (import ../../tests/nixpkgs/lib);
+      in
+      {
+        modules = builtins.attrNames withLib == builtins.attrNames nixgen;
+        quotes = withLib.shell.escapeShellArgs [ "-O2" "a b" ];
+      };
+    expected = {
+      modules = true;
+      quotes = "-O2 'a b'";
+    };
+  };
+
+  # Before a package set gives one, a builder that needs `lib` says so.
+  testABuilderWithoutLibFails = {
+    expr = nixgen.shell.escapeShellArg "x";
+    expectedError = true;
   };
 }
