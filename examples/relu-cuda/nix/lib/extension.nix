@@ -442,11 +442,11 @@ rec {
     # Type
 
     ```
-    archives :: AttrSet -> { whole :: [ String ], plain :: [ String ], linkFlags :: [ String ] }
+    archives :: Lib -> AttrSet -> { whole :: [ String ], plain :: [ String ], linkFlags :: [ String ] }
     ```
   */
   archives =
-    kernels:
+    lib: kernels:
     let
       all = attrValues kernels;
       path = k: "${k}/lib/lib${k.passthru.nixgen.library}.a";
@@ -456,9 +456,7 @@ rec {
       whole = map path (builtins.filter (k: !isRust k) all);
       plain = map path (builtins.filter isRust all);
       # What the kernels need at link time (`-fopenmp`: the compiler's OpenMP runtime).
-      linkFlags = builtins.foldl' (acc: flag: if builtins.elem flag acc then acc else acc ++ [ flag ]) [ ] (
-        builtins.concatMap (k: k.passthru.nixgen.linkFlags or [ ]) all
-      );
+      linkFlags = lib.unique (builtins.concatMap (k: k.passthru.nixgen.linkFlags or [ ]) all);
     };
 
   /**
@@ -648,7 +646,7 @@ rec {
         inherit (project) version;
         kernelNames = attrNames kernels;
       };
-      archived = archives kernels;
+      archived = archives lib kernels;
       archs = archsOf kernels;
       pname = "${project.name}-${framework}";
       version = toString project.version;
