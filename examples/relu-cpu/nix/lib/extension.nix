@@ -16,6 +16,7 @@
   the framework table of build.toml as data.
 */
 {
+  lib,
   shell,
   compile,
   kernel,
@@ -104,7 +105,7 @@ rec {
       archs ? project.noarchArchs.${variant.backend} or [ ],
     }:
     let
-      optional = cond: attrs: if cond then attrs else { };
+      optional = lib.optionalAttrs;
       pythonDepends = project.pythonDepends.general ++ (project.pythonDepends.${variant.backend} or [ ]);
       kernelDepends = project.kernelDepends.general ++ (project.kernelDepends.${variant.backend} or [ ]);
     in
@@ -442,11 +443,11 @@ rec {
     # Type
 
     ```
-    archives :: Lib -> AttrSet -> { whole :: [ String ], plain :: [ String ], linkFlags :: [ String ] }
+    archives :: AttrSet -> { whole :: [ String ], plain :: [ String ], linkFlags :: [ String ] }
     ```
   */
   archives =
-    lib: kernels:
+    kernels:
     let
       all = attrValues kernels;
       path = k: "${k}/lib/lib${k.passthru.nixgen.library}.a";
@@ -646,7 +647,7 @@ rec {
         inherit (project) version;
         kernelNames = attrNames kernels;
       };
-      archived = archives lib kernels;
+      archived = archives kernels;
       archs = archsOf kernels;
       pname = "${project.name}-${framework}";
       version = toString project.version;

@@ -33,6 +33,7 @@ let
         };
         kernel = import ./kernel.nix { inherit (nixgen) compile cuda sources; };
         extension = import ./extension.nix {
+          inherit lib;
           inherit (nixgen)
             shell
             compile
