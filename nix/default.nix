@@ -4,66 +4,84 @@
   Generated kernel projects call it from their `nix/default.nix`; it is copied into each
   generated tree (`nix/lib/`), so a project always uses the library of the nixgen version
   that rendered it. Everything here is plain Nix: functions that need nixpkgs take `lib`
-  or a package set as an argument, and listing variants never imports nixpkgs.
+  or a package set as an argument, and listing variants never imports nixpkgs. The string
+  and list helpers are nixpkgs' (`lib.escapeShellArg`, `lib.hasSuffix`, `lib.unique`):
+  `withLib lib` is the library with them, as `mkProject` makes it for each variant's
+  package set.
 
   Modules: `versions`, `variants`, `cuda`, `shell`, `sources`, `compile`, `kernel`,
   `extension`, `torch`, `tvmFfi`, `toolchains`, `rust`,
   `project`, `flake`.
 */
 let
-  nixgen = {
-    versions = import ./versions.nix;
-    variants = import ./variants.nix;
-    cuda = import ./cuda.nix;
-    shell = import ./shell.nix;
-    sources = import ./sources.nix;
-    compile = import ./compile.nix { inherit (nixgen) shell cuda sources; };
-    kernel = import ./kernel.nix {
-      inherit (nixgen)
-        compile
-        cuda
-        sources
-        rust
-        torch
-        tvmFfi
-        extension
-        ;
-    };
-    extension = import ./extension.nix {
-      inherit (nixgen)
-        shell
-        compile
-        kernel
-        sources
-        torch
-        tvmFfi
-        ;
-    };
-    torch = import ./torch.nix;
-    tvmFfi = import ./tvm-ffi.nix;
-    toolchains = import ./toolchains.nix;
-    rust = import ./rust.nix {
-      inherit (nixgen)
-        shell
-        cuda
-        sources
-        compile
-        ;
-    };
-    project = import ./project.nix { inherit nixgen; };
-    flake = import ./flake.nix { inherit nixgen; };
+  # The library with nixpkgs `lib` (string and list functions of lib/strings.nix and
+  # lib/lists.nix) for the modules that build: a package set's `lib`, or an error saying
+  # where one comes from for a function that needs it before there is one.
+  make =
+    lib:
+    let
+      nixgen = {
+        versions = import ./versions.nix;
+        variants = import ./variants.nix;
+        cuda = import ./cuda.nix;
+        shell = import ./shell.nix { inherit lib; };
+        sources = import ./sources.nix;
+        compile = import ./compile.nix {
+          inherit lib;
+          inherit (nixgen) shell cuda sources;
+        };
+        kernel = import ./kernel.nix {
+          inherit (nixgen)
+            compile
+            cuda
+            sources
+            rust
+            torch
+            tvmFfi
+            extension
+            ;
+        };
+        extension = import ./extension.nix {
+          inherit lib;
+          inherit (nixgen)
+            shell
+            compile
+            kernel
+            sources
+            torch
+            tvmFfi
+            ;
+        };
+        torch = import ./torch.nix;
+        tvmFfi = import ./tvm-ffi.nix;
+        toolchains = import ./toolchains.nix;
+        rust = import ./rust.nix {
+          inherit (nixgen)
+            shell
+            cuda
+            sources
+            compile
+            ;
+        };
+        project = import ./project.nix { inherit nixgen; };
+        flake = import ./flake.nix { inherit nixgen; };
 
-    /**
-      The elements of a list without repeats, in first-seen order.
+        /**
+          The library whose building modules use `lib` (nixpkgs' `lib`, e.g. `pkgs.lib`):
+          `mkProject` takes each variant's; call it to use `compile`, `kernel`,
+          `extension` or `rust` on their own.
 
-      # Examples
+          # Type
 
-      ```nix
-      unique [ "a" "b" "a" ]
-      => [ "a" "b" ]
-      ```
-    */
-    unique = builtins.foldl' (acc: x: if builtins.elem x acc then acc else acc ++ [ x ]) [ ];
-  };
+          ```
+          withLib :: Lib -> AttrSet
+          ```
+        */
+        withLib = make;
+      };
+    in
+    nixgen;
 in
-nixgen
+make (
+  throw "nixgen: this library function needs nixpkgs `lib`; use `(import ./lib).withLib pkgs.lib` (a variant's package set gives it)"
+)

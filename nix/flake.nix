@@ -9,6 +9,8 @@
 { nixgen }:
 let
   inherit (builtins) listToAttrs map;
+  # Not nixpkgs' `lib.genAttrs`: that would read the nixpkgs input, which the variant lists
+  # and the CI matrices never need (nix/tests/flake.nix checks it is never read).
   genAttrs =
     names: f:
     listToAttrs (

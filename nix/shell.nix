@@ -1,36 +1,25 @@
 /**
-  Shell quoting for the build phases the library writes.
+  Shell quoting for the build phases the library writes: nixpkgs' own
+  (`lib.strings.escapeShellArg` and `escapeShellArgs`, real nixpkgs lib/strings.nix).
 
   Every value that comes from a build.toml (paths, flags) reaches a shell command only
-  through `escapeShellArg`, so a flag such as `-DX="a b"; rm -rf /` stays one argument.
+  through `escapeShellArg`, so a flag such as `-DX="a b"; rm -rf /` stays one argument:
+  an argument made only of safe characters (`[[:alnum:],._+:@%/-]`) stays bare, any
+  other is single-quoted with each `'` written `'\''`. tests/test_nixlib.py passes
+  hostile strings through a real `sh -c`.
 */
-let
-  inherit (builtins) concatStringsSep match replaceStrings;
-in
-rec {
+{ lib }:
+{
   /**
-    Quote one argument for a POSIX shell (single quotes; a `'` becomes `'\''`).
-    Arguments made only of safe characters are left bare, for readable build logs.
+    Quote one argument for a POSIX shell.
 
     # Type
 
     ```
     escapeShellArg :: String -> String
     ```
-
-    # Examples
-
-    ```nix
-    escapeShellArg "it's"
-    => "'it'\\''s'"
-    ```
   */
-  escapeShellArg =
-    arg:
-    let
-      s = toString arg;
-    in
-    if match "[[:alnum:],._+:@%/=-]+" s != null then s else "'${replaceStrings [ "'" ] [ "'\\''" ] s}'";
+  inherit (lib.strings) escapeShellArg;
 
   /**
     Quote a list of arguments and join them with spaces.
@@ -40,13 +29,6 @@ rec {
     ```
     escapeShellArgs :: [ String ] -> String
     ```
-
-    # Examples
-
-    ```nix
-    escapeShellArgs [ "-O2" "a b" ]
-    => "-O2 'a b'"
-    ```
   */
-  escapeShellArgs = args: concatStringsSep " " (map escapeShellArg args);
+  inherit (lib.strings) escapeShellArgs;
 }

@@ -1,10 +1,13 @@
 """The static Nix library (`nix/`), tested with `nix-instantiate --eval`.
 
-The nix-unit style tests in ``nix/tests/<module>.nix`` (``{ testName = { expr; expected; };
-}``, or ``expectedError = true;`` for an expression that must fail) are evaluated one file
-per `nix-instantiate` call and reported one pytest test per Nix test. The tests that need
-Python on the other side live here: shell quoting through a real ``sh -c``, and CUDA
-capability intersection agreeing with `nixgen.plan` for every capability and toolkit.
+Every module `nix/<module>.nix` has its nix-unit style tests in ``nix/tests/<module>.nix``
+(``{ testName = { expr; expected; }; }``, or ``expectedError = true;`` for an expression
+that must fail), found from the directory: a module without a test file fails
+`test_every_library_module_has_tests`. Each file is evaluated in one `nix-instantiate`
+call and reported one pytest test per Nix test. The tests that need something besides Nix
+live here: shell quoting through a real ``sh -c``, the ```` ```nix ```` examples of the
+library's doc comments, the Metal header script, and a real build showing that
+`overrideAttrs` on a kernel's `cxxFlags` reaches the compiler.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ REPO = Path(__file__).resolve().parent.parent
 NIX_TESTS = REPO / "nix" / "tests"
 NIX_TEST_FILES = sorted(NIX_TESTS.glob("*.nix"))
 HAVE_NIX = shutil.which("nix-instantiate") is not None
+#: The nixpkgs stand-in's `lib` (tests/nixpkgs/lib), which the library is given here.
+STAND_IN_LIB = REPO / "tests" / "nixpkgs" / "lib"
 
 pytestmark = [
     pytest.mark.nix,
@@ -96,18 +101,26 @@ def _nix_test_ids() -> list[Any]:
 _BROKEN: dict[Path, str] = {}
 
 
+#: Modules of `nix/` without a `nix/tests/<module>.nix`, each with the reason (none today).
+UNTESTED: dict[str, str] = {}
+
+
 def test_every_library_module_has_tests() -> None:
+    """Each module of the library has a test file (or a reason in `UNTESTED`), and each
+    test file tests a module that exists."""
+    modules = {p.stem for p in (REPO / "nix").glob("*.nix")}
     tested = {p.stem for p in NIX_TEST_FILES}
-    assert {
-        "versions",
-        "cuda",
-        "shell",
-        "sources",
-        "compile",
-        "kernel",
-        "extension",
-        "variants",
-    } <= tested
+    assert len(modules) >= 10, modules
+    assert not modules - tested - UNTESTED.keys(), (
+        "library modules without tests in nix/tests/ (add <module>.nix there, or the "
+        f"reason to UNTESTED): {sorted(modules - tested - UNTESTED.keys())}"
+    )
+    assert not tested - modules, f"nix/tests/ files of no module: {sorted(tested - modules)}"
+    assert not UNTESTED.keys() - (modules - tested), (
+        f"UNTESTED names modules that have tests or do not exist: {sorted(UNTESTED)}"
+    )
+    empty = [p.name for p in NIX_TEST_FILES if p not in _BROKEN and not _results(p)]
+    assert not empty, f"test files without a test: {empty}"
 
 
 @pytest.mark.parametrize(("path", "name"), _nix_test_ids())
@@ -128,9 +141,11 @@ def test_nix(path: Path, name: str | None) -> None:
 
 
 def _nix_escape_all(args: list[str]) -> list[str]:
-    """`shell.escapeShellArg` of each string (one evaluation), plus `escapeShellArgs`."""
+    """`shell.escapeShellArg` (nixpkgs' quoting, from the stand-in's copy of
+    lib/strings.nix) of each string (one evaluation), plus `escapeShellArgs`."""
     expr = (
-        f"let shell = import {REPO / 'nix' / 'shell.nix'}; args = {nixlit.value(args)}; in "
+        f"let shell = import {REPO / 'nix' / 'shell.nix'} {{ lib = import {STAND_IN_LIB}; }}; "
+        f"args = {nixlit.value(args)}; in "
         "{ each = map shell.escapeShellArg args; joined = shell.escapeShellArgs args; }"
     )
     out = nix_eval_json(expr)
@@ -252,7 +267,10 @@ def test_documentation_examples_hold() -> None:
         f"(import {REPO / 'nix' / f}); in builtins.tryEval (with m; ({e}) == ({r})))"
         for f, e, r in examples
     )
-    expr = f"let nixgen = import {REPO / 'nix' / 'default.nix'}; in [ {checks} ]"
+    expr = (
+        f"let nixgen = (import {REPO / 'nix' / 'default.nix'}).withLib (import {STAND_IN_LIB});"
+        f" in [ {checks} ]"
+    )
     results = nix_eval_json(expr)
     wrong = [
         f"{f}: {e}  =>  {r}  ({'false' if res['success'] else 'does not evaluate'})"
@@ -280,3 +298,53 @@ def test_metallib_header_embeds_the_library_under_the_kernel_namespace(tmp_path:
     assert "createLibrary(\n        id<MTLDevice> device, NSError** error" in text
     body = text.split("metallib_data[] = {")[1].split("};")[0]
     assert [int(b, 16) for b in body.replace(",", " ").split()] == list(data)
+
+
+# ------------------------------------------- overrideAttrs reaches the real compiler
+
+_OVERRIDE_SOURCE = """\
+#ifndef NIXGEN_OVERRIDE
+#error "built without the flag that overrideAttrs adds"
+#endif
+#if NIXGEN_OVERRIDE != 7
+#error "NIXGEN_OVERRIDE is not the overridden value"
+#endif
+extern "C" int nixgen_override(void) { return NIXGEN_OVERRIDE; }
+"""
+
+
+@pytest.mark.build
+def test_override_attrs_flag_reaches_the_compiler(tmp_path: Path) -> None:
+    """A C++ kernel whose source `#error`s without `-DNIXGEN_OVERRIDE=7` fails to build as
+    declared, and builds once `overrideAttrs` appends the flag to its `cxxFlags`: the
+    build.ninja follows the derivation's attributes, not the arguments it was made from."""
+    from .nixtools import NixError, make_stub, nix_build
+
+    stub = make_stub(tmp_path / "stub")
+    project = tmp_path / "project"
+    (project / "k").mkdir(parents=True)
+    (project / "k" / "k.cpp").write_text(_OVERRIDE_SOURCE)
+    kernel = f"""
+      let
+        pkgs = import {stub} {{ system = "x86_64-linux"; }};
+        nixgen = (import {REPO / "nix" / "default.nix"}).withLib pkgs.lib;
+      in
+      nixgen.kernel.cpp
+        {{
+          inherit pkgs; root = ./.; headers = [ ];
+          toolchain = {{ inherit (pkgs) stdenv; cxxFamily = "gcc"; }};
+        }}
+        {{
+          name = "k"; pname = "override-k"; version = "1"; language = "cpp-cpu";
+          sources = [ "k/k.cpp" ]; includes = [ ]; cxxFlags = [ "-DUNRELATED" ];
+        }}
+    """
+    with pytest.raises(NixError) as plain:
+        nix_build(kernel, cwd=project)
+    assert "built without the flag that overrideAttrs adds" in plain.value.stderr
+    overridden = (
+        f"({kernel}).overrideAttrs (old: {{ cxxFlags = old.cxxFlags ++ [ "
+        '"-DNIXGEN_OVERRIDE=7" ]; })'
+    )
+    out = nix_build(overridden, cwd=project)
+    assert (out / "lib" / "libk.a").is_file()

@@ -84,6 +84,20 @@ def test_mkderivation_rejects_a_misspelt_argument_and_suggests_the_real_one(stub
     assert "Put custom environment variables in `env`" in err
 
 
+def test_structured_attrs_take_string_data_but_still_reject_a_misspelt_input(stub: Path) -> None:
+    # With __structuredAttrs, real nixpkgs hands every argument to the builder as data
+    # (.attrs.json): strings and lists of strings (nixgen's kernel flags) are accepted.
+    mk = f"{pkgs(stub)}.stdenv.mkDerivation"
+    data = f'{mk} {{ name = "k"; __structuredAttrs = true; cxxFlags = [ "-O2" "a b" ]; k = "k"; }}'
+    assert nix_eval_json(drv_path(data)).endswith("-k.drv")
+    ninja = f"{pkgs(stub)}.ninja"
+    typo = f'{mk} {{ name = "k"; __structuredAttrs = true; nativeBuildInput = [ {ninja} ]; }}'
+    assert "called with unexpected argument 'nativeBuildInput'" in eval_error(drv_path(typo))
+    # Without structured attrs such a name would be an environment variable: refused.
+    plain = f'{mk} {{ name = "k"; cxxFlags = [ ]; }}'
+    assert "called with unexpected argument 'cxxFlags'" in eval_error(drv_path(plain))
+
+
 def test_build_rust_package_rejects_a_misspelt_argument(stub: Path, tmp_path: Path) -> None:
     (tmp_path / "Cargo.lock").write_text("version = 4\n")
     err = eval_error(

@@ -292,7 +292,8 @@ def test_what_each_language_compiles_is_what_the_nix_library_compiles() -> None:
     sources = " ".join(f'"k/k.{e}"' for e in [*candidates, "h", "cuh", "py"])
     expr = f"""
       let
-        compile = (import {REPO}/nix/default.nix).compile;
+        lib = import {REPO}/tests/nixpkgs/lib;
+        compile = ((import {REPO}/nix/default.nix).withLib lib).compile;
         base = {{ name = "k"; includes = [ ]; cxxFlags = [ ]; sources = [ {sources} ]; }};
         # objects, and the sources of the extra steps (Metal shaders into a .air each)
         compiled = p: map (o: o.source) p.objects

@@ -630,7 +630,8 @@ _CAPTURE = """
 let
   lib = import TESTS/nixpkgs/lib;
   same = x: x;
-  builder = { mkDerivation = same; };
+  # mkDerivation returns its attributes (`finalAttrs: { … }` as the fixed point).
+  builder.mkDerivation = f: if builtins.isFunction f then (let a = f a; in a) else f;
   nixgen = rec {
     kernel = import LIB/kernel.nix { inherit compile cuda sources rust torch tvmFfi extension; };
     sources.select = lib: root: files: { select = files; };

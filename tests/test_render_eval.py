@@ -41,6 +41,9 @@ from .conftest import (
 from .nixtools import kernel_builder, make_stub, nix_env, nix_eval_json
 from .test_render import SYNTHETIC
 
+#: The nixpkgs stand-in's `lib`, for the library's functions that need one (`withLib`).
+STAND_IN_LIB = Path(__file__).resolve().parent / "nixpkgs" / "lib"
+
 pytestmark = [
     pytest.mark.nix,
     pytest.mark.skipif(
@@ -591,8 +594,9 @@ def test_torch_noarch_records_its_listed_targets_in_metadata(tmp_path: Path) -> 
     )
     render_into(root)
     expr = (
-        "let p = import ./nix; in map (v: { inherit (v) backend; metadata = "
-        'p.nixgen.extension.metadata { project = p.project; variant = v; opsName = "x"; }; }) '
+        f"let p = import ./nix; nixgen = p.nixgen.withLib (import {STAND_IN_LIB}); in "
+        "map (v: { inherit (v) backend; metadata = "
+        'nixgen.extension.metadata { project = p.project; variant = v; opsName = "x"; }; }) '
         '(p.variants "x86_64-linux")'
     )
     by_backend = {v["backend"]: v["metadata"] for v in nix_eval_json(expr, cwd=root)}

@@ -1,6 +1,7 @@
 # Tests of `compile.nix`: object names and the shape of the build phases.
 let
-  nixgen = import ../default.nix;
+  # The library with nixpkgs `lib` (the stand-in's copy of it).
+  nixgen = (import ../default.nix).withLib (import ../../tests/nixpkgs/lib);
   inherit (nixgen) compile;
   hasInfix = infix: s: builtins.match ".*${infix}.*" s != null;
   lines = s: builtins.filter (l: builtins.isString l && l != "") (builtins.split "\n" s);
@@ -198,7 +199,7 @@ in
         };
       in
       builtins.head (commands phase);
-    expected = "$CXX -ffile-prefix-map=$NIX_BUILD_TOP/= -std=c++20 -O2 -fPIC -D_GLIBCXX_USE_CXX11_ABI=1 -fno-gnu-unique -DCPU_KERNEL -Ik/include -O3 '-DNAME=\"a b\"' -c k/k.cpp -o nixgen-obj/k%2Fk.cpp.o";
+    expected = "$CXX -ffile-prefix-map=$NIX_BUILD_TOP/= '-std=c++20' -O2 -fPIC '-D_GLIBCXX_USE_CXX11_ABI=1' -fno-gnu-unique -DCPU_KERNEL -Ik/include -O3 '-DNAME=\"a b\"' -c k/k.cpp -o nixgen-obj/k%2Fk.cpp.o";
   };
 
   testCppCudaCompilesCuWithNvccForEachCapability = {
@@ -213,8 +214,8 @@ in
         compileLines = commands phase;
       in
       {
-        nvcc = builtins.match "nvcc .* -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90a,code=sm_90a -lineinfo -c k/k.cu -o nixgen-obj/k%2Fk.cu.o" (builtins.elemAt compileLines 0) != null;
-        host = builtins.match "\\$CXX .* -DCUDA_KERNEL -DUSE_CUDA=1 -DHOST -c k/host.cpp .*" (builtins.elemAt compileLines 1) != null;
+        nvcc = builtins.match "nvcc .* '-gencode=arch=compute_80,code=sm_80' '-gencode=arch=compute_90a,code=sm_90a' -lineinfo -c k/k.cu -o nixgen-obj/k%2Fk.cu.o" (builtins.elemAt compileLines 0) != null;
+        host = builtins.match "\\$CXX .* -DCUDA_KERNEL '-DUSE_CUDA=1' -DHOST -c k/host.cpp .*" (builtins.elemAt compileLines 1) != null;
       };
     expected = {
       nvcc = true;
@@ -248,7 +249,7 @@ in
   };
 
   testCppRocmPassesOneOffloadArchPerTarget = {
-    expr = firstCommandMatches "hipcc .* --offload-arch=gfx942 --offload-arch=gfx90a -ffast-math -c k/k.hip .*" (compile.cppRocm (kernelArgs {
+    expr = firstCommandMatches "hipcc .* '--offload-arch=gfx942' '--offload-arch=gfx90a' -ffast-math -c k/k.hip .*" (compile.cppRocm (kernelArgs {
       sources = [ "k/k.hip" ];
       hipFlags = [ "-ffast-math" ];
       archs = [ "gfx942" "gfx90a" ];
@@ -257,7 +258,7 @@ in
   };
 
   testCppXpuUsesIcpxWithSyclFlagsLast = {
-    expr = firstCommandMatches "icpx -ffile-prefix-map=[^ ]* -fsycl .* -DXPU_KERNEL -DUSE_XPU -DA -fsycl-targets=spir64 -c k/k.cpp .*" (compile.cppXpu (kernelArgs {
+    expr = firstCommandMatches "icpx -ffile-prefix-map=[^ ]* -fsycl .* -DXPU_KERNEL -DUSE_XPU -DA '-fsycl-targets=spir64' -c k/k.cpp .*" (compile.cppXpu (kernelArgs {
       sources = [ "k/k.cpp" ];
       cxxFlags = [ "-DA" ];
       syclFlags = [ "-fsycl-targets=spir64" ];
@@ -279,8 +280,8 @@ in
       in
       map (line: builtins.match ".* (-isystem /t/include [^ ]*) .*" line) compiles;
     expected = [
-      [ "-isystem /t/include -Xcompiler=-ffile-prefix-map=/t/include/=torch/include/" ]
-      [ "-isystem /t/include -ffile-prefix-map=/t/include/=torch/include/" ]
+      [ "-isystem /t/include '-Xcompiler=-ffile-prefix-map=/t/include/=torch/include/'" ]
+      [ "-isystem /t/include '-ffile-prefix-map=/t/include/=torch/include/'" ]
     ];
   };
 
@@ -306,7 +307,7 @@ in
         headerFrom = (producing header).inputs;
         headerWriter = hasInfix "metallib-header.py relu.metallib nixgen-metal/relu_metallib.h relu" (producing header).command;
         objectsWait = map (o: builtins.elem header (producing o).inputs) [ "nixgen-obj/relu%2Floader.mm.o" "nixgen-obj/relu%2Frelu.cpp.o" ];
-        sourcesSeeTheHeader = map (c: contains "'-DEMBEDDED_METALLIB_HEADER=\"relu_metallib.h\"' -DEMBEDDED_METALLIB_NAMESPACE=relu_metal" c) (commands plan);
+        sourcesSeeTheHeader = map (c: contains "'-DEMBEDDED_METALLIB_HEADER=\"relu_metallib.h\"' '-DEMBEDDED_METALLIB_NAMESPACE=relu_metal'" c) (commands plan);
         # Objects that need the generated header are never split into derivations.
         objectInputs = plan.objectInputs;
       };

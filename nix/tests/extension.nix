@@ -1,6 +1,7 @@
 # Tests of `extension.nix`: the op namespace and `metadata.json`.
 let
-  nixgen = import ../default.nix;
+  # The library with nixpkgs `lib` (the stand-in's copy of it).
+  nixgen = (import ../default.nix).withLib (import ../../tests/nixpkgs/lib);
   inherit (nixgen) extension;
   project = {
     name = "relu";
@@ -152,7 +153,7 @@ in
       in
       {
         edges = map (e: e.outputs) (nixgen.compile.edges plan);
-        flags = map (f: builtins.match ".* ${f} .*" command != null) [ "-DTORCH_EXTENSION_NAME=_relu_cpu_0" "-DFW" "-DMINE" ];
+        flags = map (f: builtins.match ".* ${f} .*" command != null) [ "'-DTORCH_EXTENSION_NAME=_relu_cpu_0'" "-DFW" "-DMINE" ];
       };
     expected = {
       edges = [ [ "nixgen-obj/b%2Fx.cpp.o" ] ];
@@ -201,7 +202,7 @@ in
         link = (builtins.head (extension.plan (cpuPlanArgs { bindingSources = [ ]; wholeArchives = [ "/k/libk.a" ]; })).extraEdges).command;
       in
       link;
-    expected = "$CXX -shared -o _relu_cpu_0.abi3.so  -Wl,--whole-archive /k/libk.a -Wl,--no-whole-archive   -Wl,--exclude-libs,ALL -Wl,-z,noexecstack -Wl,-O1 -Wl,--build-id=sha1 ";
+    expected = "$CXX -shared -o _relu_cpu_0.abi3.so  -Wl,--whole-archive /k/libk.a -Wl,--no-whole-archive   -Wl,--exclude-libs,ALL -Wl,-z,noexecstack -Wl,-O1 '-Wl,--build-id=sha1' ";
   };
 
   # ld64: a bundle, -force_load, the Python C API looked up at load time, no GNU-ld flag.
@@ -227,7 +228,7 @@ in
   };
 
   testXpuLinksWithTheSyclDriver = {
-    expr = builtins.match "icpx -fsycl -shared -o _relu_xpu_0[.]abi3[.]so .* -fsycl-targets=spir64_gen" (builtins.head (extension.plan (cpuPlanArgs {
+    expr = builtins.match "icpx -fsycl -shared -o _relu_xpu_0[.]abi3[.]so .* '-fsycl-targets=spir64_gen'" (builtins.head (extension.plan (cpuPlanArgs {
       opsName = "_relu_xpu_0";
       backend = "xpu";
       bindingSources = [ ];

@@ -1,9 +1,9 @@
 # Tests of `kernel.nix`: the derivation of a C++ kernel, and what its per-language table
 # adds for each language (plan, compilers, the backend's inputs, Metal's install).
 let
-  nixgen = import ../default.nix;
-  inherit (nixgen) compile kernel;
   lib = import ../../tests/nixpkgs/lib;
+  nixgen = (import ../default.nix).withLib lib;
+  inherit (nixgen) compile kernel;
   root = ./fixtures/project;
   # A fake package set and toolchain: packages are their names, and mkDerivation returns
   # its attributes.
@@ -30,8 +30,28 @@ let
       rocwmma-devel = "rocwmma-devel";
     };
   };
+  # mkDerivation returns its attributes, taking `finalAttrs: { … }` and adding
+  # `overrideAttrs` (`old: { … }`) as nixpkgs' make-derivation.nix does.
+  mkDerivation =
+    rattrs:
+    let
+      fn = if builtins.isFunction rattrs then rattrs else _: rattrs;
+      attrs = fn attrs;
+    in
+    attrs
+    // {
+      overrideAttrs =
+        f:
+        mkDerivation (
+          final:
+          let
+            prev = fn final;
+          in
+          prev // f prev
+        );
+    };
   toolchain = {
-    stdenv.mkDerivation = attrs: attrs;
+    stdenv = { inherit mkDerivation; };
     compilers = [ "icpx" ];
   };
   # The headers the project lists: one of the kernel's own, one of another kernel.
@@ -72,6 +92,7 @@ let
     removeAttrs drv [
       "src"
       "configurePhase"
+      "overrideAttrs"
     ];
   # What `cpp` returns for kernel `k` (as `shape` shows it): the language's compilers before
   # ninja, its backend's inputs before the kernel's dependencies, and `passthru.nixgen` with
@@ -82,11 +103,18 @@ let
       compilers ? [ ],
       inputs ? [ ],
       linkFlags ? [ ],
+      # The backend flags the language reads, as derivation attributes.
+      flags ? { },
+      sources ? (data language).sources,
       nixgen,
     }:
     {
       pname = "p-k";
       version = "1";
+      # The build's data, as derivation attributes (`overrideAttrs` changes them).
+      __structuredAttrs = true;
+      inherit sources;
+      inherit (data language) includes cxxFlags depFlags;
       nativeBuildInputs = compilers ++ [ "ninja" ];
       buildInputs = inputs ++ [ "torch" ];
       installPhase = compile.installArchivePhase "k";
@@ -96,7 +124,8 @@ let
         inherit language linkFlags;
       }
       // nixgen;
-    };
+    }
+    // flags;
   capabilities = {
     "12.6" = [ "8.0" ];
     "13.0" = [
@@ -221,6 +250,7 @@ in
     expected = expectedShape "cpp-cuda" {
       compilers = [ "cuda_nvcc" ];
       inputs = kernel.cudaInputs;
+      flags.cudaFlags = [ "-lineinfo" ];
       nixgen = {
         capabilities = [
           "8.0"
@@ -262,6 +292,7 @@ in
     expected = expectedShape "cpp-rocm" {
       compilers = [ "clr" ];
       inputs = kernel.rocmInputs;
+      flags.hipFlags = [ "-DHIP" ];
       nixgen = {
         archs = [ "gfx942" ];
         plan = compile.cppRocm (
@@ -279,6 +310,7 @@ in
     expr = shape (build "cpp-xpu" { syclFlags = [ "-fsycl-targets=spir64" ]; });
     expected = expectedShape "cpp-xpu" {
       compilers = [ "icpx" ];
+      flags.syclFlags = [ "-fsycl-targets=spir64" ];
       # The sycl-flags reach the extension's `icpx -fsycl` link.
       linkFlags = [ "-fsycl-targets=spir64" ];
       nixgen.plan = compile.cppXpu (common // { syclFlags = [ "-fsycl-targets=spir64" ]; });
@@ -291,6 +323,10 @@ in
       expectedShape "cpp-metal" {
         compilers = [ "python3" ];
         inputs = [ "apple-sdk_26" ];
+        sources = [
+          "kernel_a/a.metal"
+          "kernel_a/a.mm"
+        ];
         nixgen.plan = compile.cppMetal (
           common
           // {
@@ -394,4 +430,118 @@ in
         variant = "torch-cpu";
       };
     };
+
+  # The build is data: `overrideAttrs` on its attributes changes the plan and the phase.
+  testOverridingCxxFlagsChangesTheCompileCommand = {
+    expr =
+      let
+        drv = (build "cpp-cpu" { }).overrideAttrs (old: {
+          cxxFlags = old.cxxFlags ++ [ "-DX=1" ];
+        });
+      in
+      {
+        inherit (drv) cxxFlags;
+        plan = drv.passthru.nixgen.plan == compile.cppCpu (common // { cxxFlags = [ "-DX" "-DX=1" ]; });
+        phase = drv.configurePhase == compile.configurePhase drv.passthru.nixgen.plan;
+        command = builtins.match ".* -DX '-DX=1' -c kernel_a/a.cpp .*" (builtins.head drv.passthru.nixgen.plan.objects).command != null;
+      };
+    expected = {
+      cxxFlags = [
+        "-DX"
+        "-DX=1"
+      ];
+      plan = true;
+      phase = true;
+      command = true;
+    };
+  };
+
+  testOverridingIncludesAndDepFlagsReachesThePlan = {
+    expr =
+      let
+        drv = (build "cpp-cpu" { }).overrideAttrs (_: {
+          includes = [ "kernel_b" ];
+          depFlags = [ ];
+        });
+      in
+      drv.passthru.nixgen.plan
+      == compile.cppCpu (
+        common
+        // {
+          includes = [ "kernel_b" ];
+          depFlags = [ ];
+        }
+      );
+    expected = true;
+  };
+
+  testOverridingSourcesChangesThePlanAndTheSourceTree = {
+    expr =
+      let
+        drv = (build "cpp-cpu" { }).overrideAttrs (old: {
+          sources = old.sources ++ [ "kernel_a/unused.cpp" ];
+        });
+      in
+      {
+        objects = map (o: o.source) drv.passthru.nixgen.plan.objects;
+        tree = builtins.attrNames (builtins.readDir "${drv.src}/kernel_a");
+      };
+    expected = {
+      objects = [
+        "kernel_a/a.cpp"
+        "kernel_a/unused.cpp"
+      ];
+      tree = [
+        "a.cpp"
+        "a.h"
+        "unused.cpp"
+      ];
+    };
+  };
+
+  testOverridingTheBackendFlagsReachesTheirCompiler = {
+    expr =
+      let
+        cudaDrv = (build "cpp-cuda" { inherit capabilities; cudaFlags = [ "-lineinfo" ]; }).overrideAttrs (old: {
+          cudaFlags = old.cudaFlags ++ [ "-G" ];
+        });
+        xpuDrv = (build "cpp-xpu" { syclFlags = [ "-fsycl-targets=spir64" ]; }).overrideAttrs (_: {
+          syclFlags = [ "-fsycl-targets=intel_gpu_pvc" ];
+        });
+      in
+      {
+        cuda =
+          cudaDrv.passthru.nixgen.plan
+          == compile.cppCuda (
+            common
+            // {
+              capabilities = [ "8.0" "9.0" ];
+              cudaFlags = [ "-lineinfo" "-G" ];
+            }
+          );
+        # The sycl-flags reach the extension's link too.
+        xpuLink = xpuDrv.passthru.nixgen.linkFlags;
+      };
+    expected = {
+      cuda = true;
+      xpuLink = [ "-fsycl-targets=intel_gpu_pvc" ];
+    };
+  };
+
+  testOnlyTheFlagsALanguageReadsAreAttributes = {
+    expr = map (language: builtins.filter (n: (build language { capabilities = capabilities; archs = [ "gfx942" ]; }) ? ${n}) [ "cudaFlags" "hipFlags" "syclFlags" ]) [
+      "cpp-cpu"
+      "cpp-cuda"
+      "cpp-rocm"
+      "cpp-xpu"
+      "cpp-metal"
+    ];
+    expected = [
+      [ ]
+      [ "cudaFlags" ]
+      [ "hipFlags" ]
+      [ "syclFlags" ]
+      [ ]
+    ];
+  };
 }

@@ -1,7 +1,8 @@
 # Tests of `rust.nix`: paths named like options stay paths in the shell text it makes, and
 # the cuda-oxide device build's target.
 let
-  nixgen = import ../default.nix;
+  # The library with nixpkgs `lib` (the stand-in's copy of it).
+  nixgen = (import ../default.nix).withLib (import ../../tests/nixpkgs/lib);
   inherit (nixgen) rust;
   contains = needle: s: builtins.replaceStrings [ needle ] [ "" ] s != s;
   target =

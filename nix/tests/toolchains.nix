@@ -1,7 +1,8 @@
 # Tests of `toolchains.nix`: which compiler family, linker family and link driver each
 # backend's toolchain names, and the compilers XPU needs.
 let
-  nixgen = import ../default.nix;
+  # The library with nixpkgs `lib` (the stand-in's copy of it).
+  nixgen = (import ../default.nix).withLib (import ../../tests/nixpkgs/lib);
   inherit (nixgen) toolchains;
   stdenvOf = isDarwin: isClang: {
     hostPlatform = {

@@ -467,7 +467,18 @@ let
           attrs = removeAttrs attrs0 [ "__stub" ];
           who = attrs.name or attrs.pname or "«name-missing»";
 
-          argsOk = checkArgNames fnName (knownArgNames ++ (stub.extraArgNames or [ ])) attrs;
+          # With structured attrs, real nixpkgs hands every argument to the builder as data
+          # (`.attrs.json`, and bash variables and arrays in `.attrs.sh`), not as environment
+          # variables: a string or list of strings there is the builder's data (a kernel's
+          # `cxxFlags`). Other unknown names are still refused (a typo such as
+          # `nativeBuildInput = [ pkg ]` lists derivations).
+          isData = v: isString v || (isList v && builtins.all isString v);
+          dataArgs =
+            if attrs.__structuredAttrs or false then
+              filter (n: !(elem n knownArgNames) && isData attrs.${n}) (attrNames attrs)
+            else
+              [ ];
+          argsOk = checkArgNames fnName (knownArgNames ++ (stub.extraArgNames or [ ]) ++ dataArgs) attrs;
 
           nameOk =
             if attrs ? name then

@@ -319,6 +319,9 @@ rec {
         args: variant:
         let
           pkgs = pkgsFor (removeAttrs args [ "objects" ]) variant;
+          # The library with the variant's nixpkgs `lib` (its builders quote and match
+          # with it), as the kernel files and the extension get it.
+          nixgenLib = nixgen.withLib pkgs.lib;
           isNoarch = variant.framework == "torch-noarch";
           torch = if variant.torch == null then null else torchFor pkgs variant;
           # The stdenv, compilers and runtime libraries of the variant (nixgen.toolchains):
@@ -328,13 +331,14 @@ rec {
             map (name: {
               inherit name;
               # Large kernels: one derivation per object (`nixgen.compile.withObjects`).
-              value = nixgen.compile.withObjects {
+              value = nixgenLib.compile.withObjects {
                 inherit (pkgs) lib;
                 inherit root;
                 mode = args.objects or "auto";
               } (
                 callWith pkgs project.kernels.${name}.file {
-                  inherit nixgen root torch toolchain variant;
+                  nixgen = nixgenLib;
+                  inherit root torch toolchain variant;
                   inherit (toolchain) stdenv;
                   inherit (project) headers;
                 }
@@ -343,7 +347,8 @@ rec {
           );
         in
         callWith pkgs (if isNoarch then noarch else extension) {
-          inherit nixgen root torch kernels variant toolchain;
+          nixgen = nixgenLib;
+          inherit root torch kernels variant toolchain;
           inherit (project) headers;
           projectData = project;
         };
@@ -600,7 +605,7 @@ rec {
               }) selected
             );
           bundled = filter (b: b.bundle) built;
-          backends = nixgen.unique (map (b: b.backend) bundled);
+          backends = host.lib.unique (map (b: b.backend) bundled);
           kernels = bundle "${project.name}-kernels" bundled;
         in
         listToAttrs (

@@ -16,6 +16,7 @@
   the framework table of build.toml as data.
 */
 {
+  lib,
   shell,
   compile,
   kernel,
@@ -104,7 +105,7 @@ rec {
       archs ? project.noarchArchs.${variant.backend} or [ ],
     }:
     let
-      optional = cond: attrs: if cond then attrs else { };
+      optional = lib.optionalAttrs;
       pythonDepends = project.pythonDepends.general ++ (project.pythonDepends.${variant.backend} or [ ]);
       kernelDepends = project.kernelDepends.general ++ (project.kernelDepends.${variant.backend} or [ ]);
     in
@@ -456,9 +457,7 @@ rec {
       whole = map path (builtins.filter (k: !isRust k) all);
       plain = map path (builtins.filter isRust all);
       # What the kernels need at link time (`-fopenmp`: the compiler's OpenMP runtime).
-      linkFlags = builtins.foldl' (acc: flag: if builtins.elem flag acc then acc else acc ++ [ flag ]) [ ] (
-        builtins.concatMap (k: k.passthru.nixgen.linkFlags or [ ]) all
-      );
+      linkFlags = lib.unique (builtins.concatMap (k: k.passthru.nixgen.linkFlags or [ ]) all);
     };
 
   /**

@@ -180,6 +180,16 @@ rec {
     (`headers`): those are inputs only, never compiled (a kernel may include a sibling's or
     the binding's header).
 
+    The build is data: the derivation's attributes `sources`, `includes`, `cxxFlags`,
+    `depFlags` and the backend flags the language reads (`cudaFlags`, `hipFlags` or
+    `syclFlags`) are what its plan, its source tree and its `configurePhase` (the
+    `build.ninja`, written when the build runs) are made from, through the final attributes
+    (`finalAttrs`). So `overrideAttrs` changes the compile commands:
+
+    ```
+    kernel.overrideAttrs (old: { cxxFlags = old.cxxFlags ++ [ "-DX=1" ]; })
+    ```
+
     `passthru.nixgen` holds `kernel`, `library`, `language`, `linkFlags` (what the
     extension's link adds for the kernel: OpenMP's runtime), `plan` (for
     `compile.withObjects`), and `capabilities` (CUDA) or `archs` (ROCm).
@@ -222,7 +232,7 @@ rec {
     # Examples
 
     ```nix
-    (cpp { pkgs.ninja = "ninja"; toolchain.stdenv.mkDerivation = attrs: attrs; root = ./.; headers = [ ]; } {
+    (cpp { pkgs.ninja = "ninja"; toolchain.stdenv.mkDerivation = f: let a = f a; in a; root = ./.; headers = [ ]; } {
       name = "relu"; pname = "p-relu"; version = "1"; language = "cpp-cpu";
       sources = [ "relu/relu.cpp" ]; includes = [ ]; cxxFlags = [ ];
     }).passthru.nixgen.plan.archive
@@ -262,41 +272,60 @@ rec {
         table.${language}
           or (throw "nixgen: kernel ${name}: `${language}` is not a C++ kernel language (${builtins.concatStringsSep ", " (builtins.attrNames table)})");
       deps = dependencies { inherit pkgs torch variant; } depends;
-      backend = entry {
-        inherit
-          name
-          sources
-          cudaFlags
-          hipFlags
-          syclFlags
-          capabilities
-          archs
-          linkFlags
-          ;
+      # The language's entry for the kernel's data `k` (its sources and flags as the
+      # derivation's attributes hold them, so `overrideAttrs` reaches the plan).
+      backendOf =
+        k:
+        entry {
+          inherit name capabilities archs linkFlags;
+          inherit (k) sources;
+          cudaFlags = k.cudaFlags or cudaFlags;
+          hipFlags = k.hipFlags or hipFlags;
+          syclFlags = k.syclFlags or syclFlags;
+        };
+      # The backend flags the language reads (`cudaFlags` of a CUDA kernel…): those are
+      # derivation attributes too. Decided from the arguments, so the derivation's
+      # attribute names never depend on its own attributes.
+      backendFlags = builtins.filter (n: ((backendOf { inherit sources; }).planArgs or { }) ? ${n}) [
+        "cudaFlags"
+        "hipFlags"
+        "syclFlags"
+      ];
+      flagArgs = {
+        inherit cudaFlags hipFlags syclFlags;
       };
-      others = builtins.filter (h: !builtins.elem h sources) headers;
-      plan = backend.plan (
+      others = s: builtins.filter (h: !builtins.elem h s) headers;
+    in
+    # Forced first: a language's checks (a CUDA toolkit that can build none of the
+    # kernel's capabilities) fail the derivation, not only one of its attributes.
+    builtins.seq (backendOf { inherit sources; }) (
+      toolchain.stdenv.mkDerivation (
+        finalAttrs:
+        let
+          backend = backendOf finalAttrs;
+          plan = backend.plan (
+            {
+              inherit name;
+              inherit (finalAttrs) includes cxxFlags depFlags;
+              sources = finalAttrs.sources ++ others finalAttrs.sources;
+            }
+            # The family of the toolchain's `$CXX` (compile.families); else the plan's default.
+            // (if toolchain ? cxxFamily then { inherit (toolchain) cxxFamily; } else { })
+            // (backend.planArgs or { })
+          );
+        in
         {
+          inherit pname version;
+          # The build's data (in `.attrs.json`/`.attrs.sh` at build time, not the
+          # environment): `configurePhase` (the build.ninja) follows these attributes.
+          __structuredAttrs = true;
           inherit
-            name
+            sources
             includes
             cxxFlags
             ;
           depFlags = deps.flags ++ depFlags;
-          sources = sources ++ others;
-        }
-        # The family of the toolchain's `$CXX` (compile.families); else the plan's default.
-        // (if toolchain ? cxxFamily then { inherit (toolchain) cxxFamily; } else { })
-        // (backend.planArgs or { })
-      );
-    in
-    # Forced first: a language's checks (a CUDA toolkit that can build none of the
-    # kernel's capabilities) fail the derivation, not only one of its attributes.
-    builtins.seq backend (
-      toolchain.stdenv.mkDerivation (
-        {
-          inherit pname version;
-          src = select pkgs.lib root (sources ++ others);
+          src = select pkgs.lib root (finalAttrs.sources ++ others finalAttrs.sources);
           nativeBuildInputs = (backend.nativeBuildInputs or [ ]) ++ [ pkgs.ninja ];
           buildInputs = (backend.buildInputs or [ ]) ++ cxxInputs (deps.inputs ++ buildInputs);
           configurePhase = compile.configurePhase plan;
@@ -308,6 +337,7 @@ rec {
           }
           // (backend.passthru or { });
         }
+        // builtins.listToAttrs (map (n: { name = n; value = flagArgs.${n}; }) backendFlags)
         // (backend.attrs or { })
       )
     );

@@ -26,16 +26,16 @@ rec {
   includeFlags =
     torch:
     let
-      dir = "${torch}/${torch.pythonModule.sitePackages}/torch";
+      include = "${dir torch}/include";
     in
     [
       "-isystem"
-      "${dir}/include"
+      include
       "-isystem"
-      "${dir}/include/torch/csrc/api/include"
+      "${include}/torch/csrc/api/include"
       # `__FILE__` in torch's inline headers would otherwise put torch's store path into
       # the objects (a needless runtime reference of the output).
-      "-ffile-prefix-map=${dir}/include/=torch/include/"
+      "-ffile-prefix-map=${include}/=torch/include/"
     ];
 
   /**
@@ -53,21 +53,14 @@ rec {
       python,
       backend ? "cpu",
     }:
-    let
-      dir = "${torch}/${torch.pythonModule.sitePackages}/torch";
-    in
     {
-      flags = [
-        "-isystem"
-        "${dir}/include"
-        "-isystem"
-        "${dir}/include/torch/csrc/api/include"
-        "-ffile-prefix-map=${dir}/include/=torch/include/"
+      # Torch's headers (`includeFlags`), then Python's.
+      flags = includeFlags torch ++ [
         "-isystem"
         "${python}/include/${python.libPrefix}"
       ];
       libs = [
-        "-L${dir}/lib"
+        "-L${dir torch}/lib"
         "-lc10"
         "-ltorch_cpu"
       ]

@@ -10,7 +10,12 @@
   cannot collide, then archived deterministically (`ar rcsD`). Every value from build.toml
   is shell-quoted.
 */
-{ shell, cuda, sources }:
+{
+  lib,
+  shell,
+  cuda,
+  sources,
+}:
 let
   inherit (builtins)
     any
@@ -21,11 +26,11 @@ let
     stringLength
     substring
     ;
+  inherit (lib.strings) hasSuffix;
   esc = shell.escapeShellArgs;
   # Source kinds by extension: one table, read by nixgen too (`data/source-kinds.json`).
   kinds = (builtins.fromJSON (builtins.readFile ./data/source-kinds.json)).kinds;
   isKind = kind: src: any (ext: hasSuffix ".${ext}" src) kinds.${kind};
-  hasSuffix = suffix: s: stringLength s >= stringLength suffix && substring (stringLength s - stringLength suffix) (stringLength suffix) s == suffix;
 in
 rec {
   /**
@@ -366,7 +371,9 @@ rec {
     build phase is then ninja's setup hook (`ninjaBuildPhase`, real nixpkgs
     `pkgs/by-name/ni/ninja/setup-hook.sh`), which runs `ninja -j$NIX_BUILD_CORES` unless
     `enableParallelBuilding = false`. Override `ninjaFlags`, `postConfigure` (to edit
-    `build.ninja`) or this phase itself with `overrideAttrs`.
+    `build.ninja`) or this phase itself with `overrideAttrs`; a C++ kernel's phase is made
+    from its derivation's attributes (`cxxFlags`, `sources`…, see `kernel.cpp`), so
+    overriding those rewrites it.
 
     # Type
 
