@@ -16,6 +16,7 @@ let
     packages = args: { packagesOf = args; };
     devShells = args: { devShellsOf = args; };
     checks = args: { checksOf = args; };
+    objects = args: { objectsOf = args; };
     variants = system: [
       { name = "torch-cpu-${system}"; }
       { name = "torch-cuda-${system}"; }
@@ -35,6 +36,7 @@ in
       "checks"
       "devShells"
       "githubActions"
+      "objects"
       "packages"
       "variants"
     ];
@@ -45,12 +47,13 @@ in
       "packages"
       "devShells"
       "checks"
+      "objects"
       "variants"
     ];
     expected = builtins.genList (_: [
       "aarch64-darwin"
       "x86_64-linux"
-    ]) 4;
+    ]) 5;
   };
 
   testVariantsAreNamesAndNeverReadNixpkgs = {
