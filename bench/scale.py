@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """How a large kernel's build scales past one machine: measured here, modelled for many.
 
-    bench/scale.py [--sources 256] [--depth 600] [--validate-sources 64] [--cores 1,16]
-                   [--corpus NAME] [--skip-validation] [--timeout 1500]
+    bench/scale.py [--sources 256] [--depth 400] [--validate-sources 64] [--cores 1,16]
+                   [--probe-sources 32] [--poll S] [--what-if SECONDS]… [--corpus NAME]
+                   [--skip-validation] [--timeout 1500]
 
 1. Costs: a synthetic cpp-cpu kernel of SOURCES sources (`bench/synth.big_kernel`, each
    source instantiating `Unroll<DEPTH>`: about 0.7 s of g++ here at 600) is built with one
@@ -72,6 +73,8 @@ class Run:
         self.wall = wall
         self.log = log
         self.stderr = stderr
+        #: The 1-minute load average when it ended (the machine is shared: context).
+        self.load = os.getloadavg()[0]
 
     def durations(self) -> dict[str, float]:
         out: dict[str, float] = {}
@@ -190,6 +193,15 @@ class Graph:
             self.archive.append(seconds)  # the kernel: archive of its objects
         else:
             self.other.append(seconds)
+
+    def heavier(self, median: float) -> Graph:
+        """The same graph with every object's cost scaled so their median is `median`
+        seconds (what-if: real objects, torch-heavy C++ or `.cu` files, cost far more)."""
+        copy = object.__new__(Graph)
+        copy.__dict__.update(self.__dict__)
+        factor = median / statistics.median(self.objects)
+        copy.objects = [c * factor for c in self.objects]
+        return copy
 
     def scaled(self, sources: int) -> Graph:
         """The same graph with `sources` objects of the measured costs (cycled)."""
@@ -362,10 +374,18 @@ def main() -> None:
     parser.add_argument(
         "--poll", type=float, default=None, help="Nix's build-poll-interval (default: nix.conf's)"
     )
+    parser.add_argument(
+        "--what-if",
+        type=float,
+        action="append",
+        default=None,
+        help="also model objects of this many seconds (repeatable; default 30)",
+    )
     parser.add_argument("--skip-validation", action="store_true")
     parser.add_argument("--timeout", type=float, default=1500, help="seconds per Nix run")
     args = parser.parse_args()
     cores = [int(c) for c in args.cores.split(",")]
+    args.what_if = [30.0] if args.what_if is None else args.what_if
     env = nix_env()
     poll = poll_interval(env) if args.poll is None else args.poll
     if args.poll is not None:
@@ -380,7 +400,10 @@ def main() -> None:
         big.prebuild_toolchain(env, args.timeout)
         calibration = nix_build(big.installable, stub, args=serial, env=env, timeout=args.timeout)
         graph = Graph(calibration, big.name)
-        print(f"  costs: {args.sources} sources built serially here in {calibration.wall:.1f} s")
+        print(
+            f"  costs: {args.sources} sources built serially here in {calibration.wall:.1f} s "
+            f"(load {calibration.load:.1f})"
+        )
 
         probe = synthetic(work, stub, args.probe_sources, args.depth, "probe")
         with RemoteBuilder(build_users=False, max_jobs=2, cores=1, lifetime=args.timeout) as b:
@@ -405,6 +428,16 @@ def main() -> None:
             dispatch,
             poll,
         )
+
+        for seconds in args.what_if:
+            table(
+                f"what-if, modelled only: the same kernel with objects of {seconds:g} s "
+                "(median; real torch C++ or multi-capability .cu sources)",
+                graph.heavier(seconds),
+                cores,
+                dispatch,
+                poll,
+            )
 
         if args.corpus:
             real = corpus_project(work, stub, args.corpus)
@@ -448,7 +481,7 @@ def main() -> None:
             p = schedule(model, machines)
             print(
                 f"  {label}: measured {run.wall:6.1f} s, model {p:6.1f} s, "
-                f"error {100 * (p - run.wall) / run.wall:+.1f}%"
+                f"error {100 * (p - run.wall) / run.wall:+.1f}% (load {run.load:.1f})"
             )
         print(
             f"  2 builders: {remote_objects} of {n} objects built on the loopback builder, "
