@@ -19,10 +19,12 @@
    longest-first order, each derivation paying the measured gap. Beside it the anchor's
    bound: one derivation per variant, so ONE machine of C cores whatever N (the same
    compile work on C cores, without the per-derivation gaps: optimistic for the anchor).
-3. Validation (fresh derivations: a new salt): a VALIDATE_SOURCES kernel built on 1 builder
-   (this machine, `--max-jobs 1 --cores 1`) and on 2 builders (this machine with one job
-   plus a loopback ssh-ng builder with one job, `tests/remote_builder.py`), each against
-   the model's prediction from step 1's costs (scaled to the kernel's size). The loopback
+3. Validation (fresh derivations: a new salt): the costs of a VALIDATE_SOURCES kernel
+   (a serial build as in step 1: Nix's own work per build grows with the number of builds
+   waiting, so costs are taken at the size they predict), then two more such kernels built
+   on 1 builder (this machine, `--max-jobs 1 --cores 1`) and on 2 builders (this machine
+   with one job plus a loopback ssh-ng builder with one job, `tests/remote_builder.py`),
+   each against the model's prediction. The loopback
    builder shares this machine's 2 cores: 2 builders of 1 core is what it can measure (the
    model is given that real capacity: N=2, C=1), and the remote derivations pay ssh-ng's
    copies, which the model's gap does not hold (the error shows what that costs).
@@ -199,15 +201,8 @@ class Graph:
         seconds (what-if: real objects, torch-heavy C++ or `.cu` files, cost far more)."""
         copy = object.__new__(Graph)
         copy.__dict__.update(self.__dict__)
-        factor = median / statistics.median(self.objects)
+        factor = median / statistics.median(self.objects) if self.objects else 1.0
         copy.objects = [c * factor for c in self.objects]
-        return copy
-
-    def scaled(self, sources: int) -> Graph:
-        """The same graph with `sources` objects of the measured costs (cycled)."""
-        copy = object.__new__(Graph)
-        copy.__dict__.update(self.__dict__)
-        copy.objects = [self.objects[i % len(self.objects)] for i in range(sources)]
         return copy
 
 
@@ -321,7 +316,7 @@ def table(title: str, graph: Graph, cores: Sequence[int], dispatch: float, poll:
     print(f"\n{title}")
     print(
         f"  {len(graph.objects)} objects, {sum(graph.objects):.1f} s of object builds "
-        f"(median {statistics.median(graph.objects):.2f} s), binding "
+        f"(median {statistics.median(graph.objects or [0.0]):.2f} s), binding "
         f"{sum(graph.binding):.1f} s, archive {sum(graph.archive):.1f} s, link "
         f"{sum(graph.link):.1f} s; Nix's gap {graph.gap:.2f} s per derivation; remote "
         f"dispatch {dispatch:.2f} s per derivation, poll {poll:.0f} s"
@@ -454,8 +449,16 @@ def main() -> None:
         if args.skip_validation:
             return
         n = args.validate_sources
-        model = graph.scaled(n)
-        print(f"\nvalidation: {n}-source kernels, fresh derivations, costs from above")
+        # Nix's own work per build grows with the builds waiting (its worker wakes each
+        # of them when a slot frees), so costs for the validation come from a kernel of
+        # the validation's size: its own serial build, then fresh derivations measured.
+        costs = synthetic(work, stub, n, args.depth, "vcosts")
+        run = nix_build(costs.installable, stub, args=serial, env=env, timeout=args.timeout)
+        model = Graph(run, costs.name)
+        print(
+            f"\nvalidation: {n}-source kernels, fresh derivations, costs from a first "
+            f"{n}-source serial build ({run.wall:.1f} s, load {run.load:.1f}); dispatch as above"
+        )
         one = synthetic(work, stub, n, args.depth, "one")
         measured_1 = nix_build(one.installable, stub, args=serial, env=env, timeout=args.timeout)
         two = synthetic(work, stub, n, args.depth, "two")
