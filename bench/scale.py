@@ -196,6 +196,13 @@ class Graph:
         else:
             self.other.append(seconds)
 
+    def scaled(self, sources: int) -> Graph:
+        """The same graph with `sources` objects of the measured costs (cycled)."""
+        copy = object.__new__(Graph)
+        copy.__dict__.update(self.__dict__)
+        copy.objects = [self.objects[i % len(self.objects)] for i in range(sources)]
+        return copy
+
     def heavier(self, median: float) -> Graph:
         """The same graph with every object's cost scaled so their median is `median`
         seconds (what-if: real objects, torch-heavy C++ or `.cu` files, cost far more)."""
