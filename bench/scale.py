@@ -119,16 +119,17 @@ def nix_build(
 class Project:
     """A rendered project, its one measured variant, and the test nixpkgs."""
 
-    def __init__(self, root: Path, stub: Path, name: str):
+    def __init__(self, root: Path, stub: Path, name: str, backend: str = "cpu"):
         self.root = root
         self.stub = stub
         self.name = name
         build = project.read(root).build
-        self.variant = next(
-            v.name
-            for v in plan.variants(build, system=SYSTEM)
-            if v.bundle and v.backend in ("cpu", "cuda")
-        )
+        chosen = [
+            v.name for v in plan.variants(build, system=SYSTEM) if v.bundle and v.backend == backend
+        ]
+        if not chosen:
+            raise SystemExit(f"scale: {name} has no bundled {backend} variant for {SYSTEM}")
+        self.variant = chosen[0]
         self.installable = f"path:{root}#packages.{SYSTEM}.{self.variant}"
 
     def prebuild_toolchain(self, env: dict[str, str], timeout: float) -> None:
@@ -302,7 +303,7 @@ def synthetic(work: Path, stub: Path, sources: int, depth: int, tag: str) -> Pro
     return Project(root, stub, f"big{sources}")
 
 
-def corpus_project(work: Path, stub: Path, name: str) -> Project:
+def corpus_project(work: Path, stub: Path, name: str, backend: str) -> Project:
     from tests.conftest import CORPUS, materialize
 
     source = CORPUS / f"{name}.toml"
@@ -316,7 +317,7 @@ def corpus_project(work: Path, stub: Path, name: str) -> Project:
             path.write_text(path.read_text() + f"// {RUN_ID}\n")
     render(root, nix_env())
     built = project.read(root).build
-    return Project(root, stub, built.general.name)
+    return Project(root, stub, built.general.name, backend)
 
 
 def table(title: str, graph: Graph, cores: Sequence[int], dispatch: float, poll: float) -> None:
@@ -373,6 +374,7 @@ def main() -> None:
     parser.add_argument("--probe-sources", type=int, default=32, help="remote-only probe")
     parser.add_argument("--cores", default="1,16", help="cores per builder, comma-separated")
     parser.add_argument("--corpus", default=None, help="also a tests/corpus project (stem)")
+    parser.add_argument("--corpus-backend", default="cpu", help="its variant's backend")
     parser.add_argument(
         "--poll", type=float, default=None, help="Nix's build-poll-interval (default: nix.conf's)"
     )
@@ -442,7 +444,7 @@ def main() -> None:
             )
 
         if args.corpus:
-            real = corpus_project(work, stub, args.corpus)
+            real = corpus_project(work, stub, args.corpus, args.corpus_backend)
             real.prebuild_toolchain(env, args.timeout)
             run = nix_build(real.installable, stub, args=serial, env=env, timeout=args.timeout)
             table(
