@@ -71,3 +71,54 @@ def make_project(root: Path, kernels: int, *, backends: tuple[str, ...] = ("cpu"
         )
         (directory / "src" / "lib.rs").write_text("// lib\n")
     return root
+
+
+#: The shared header of `big_kernel`'s sources: `depth` sets how heavy each compile is
+#: (template instantiations); `salt` makes new derivations (the store keeps old ones).
+BIG_HEADER = """\
+#pragma once
+#include <algorithm>
+#include <numeric>
+#include <vector>
+// salt: {salt}
+template <int N> struct Unroll {{
+  static double run(const double *x) {{ return x[N % 64] * N + Unroll<N - 1>::run(x); }}
+}};
+template <> struct Unroll<0> {{
+  static double run(const double *x) {{ return x[0]; }}
+}};
+"""
+BIG_SOURCE = """\
+#include "common.h"
+double synth_kernel_{i}(std::vector<double> v) {{
+  std::sort(v.begin(), v.end());
+  return std::accumulate(v.begin(), v.end(), 0.0) + Unroll<{depth}>::run(v.data());
+}}
+"""
+
+
+def big_kernel(
+    root: Path, sources: int, *, depth: int = 0, salt: str = "", torch: bool = False
+) -> Path:
+    """Write a cpu-only project `big<sources>` under `root` with ONE cpp-cpu kernel `big`
+    of `sources` sources (from 32 on, the Nix library builds one derivation per object),
+    each instantiating `Unroll<depth>` (0: a light compile); `torch`: the kernel depends
+    on torch (each object compiles with torch's include directories)."""
+    name = f"big{sources}"
+    rels = [f"big/s{i:03d}.cpp" for i in range(sources)]
+    (root / "big").mkdir(parents=True, exist_ok=True)
+    (root / "torch-ext" / name).mkdir(parents=True, exist_ok=True)
+    (root / "torch-ext" / name / "__init__.py").write_text("")
+    (root / "torch-ext" / "torch_binding.cpp").write_text("// binding\n")
+    listed = ", ".join(f'"{s}"' for s in ["big/common.h", *rels])
+    (root / "build.toml").write_text(
+        f'[general]\nname = "{name}"\nversion = 1\nedition = 6\n'
+        f'license = "Apache-2.0"\nbackends = ["cpu"]\n\n'
+        f'[torch]\nsrc = ["torch-ext/torch_binding.cpp"]\n\n'
+        f'[kernel.big]\nlanguage = "cpp-cpu"\nsrc = [{listed}]\n'
+        + ('depends = ["torch"]\n' if torch else "")
+    )
+    for i, rel in enumerate(rels):
+        (root / rel).write_text(BIG_SOURCE.format(i=i, depth=depth))
+    (root / "big" / "common.h").write_text(BIG_HEADER.format(salt=salt))
+    return root

@@ -134,11 +134,13 @@ def build_command(
     keep_going: bool = False,
     max_jobs: int | None = None,
     cores: int | None = None,
+    builders: str | None = None,
     extra: Sequence[str] = (),
 ) -> list[str]:
     """One `nix build` of every derivation in `drvs` (already evaluated: no flake here,
     so no `nixConfig` either: `extra` carries the options, and the flake's cache settings
-    when they were accepted)."""
+    when they were accepted). `builders` is Nix's `builders` setting, passed as written:
+    machine specs separated by `;` or newlines, or `@FILE` (the empty string: none)."""
     command = [
         "nix",
         "build",
@@ -155,6 +157,8 @@ def build_command(
         command += ["--max-jobs", str(max_jobs)]
     if cores is not None:
         command += ["--cores", str(cores)]
+    if builders is not None:
+        command += ["--builders", builders]
     return [*command, *extra, *drvs]
 
 

@@ -45,6 +45,9 @@ class Build:
     started: float
     finished: float | None = None
     failed: bool = False
+    #: The remote builder's store URI (`ssh-ng://host`), or "" when built on this machine
+    #: (the second field of Nix's build activity).
+    machine: str = ""
     log: deque[str] = attrs.field(factory=lambda: deque(maxlen=200))
 
     @property
@@ -65,6 +68,8 @@ class NixLog:
     errors: list[str] = attrs.field(factory=list)
     #: Warning messages (ANSI stripped, without `warning: `), in order.
     warnings: list[str] = attrs.field(factory=list)
+    #: A remote builder's own build activities, by id: the local build they belong to.
+    relayed: dict[int, Build] = attrs.field(factory=dict)
     #: Lines that were not internal-json events (kept for error reports).
     other: list[str] = attrs.field(factory=list)
     #: Called with each build log line as it arrives (`nixgen build -L`).
@@ -85,9 +90,26 @@ class NixLog:
         action = event.get("action")
         if action == "start" and event.get("type") == ACT_BUILD:
             fields = event.get("fields") or [""]
-            build = Build(drv=str(fields[0]), started=self.clock())
+            machine = str(fields[1]) if len(fields) > 1 and fields[1] else ""
+            drv = str(fields[0])
+            remote = next(
+                (
+                    b
+                    for b in self.builds.values()
+                    if b.drv == drv and b.machine and b.finished is None
+                ),
+                None,
+            )
+            if remote is not None and not machine:
+                # The builder's own activity for a build Nix handed to it (forwarded
+                # over ssh-ng): the same build, whose log lines arrive under this id.
+                self.relayed[event["id"]] = remote
+                return None
+            build = Build(drv=drv, started=self.clock(), machine=machine)
             self.builds[event["id"]] = build
             return ("start", build)
+        if action == "stop" and event.get("id") in self.relayed:
+            return None
         if action == "stop" and event.get("id") in self.builds:
             build = self.builds[event["id"]]
             if build.finished is None:
@@ -96,7 +118,7 @@ class NixLog:
                 return ("stop", build)
             return None
         if action == "result" and event.get("type") == RES_BUILD_LOG_LINE:
-            target = self.builds.get(event.get("id"))
+            target = self.builds.get(event.get("id")) or self.relayed.get(event.get("id"))
             if target is not None:
                 text = strip_ansi(str((event.get("fields") or [""])[0]))
                 target.log.append(text)

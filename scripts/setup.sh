@@ -5,6 +5,8 @@
 #   - torch 2.13.0+cpu, installed first and pinned so nothing pulls a CUDA torch,
 #     the PyPI `kernels` client and numpy (to load built kernels),
 #   - cuobjdump (PyPI nvidia-cuda-cuobjdump; optional: its test skips without it),
+#   - Debian's openssh-server when missing and apt is usable (the loopback remote builder of
+#     tests/test_remote_builders.py and bench/scale.py; skipped without it),
 #   - Debian's clang, lld and hipcc (ROCm 5.2) when missing and apt is usable: the other
 #     compiler families' drivers (clang for darwin/ROCm/XPU flags, ld64.lld for the darwin
 #     link, hipcc for real ROCm builds; tests/test_compilers.py skips without them). About
@@ -39,6 +41,16 @@ if ! command -v ninja >/dev/null && command -v apt-get >/dev/null && [[ $(id -u)
   apt-get install -y -qq ninja-build >/dev/null 2>&1 || {
     apt-get update -qq
     apt-get install -y -qq ninja-build
+  }
+fi
+
+# OpenSSH's server: tests/test_remote_builders.py and bench/scale.py start a loopback
+# ssh-ng builder with its own store (tests/remote_builder.py; about 6 MB, a few seconds).
+if ! [[ -x /usr/sbin/sshd ]] && command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -qq openssh-server >/dev/null 2>&1 || {
+    apt-get update -qq
+    apt-get install -y -qq openssh-server || echo "warning: openssh-server could not be installed; the remote-builder tests will be skipped" >&2
   }
 fi
 

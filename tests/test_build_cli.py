@@ -371,6 +371,50 @@ def test_max_jobs_and_cores_go_to_nix_build(runner, fake_nix, demo):
     assert all(a[a.index("--max-jobs") + 1] == "0" for a in calls_of(fake_nix, "link"))
 
 
+def test_builders_go_to_nix_build_as_written(runner, fake_nix, demo):
+    spec = "ssh-ng://me@big x86_64-linux /k 16 2 big-parallel - -; ssh://other aarch64-linux"
+    result = runner.invoke(
+        main, ["build", str(demo), "--max-jobs", "0", "--builders", spec, "--no-link"]
+    )
+    assert result.exit_code == 0, result.output
+    [build] = calls_of(fake_nix, "build")
+    assert build[build.index("--builders") + 1] == spec
+    assert build[build.index("--max-jobs") + 1] == "0"
+    as_json = runner.invoke(main, ["build", str(demo), "--dry-run", "--json", "--builders", ""])
+    planned = json.loads(as_json.stdout)["result"]["build"]
+    assert planned[planned.index("--builders") + 1] == ""  # none, not nix.conf's
+    assert (
+        "--builders"
+        not in json.loads(runner.invoke(main, ["build", str(demo), "--dry-run", "--json"]).stdout)[
+            "result"
+        ]["build"]
+    )
+    help_text = runner.invoke(main, ["build", "--help"]).output
+    assert "--builders SPEC" in help_text and "Remote builders" in help_text
+
+
+def test_a_remote_build_is_one_build_on_its_machine():
+    """Nix 2.8 logs a build handed to a builder twice: its own activity naming the machine,
+    then the builder's, relayed over ssh-ng, without one. Both are one build."""
+    remote = event(
+        action="start",
+        id=1,
+        level=3,
+        type=105,
+        fields=[KERNEL_DRV, "ssh-ng://b", 1, 1],
+        text=f"building '{KERNEL_DRV}' on 'ssh-ng://b'",
+    )
+    nix_log = NixLog()
+    changes = [
+        nix_log.feed(line)
+        for line in [remote, start(2, KERNEL_DRV), log(2, "compiling"), stop(2), stop(1)]
+    ]
+    assert [c[0] if c else None for c in changes] == ["start", None, None, None, "stop"]
+    (build,) = nix_log.builds.values()
+    assert build.machine == "ssh-ng://b" and list(build.log) == ["compiling"]
+    assert build.finished is not None and not build.failed
+
+
 def test_a_project_path_with_a_space_is_built_from_its_directory(runner, fake_nix, tmp_path):
     root = tmp_path / "my kernels" / "relu demo"
     scaffold.create(root, "relu-demo", ["cpp-cpu"])

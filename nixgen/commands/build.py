@@ -131,7 +131,17 @@ def _label(drv_name: str, project: str, version: str, kernels: list[str]) -> str
     "--max-jobs",
     type=click.IntRange(0),
     default=None,
-    help="Derivations Nix builds at once (passed to nix build; default: Nix's setting).",
+    help="Derivations Nix builds at once on this machine (passed to nix build; default: "
+    "Nix's setting; 0: every derivation on the --builders).",
+)
+@click.option(
+    "--builders",
+    metavar="SPEC",
+    default=None,
+    help="Remote builders, Nix's `builders` setting (passed to nix build as written): "
+    "machine specs separated by `;`, e.g. 'ssh-ng://user@host x86_64-linux "
+    "/path/to/key 8', or @FILE (default: nix.conf's; '' for none). With "
+    "--max-jobs 0 every derivation is built remotely. See docs/build-performance.md.",
 )
 @click.option(
     "--cores",
@@ -162,6 +172,7 @@ def build_command(
     no_link: bool,
     keep_going: bool,
     max_jobs: int | None,
+    builders: str | None,
     cores: int | None,
     log_lines: int,
     accept_flake_config: bool,
@@ -238,7 +249,12 @@ def build_command(
 
     def nix_build(drvs: list[str]) -> list[str]:
         return nixbuild.build_command(
-            drvs, keep_going=keep_going, max_jobs=max_jobs, cores=cores, extra=build_extra
+            drvs,
+            keep_going=keep_going,
+            max_jobs=max_jobs,
+            cores=cores,
+            builders=builders,
+            extra=build_extra,
         )
 
     if dry_run:
@@ -306,7 +322,8 @@ def build_command(
         variant = variant_of.get(build.drv)
         what = label(build.name)
         if kind == "start":
-            progress.event(f"building {what}" + (f" ({variant})" if variant else ""))
+            where = f" on {build.machine}" if build.machine else ""
+            progress.event(f"building {what}{where}" + (f" ({variant})" if variant else ""))
         elif build.failed:
             progress.event(f"{what} {progress.style('failed', fg='red')}")
         elif variant is not None:
