@@ -134,7 +134,7 @@ def test_each_language_compiles_exactly_the_kinds_the_table_lists() -> None:
         for language, (fn, args) in extra.items()
     )
     got = nix_eval_json(
-        "let compile = (import ./nix/default.nix).compile; "
+        "let compile = ((import ./nix/default.nix).withLib (import ./tests/nixpkgs/lib)).compile; "
         "compiled = p: map (o: o.source) p.objects "
         "++ builtins.concatMap (e: if builtins.length e.inputs == 1 "
         '&& builtins.match "k/.*" (builtins.head e.inputs) != null then e.inputs else [ ]) '
@@ -250,13 +250,19 @@ def test_one_path_walking_rule() -> None:
 
 @pytest.mark.skipif(not have_nix(), reason="needs nix-instantiate")
 def test_every_exported_helper_of_the_plain_library_modules_is_used() -> None:
-    """Each binding the argument-free library modules export is used by the library, the
+    """Each binding the plain library modules (no package set) export is used by the library, the
     templates or the generated files, not only by tests (a dead helper kept equal to
     Python by a test is a second home of a rule nothing applies)."""
     modules = ("versions", "cuda", "shell", "variants")
     names = nix_eval_json(
         "{ "
-        + " ".join(f"{m} = builtins.attrNames (import ./nix/{m}.nix);" for m in modules)
+        + " ".join(
+            f"{m} = builtins.attrNames (import ./nix/{m}.nix"
+            # shell.nix takes nixpkgs `lib` (its escaping is lib/strings.nix's)
+            + (" { lib = import ./tests/nixpkgs/lib; }" if m == "shell" else "")
+            + ");"
+            for m in modules
+        )
         + " }",
         cwd=REPO,
     )
