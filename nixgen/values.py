@@ -256,10 +256,6 @@ def extension(value: str) -> str | None:
     return f"invalid file extension `{value}`: write it without the dot, e.g. `json`"
 
 
-def nonempty(value: str) -> str | None:
-    return None if value.strip() else "must not be empty"
-
-
 # --------------------------------------------------------------- the NewType → rule table
 
 
