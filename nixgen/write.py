@@ -305,13 +305,8 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o644) -> None:
     The one file writer of nixgen: render (`write`) and migrate use it.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f"{_TMP}{path.name}.", dir=path.parent)
+    tmp = _temp_file(path, data, mode)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -319,6 +314,23 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o644) -> None:
         raise
     with contextlib.suppress(OSError):
         _fsync_dir(path.parent)
+
+
+def _temp_file(path: Path, data: bytes, mode: int) -> Path:
+    """A fresh temporary file next to `path` holding `data`, flushed to disk, given `mode`;
+    nothing is left behind when this fails."""
+    fd, tmp = tempfile.mkstemp(prefix=f"{_TMP}{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            _fsync_file(handle.fileno())
+        os.chmod(tmp, mode)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return Path(tmp)
 
 
 class Changed(Exception):
@@ -338,14 +350,8 @@ def replace_unchanged(path: Path, data: bytes, *, expected: bytes, mode: int) ->
     `expected`, and when it differs the two are swapped back (the edit is in place again)
     and `Changed` is raised. Where the exchange is not available, the file is compared
     just before an ordinary rename (a window of microseconds)."""
-    fd, tmp_name = tempfile.mkstemp(prefix=f"{_TMP}{path.name}.", dir=path.parent)
-    tmp = Path(tmp_name)
+    tmp = _temp_file(path, data, mode)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            _fsync_file(handle.fileno())
-        os.chmod(tmp, mode)
         if _exchange_paths(tmp, path):
             out = paths.read_file(tmp, limit=max(len(expected), 1) + 1)
             if out != expected:
@@ -506,16 +512,8 @@ _AT_FDCWD = -100
 def _exchange(a: Path, b: Path) -> None:
     """Swap two paths atomically (Linux `renameat2`); elsewhere, two renames with a
     recoverable intermediate state (see `recover`)."""
-    libc = _libc()
-    renameat2 = getattr(libc, "renameat2", None)
-    if renameat2 is not None:
-        if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
-            return
-        import ctypes
-
-        err = ctypes.get_errno()
-        if err not in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
-            raise OSError(err, os.strerror(err), str(b))
+    if _exchange_paths(a, b):
+        return
     old = b.parent / f"{_OLD}{b.name}"
     os.rename(b, old)
     os.rename(a, b)
