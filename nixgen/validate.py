@@ -226,16 +226,13 @@ def _kernel(build: model.Build, name: str, kernel: model.Kernel) -> list[Problem
         )
     if isinstance(kernel, model.RUST_KERNELS):
         out.extend(_rust(name, kernel, path))
-    if isinstance(kernel, model.CppCudaKernel):
-        if kernel.cuda_capabilities == []:
-            out.append(
-                error(
-                    "`cuda-capabilities` is empty; omit it to build for all",
-                    (*path, "cuda-capabilities"),
-                )
-            )
-        out.extend(_duplicates(kernel.cuda_capabilities or [], (*path, "cuda-capabilities")))
-        out.extend(_ptx_repeats(kernel.cuda_capabilities or [], (*path, "cuda-capabilities")))
+    if isinstance(kernel, (model.CppCudaKernel, model.RustCudaKernel)):
+        capabilities, where = kernel.cuda_capabilities, (*path, "cuda-capabilities")
+        if capabilities == []:
+            out.append(error("`cuda-capabilities` is empty; omit it to build for all", where))
+        if isinstance(kernel, model.CppCudaKernel):
+            out.extend(_duplicates(capabilities or [], where))
+        out.extend(_ptx_repeats(capabilities or [], where))
     if isinstance(kernel, model.CppRocmKernel):
         if kernel.rocm_archs == []:
             out.append(
@@ -387,14 +384,6 @@ def _rust(
                     (*path, "device-manifest"),
                 )
             )
-        if kernel.cuda_capabilities == []:
-            out.append(
-                error(
-                    "`cuda-capabilities` is empty; omit it to build for all",
-                    (*path, "cuda-capabilities"),
-                )
-            )
-        out.extend(_ptx_repeats(kernel.cuda_capabilities or [], (*path, "cuda-capabilities")))
     return out
 
 
@@ -478,6 +467,7 @@ def files(build: model.Build, root: Path, *, includes: bool = True) -> list[Prob
     if includes:
         out.extend(unlisted_includes(build, resolver))
     package = model.python_package_dir(build)
+    where = (build.framework_table,) if build.framework is not None else ("general", "name")
     real, info = resolver.resolve(f"{package}/__init__.py")
     linked = _through_link(resolver, f"{package}/__init__.py")
     if not resolver.inside(real) or linked:
@@ -491,14 +481,14 @@ def files(build: model.Build, root: Path, *, includes: bool = True) -> list[Prob
                 )
                 + "; the build copies the package directory without following links, so "
                 "make it a real directory inside the project",
-                (build.framework_table,) if build.framework is not None else ("general", "name"),
+                where,
             )
         )
     elif info is None and (why := resolver.errors.get(real)) in _UNREADABLE:
         out.append(
             error(
                 f"the Python package's `{package}/__init__.py` {_UNREADABLE[why]}",
-                (build.framework_table,) if build.framework is not None else ("general", "name"),
+                where,
             )
         )
     elif info is None or not stat.S_ISREG(info.st_mode):
@@ -506,17 +496,11 @@ def files(build: model.Build, root: Path, *, includes: bool = True) -> list[Prob
             error(
                 f"the Python package `{package}/__init__.py` is missing; the kernel's Python "
                 "module lives there",
-                (build.framework_table,) if build.framework is not None else ("general", "name"),
+                where,
             )
         )
     else:
-        out.extend(
-            _package_links(
-                resolver.root,
-                package,
-                (build.framework_table,) if build.framework is not None else ("general", "name"),
-            )
-        )
+        out.extend(_package_links(resolver.root, package, where))
     return out
 
 
