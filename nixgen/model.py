@@ -151,6 +151,16 @@ def _unset(doc: str) -> Any:
     return attrs.field(default=None, metadata=_doc(doc))
 
 
+def _pyext(package_dir: str) -> Any:
+    """A framework's `pyext` field (default: `py` and `pyi`)."""
+    return attrs.field(
+        factory=lambda: ["py", "pyi"],
+        metadata=_doc(
+            f"Extensions of the files under `{package_dir}/<module>/` that ship with the kernel."
+        ),
+    )
+
+
 # --------------------------------------------------------------------------- general
 
 
@@ -260,12 +270,7 @@ class Torch:
         "ops with torch and call the kernels."
     )
     include: list[RelDir] = _list("Include directories for the binding sources.")
-    pyext: list[Extension] = attrs.field(
-        factory=lambda: ["py", "pyi"],
-        metadata=_doc(
-            "Extensions of the files under `torch-ext/<module>/` that ship with the kernel."
-        ),
-    )
+    pyext: list[Extension] = _pyext("torch-ext")
     minver: Version | None = _unset("The oldest torch version to build for (inclusive).")
     maxver: Version | None = _unset("The newest torch version to build for (inclusive).")
     stable_abi: Version | dict[Backend, Version] | None = _unset(
@@ -287,12 +292,7 @@ class TorchNoarch:
     """``[torch-noarch]``: a pure-Python (JIT, Triton, …) Torch kernel."""
 
     table: ClassVar[str] = "torch-noarch"
-    pyext: list[Extension] = attrs.field(
-        factory=lambda: ["py", "pyi"],
-        metadata=_doc(
-            "Extensions of the files under `torch-ext/<module>/` that ship with the kernel."
-        ),
-    )
+    pyext: list[Extension] = _pyext("torch-ext")
     cuda_capabilities: list[CudaCapability] = _list(
         "The CUDA capabilities the kernel supports (metadata.json)."
     )
@@ -306,12 +306,7 @@ class TvmFfi:
     table: ClassVar[str] = "tvm-ffi"
     src: list[RelPath] = _list("The binding sources (under `tvm-ffi-ext/`).")
     include: list[RelDir] = _list("Include directories for the binding sources.")
-    pyext: list[Extension] = attrs.field(
-        factory=lambda: ["py", "pyi"],
-        metadata=_doc(
-            "Extensions of the files under `tvm-ffi-ext/<module>/` that ship with the kernel."
-        ),
-    )
+    pyext: list[Extension] = _pyext("tvm-ffi-ext")
     cxx_flags: list[Flag] = _list("Extra compiler flags for the binding sources.")
 
 
