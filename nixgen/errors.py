@@ -22,7 +22,6 @@ EXIT_INVALID = 2
 #: Exit status for nixgen's own failures (a bug, a missing tool), and for `--check` when
 #: files on disk are stale (like `git diff --exit-code`).
 EXIT_INTERNAL = 1
-EXIT_STALE = 1
 
 PathPart = str | int
 

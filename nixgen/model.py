@@ -32,8 +32,6 @@ import attrs
 
 from nixgen import tables
 
-EDITION = 6
-
 
 @attrs.frozen
 class Named:
@@ -47,10 +45,6 @@ class Named:
 Backend = Annotated[
     Literal["cann", "cpu", "cuda", "metal", "neuron", "rocm", "tpu", "xpu"],
     Named("Backend", "A backend: the kind of device a variant runs on."),
-]
-#: A kernel language: the source language and the backend it builds for.
-Language = Literal[
-    "cpp-cpu", "cpp-cuda", "cpp-rocm", "cpp-xpu", "cpp-metal", "rust-cpu", "rust-cuda"
 ]
 
 # Each NewType's `__doc__` is its description in the JSON Schema and docs/build-toml.md.
