@@ -165,8 +165,7 @@ class ProblemError(NixgenError):
 
     def __init__(self, problems: Sequence[Problem]):
         self.problems = sort_problems(problems)
-        errors = [p for p in self.problems if p.severity == "error"]
-        super().__init__(errors[0].render() if errors else "invalid input")
+        super().__init__(self.errors[0].render() if self.errors else "invalid input")
 
     @property
     def errors(self) -> list[Problem]:

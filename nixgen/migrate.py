@@ -138,16 +138,13 @@ def target(
     if edition != schema.CURRENT:
         problems: list[Problem] = []
         for name, kernel in wanted.get("kernel", {}).items():
-            if kernel["language"] in RUST_LANGUAGES and "lib-name" not in kernel:
+            if kernel["language"].startswith("rust-") and "lib-name" not in kernel:
                 problems += _add_lib_name(document.path.parent, name, kernel)
         if problems:
             raise ProblemError(document.locate_all(problems))
     if license and wanted["general"].get("license") == upgrade.UNKNOWN_LICENSE:
         wanted["general"]["license"] = license
     return wanted
-
-
-RUST_LANGUAGES = ("rust-cpu", "rust-cuda")
 
 
 #: The largest `Cargo.toml` migrate reads (real ones are a few KiB).

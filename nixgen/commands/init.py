@@ -13,9 +13,9 @@ from nixgen.scaffold import LANGUAGES
 
 
 def _name(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    from nixgen import scaffold
+    from nixgen import values
 
-    problem = scaffold.check_name(value)
+    problem = values.project_name(value)
     if problem:
         raise click.BadParameter(problem)
     return value
