@@ -133,18 +133,17 @@ def _framework(build: model.Build) -> list[Problem]:
                     "registers the kernels' ops with the framework unless a kernel source "
                     "does it itself",
                     (fw.table, "src"),
-                    hint=f'list the binding, e.g. `src = ["{_binding_example(fw)}"]`',
+                    hint=f'list the binding, e.g. `src = ["{_BINDING_EXAMPLE[fw.table]}"]`',
                 )
             )
     return out
 
 
-def _binding_example(fw: model.Torch | model.TvmFfi) -> str:
-    return (
-        "tvm-ffi-ext/tvm_ffi_binding.cpp"
-        if isinstance(fw, model.TvmFfi)
-        else ("torch-ext/torch_binding.cpp")
-    )
+#: The binding source of each compiled framework, for hints.
+_BINDING_EXAMPLE = {
+    "torch": "torch-ext/torch_binding.cpp",
+    "tvm-ffi": "tvm-ffi-ext/tvm_ffi_binding.cpp",
+}
 
 
 def _duplicates(items: Sequence[str], path: tuple[str | int, ...]) -> list[Problem]:
