@@ -16,6 +16,7 @@ import stat
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -62,30 +63,22 @@ def _general(build: model.Build) -> list[Problem]:
             )
     if g.cuda is not None:
         out.extend(_bounds(g.cuda.minver, g.cuda.maxver, ("general", "cuda")))
-    for path, deps in _kernel_depends(g):
-        for index, dep in enumerate(deps):
+    # `kernel-depends` of [general] and of the backend tables that have one
+    owners: list[tuple[tuple[str, ...], Any]] = [((), g)]
+    owners += [((s,), getattr(g, s)) for s in ("cuda", "xpu", "neuron")]
+    for where, owner in owners:
+        if owner is None:
+            continue
+        for index, dep in enumerate(owner.kernel_depends):
             if (dep.version is None) == (dep.revision is None):
                 out.append(
                     error(
                         "give exactly one of `version` and `revision`"
                         if dep.version is not None
                         else "either `version` or `revision` must be given",
-                        (*path, index),
+                        ("general", *where, "kernel-depends", index),
                     )
                 )
-    return out
-
-
-def _kernel_depends(
-    g: model.General,
-) -> list[tuple[tuple[str | int, ...], list[model.KernelDependency]]]:
-    out: list[tuple[tuple[str | int, ...], list[model.KernelDependency]]] = [
-        (("general", "kernel-depends"), g.kernel_depends)
-    ]
-    for section in ("cuda", "xpu", "neuron"):
-        sub = getattr(g, section)
-        if sub is not None:
-            out.append((("general", section, "kernel-depends"), sub.kernel_depends))
     return out
 
 
