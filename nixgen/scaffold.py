@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from nixgen import paths, tables, values
+from nixgen import paths, spdx, tables, values
 from nixgen.errors import OutputError
 
 if TYPE_CHECKING:
@@ -108,8 +108,6 @@ def check_license(value: str) -> str | None:
                 f"contains the control character U+{ord(c):04X}; use a license identifier "
                 "such as `Apache-2.0`"
             )
-    from nixgen import spdx
-
     return spdx.problem(value)
 
 

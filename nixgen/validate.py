@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from nixgen import model, paths, tables, values
+from nixgen import model, paths, spdx, tables, values
 from nixgen.errors import Problem, error, one_of, warning
 
 
@@ -753,7 +753,5 @@ def _tree(resolver: _Resolver, rel: str, real: str, where: tuple[str | int, ...]
 def license_problems(build: model.Build) -> list[Problem]:
     """A warning when general.license is no SPDX license expression (`nixgen.spdx`);
     `nixgen validate` runs it (loading the SPDX list costs more than a render)."""
-    from nixgen import spdx
-
     why = spdx.problem(build.general.license)
     return [warning(why, ("general", "license"))] if why else []
