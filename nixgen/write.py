@@ -97,9 +97,7 @@ def plan(
 
     A hand-written project-root file (`flake.nix`, a workflow) is kept and listed in
     `kept`, unless `replace_root` (by default `force`) hands it over to nixgen."""
-    check_output_dir(root, rendered.out_dir)
-    for name in rendered.root:
-        _check_inside(root, name.rpartition("/")[0], what=name)
+    _check_targets(root, rendered)
     out = root / rendered.out_dir
     wanted = {f"{rendered.out_dir}/{k}": v for k, v in rendered.tree.items()}
     kept = []
@@ -208,10 +206,13 @@ def project_lock(root: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def check_output_dir(root: Path, out_dir: str) -> None:
-    """Refuse an output directory that is not a plain directory inside the project: a
-    symlink (hostile or not) must never send nixgen's writes elsewhere."""
-    _check_inside(root, out_dir, what="the output directory")
+def _check_targets(root: Path, rendered: Rendered) -> None:
+    """Refuse an output directory, or the directory of a project-root file (`flake.nix`,
+    a workflow), that is not a plain directory inside the project: a symlink (hostile or
+    not) must never send nixgen's writes elsewhere."""
+    _check_inside(root, rendered.out_dir, what="the output directory")
+    for name in rendered.root:
+        _check_inside(root, name.rpartition("/")[0], what=name)
 
 
 def _check_inside(root: Path, rel_dir: str, *, what: str) -> None:
@@ -270,9 +271,7 @@ def _unlistable(root: Path, out: Path, rel: str, exc: OSError) -> None:
 
 def write(root: Path, rendered: Rendered, *, force: bool = False) -> Plan:
     """Make the files under `root` match `rendered`; returns what changed."""
-    check_output_dir(root, rendered.out_dir)
-    for name in rendered.root:
-        _check_inside(root, name.rpartition("/")[0], what=name)
+    _check_targets(root, rendered)
     with project_lock(root):
         recover(root, rendered.out_dir, root_files=list(rendered.root))
         result = plan(root, rendered, force=force)
