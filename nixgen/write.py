@@ -304,32 +304,30 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o644) -> None:
     The one file writer of nixgen: render (`write`) and migrate use it.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _temp_file(path, data, mode)
-    try:
+    with _staged(path, data, mode) as tmp:
         os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):
-        _fsync_dir(path.parent)
 
 
-def _temp_file(path: Path, data: bytes, mode: int) -> Path:
-    """A fresh temporary file next to `path` holding `data`, flushed to disk, given `mode`;
-    nothing is left behind when this fails."""
-    fd, tmp = tempfile.mkstemp(prefix=f"{_TMP}{path.name}.", dir=path.parent)
+@contextlib.contextmanager
+def _staged(path: Path, data: bytes, mode: int) -> Iterator[Path]:
+    """A fresh temporary file next to `path` holding `data` (flushed to disk, given `mode`)
+    for the body to move into place: removed when anything fails, and `path`'s directory
+    made durable once the body is done."""
+    fd, name = tempfile.mkstemp(prefix=f"{_TMP}{path.name}.", dir=path.parent)
+    tmp = Path(name)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             _fsync_file(handle.fileno())
         os.chmod(tmp, mode)
+        yield tmp
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    return Path(tmp)
+    with contextlib.suppress(OSError):
+        _fsync_dir(path.parent)
 
 
 class Changed(Exception):
@@ -349,8 +347,7 @@ def replace_unchanged(path: Path, data: bytes, *, expected: bytes, mode: int) ->
     `expected`, and when it differs the two are swapped back (the edit is in place again)
     and `Changed` is raised. Where the exchange is not available, the file is compared
     just before an ordinary rename (a window of microseconds)."""
-    tmp = _temp_file(path, data, mode)
-    try:
+    with _staged(path, data, mode) as tmp:
         if _exchange_paths(tmp, path):
             out = paths.read_file(tmp, limit=max(len(expected), 1) + 1)
             if out != expected:
@@ -361,12 +358,6 @@ def replace_unchanged(path: Path, data: bytes, *, expected: bytes, mode: int) ->
             if paths.read_file(path, limit=max(len(expected), 1) + 1) != expected:
                 raise Changed(str(path))
             os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):
-        _fsync_dir(path.parent)
 
 
 def _exchange_paths(a: Path, b: Path) -> bool:
