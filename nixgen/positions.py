@@ -123,33 +123,23 @@ class _Scanner:
         c = self.peek()
         if c in ('"', "'"):
             self.read_string()
-        elif c == "[":
+        elif c in ("[", "{"):  # an array's elements, an inline table's keys
+            close = "]" if c == "[" else "}"
             self.advance()
             index = 0
             while True:
                 self.skip_ws_comments_newlines()
-                if self.peek() in ("]", ""):
+                if self.peek() in (close, ""):
                     self.advance()
                     return
                 start = self.i
-                self.record((*path, index), self.pos())
-                self.read_value((*path, index))
-                index += 1
+                if c == "[":
+                    self.record((*path, index), self.pos())
+                    self.read_value((*path, index))
+                    index += 1
+                else:
+                    self.key_value(path)
                 self.skip_ws_comments_newlines()
-                if self.peek() == ",":
-                    self.advance()
-                elif self.i == start:
-                    self.advance()  # not valid TOML; never loop on it
-        elif c == "{":
-            self.advance()
-            while True:
-                self.skip_ws()
-                if self.peek() in ("}", ""):
-                    self.advance()
-                    return
-                start = self.i
-                self.key_value(path)
-                self.skip_ws()
                 if self.peek() == ",":
                     self.advance()
                 elif self.i == start:
