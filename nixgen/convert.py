@@ -14,7 +14,6 @@ cattrs' errors become problems.
 from __future__ import annotations
 
 import json
-import types
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, get_args, get_origin
@@ -185,10 +184,6 @@ def _is_list(t: Any) -> bool:
 
 def _is_dict(t: Any) -> bool:
     return get_origin(t) is dict or t is dict
-
-
-def _is_union(t: Any) -> bool:
-    return get_origin(t) in (typing.Union, types.UnionType)
 
 
 def _newtype_hook(rule: values.Rule) -> Callable[[object, type], str]:

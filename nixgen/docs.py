@@ -99,8 +99,6 @@ class _Page:
         out = []
         if prop.get("minItems"):
             out.append(f"at least {prop['minItems']} item{'s' if prop['minItems'] > 1 else ''}")
-        if prop.get("uniqueItems"):
-            out.append("no repeated values")
         if "contains" in prop and "enum" in prop["contains"]:
             out.append("at least one of " + ", ".join(f"`{v}`" for v in prop["contains"]["enum"]))
         for rule in prop.get("allOf", []):
@@ -108,7 +106,6 @@ class _Page:
             what = {
                 r"(^|/)Cargo\.toml$": "exactly one `Cargo.toml`",
                 r"(^|/)Cargo\.lock$": "exactly one `Cargo.lock`",
-                r"\.rs$": "at least one `.rs` file",
             }.get(pattern)
             if what:
                 out.append(what)

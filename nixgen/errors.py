@@ -22,7 +22,6 @@ EXIT_INVALID = 2
 #: Exit status for nixgen's own failures (a bug, a missing tool), and for `--check` when
 #: files on disk are stale (like `git diff --exit-code`).
 EXIT_INTERNAL = 1
-EXIT_STALE = 1
 
 PathPart = str | int
 
@@ -166,8 +165,7 @@ class ProblemError(NixgenError):
 
     def __init__(self, problems: Sequence[Problem]):
         self.problems = sort_problems(problems)
-        errors = [p for p in self.problems if p.severity == "error"]
-        super().__init__(errors[0].render() if errors else "invalid input")
+        super().__init__(self.errors[0].render() if self.errors else "invalid input")
 
     @property
     def errors(self) -> list[Problem]:

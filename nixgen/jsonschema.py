@@ -63,11 +63,6 @@ NEWTYPES: dict[Any, Callable[[], dict[str, Any]]] = {
 # ----------------------------------------------------------------------- descriptions
 
 
-def _class_doc(cls: type) -> str | None:
-    doc = inspect.getdoc(cls)
-    return _plain(doc) if doc else None
-
-
 def _plain(text: str) -> str:
     """Paragraphs joined into single lines (editors wrap descriptions themselves)."""
     paragraphs = [" ".join(p.replace("``", "`").split()) for p in text.split("\n\n")]
@@ -184,9 +179,9 @@ class _Walker:
                 extra["default"] = default
             properties[convert.key_of(field)] = {**prop, **extra} if extra else prop
         out: dict[str, Any] = {"type": "object"}
-        doc = _class_doc(cls)
+        doc = inspect.getdoc(cls)
         if doc:
-            out["description"] = doc
+            out["description"] = _plain(doc)
         out["properties"] = properties
         if required:
             out["required"] = required

@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 import tomli
 
-from nixgen import load, model, project, schema, tomledit, upgrade, validate, values
+from nixgen import load, model, paths, project, schema, tomledit, upgrade, validate, values
 from nixgen.errors import NixgenError, OutputError, Problem, ProblemError, warning
 
 BOM = b"\xef\xbb\xbf"
@@ -96,7 +96,7 @@ def plan(path: Path | str, *, license: str | None = None) -> Migration:
         if kernel is not build.kernels[name]
     }
     wanted = target(document, edition, license, locks=locks)
-    listed = [p for _, paths in sorted(locks.items()) for p in paths]
+    listed = [p for _, files in sorted(locks.items()) for p in files]
     warnings = [w for w in warnings if not (license and _is_license_placeholder_warning(w))]
     if license and wanted["general"].get("license") != license:
         warnings.append(
@@ -132,22 +132,19 @@ def target(
         raw, _ = schema.structure(document.data, edition)
         assert raw is not None  # `document` is valid
         wanted, _ = upgrade.to_edition6(raw, edition)
-    for name, paths in (locks or {}).items():
+    for name, files in (locks or {}).items():
         if name in wanted.get("kernel", {}):
-            wanted["kernel"][name]["src"] = [*wanted["kernel"][name]["src"], *paths]
+            wanted["kernel"][name]["src"] = [*wanted["kernel"][name]["src"], *files]
     if edition != schema.CURRENT:
         problems: list[Problem] = []
         for name, kernel in wanted.get("kernel", {}).items():
-            if kernel["language"] in RUST_LANGUAGES and "lib-name" not in kernel:
+            if kernel["language"].startswith("rust-") and "lib-name" not in kernel:
                 problems += _add_lib_name(document.path.parent, name, kernel)
         if problems:
             raise ProblemError(document.locate_all(problems))
     if license and wanted["general"].get("license") == upgrade.UNKNOWN_LICENSE:
         wanted["general"]["license"] = license
     return wanted
-
-
-RUST_LANGUAGES = ("rust-cpu", "rust-cuda")
 
 
 #: The largest `Cargo.toml` migrate reads (real ones are a few KiB).
@@ -163,8 +160,6 @@ def crate_library(root: Path, manifest: str) -> str | None:
     followed, no FIFO or device opened, at most `MAX_MANIFEST` bytes, TOML parser limits.
     A manifest that cannot be read so, or that declares a name that is no Rust
     identifier, raises `CrateError` (migrating would write a file nixgen refuses)."""
-    from nixgen import paths
-
     data = paths.read_under(root, manifest, limit=MAX_MANIFEST)
     if data is None:
         return None
@@ -248,7 +243,6 @@ def write(migration: Migration) -> None:
     (the link stays); one that leads outside the project is refused: nixgen never writes
     outside the project (the target may be shared by other projects).
     """
-    from nixgen import paths
     from nixgen.write import Changed, replace_unchanged
 
     link = migration.document.path

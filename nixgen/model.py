@@ -32,8 +32,6 @@ import attrs
 
 from nixgen import tables
 
-EDITION = 6
-
 
 @attrs.frozen
 class Named:
@@ -47,10 +45,6 @@ class Named:
 Backend = Annotated[
     Literal["cann", "cpu", "cuda", "metal", "neuron", "rocm", "tpu", "xpu"],
     Named("Backend", "A backend: the kind of device a variant runs on."),
-]
-#: A kernel language: the source language and the backend it builds for.
-Language = Literal[
-    "cpp-cpu", "cpp-cuda", "cpp-rocm", "cpp-xpu", "cpp-metal", "rust-cpu", "rust-cuda"
 ]
 
 # Each NewType's `__doc__` is its description in the JSON Schema and docs/build-toml.md.
@@ -149,6 +143,16 @@ def _list(doc: str) -> Any:
 def _unset(doc: str) -> Any:
     """A field that defaults to None (not given)."""
     return attrs.field(default=None, metadata=_doc(doc))
+
+
+def _pyext(package_dir: str) -> Any:
+    """A framework's `pyext` field (default: `py` and `pyi`)."""
+    return attrs.field(
+        factory=lambda: ["py", "pyi"],
+        metadata=_doc(
+            f"Extensions of the files under `{package_dir}/<module>/` that ship with the kernel."
+        ),
+    )
 
 
 # --------------------------------------------------------------------------- general
@@ -260,12 +264,7 @@ class Torch:
         "ops with torch and call the kernels."
     )
     include: list[RelDir] = _list("Include directories for the binding sources.")
-    pyext: list[Extension] = attrs.field(
-        factory=lambda: ["py", "pyi"],
-        metadata=_doc(
-            "Extensions of the files under `torch-ext/<module>/` that ship with the kernel."
-        ),
-    )
+    pyext: list[Extension] = _pyext("torch-ext")
     minver: Version | None = _unset("The oldest torch version to build for (inclusive).")
     maxver: Version | None = _unset("The newest torch version to build for (inclusive).")
     stable_abi: Version | dict[Backend, Version] | None = _unset(
@@ -287,12 +286,7 @@ class TorchNoarch:
     """``[torch-noarch]``: a pure-Python (JIT, Triton, …) Torch kernel."""
 
     table: ClassVar[str] = "torch-noarch"
-    pyext: list[Extension] = attrs.field(
-        factory=lambda: ["py", "pyi"],
-        metadata=_doc(
-            "Extensions of the files under `torch-ext/<module>/` that ship with the kernel."
-        ),
-    )
+    pyext: list[Extension] = _pyext("torch-ext")
     cuda_capabilities: list[CudaCapability] = _list(
         "The CUDA capabilities the kernel supports (metadata.json)."
     )
@@ -306,12 +300,7 @@ class TvmFfi:
     table: ClassVar[str] = "tvm-ffi"
     src: list[RelPath] = _list("The binding sources (under `tvm-ffi-ext/`).")
     include: list[RelDir] = _list("Include directories for the binding sources.")
-    pyext: list[Extension] = attrs.field(
-        factory=lambda: ["py", "pyi"],
-        metadata=_doc(
-            "Extensions of the files under `tvm-ffi-ext/<module>/` that ship with the kernel."
-        ),
-    )
+    pyext: list[Extension] = _pyext("tvm-ffi-ext")
     cxx_flags: list[Flag] = _list("Extra compiler flags for the binding sources.")
 
 

@@ -56,7 +56,6 @@ __all__ = [
     "NixLiteralError",
     "Raw",
     "attr_name",
-    "attr_path",
     "finalize",
     "raw",
     "string",
@@ -187,17 +186,6 @@ def attr_name(name: str) -> str:
 def is_identifier(name: str) -> bool:
     """Whether `name` can be written bare in Nix: an identifier that is not a keyword."""
     return _IDENTIFIER.fullmatch(name) is not None and name not in KEYWORDS
-
-
-def attr_path(*names: str) -> str:
-    """Return a dotted attribute path with each element passed through `attr_name`.
-
-    >>> attr_path("kernels", "relu.v2")
-    'kernels."relu.v2"'
-    """
-    if not names:
-        raise ValueError("an attribute path needs at least one name")
-    return ".".join(attr_name(name) for name in names)
 
 
 def _int(n: int) -> str:

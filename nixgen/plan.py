@@ -65,11 +65,6 @@ class Variant:
     bundle: bool
     kernels: tuple[str, ...]
 
-    @property
-    def compute(self) -> str:
-        """The compute part of the name (``cu130``, ``cpu``, …)."""
-        return compute_name(self.backend, self.backend_version)
-
     def to_json(self) -> dict[str, Any]:
         """The variant as `nixgen variants --json` prints it (the Nix library's field names)."""
         return {

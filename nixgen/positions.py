@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+import tomli
+
 Position = tuple[int, int]
 KeyPath = tuple[str | int, ...]
 
@@ -69,8 +71,8 @@ class _Scanner:
     def read_string(self) -> str:
         """Read a basic or literal (possibly multi-line) string; return its value roughly.
 
-        Escapes are decoded only for the cases keys realistically use; positions do not
-        depend on the decoded value except for quoted keys.
+        Only a single-line string's value is exact (a quoted key's name, whose escapes
+        tomli decodes); positions do not depend on any other string's value.
         """
         quote = self.peek()
         if self.text.startswith(quote * 3, self.i):
@@ -88,17 +90,14 @@ class _Scanner:
                 self.advance()
             return value
         self.advance()
-        chars: list[str] = []
+        start = self.i
         while self.i < len(self.text) and self.peek() != quote:
-            c = self.peek()
-            if quote == '"' and c == "\\":
-                self.advance()
-                chars.append(_unescape(self))
-                continue
-            chars.append(c)
+            if quote == '"' and self.peek() == "\\":
+                self.advance()  # the escaped character cannot end the string
             self.advance()
+        value = self.text[start : self.i]
         self.advance()
-        return "".join(chars)
+        return _basic_string(value) if quote == '"' else value
 
     def read_key(self) -> list[tuple[str, Position]]:
         parts: list[tuple[str, Position]] = []
@@ -124,33 +123,23 @@ class _Scanner:
         c = self.peek()
         if c in ('"', "'"):
             self.read_string()
-        elif c == "[":
+        elif c in ("[", "{"):  # an array's elements, an inline table's keys
+            close = "]" if c == "[" else "}"
             self.advance()
             index = 0
             while True:
                 self.skip_ws_comments_newlines()
-                if self.peek() in ("]", ""):
+                if self.peek() in (close, ""):
                     self.advance()
                     return
                 start = self.i
-                self.record((*path, index), self.pos())
-                self.read_value((*path, index))
-                index += 1
+                if c == "[":
+                    self.record((*path, index), self.pos())
+                    self.read_value((*path, index))
+                    index += 1
+                else:
+                    self.key_value(path)
                 self.skip_ws_comments_newlines()
-                if self.peek() == ",":
-                    self.advance()
-                elif self.i == start:
-                    self.advance()  # not valid TOML; never loop on it
-        elif c == "{":
-            self.advance()
-            while True:
-                self.skip_ws()
-                if self.peek() in ("}", ""):
-                    self.advance()
-                    return
-                start = self.i
-                self.key_value(path)
-                self.skip_ws()
                 if self.peek() == ",":
                     self.advance()
                 elif self.i == start:
@@ -213,30 +202,14 @@ class _Scanner:
                 self.advance()  # not valid TOML; never loop on it
 
 
-def _unescape(scanner: _Scanner) -> str:
-    c = scanner.peek()
-    simple = {
-        "n": "\n",
-        "t": "\t",
-        "r": "\r",
-        '"': '"',
-        "\\": "\\",
-        "b": "\b",
-        "f": "\f",
-        "e": "\x1b",
-    }
-    if c in simple:
-        scanner.advance()
-        return simple[c]
-    if c in ("u", "U", "x"):
-        width = {"u": 4, "U": 8, "x": 2}[c]
-        digits = scanner.text[scanner.i + 1 : scanner.i + 1 + width]
-        scanner.advance(1 + width)
-        try:
-            return chr(int(digits, 16))
-        except ValueError:
-            return ""
-    return c
+def _basic_string(body: str) -> str:
+    """The value of the basic string ``"body"``, its escapes decoded by tomli (`body` as
+    written when it does not parse: the scan of a document's part before a TOML error)."""
+    try:
+        value: str = tomli.loads(f'k = "{body}"')["k"]
+    except tomli.TOMLDecodeError:
+        return body
+    return value
 
 
 class Positions:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from nixgen import paths, tables, values
+from nixgen import paths, spdx, tables, values
 from nixgen.errors import OutputError
 
 if TYPE_CHECKING:
@@ -36,6 +36,11 @@ if TYPE_CHECKING:
 LANGUAGES = tuple(lang for lang in tables.LANGUAGES if lang != "rust-cuda")
 DEFAULT_LICENSE = "Apache-2.0"
 
+#: The Rust crate's manifest and lock file (its `lib.rs` differs by binding).
+_CRATE = (
+    ("relu_rs/Cargo.toml", "rust-cpu/Cargo.toml.j2"),
+    ("relu_rs/Cargo.lock", "rust-cpu/Cargo.lock.j2"),
+)
 #: Kernel table name and (path, template) of each source, per language.
 SOURCES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     "cpp-cpu": ("relu_cpu", (("relu_cpu/relu_cpu.cpp", "cpp-cpu/relu_cpu.cpp.j2"),)),
@@ -43,27 +48,16 @@ SOURCES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     "cpp-rocm": ("relu_rocm", (("relu_rocm/relu_rocm.hip", "cpp-rocm/relu_rocm.hip.j2"),)),
     "cpp-xpu": ("relu_xpu", (("relu_xpu/relu_xpu.cpp", "cpp-xpu/relu_xpu.cpp.j2"),)),
     "cpp-metal": ("relu_metal", (("relu_metal/relu_metal.mm", "cpp-metal/relu_metal.mm.j2"),)),
-    "rust-cpu": (
-        "relu_rs",
-        (
-            ("relu_rs/Cargo.toml", "rust-cpu/Cargo.toml.j2"),
-            ("relu_rs/Cargo.lock", "rust-cpu/Cargo.lock.j2"),
-            ("relu_rs/src/lib.rs", "rust-cpu/lib.rs.j2"),
-        ),
-    ),
+    "rust-cpu": ("relu_rs", (*_CRATE, ("relu_rs/src/lib.rs", "rust-cpu/lib.rs.j2"))),
 }
 
-#: The torch dispatch key and device of each backend's tensors.
 #: The shapes of a project: a `[torch]` C++ binding calling the kernels (every language), or,
 #: for one rust-cpu kernel, a `[tvm-ffi]` project whose crate IS the binding.
 BINDINGS = ("torch", "tvm-ffi")
 #: The crate of the tvm-ffi shape (it exports `relu` through the TVM FFI C ABI).
-TVM_FFI_SOURCES = (
-    ("relu_rs/Cargo.toml", "rust-cpu/Cargo.toml.j2"),
-    ("relu_rs/Cargo.lock", "rust-cpu/Cargo.lock.j2"),
-    ("relu_rs/src/lib.rs", "rust-cpu-tvm-ffi/lib.rs.j2"),
-)
+TVM_FFI_SOURCES = (*_CRATE, ("relu_rs/src/lib.rs", "rust-cpu-tvm-ffi/lib.rs.j2"))
 
+#: The torch dispatch key and device of each backend's tensors.
 DISPATCH_KEYS = {"cpu": "kCPU", "cuda": "kCUDA", "rocm": "kCUDA", "xpu": "kXPU", "metal": "kMPS"}
 DEVICES = {"cpu": "cpu", "cuda": "cuda", "rocm": "cuda", "xpu": "xpu", "metal": "mps"}
 
@@ -100,11 +94,6 @@ class Kernel:
         return [] if self.language == "rust-cpu" else ["torch"]
 
 
-def check_name(name: str) -> str | None:
-    """Why `name` cannot be a project name, or None."""
-    return values.project_name(name)
-
-
 def check_license(value: str) -> str | None:
     """Why `value` (a ``--license`` argument) cannot be written as general.license, or
     None: printable text (no control character, valid UTF-8) that is a valid SPDX license
@@ -119,8 +108,6 @@ def check_license(value: str) -> str | None:
                 f"contains the control character U+{ord(c):04X}; use a license identifier "
                 "such as `Apache-2.0`"
             )
-    from nixgen import spdx
-
     return spdx.problem(value)
 
 
@@ -180,7 +167,7 @@ def files(
     name: str, languages: list[str], *, license: str = DEFAULT_LICENSE, binding: str = "torch"
 ) -> dict[str, str]:
     """Every file of a new project, by path relative to its root (Nix files excepted)."""
-    problem = check_name(name) or check_binding(languages, binding)
+    problem = values.project_name(name) or check_binding(languages, binding)
     if problem:
         raise ValueError(problem)
     plan = kernels(languages, binding)

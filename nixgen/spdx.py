@@ -17,6 +17,7 @@ from nixgen.errors import closest
 SPECIAL = ("NOASSERTION", "NONE")
 #: User-defined identifiers, valid anywhere an SPDX identifier is (SPDX spec, annex D).
 _REF = re.compile(r"(DocumentRef-[A-Za-z0-9.-]+:)?LicenseRef-[A-Za-z0-9.-]+")
+_EXAMPLE = "e.g. `Apache-2.0`, `MIT OR Apache-2.0`; https://spdx.org/licenses/"
 
 
 @cache
@@ -43,7 +44,7 @@ def problem(expression: str) -> str | None:
     try:
         info = _licensing().validate(text)
     except Exception:  # the library fails on some malformed input (`MIT AND`)
-        return f"`{text}` is not a valid SPDX license expression ({_example()})"
+        return f"`{text}` is not a valid SPDX license expression ({_EXAMPLE})"
     unknown = [s for s in info.invalid_symbols if s and not _REF.fullmatch(s)]
     if unknown:
         parts = []
@@ -51,14 +52,10 @@ def problem(expression: str) -> str | None:
             match = closest(symbol, _identifiers())
             hint = f"; did you mean `{match}`?" if match else ""
             parts.append(f"unknown SPDX license identifier `{symbol}`{hint}")
-        return "; ".join(parts) + f" ({_example()})"
+        return "; ".join(parts) + f" ({_EXAMPLE})"
     # What is left unknown is user-defined `LicenseRef-…` identifiers, which SPDX allows;
     # any other error is the expression's syntax.
     refs_only = bool(info.invalid_symbols) and all(_REF.fullmatch(s) for s in info.invalid_symbols)
     if info.errors and not refs_only:
-        return f"`{text}` is not a valid SPDX license expression ({_example()})"
+        return f"`{text}` is not a valid SPDX license expression ({_EXAMPLE})"
     return None
-
-
-def _example() -> str:
-    return "e.g. `Apache-2.0`, `MIT OR Apache-2.0`; https://spdx.org/licenses/"

@@ -16,16 +16,6 @@ from typing import Any, cast
 #: The installed package directory.
 PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
-DATA_FILES = (
-    "build-configs.json",
-    "ci-runners.json",
-    "builder-cuda-capabilities.json",
-    "cpp-dependencies.json",
-    "cuda-capabilities.json",
-    "python-dependencies.json",
-    "rocm-archs.json",
-)
-
 BACKENDS = ("cann", "cpu", "cuda", "metal", "neuron", "rocm", "tpu", "xpu")
 LANGUAGES = ("cpp-cpu", "cpp-cuda", "cpp-rocm", "cpp-xpu", "cpp-metal", "rust-cpu", "rust-cuda")
 LANGUAGE_BACKEND = {

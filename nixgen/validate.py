@@ -16,10 +16,11 @@ import stat
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 
-from nixgen import model, paths, tables, values
+from nixgen import model, paths, spdx, tables, values
 from nixgen.errors import Problem, error, one_of, warning
 
 
@@ -62,30 +63,22 @@ def _general(build: model.Build) -> list[Problem]:
             )
     if g.cuda is not None:
         out.extend(_bounds(g.cuda.minver, g.cuda.maxver, ("general", "cuda")))
-    for path, deps in _kernel_depends(g):
-        for index, dep in enumerate(deps):
+    # `kernel-depends` of [general] and of the backend tables that have one
+    owners: list[tuple[tuple[str, ...], Any]] = [((), g)]
+    owners += [((s,), getattr(g, s)) for s in ("cuda", "xpu", "neuron")]
+    for where, owner in owners:
+        if owner is None:
+            continue
+        for index, dep in enumerate(owner.kernel_depends):
             if (dep.version is None) == (dep.revision is None):
                 out.append(
                     error(
                         "give exactly one of `version` and `revision`"
                         if dep.version is not None
                         else "either `version` or `revision` must be given",
-                        (*path, index),
+                        ("general", *where, "kernel-depends", index),
                     )
                 )
-    return out
-
-
-def _kernel_depends(
-    g: model.General,
-) -> list[tuple[tuple[str | int, ...], list[model.KernelDependency]]]:
-    out: list[tuple[tuple[str | int, ...], list[model.KernelDependency]]] = [
-        (("general", "kernel-depends"), g.kernel_depends)
-    ]
-    for section in ("cuda", "xpu", "neuron"):
-        sub = getattr(g, section)
-        if sub is not None:
-            out.append((("general", section, "kernel-depends"), sub.kernel_depends))
     return out
 
 
@@ -133,18 +126,17 @@ def _framework(build: model.Build) -> list[Problem]:
                     "registers the kernels' ops with the framework unless a kernel source "
                     "does it itself",
                     (fw.table, "src"),
-                    hint=f'list the binding, e.g. `src = ["{_binding_example(fw)}"]`',
+                    hint=f'list the binding, e.g. `src = ["{_BINDING_EXAMPLE[fw.table]}"]`',
                 )
             )
     return out
 
 
-def _binding_example(fw: model.Torch | model.TvmFfi) -> str:
-    return (
-        "tvm-ffi-ext/tvm_ffi_binding.cpp"
-        if isinstance(fw, model.TvmFfi)
-        else ("torch-ext/torch_binding.cpp")
-    )
+#: The binding source of each compiled framework, for hints.
+_BINDING_EXAMPLE = {
+    "torch": "torch-ext/torch_binding.cpp",
+    "tvm-ffi": "tvm-ffi-ext/tvm_ffi_binding.cpp",
+}
 
 
 def _duplicates(items: Sequence[str], path: tuple[str | int, ...]) -> list[Problem]:
@@ -226,16 +218,13 @@ def _kernel(build: model.Build, name: str, kernel: model.Kernel) -> list[Problem
         )
     if isinstance(kernel, model.RUST_KERNELS):
         out.extend(_rust(name, kernel, path))
-    if isinstance(kernel, model.CppCudaKernel):
-        if kernel.cuda_capabilities == []:
-            out.append(
-                error(
-                    "`cuda-capabilities` is empty; omit it to build for all",
-                    (*path, "cuda-capabilities"),
-                )
-            )
-        out.extend(_duplicates(kernel.cuda_capabilities or [], (*path, "cuda-capabilities")))
-        out.extend(_ptx_repeats(kernel.cuda_capabilities or [], (*path, "cuda-capabilities")))
+    if isinstance(kernel, (model.CppCudaKernel, model.RustCudaKernel)):
+        capabilities, where = kernel.cuda_capabilities, (*path, "cuda-capabilities")
+        if capabilities == []:
+            out.append(error("`cuda-capabilities` is empty; omit it to build for all", where))
+        if isinstance(kernel, model.CppCudaKernel):
+            out.extend(_duplicates(capabilities or [], where))
+        out.extend(_ptx_repeats(capabilities or [], where))
     if isinstance(kernel, model.CppRocmKernel):
         if kernel.rocm_archs == []:
             out.append(
@@ -387,14 +376,6 @@ def _rust(
                     (*path, "device-manifest"),
                 )
             )
-        if kernel.cuda_capabilities == []:
-            out.append(
-                error(
-                    "`cuda-capabilities` is empty; omit it to build for all",
-                    (*path, "cuda-capabilities"),
-                )
-            )
-        out.extend(_ptx_repeats(kernel.cuda_capabilities or [], (*path, "cuda-capabilities")))
     return out
 
 
@@ -478,6 +459,7 @@ def files(build: model.Build, root: Path, *, includes: bool = True) -> list[Prob
     if includes:
         out.extend(unlisted_includes(build, resolver))
     package = model.python_package_dir(build)
+    where = (build.framework_table,) if build.framework is not None else ("general", "name")
     real, info = resolver.resolve(f"{package}/__init__.py")
     linked = _through_link(resolver, f"{package}/__init__.py")
     if not resolver.inside(real) or linked:
@@ -491,14 +473,14 @@ def files(build: model.Build, root: Path, *, includes: bool = True) -> list[Prob
                 )
                 + "; the build copies the package directory without following links, so "
                 "make it a real directory inside the project",
-                (build.framework_table,) if build.framework is not None else ("general", "name"),
+                where,
             )
         )
     elif info is None and (why := resolver.errors.get(real)) in _UNREADABLE:
         out.append(
             error(
                 f"the Python package's `{package}/__init__.py` {_UNREADABLE[why]}",
-                (build.framework_table,) if build.framework is not None else ("general", "name"),
+                where,
             )
         )
     elif info is None or not stat.S_ISREG(info.st_mode):
@@ -506,17 +488,11 @@ def files(build: model.Build, root: Path, *, includes: bool = True) -> list[Prob
             error(
                 f"the Python package `{package}/__init__.py` is missing; the kernel's Python "
                 "module lives there",
-                (build.framework_table,) if build.framework is not None else ("general", "name"),
+                where,
             )
         )
     else:
-        out.extend(
-            _package_links(
-                resolver.root,
-                package,
-                (build.framework_table,) if build.framework is not None else ("general", "name"),
-            )
-        )
+        out.extend(_package_links(resolver.root, package, where))
     return out
 
 
@@ -777,7 +753,5 @@ def _tree(resolver: _Resolver, rel: str, real: str, where: tuple[str | int, ...]
 def license_problems(build: model.Build) -> list[Problem]:
     """A warning when general.license is no SPDX license expression (`nixgen.spdx`);
     `nixgen validate` runs it (loading the SPDX list costs more than a render)."""
-    from nixgen import spdx
-
     why = spdx.problem(build.general.license)
     return [warning(why, ("general", "license"))] if why else []

@@ -256,10 +256,6 @@ def extension(value: str) -> str | None:
     return f"invalid file extension `{value}`: write it without the dot, e.g. `json`"
 
 
-def nonempty(value: str) -> str | None:
-    return None if value.strip() else "must not be empty"
-
-
 # --------------------------------------------------------------- the NewType → rule table
 
 
@@ -298,10 +294,6 @@ def _pattern(regex: re.Pattern[str], max_length: int | None = None) -> Callable[
     return make
 
 
-def _any_flag(_: str) -> str | None:
-    return None
-
-
 @attrs.frozen(kw_only=True)
 class ValueRule:
     """A NewType's rule: `check` (None or the message), `schema` (its JSON Schema, made on
@@ -323,7 +315,7 @@ NEWTYPES: dict[Any, ValueRule] = {
     model.RelDir: ValueRule(
         check=rel_dir, schema=lambda: {"anyOf": [{"const": "."}, _rel_path_schema()]}
     ),
-    model.Flag: ValueRule(check=_any_flag, schema=lambda: {"type": "string"}),
+    model.Flag: ValueRule(check=lambda _: None, schema=lambda: {"type": "string"}),
     # Well-formed values nixgen does not know are warnings, not errors: the pattern is the
     # rule, the known values are examples.
     model.CudaCapability: ValueRule(

@@ -97,9 +97,7 @@ def plan(
 
     A hand-written project-root file (`flake.nix`, a workflow) is kept and listed in
     `kept`, unless `replace_root` (by default `force`) hands it over to nixgen."""
-    check_output_dir(root, rendered.out_dir)
-    for name in rendered.root:
-        _check_inside(root, name.rpartition("/")[0], what=name)
+    _check_targets(root, rendered)
     out = root / rendered.out_dir
     wanted = {f"{rendered.out_dir}/{k}": v for k, v in rendered.tree.items()}
     kept = []
@@ -208,10 +206,13 @@ def project_lock(root: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def check_output_dir(root: Path, out_dir: str) -> None:
-    """Refuse an output directory that is not a plain directory inside the project: a
-    symlink (hostile or not) must never send nixgen's writes elsewhere."""
-    _check_inside(root, out_dir, what="the output directory")
+def _check_targets(root: Path, rendered: Rendered) -> None:
+    """Refuse an output directory, or the directory of a project-root file (`flake.nix`,
+    a workflow), that is not a plain directory inside the project: a symlink (hostile or
+    not) must never send nixgen's writes elsewhere."""
+    _check_inside(root, rendered.out_dir, what="the output directory")
+    for name in rendered.root:
+        _check_inside(root, name.rpartition("/")[0], what=name)
 
 
 def _check_inside(root: Path, rel_dir: str, *, what: str) -> None:
@@ -270,9 +271,7 @@ def _unlistable(root: Path, out: Path, rel: str, exc: OSError) -> None:
 
 def write(root: Path, rendered: Rendered, *, force: bool = False) -> Plan:
     """Make the files under `root` match `rendered`; returns what changed."""
-    check_output_dir(root, rendered.out_dir)
-    for name in rendered.root:
-        _check_inside(root, name.rpartition("/")[0], what=name)
+    _check_targets(root, rendered)
     with project_lock(root):
         recover(root, rendered.out_dir, root_files=list(rendered.root))
         result = plan(root, rendered, force=force)
@@ -305,14 +304,24 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o644) -> None:
     The one file writer of nixgen: render (`write`) and migrate use it.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f"{_TMP}{path.name}.", dir=path.parent)
+    with _staged(path, data, mode) as tmp:
+        os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def _staged(path: Path, data: bytes, mode: int) -> Iterator[Path]:
+    """A fresh temporary file next to `path` holding `data` (flushed to disk, given `mode`)
+    for the body to move into place: removed when anything fails, and `path`'s directory
+    made durable once the body is done."""
+    fd, name = tempfile.mkstemp(prefix=f"{_TMP}{path.name}.", dir=path.parent)
+    tmp = Path(name)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            _fsync_file(handle.fileno())
         os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        yield tmp
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -338,14 +347,7 @@ def replace_unchanged(path: Path, data: bytes, *, expected: bytes, mode: int) ->
     `expected`, and when it differs the two are swapped back (the edit is in place again)
     and `Changed` is raised. Where the exchange is not available, the file is compared
     just before an ordinary rename (a window of microseconds)."""
-    fd, tmp_name = tempfile.mkstemp(prefix=f"{_TMP}{path.name}.", dir=path.parent)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            _fsync_file(handle.fileno())
-        os.chmod(tmp, mode)
+    with _staged(path, data, mode) as tmp:
         if _exchange_paths(tmp, path):
             out = paths.read_file(tmp, limit=max(len(expected), 1) + 1)
             if out != expected:
@@ -356,12 +358,6 @@ def replace_unchanged(path: Path, data: bytes, *, expected: bytes, mode: int) ->
             if paths.read_file(path, limit=max(len(expected), 1) + 1) != expected:
                 raise Changed(str(path))
             os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):
-        _fsync_dir(path.parent)
 
 
 def _exchange_paths(a: Path, b: Path) -> bool:
@@ -506,16 +502,8 @@ _AT_FDCWD = -100
 def _exchange(a: Path, b: Path) -> None:
     """Swap two paths atomically (Linux `renameat2`); elsewhere, two renames with a
     recoverable intermediate state (see `recover`)."""
-    libc = _libc()
-    renameat2 = getattr(libc, "renameat2", None)
-    if renameat2 is not None:
-        if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
-            return
-        import ctypes
-
-        err = ctypes.get_errno()
-        if err not in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
-            raise OSError(err, os.strerror(err), str(b))
+    if _exchange_paths(a, b):
+        return
     old = b.parent / f"{_OLD}{b.name}"
     os.rename(b, old)
     os.rename(a, b)

@@ -25,7 +25,6 @@ from nixgen.nixlit import (
     NixLiteralError,
     Raw,
     attr_name,
-    attr_path,
     finalize,
     raw,
     string,
@@ -281,15 +280,6 @@ def test_attr_name_rejects_nul_and_non_str() -> None:
         attr_name(1)  # type: ignore[arg-type]
 
 
-def test_attr_path() -> None:
-    assert attr_path("kernels") == "kernels"
-    assert attr_path("kernels", "relu.v2", "if", "x86_64-linux") == (
-        'kernels."relu.v2"."if".x86_64-linux'
-    )
-    with pytest.raises(ValueError):
-        attr_path()
-
-
 # --- Raw ----------------------------------------------------------------------------
 
 
@@ -493,11 +483,11 @@ def test_nix_reads_back_string(nix_eval: Callable) -> None:
 
 
 @nix_test
-def test_nix_reads_back_attr_name_and_attr_path(nix_eval: Callable) -> None:
+def test_nix_reads_back_attr_names_in_a_dotted_path(nix_eval: Callable) -> None:
     pairs = collect(st.tuples(names, names), 1000)
     entries = []
     for outer, inner in pairs:
-        path = attr_path(outer, inner)
+        path = f"{attr_name(outer)}.{attr_name(inner)}"
         entries.append(
             f"(let x = {{ {path} = 1; }}; in "
             f"[ (builtins.attrNames x) (builtins.attrNames x.{attr_name(outer)}) x.{path} ])"

@@ -13,21 +13,23 @@ from nixgen.scaffold import LANGUAGES
 
 
 def _name(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    from nixgen import scaffold
+    from nixgen import values
 
-    problem = scaffold.check_name(value)
+    problem = values.project_name(value)
     if problem:
         raise click.BadParameter(problem)
     return value
 
 
-def _license(ctx: click.Context, param: click.Parameter, value: str) -> str:
+def license_value(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A ``--license`` argument, stripped and checked (`init` and `migrate`); None when the
+    option is not given."""
     from nixgen import scaffold
 
-    problem = scaffold.check_license(value.strip())
+    problem = scaffold.check_license(value.strip()) if value is not None else None
     if problem:
         raise click.BadParameter(problem)
-    return value.strip()
+    return value.strip() if value is not None else None
 
 
 @click.command()
@@ -51,7 +53,7 @@ def _license(ctx: click.Context, param: click.Parameter, value: str) -> str:
     "license_",
     default="Apache-2.0",
     show_default=True,
-    callback=_license,
+    callback=license_value,
     metavar="SPDX",
     help="general.license of the new project.",
 )

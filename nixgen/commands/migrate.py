@@ -8,16 +8,8 @@ from pathlib import Path
 import click
 
 from nixgen.cli import handle_errors, print_problems, project_argument
+from nixgen.commands.init import license_value
 from nixgen.output import status
-
-
-def _license_value(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    from nixgen import scaffold
-
-    problem = scaffold.check_license(value.strip()) if value is not None else None
-    if problem:
-        raise click.BadParameter(problem)
-    return value.strip() if value is not None else None
 
 
 @click.command()
@@ -30,7 +22,7 @@ def _license_value(ctx: click.Context, param: click.Parameter, value: str | None
     "--license",
     "license_",
     metavar="SPDX",
-    callback=_license_value,
+    callback=license_value,
     help="License for a file that has none (instead of `NOASSERTION`).",
 )
 @handle_errors

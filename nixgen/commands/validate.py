@@ -73,7 +73,9 @@ def validate(project: Path, as_json: bool, no_file_checks: bool, strict: bool) -
             f"note: edition {loaded.edition} was upgraded in memory; `nixgen migrate` rewrites "
             "the file as edition 6, keeping its comments"
         )
-        dsl = {"rust-cpu": "rust", "rust-cuda": "cuda-oxide"}
+        from nixgen.schema.common import DSL_LANGUAGES
+
+        dsl = {language: name for name, language in DSL_LANGUAGES.items()}
         for name, kernel in sorted(loaded.build.kernels.items()):
             if kernel.language in dsl:
                 status(

@@ -16,7 +16,6 @@ from nixgen.errors import Problem
 from nixgen.schema import common
 
 CURRENT = 6
-EDITIONS = (1, 2, 3, 4, 5, 6)
 
 
 @attrs.frozen(kw_only=True)

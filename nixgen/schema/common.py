@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, NewType, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, NewType, TypeAlias, Union
 
 import attrs
 
@@ -180,7 +180,8 @@ add_foreign_key_hint(dsl_hint)
 
 def kernel_union(tag: str, classes: dict[str, type], *, what: str) -> Any:
     """Register a tagged kernel union on the shared converter and return its type."""
-    union = Any if not classes else _union(tuple(classes.values()))
+    # a runtime union object to register the hook on
+    union = Union[tuple(classes.values())] if classes else Any  # noqa: UP007
     STRICT.register(
         union, tagged_union_hook(STRICT, tag, classes, what=what, hint=_other_edition_hint(tag))
     )
@@ -199,9 +200,3 @@ def kernel_union(tag: str, classes: dict[str, type], *, what: str) -> Any:
 
     add_foreign_key_hint(foreign)
     return union
-
-
-def _union(classes: tuple[type, ...]) -> Any:
-    from typing import Union
-
-    return Union[classes]  # noqa: UP007 - a runtime union object to register hooks on

@@ -55,16 +55,12 @@ class TvmFfi:
 
 
 @attrs.frozen(kw_only=True)
-class BackendGeneral:
-    python_depends: list[str] | None = None
+class BackendGeneral(sections.BackendGeneral):
     kernel_depends: list[model.KernelDependency] | None = None
 
 
 @attrs.frozen(kw_only=True)
-class CudaGeneral:
-    minver: model.Version | None = None
-    maxver: model.Version | None = None
-    python_depends: list[str] | None = None
+class CudaGeneral(sections.CudaGeneral):
     kernel_depends: list[model.KernelDependency] | None = None
 
 
