@@ -641,14 +641,15 @@ def test_a_project_directory_named_like_a_toml_file(tmp_path: Path) -> None:
 
 
 def test_a_crate_in_a_directory_named_like_an_option(tmp_path: Path) -> None:
-    """`-x/` is accepted, so the cargo hooks and `--manifest-path` get `./-x`."""
+    """`-x/` is accepted, so the cargo hooks and `--manifest-path` get `./-x` (the kernel
+    file's `crateDir`, which `nixgen.rust.kernel` passes on as `buildAndTestSubdir`)."""
     root = rust_project(tmp_path)
     (root / "relu_rs").rename(root / "-x")
     (root / "build.toml").write_text(RUST_TVM.replace('"relu_rs/', '"-x/'))
     done = nixgen("render", ".", cwd=root)
     assert done.returncode == 0, done.stderr
     kernel = (root / "nix" / "kernels" / "relu_rs.nix").read_text()
-    assert 'buildAndTestSubdir = "./-x";' in kernel
+    assert 'crateDir = "./-x";' in kernel
     assert 'cargoRoot = "./-x";' in kernel
 
 
