@@ -43,7 +43,8 @@ if _VENV_PYTHON.exists() and Path(sys.prefix).resolve() != (REPO / ".venv").reso
     os.execv(str(_VENV_PYTHON), [str(_VENV_PYTHON), __file__, *sys.argv[1:]])
 sys.path.insert(0, str(REPO))
 
-from nixgen import plan, project  # noqa: E402
+from nixgen.checking import project  # noqa: E402
+from nixgen.planning import plan  # noqa: E402
 from tests.conftest import CORPUS, materialize  # noqa: E402
 from tests.nixtools import kernel_builder, make_stub, nix_env  # noqa: E402
 

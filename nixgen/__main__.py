@@ -1,3 +1,3 @@
-from nixgen.entry import main
+from nixgen.cmdline.entry import main
 
 main()

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from nixgen import model, project
+from nixgen.checking import project
+from nixgen.reading import model
 
 TESTS = Path(__file__).parent
 REPO = TESTS.parent
@@ -55,7 +56,7 @@ def materialize(build_toml: Path | str, root: Path) -> Path:
             path.write_text(f"// {rel}\n")
     for rel in sorted(dirs):
         (root / rel).mkdir(parents=True, exist_ok=True)
-    from nixgen.model import python_package_dir
+    from nixgen.reading.model import python_package_dir
 
     package = root / python_package_dir(build)
     package.mkdir(parents=True, exist_ok=True)

@@ -28,7 +28,7 @@ from types import ModuleType
 import pytest
 from click.testing import CliRunner
 
-from nixgen.cli import main
+from nixgen.cmdline.cli import main
 
 from .conftest import EXAMPLES
 from .nixtools import NixError, have_nix, kernel_builder, make_stub, nix_build, nix_env

@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 import pytest
 from click.testing import CliRunner
 
-from nixgen.cli import main
+from nixgen.cmdline.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -168,7 +168,7 @@ def build_toml_unreadable_simulated(root: Path, monkeypatch: pytest.MonkeyPatch)
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr("nixgen.load.os.open", deny)
+    monkeypatch.setattr("nixgen.reading.load.os.open", deny)
 
 
 def huge_file(root: Path, _: pytest.MonkeyPatch) -> None:
@@ -365,7 +365,8 @@ CASES: list[Case] = [
     row("empty-cuda-capabilities", add(CUDA + "cuda-capabilities = []\n"), "build.toml:19:21", "kernel.relu_cuda.cuda-capabilities", "`cuda-capabilities` is empty; omit it to build for all"),
     row("cuda-minver-not-a-version", add(CUDA + 'cuda-minver = "12.x"\n'), "build.toml:19:15", "kernel.relu_cuda.cuda-minver", "invalid version `12.x`", "such as `2.12` or `12.8`"),
     row("cuda-capability-no-toolkit-builds", add(CUDA + 'cuda-capabilities = ["5.0"]\n'), "build.toml:19:21", "kernel.relu_cuda.cuda-capabilities", "none of its CUDA capabilities (`5.0`) can be built with CUDA 13", "the closest capability CUDA 13.0 builds is `7.5`"),
-    # The same rule for every CUDA language: planned in Python once (plan.unbuildable_capabilities), not left to Nix.
+    # The same rule for every CUDA language: planned in Python once (plan.unbuildable_capabilities),
+    # not left to Nix.
     row("rust-cuda-capability-no-toolkit-builds", kernel('language = "rust-cuda"\nsrc = ["relu_rs/Cargo.toml", "relu_rs/Cargo.lock", "relu_rs/rust-toolchain.toml", "relu_rs/src/lib.rs", "relu_rs/device/Cargo.toml"]\ndevice-manifest = "relu_rs/device/Cargo.toml"\ncuda-capabilities = ["7.0"]'), "build.toml:20:21", "kernel.k.cuda-capabilities", "kernel `k`: none of its CUDA capabilities (`7.0`) can be built with CUDA 13.0", "the closest capability CUDA 13.0 builds is `7.5`"),
     row("rocm-arch-unknown-only", kernel('language = "cpp-rocm"\nsrc = ["relu/relu.cpp"]\nrocm-archs = ["gfx99999"]'), "build.toml:19:14", "kernel.k.rocm-archs", "none of the listed ROCm architectures is supported", "build.toml:19:15: warning: kernel.k.rocm-archs[0]: unknown ROCm architecture `gfx99999`"),
     row("malformed-rocm-arch", kernel('language = "cpp-rocm"\nsrc = ["relu/relu.cpp"]\nrocm-archs = ["gfx942", "mi300x"]'), "build.toml:19:25", "kernel.k.rocm-archs[1]", "invalid ROCm architecture `mi300x`", "such as `gfx90a`"),

@@ -27,7 +27,8 @@ from typing import Any
 
 import pytest
 
-from nixgen import plan, project
+from nixgen.checking import project
+from nixgen.planning import plan
 
 from .conftest import EXAMPLES, UNKNOWN_CAPABILITY, unknown_capability_project
 from .cudatools import (
@@ -368,7 +369,7 @@ def test_rust_kernel_with_the_lock_file_at_the_project_root_builds(
 ) -> None:
     from click.testing import CliRunner
 
-    from nixgen.cli import main
+    from nixgen.cmdline.cli import main
 
     root = tmp_path / "relu-rust"
     shutil.copytree(EXAMPLES / "relu-rust", root, ignore=shutil.ignore_patterns("nix", "build"))
@@ -410,7 +411,7 @@ def test_project_with_an_unknown_capability_builds_its_cpu_variant(
     CPU variant builds and runs (the CUDA side is checked by test_render_eval)."""
     from click.testing import CliRunner
 
-    from nixgen.cli import main
+    from nixgen.cmdline.cli import main
 
     root = unknown_capability_project(tmp_path / "relu-mixed")
     rendered = CliRunner().invoke(main, ["render", str(root)])
@@ -434,7 +435,7 @@ def test_project_with_an_unknown_capability_builds_its_cpu_variant(
 def test_nixgen_package_renders_what_the_work_tree_renders(
     repo: Path, stub: Path, tmp_path: Path
 ) -> None:
-    from nixgen import render
+    from nixgen.rendering import render
 
     def installed() -> tuple[str, bool] | None:
         """The host interpreter's installed nixgen (version, console script present)."""
@@ -477,7 +478,7 @@ def test_a_two_level_output_directory_builds_and_loads(
     up, so the CPU variant builds from the rendered flake and computes like torch.relu."""
     from click.testing import CliRunner
 
-    from nixgen.cli import main
+    from nixgen.cmdline.cli import main
 
     root = tmp_path / "relu-cpu"
     shutil.copytree(EXAMPLES / "relu-cpu", root, ignore=shutil.ignore_patterns("nix", "build"))

@@ -17,10 +17,12 @@ from typing import Any
 
 import pytest
 
-from nixgen import plan, project, scaffold
-from nixgen.cli import main, use_color
-from nixgen.commands.build import _label, host_system
-from nixgen.nixlog import NixLog, drv_name
+from nixgen.checking import project
+from nixgen.cmdline import scaffold
+from nixgen.cmdline.cli import main, use_color
+from nixgen.cmdline.commands.build import _label, host_system
+from nixgen.cmdline.nixlog import NixLog, drv_name
+from nixgen.planning import plan
 
 from . import nixtools
 from .conftest import REPO
@@ -563,7 +565,12 @@ def run_in_pty(args: list[str], env: dict[str, str], timeout: float = 60) -> tup
 
 
 def cli(*args: str) -> list[str]:
-    return [sys.executable, "-c", "from nixgen.cli import main; main(prog_name='nixgen')", *args]
+    return [
+        sys.executable,
+        "-c",
+        "from nixgen.cmdline.cli import main; main(prog_name='nixgen')",
+        *args,
+    ]
 
 
 def env_for(fake: FakeNix, **extra: str) -> dict[str, str]:

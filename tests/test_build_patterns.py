@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from nixgen.cli import main
+from nixgen.cmdline.cli import main
 
 from .cudatools import (
     demangle,

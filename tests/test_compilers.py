@@ -454,7 +454,7 @@ def _offload_targets(library: Path, work: Path) -> list[str]:
 def test_a_hip_kernel_builds_for_two_gpu_targets_through_the_stand_ins(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from nixgen.cli import main
+    from nixgen.cmdline.cli import main
 
     from .nixtools import flake_build, make_stub
 
@@ -487,7 +487,7 @@ def test_a_hip_kernel_builds_for_two_gpu_targets_through_the_stand_ins(tmp_path:
 def _stub_and_project(tmp_path: Path, source: Path) -> tuple[Path, Path]:
     from click.testing import CliRunner
 
-    from nixgen.cli import main
+    from nixgen.cmdline.cli import main
 
     from .nixtools import make_stub
 

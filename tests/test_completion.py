@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from nixgen import scaffold
-from nixgen.cli import main
+from nixgen.cmdline import scaffold
+from nixgen.cmdline.cli import main
 
 MARKERS = {
     "bash": ["_NIXGEN_COMPLETE=bash_complete", "complete -o nosort -F _nixgen_completion nixgen"],

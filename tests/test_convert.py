@@ -1,4 +1,4 @@
-"""nixgen.convert: the strict converter on small attrs classes of its own, and the one
+"""nixgen.reading.convert: the strict converter on small attrs classes of its own, and the one
 translation of cattrs' errors into located problems (`problems_from`)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from typing import Any
 import attrs
 import pytest
 
-from nixgen.convert import Strict, problems_from
-from nixgen.errors import Problem
+from nixgen.core.errors import Problem
+from nixgen.reading.convert import Strict, problems_from
 
 STRICT = Strict({})
 

@@ -13,9 +13,11 @@ import attrs
 import pytest
 from click.testing import CliRunner
 
-from nixgen import load, plan, project
-from nixgen.cli import main
-from nixgen.errors import ProblemError
+from nixgen.checking import project
+from nixgen.cmdline.cli import main
+from nixgen.core.errors import ProblemError
+from nixgen.planning import plan
+from nixgen.reading import load
 
 from .conftest import CORPUS, CORPUS_FILES
 

@@ -27,8 +27,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from nixgen import write
-from nixgen.cli import main
+from nixgen.cmdline.cli import main
+from nixgen.writing import write
 from tests.scale_probe import build_toml, generate
 
 REPO = Path(__file__).resolve().parent.parent

@@ -8,7 +8,8 @@ import attrs
 import pytest
 import tomli
 
-from nixgen import convert, docs, jsonschema, migrate, model
+from nixgen.cmdline import migrate
+from nixgen.reading import convert, docs, jsonschema, model
 
 from .conftest import REPO
 
@@ -18,7 +19,7 @@ GUIDE = REPO / "docs" / "migrating-from-edition-5.md"
 
 def test_committed_reference_is_fresh():
     assert REFERENCE.read_text(encoding="utf-8") == docs.reference(), (
-        "docs/build-toml.md is stale: run `python -m nixgen.docs docs/build-toml.md`"
+        "docs/build-toml.md is stale: run `python -m nixgen.reading.docs docs/build-toml.md`"
     )
 
 

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from nixgen import jsonschema, scaffold
-from nixgen.cli import main
+from nixgen.cmdline import scaffold
+from nixgen.cmdline.cli import main
+from nixgen.reading import jsonschema
 
 from . import nixtools
 from .conftest import REPO

@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from nixgen import plan, project
-from nixgen.cli import main
-from nixgen.render import KERNEL_BUILDER_URL, NIXPKGS_URL, SUBSTITUTER, SUBSTITUTER_KEY
+from nixgen.checking import project
+from nixgen.cmdline.cli import main
+from nixgen.planning import plan
+from nixgen.rendering.render import KERNEL_BUILDER_URL, NIXPKGS_URL, SUBSTITUTER, SUBSTITUTER_KEY
 
 from .conftest import EXAMPLES
 from .nixtools import (

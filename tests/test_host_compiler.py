@@ -16,7 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from nixgen import plan, project, render, write
+from nixgen.checking import project
+from nixgen.planning import plan
+from nixgen.rendering import render
+from nixgen.writing import write
 
 from .nixtools import NixError, have_nix, host_facts, kernel_builder, make_stub, nix_build
 

@@ -312,7 +312,8 @@ def test_a_symlink_loop_is_reported_as_a_loop(tmp_path: Path) -> None:
 def test_build_toml_edited_during_a_render_leaves_no_fresh_stamp(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from nixgen import pipeline, stamp, write
+    from nixgen.cmdline import pipeline
+    from nixgen.writing import stamp, write
 
     root = project(tmp_path)
     real_write = write.write
@@ -331,7 +332,7 @@ def test_build_toml_edited_during_a_render_leaves_no_fresh_stamp(
 
 
 def test_a_source_directory_made_unreadable_makes_the_stamp_stale(tmp_path: Path) -> None:
-    from nixgen import stamp
+    from nixgen.writing import stamp
 
     root = project(tmp_path)
     assert nixgen("render", ".", cwd=root).returncode == 0

@@ -99,10 +99,10 @@ def test_ctrl_c_during_start_up(tmp_path: Path, module: str) -> None:
         f"    if name == {module!r}:\n"
         "        os.kill(os.getpid(), signal.SIGINT)\n"
         "    return real(name, *a, **k)\n"
-        "import nixgen.entry\n"
+        "import nixgen.cmdline.entry\n"
         "builtins.__import__ = imp\n"
         "sys.argv = ['nixgen', *sys.argv[1:]]\n"
-        "nixgen.entry.main()\n"
+        "nixgen.cmdline.entry.main()\n"
     )
     args = ["validate", "."] if module == "click" else ["render", "."]
     done = run(args, cwd=root, python=["-c", hook], env={"NIXGEN_NO_STAMP": "1"})
@@ -197,7 +197,7 @@ def test_init_license_with_odd_but_printable_text_round_trips(tmp_path: Path) ->
 def test_build_a_project_whose_path_has_a_space(tmp_path: Path) -> None:
     """`nix build '/a b#…'` is not a valid flake reference (Nix does not unescape `%20`):
     nixgen runs Nix in the project with `.` instead, and Nix finds the flake."""
-    from nixgen.nixbuild import flake_ref
+    from nixgen.cmdline.nixbuild import flake_ref
     from tests.nixtools import nix_env
 
     root = tmp_path / "my kernels #1"

@@ -54,7 +54,7 @@ def clean(done: subprocess.CompletedProcess[bytes]) -> str:
 
 
 def driver(code: str, *, cwd: Path, **kwargs: object) -> subprocess.CompletedProcess[bytes]:
-    """Run `code` (which patches nixgen, then calls `nixgen.entry.main()`) in a child."""
+    """Run `code` (which patches nixgen, then calls `nixgen.cmdline.entry.main()`) in a child."""
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         cwd=cwd,
@@ -207,7 +207,7 @@ def test_an_edit_saved_while_migrate_writes_is_not_lost(tmp_path: Path) -> None:
     done = driver(
         f"""
         import os, sys
-        import nixgen.write as w
+        import nixgen.writing.write as w
         real = w._fsync_file
         def save(fd):
             real(fd)
@@ -216,8 +216,8 @@ def test_an_edit_saved_while_migrate_writes_is_not_lost(tmp_path: Path) -> None:
             os.replace("build.toml.swp", "build.toml")
         w._fsync_file = save
         sys.argv = ["nixgen", "migrate", "."]
-        import nixgen.entry
-        nixgen.entry.main()
+        import nixgen.cmdline.entry
+        nixgen.cmdline.entry.main()
         """,
         cwd=root,
     )
@@ -351,11 +351,11 @@ def test_a_kill_between_the_tree_and_the_flake_is_repaired_and_reported(tmp_path
     done = driver(
         """
         import os, sys
-        import nixgen.write as w
+        import nixgen.writing.write as w
         w.atomic_write = lambda *a, **k: os._exit(137)
         sys.argv = ["nixgen", "render", "."]
-        import nixgen.entry
-        nixgen.entry.main()
+        import nixgen.cmdline.entry
+        nixgen.cmdline.entry.main()
         """,
         cwd=root,
     )
@@ -373,13 +373,13 @@ def test_ctrl_c_during_init_leaves_nothing_and_init_runs_again(tmp_path: Path) -
     done = driver(
         """
         import sys
-        import nixgen.write as w
+        import nixgen.writing.write as w
         def stop(*a, **k):
             raise KeyboardInterrupt
         w.write = stop
         sys.argv = ["nixgen", "init", "relu"]
-        import nixgen.entry
-        nixgen.entry.main()
+        import nixgen.cmdline.entry
+        nixgen.cmdline.entry.main()
         """,
         cwd=tmp_path,
     )
@@ -486,13 +486,13 @@ def test_what_nixgen_accepts_it_can_re_render(tmp_path: Path) -> None:
     done = driver(
         """
         import sys
-        import nixgen.paths as p
+        import nixgen.core.paths as p
         # As if the 16 MiB read limit were 2000 bytes: generated files here are larger.
         p.MAX_READ = 2000
         p.read_under.__kwdefaults__ = {"limit": 2000}
         sys.argv = ["nixgen", "render", "."]
-        import nixgen.entry
-        nixgen.entry.main()
+        import nixgen.cmdline.entry
+        nixgen.cmdline.entry.main()
         """,
         cwd=root,
     )
@@ -501,12 +501,12 @@ def test_what_nixgen_accepts_it_can_re_render(tmp_path: Path) -> None:
     done = driver(
         """
         import sys
-        import nixgen.paths as p
+        import nixgen.core.paths as p
         p.MAX_READ = 2000
         p.read_under.__kwdefaults__ = {"limit": 2000}
         sys.argv = ["nixgen", "render", "."]
-        import nixgen.entry
-        nixgen.entry.main()
+        import nixgen.cmdline.entry
+        nixgen.cmdline.entry.main()
         """,
         cwd=root,
     )
@@ -661,7 +661,7 @@ def test_ctrl_c_inside_a_finalizer_is_no_traceback(tmp_path: Path) -> None:
     done = driver(
         """
         import os, signal, sys, time
-        import nixgen.pipeline as pipeline
+        import nixgen.cmdline.pipeline as pipeline
         real = pipeline.prepare
         class Finalized:
             def __del__(self):
@@ -674,8 +674,8 @@ def test_ctrl_c_inside_a_finalizer_is_no_traceback(tmp_path: Path) -> None:
             return real(*args, **kwargs)
         pipeline.prepare = prepare
         sys.argv = ["nixgen", "render", "."]
-        import nixgen.entry
-        nixgen.entry.main()
+        import nixgen.cmdline.entry
+        nixgen.cmdline.entry.main()
         """,
         cwd=root,
     )
@@ -736,9 +736,9 @@ def test_ctrl_c_at_random_moments_never_prints_a_traceback(tmp_path: Path, args:
         f"""
         import os, sys
         sys.argv = ["nixgen", *{args!r}]
-        import nixgen.entry
+        import nixgen.cmdline.entry
         os.write(2, b"ready\\n")
-        nixgen.entry.main()
+        nixgen.cmdline.entry.main()
         """
     )
     for attempt in range(12):
@@ -767,7 +767,7 @@ def test_ctrl_c_at_random_moments_never_prints_a_traceback(tmp_path: Path, args:
 def test_the_flake_of_a_project_whose_path_holds_a_space_evaluates(tmp_path: Path) -> None:
     """`nixgen build`'s evaluation, run for real (the build itself is the same `nix build`
     of derivation paths as for any project): the flake reference Nix gets is valid."""
-    from nixgen import nixbuild
+    from nixgen.cmdline import nixbuild
     from tests.nixtools import kernel_builder, make_stub, nix_env
 
     root = project(tmp_path / "sp ace", name="relu demo")

@@ -12,10 +12,12 @@ from pathlib import Path
 import jsonschema as js
 import pytest
 
-from nixgen import jsonschema, project, scaffold
-from nixgen.cli import main
-from nixgen.commands.build import host_system
-from nixgen.scaffold import LANGUAGES
+from nixgen.checking import project
+from nixgen.cmdline import scaffold
+from nixgen.cmdline.cli import main
+from nixgen.cmdline.commands.build import host_system
+from nixgen.cmdline.scaffold import LANGUAGES
+from nixgen.reading import jsonschema
 
 from . import nixtools
 from .conftest import REPO

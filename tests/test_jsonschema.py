@@ -23,9 +23,12 @@ import tomli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nixgen import convert, jsonschema, load, migrate, model, project, tables, validate, values
-from nixgen.cli import main
-from nixgen.errors import ProblemError
+from nixgen.checking import project, validate
+from nixgen.cmdline import migrate
+from nixgen.cmdline.cli import main
+from nixgen.core import tables
+from nixgen.core.errors import ProblemError
+from nixgen.reading import convert, jsonschema, load, model, values
 
 from .conftest import CORPUS_FILES, EXAMPLES
 

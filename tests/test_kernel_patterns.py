@@ -14,8 +14,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from nixgen import plan, project, render, stamp
-from nixgen.cli import main
+from nixgen.checking import project
+from nixgen.cmdline.cli import main
+from nixgen.planning import plan
+from nixgen.rendering import render
+from nixgen.writing import stamp
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -134,7 +137,7 @@ def test_render_warns_about_a_kept_hand_written_flake_and_hands_it_over(
     assert "pass --force or remove flake.nix" in first.output
     assert (root / "flake.nix").read_bytes() == mine
     # The fast path (render stamp) repeats the warning.
-    from nixgen import pipeline
+    from nixgen.cmdline import pipeline
 
     assert stamp.fresh(root, "nix") is not None
     assert pipeline.fresh_render(root, "nix")

@@ -23,10 +23,12 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from nixgen import matrix, plan, project, render
-from nixgen.cli import main
-from nixgen.commands.render import prepare
-from nixgen.errors import ProblemError
+from nixgen.checking import project
+from nixgen.cmdline.cli import main
+from nixgen.cmdline.commands.render import prepare
+from nixgen.core.errors import ProblemError
+from nixgen.planning import matrix, plan
+from nixgen.rendering import render
 from tests.nixtools import (
     NIX_CONFIG,
     flake_check,
@@ -292,7 +294,7 @@ def stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def examples(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Rendered copies of the examples (with the GitHub workflow), outside any git tree."""
-    from nixgen.commands.render import with_github_workflow
+    from nixgen.cmdline.commands.render import with_github_workflow
 
     base = tmp_path_factory.mktemp("examples")
     out = {}

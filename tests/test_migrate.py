@@ -16,10 +16,13 @@ import pytest
 import tomli
 from click.testing import CliRunner, Result
 
-from nixgen import load, migrate, project, tomledit, write
-from nixgen.cli import main
-from nixgen.errors import OutputError, ProblemError
-from nixgen.schema import v6
+from nixgen.checking import project
+from nixgen.cmdline import migrate, tomledit
+from nixgen.cmdline.cli import main
+from nixgen.core.errors import OutputError, ProblemError
+from nixgen.reading import load
+from nixgen.reading.schema import v6
+from nixgen.writing import write
 
 from .conftest import CORPUS_FILES, corpus_id
 
@@ -668,7 +671,7 @@ def test_failed_write_keeps_the_old_file(
     def full_disk(*args: Any) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("nixgen.write._fsync_file", full_disk)
+    monkeypatch.setattr("nixgen.writing.write._fsync_file", full_disk)
     result = run(runner, file)
 
     assert result.exit_code == 2

@@ -27,7 +27,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nixgen import nixlit
+from nixgen.rendering import nixlit
 
 from .nixtools import nix_env, nix_eval_json
 

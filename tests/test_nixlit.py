@@ -1,4 +1,4 @@
-"""Tests for nixgen.nixlit, the module that turns Python data into Nix literals.
+"""Tests for nixgen.rendering.nixlit, the module that turns Python data into Nix literals.
 
 The tests that need Nix evaluate real ``nix-instantiate`` output and are skipped when it
 is not installed. Hypothesis examples for those tests are collected first and then
@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nixgen.nixlit import (
+from nixgen.rendering.nixlit import (
     NixLiteralError,
     Raw,
     attr_name,

@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from nixgen import plan, project, render, write
+from nixgen.checking import project
+from nixgen.planning import plan
+from nixgen.rendering import render
+from nixgen.writing import write
 
 from .nixtools import NixWarning, have_nix, kernel_builder, make_stub, nix_eval_json
 

@@ -1,9 +1,9 @@
 """Each rule has one home: a test per rule that fails when a second home comes back.
 
 * the pins (nixpkgs and toolchain revisions, the binary cache) live in `data/pins.json`,
-  read by `nixgen.render` and by `nix/project.nix`; the repository's `flake.nix`, which must
-  spell its inputs literally, is held to the table;
-* the source kinds (extensions) live in `data/source-kinds.json`, read by `nixgen.tables`
+  read by `nixgen.rendering.render` and by `nix/project.nix`; the repository's `flake.nix`, which
+  must spell its inputs literally, is held to the table;
+* the source kinds (extensions) live in `data/source-kinds.json`, read by `nixgen.core.tables`
   and by `nix/compile.nix`, whose rules compile exactly the kinds the table lists;
 * the library's file list is the `nix/` directory itself;
 * `nix/data` and `nixgen/data` are one directory (a link), not two copies.
@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from nixgen import render, tables
+from nixgen.core import tables
+from nixgen.rendering import render
 
 from .nixtools import have_nix, nix_eval_json
 
@@ -157,7 +158,7 @@ def test_the_library_directory_is_the_list_of_library_files() -> None:
         and not {"tests", "data", "__pycache__"} & set(p.relative_to(REPO / "nix").parts)
     }
     assert set(render.LIB_FILES) == on_disk
-    assert "LIB_FILES = (" not in (REPO / "nixgen" / "render.py").read_text()
+    assert "LIB_FILES = (" not in (REPO / "nixgen" / "rendering" / "render.py").read_text()
     used = {
         m
         for p in (REPO / "nix").rglob("*.nix")
@@ -171,7 +172,7 @@ def test_the_library_directory_is_the_list_of_library_files() -> None:
 
 
 def test_jinja_is_configured_in_one_place() -> None:
-    """Only `nixgen.jinja` makes a Jinja2 environment or states its settings; every other
+    """Only `nixgen.core.jinja` makes a Jinja2 environment or states its settings; every other
     module asks it (`jinja.environment(loader, **options)`)."""
     settings = (
         "jinja2.Environment(",
@@ -194,14 +195,14 @@ def test_jinja_is_configured_in_one_place() -> None:
 
 
 def test_every_newtype_rule_is_read_from_the_values_table() -> None:
-    """`nixgen.values.NEWTYPES` is the one table of value rules: the converter, the JSON
+    """`nixgen.reading.values.NEWTYPES` is the one table of value rules: the converter, the JSON
     Schema and the unknown-value warnings read it, and nothing outside `values.py` reaches
     into its patterns."""
     import typing
 
-    from nixgen import jsonschema, model, values
-    from nixgen.convert import problems_from
-    from nixgen.schema import common, unknown
+    from nixgen.reading import jsonschema, model, values
+    from nixgen.reading.convert import problems_from
+    from nixgen.reading.schema import common, unknown
 
     declared = {v for v in vars(model).values() if isinstance(v, typing.NewType)}
     assert declared == set(values.NEWTYPES)
@@ -234,14 +235,14 @@ def test_every_newtype_rule_is_read_from_the_values_table() -> None:
 
 
 def test_one_path_walking_rule() -> None:
-    """`nixgen.paths.check_dirs` is the one rule for walking a project path component by
+    """`nixgen.core.paths.check_dirs` is the one rule for walking a project path component by
     component (`paths.walk` the one tree walk): `write` and `validate` call it, and
     neither they nor the stamp walk with `is_symlink` or `os.walk` of their own."""
     walkers = re.compile(r"\.is_symlink\(\)|\bos\.walk\(|\.rglob\(")
-    for module in ("write.py", "validate.py", "stamp.py"):
+    for module in ("writing/write.py", "checking/validate.py", "writing/stamp.py"):
         found = walkers.findall((REPO / "nixgen" / module).read_text())
         assert not found, (module, found)
-    for module in ("write.py", "validate.py"):
+    for module in ("writing/write.py", "checking/validate.py"):
         assert "paths.check_dirs(" in (REPO / "nixgen" / module).read_text(), module
 
 
@@ -289,9 +290,9 @@ def test_every_exported_helper_of_the_plain_library_modules_is_used() -> None:
 def test_rendered_text_is_made_canonical_in_one_place() -> None:
     """`jinja.canonical` is the whitespace rule of rendered text (split on "\\n" only, so
     a U+2028 or form feed inside a Nix string survives); render uses it, not a copy."""
-    from nixgen import jinja
+    from nixgen.core import jinja
 
     assert jinja.canonical("a  \n\u2028 x \t\n\x0c\n\n\n") == "a\n\u2028 x\n\x0c\n"
-    text = (REPO / "nixgen" / "render.py").read_text()
+    text = (REPO / "nixgen" / "rendering" / "render.py").read_text()
     assert "jinja.canonical(" in text
     assert "splitlines(" not in text and 'rstrip(" \\t")' not in text

@@ -21,7 +21,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kernels.variants import parse_variant
 
-from nixgen import model, nixlit, plan, project, render, tables
+from nixgen.checking import project
+from nixgen.core import tables
+from nixgen.planning import plan
+from nixgen.reading import model
+from nixgen.rendering import nixlit, render
 from tests.nixtools import have_nix, nix_eval_json
 
 REPO = Path(__file__).resolve().parent.parent

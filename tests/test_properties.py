@@ -29,9 +29,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nixgen import load, model, nixlit, plan, positions, project, render, validate
-from nixgen import tables as data_tables
-from nixgen.errors import ProblemError
+from nixgen.checking import project, validate
+from nixgen.core import tables as data_tables
+from nixgen.core.errors import ProblemError
+from nixgen.planning import plan
+from nixgen.reading import load, model, positions
+from nixgen.rendering import nixlit, render
 
 NIX_INSTANTIATE = shutil.which("nix-instantiate")
 needs_nix = pytest.mark.skipif(NIX_INSTANTIATE is None, reason="nix-instantiate is not installed")

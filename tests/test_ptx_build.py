@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from nixgen.cli import main
+from nixgen.cmdline.cli import main
 
 from .nixtools import flake_build, flake_eval, have_nix, host_facts, make_stub
 

@@ -13,9 +13,13 @@ import pytest
 import tomli
 from click.testing import CliRunner
 
-from nixgen import migrate, plan, project, render, tables
-from nixgen.cli import main
-from nixgen.errors import ProblemError
+from nixgen.checking import project
+from nixgen.cmdline import migrate
+from nixgen.cmdline.cli import main
+from nixgen.core import tables
+from nixgen.core.errors import ProblemError
+from nixgen.planning import plan
+from nixgen.rendering import render
 
 from .nixtools import have_nix, nix_eval_json
 

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from bench.synth import big_kernel
-from nixgen import plan, project
+from nixgen.checking import project
+from nixgen.planning import plan
 
 from . import nixtools
 from .remote_builder import RemoteBuilder, missing_tools, placement

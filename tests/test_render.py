@@ -28,10 +28,16 @@ from typing import Any
 
 import pytest
 
-from nixgen import __version__, model, plan, project, render, tables, write
-from nixgen.commands.render import prepare
-from nixgen.errors import ProblemError
-from nixgen.model import shared_headers
+from nixgen import __version__
+from nixgen.checking import project
+from nixgen.cmdline.commands.render import prepare
+from nixgen.core import tables
+from nixgen.core.errors import ProblemError
+from nixgen.planning import plan
+from nixgen.reading import model
+from nixgen.reading.model import shared_headers
+from nixgen.rendering import render
+from nixgen.writing import write
 
 from .conftest import EXAMPLES, materialize
 from .nixtools import kernel_builder, make_stub, nix_eval_json, nix_parse
@@ -417,7 +423,7 @@ def test_output_does_not_depend_on_where_the_project_is(tmp_path: Path) -> None:
 _DIGEST = """
 import hashlib, sys
 from pathlib import Path
-from nixgen.commands.render import prepare
+from nixgen.cmdline.commands.render import prepare
 _, rendered, _ = prepare(Path(sys.argv[1]), "nix")
 files = {**{"nix/" + k: v for k, v in rendered.tree.items()}, **rendered.root}
 h = hashlib.sha256()

@@ -27,9 +27,14 @@ from typing import Any
 
 import pytest
 
-from nixgen import model, plan, project, render, tables, write
-from nixgen.errors import ProblemError
-from nixgen.model import shared_headers
+from nixgen.checking import project
+from nixgen.core import tables
+from nixgen.core.errors import ProblemError
+from nixgen.planning import plan
+from nixgen.reading import model
+from nixgen.reading.model import shared_headers
+from nixgen.rendering import render
+from nixgen.writing import write
 
 from .conftest import (
     CORPUS_FILES,
@@ -419,7 +424,7 @@ def check_project(root: Path, build: model.Build, summary: list[dict[str, Any]])
 def check_extension_src(root: Path, build: model.Build, src: str) -> None:
     """The extension (and a pure-Python variant) holds the Python package only: the
     binding reaches the link as the objects of its own derivation."""
-    from nixgen.model import python_package_dir
+    from nixgen.reading.model import python_package_dir
 
     fw = build.framework
     package = python_package_dir(build)

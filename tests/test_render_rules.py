@@ -1,9 +1,9 @@
 """The render stage's design rules, checked on the source: rendering lays out the finished
-plan (`nixgen.plan.Plan`) and plans nothing itself, reads no kernel field by name with a
+plan (`nixgen.planning.plan.Plan`) and plans nothing itself, reads no kernel field by name with a
 default, and every generated Nix file is data for one entry of the static library.
 
 Each test would fail if a second home of planning, or Nix logic, came back: an import of a
-planning function into `nixgen/render.py`, a `getattr(kernel, "x", default)`, a `let`,
+planning function into `nixgen/rendering/render.py`, a `getattr(kernel, "x", default)`, a `let`,
 `if`, operator or function call in a template.
 """
 
@@ -16,27 +16,29 @@ from pathlib import Path
 
 import pytest
 
-from nixgen import matrix, model, plan, tables
+from nixgen.core import tables
+from nixgen.planning import matrix, plan
+from nixgen.reading import model
 
 REPO = Path(__file__).resolve().parent.parent
-RENDER = REPO / "nixgen" / "render.py"
+RENDER = REPO / "nixgen" / "rendering" / "render.py"
 TEMPLATES = REPO / "nixgen" / "templates"
 
 #: The modules that plan (or hold planning rules); render may read their types and
 #: constants, never call their functions.
 PLANNING = {
-    "nixgen.plan": plan,
-    "nixgen.tables": tables,
-    "nixgen.matrix": matrix,
-    "nixgen.model": model,
+    "nixgen.planning.plan": plan,
+    "nixgen.core.tables": tables,
+    "nixgen.planning.matrix": matrix,
+    "nixgen.reading.model": model,
 }
 #: Functions of those modules render may call, and why: reading the library's shipped data
 #: files (a data table such as the pins, the library's file list, a file to copy into the
 #: generated tree) computes nothing.
 ALLOWED_CALLS = {
-    ("nixgen.tables", "read_text"),
-    ("nixgen.tables", "table"),
-    ("nixgen.tables", "library_files"),
+    ("nixgen.core.tables", "read_text"),
+    ("nixgen.core.tables", "table"),
+    ("nixgen.core.tables", "library_files"),
 }
 
 
@@ -61,13 +63,13 @@ def _planning_uses(source: str) -> list[str]:
                     and (node.module, alias.name) not in ALLOWED_CALLS
                 ):
                     found.append(f"line {node.lineno}: from {node.module} import {alias.name}")
-        elif isinstance(node, ast.ImportFrom) and node.module == "nixgen":
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("nixgen"):
             for alias in node.names:
-                full = f"nixgen.{alias.name}"
+                full = f"{node.module}.{alias.name}"
                 if full in PLANNING:
                     aliases[alias.asname or alias.name] = full
-                    if full != "nixgen.model":
-                        found.append(f"line {node.lineno}: from nixgen import {alias.name}")
+                    if full != "nixgen.reading.model":
+                        found.append(f"line {node.lineno}: from {node.module} import {alias.name}")
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name in PLANNING:
@@ -92,12 +94,12 @@ def test_render_imports_no_planning_function() -> None:
 @pytest.mark.parametrize(
     "source",
     [
-        "from nixgen import plan\n",
-        "from nixgen.plan import cuda_capabilities\n",
-        "from nixgen.tables import cuda_versions\n",
-        "import nixgen.matrix\n",
-        "from nixgen import model\nmodel.shared_headers(build)\n",
-        "def f():\n    from nixgen.plan import variants\n",
+        "from nixgen.planning import plan\n",
+        "from nixgen.planning.plan import cuda_capabilities\n",
+        "from nixgen.core.tables import cuda_versions\n",
+        "import nixgen.planning.matrix\n",
+        "from nixgen.reading import model\nmodel.shared_headers(build)\n",
+        "def f():\n    from nixgen.planning.plan import variants\n",
     ],
 )
 def test_the_import_check_catches_a_planning_call(source: str) -> None:
@@ -105,7 +107,10 @@ def test_the_import_check_catches_a_planning_call(source: str) -> None:
 
 
 def test_the_import_check_allows_plan_types() -> None:
-    source = "from nixgen.plan import KernelPlan, Plan\nfrom nixgen import model\nmodel.Torch\n"
+    source = (
+        "from nixgen.planning.plan import KernelPlan, Plan\n"
+        "from nixgen.reading import model\nmodel.Torch\n"
+    )
     assert _planning_uses(source) == []
 
 
@@ -120,7 +125,7 @@ def _getattr_with_default(source: str) -> list[int]:
     ]
 
 
-@pytest.mark.parametrize("module", ["render.py", "plan.py"])
+@pytest.mark.parametrize("module", ["rendering/render.py", "planning/plan.py"])
 def test_no_getattr_with_a_default(module: str) -> None:
     """Kernel fields are read through the typed plan (mypy checks them), never by name
     with a default that hides a misspelt or missing field."""
@@ -240,14 +245,14 @@ def test_the_template_check_catches_nix_logic(logic: str) -> None:
 
 
 def test_every_template_has_a_typed_context_naming_exactly_what_it_reads() -> None:
-    """Each Nix template is rendered from one attrs class of `nixgen.render` (mypy checks
+    """Each Nix template is rendered from one attrs class of `nixgen.rendering.render` (mypy checks
     what render passes), and reads exactly that class's fields: none missing, none unused."""
     import typing
 
     import attrs
     import jinja2.meta
 
-    from nixgen import render
+    from nixgen.rendering import render
 
     contexts = typing.get_args(render.Context)
     assert {c.template for c in contexts} == {p.name for p in _templates()}

@@ -14,8 +14,11 @@ from pathlib import Path
 import pytest
 import tomli
 
-from nixgen import migrate, plan, project, render
-from nixgen.errors import ProblemError
+from nixgen.checking import project
+from nixgen.cmdline import migrate
+from nixgen.core.errors import ProblemError
+from nixgen.planning import plan
+from nixgen.rendering import render
 
 from .nixtools import have_nix, host_facts, make_stub, nix_build, toolchain_input
 
@@ -174,7 +177,7 @@ def test_branch_relu_rust_reads_as_rust_cpu(tmp_path: Path) -> None:
 def test_validate_points_at_the_language_to_use(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from nixgen.cli import main
+    from nixgen.cmdline.cli import main
 
     done = CliRunner().invoke(main, ["validate", str(relu_rust_v5(tmp_path))])
     assert done.exit_code == 0, done.output
@@ -330,7 +333,7 @@ def stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def rendered(root: Path) -> None:
     """Migrate (when needed) and render the project at `root`, as a user would."""
-    from nixgen import write
+    from nixgen.writing import write
 
     if project.read(root).edition != 6:
         migrate.write(migrate.plan(root / "build.toml"))
@@ -562,8 +565,8 @@ def test_tvm_ffi_crate_is_the_binding_builds_loads_and_matches_torch(
     tvm_ffi = pytest.importorskip("tvm_ffi")
     from click.testing import CliRunner
 
-    from nixgen import plan
-    from nixgen.cli import main
+    from nixgen.cmdline.cli import main
+    from nixgen.planning import plan
 
     root = tmp_path / "relu-tvm"
     done = CliRunner().invoke(

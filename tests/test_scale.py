@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from nixgen import project
-from nixgen.errors import ProblemError
+from nixgen.checking import project
+from nixgen.core.errors import ProblemError
 from tests.scale_probe import build_toml, generate, measure
 
 BIG = 10_000

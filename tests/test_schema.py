@@ -6,8 +6,10 @@ import textwrap
 
 import pytest
 
-from nixgen import load, model, project, schema, tables, validate
-from nixgen.errors import ProblemError
+from nixgen.checking import project, validate
+from nixgen.core import tables
+from nixgen.core.errors import ProblemError
+from nixgen.reading import load, model, schema
 
 BASE6 = """\
 [general]

@@ -25,9 +25,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from nixgen import matrix, project
-from nixgen.cli import main
-from nixgen.errors import ProblemError
+from nixgen.checking import project
+from nixgen.cmdline.cli import main
+from nixgen.core.errors import ProblemError
+from nixgen.planning import matrix
 from tests.nixtools import NIX_CONFIG, flake_eval, have_nix, make_stub, nix_env, overrides
 
 SYSTEM = "x86_64-linux"
@@ -77,7 +78,7 @@ def units(root: Path, variant: str) -> dict[str, list[str]]:
 
 
 def project_variants(root: Path) -> list[Any]:
-    from nixgen import plan
+    from nixgen.planning import plan
 
     return plan.variants(project.read(root).build)
 

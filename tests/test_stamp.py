@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from nixgen import pipeline, stamp
-from nixgen.cli import main
+from nixgen.cmdline import pipeline
+from nixgen.cmdline.cli import main
+from nixgen.writing import stamp
 
 from .conftest import EXAMPLES
 
@@ -91,7 +92,7 @@ def test_whole_process_fast_path_imports_nothing_heavy(rendered: Path) -> None:
         "atexit.register(lambda: sys.stderr.write("
         f"'heavy: %r\\n' % [m for m in {heavy!r} if m in sys.modules]))\n"
         f"sys.argv = ['nixgen', 'render', {str(rendered)!r}]\n"
-        "from nixgen.entry import main\n"
+        "from nixgen.cmdline.entry import main\n"
         "main()\n"
     )
     out = subprocess.run(
@@ -149,7 +150,7 @@ def _touch_later(path: Path) -> None:
         pytest.param(
             lambda pkg: _touch_later(pkg / "data" / "build-configs.json"), id="data table"
         ),
-        pytest.param(lambda pkg: _touch_later(pkg / "render.py"), id="nixgen code"),
+        pytest.param(lambda pkg: _touch_later(pkg / "rendering" / "render.py"), id="nixgen code"),
     ],
 )
 def test_a_changed_nixgen_never_trusts_an_old_stamp(
@@ -195,7 +196,8 @@ def test_a_source_deleted_during_the_render_leaves_no_stamp(
 ) -> None:
     """A listed file removed after it was validated (here: while the tree is written) must
     not hide behind a stamp: the next render is a full one, and fails."""
-    from nixgen import pipeline, write
+    from nixgen.cmdline import pipeline
+    from nixgen.writing import write
 
     project = copy_example("relu-mixed")
     real_write = write.write
@@ -215,7 +217,8 @@ def test_an_undisturbed_render_validates_the_files_once(
 ) -> None:
     """When no directory of a listed file changed since the files were validated, the
     stamp is saved without checking them again (a render's files are checked once)."""
-    from nixgen import pipeline, validate
+    from nixgen.checking import validate
+    from nixgen.cmdline import pipeline
 
     project = copy_example("relu-mixed")
     calls = []
@@ -284,7 +287,7 @@ def test_the_stamp_records_the_validators_inputs_and_nothing_else(rendered: Path
     """One list (`validate.inputs`) says what the render reads of the project; the stamp
     records exactly it, and a file of nixgen that the render does not read (the library's
     unit tests) leaves the stamp fresh."""
-    from nixgen import project, validate
+    from nixgen.checking import project, validate
 
     found = stamp.fresh(rendered, "nix")
     assert found is not None

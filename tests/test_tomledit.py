@@ -1,11 +1,11 @@
-"""nixgen.tomledit: format-preserving edits of TOML text (used by `nixgen migrate`)."""
+"""nixgen.cmdline.tomledit: format-preserving edits of TOML text (used by `nixgen migrate`)."""
 
 from __future__ import annotations
 
 import pytest
 import tomli
 
-from nixgen import tomledit
+from nixgen.cmdline import tomledit
 
 
 def test_unchanged_keys_keep_comments_order_and_layout() -> None:

@@ -26,10 +26,11 @@ from click.testing import CliRunner
 from kernels.backends import CPU, CUDA, XPU, Metal, ROCm
 from kernels.variants import ArchVariant, NoarchVariant, TorchStableAbi, TvmFfi, parse_variant
 
-from nixgen import plan, project
-from nixgen.cli import main
-from nixgen.commands.render import prepare
-from nixgen.errors import ProblemError
+from nixgen.checking import project
+from nixgen.cmdline.cli import main
+from nixgen.cmdline.commands.render import prepare
+from nixgen.core.errors import ProblemError
+from nixgen.planning import plan
 from tests.nixtools import (
     flake_eval,
     have_nix,
@@ -252,7 +253,7 @@ def test_variants_imports_neither_jinja_nor_tomlkit() -> None:
     code = textwrap.dedent(
         f"""
         import sys
-        from nixgen.cli import main
+        from nixgen.cmdline.cli import main
         try:
             main(["variants", {str(EXAMPLES / "relu-mixed")!r}, "--json"])
         except SystemExit as exit:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from nixgen import scaffold
-from nixgen.cli import main
-from nixgen.commands.watch import Watcher, snapshot, watched_files
+from nixgen.cmdline import scaffold
+from nixgen.cmdline.cli import main
+from nixgen.cmdline.commands.watch import Watcher, snapshot, watched_files
 
 from .conftest import REPO
 from .test_build_cli import run_in_pty
@@ -235,7 +235,7 @@ def test_missing_build_toml_is_an_error(runner, tmp_path):
 
 def _watch_once(demo: Path) -> list[str]:
     return [
-        sys.executable, "-c", "from nixgen.cli import main; main(prog_name='nixgen')",
+        sys.executable, "-c", "from nixgen.cmdline.cli import main; main(prog_name='nixgen')",
         "watch", str(demo), "--max-renders", "1",
     ]  # fmt: skip
 

@@ -20,9 +20,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from nixgen import plan, project, render, write
-from nixgen.cli import main
-from nixgen.errors import OutputError
+from nixgen.checking import project
+from nixgen.cmdline.cli import main
+from nixgen.core.errors import OutputError
+from nixgen.planning import plan
+from nixgen.rendering import render
+from nixgen.writing import write
 
 from .conftest import EXAMPLES, materialize
 
@@ -292,7 +295,7 @@ def test_permission_error_while_writing_is_a_clear_error(
 _AS_NOBODY = """
 import sys
 sys.path.insert(0, sys.argv[1])
-from nixgen.cli import main
+from nixgen.cmdline.cli import main
 main(["render", sys.argv[2]])
 """
 

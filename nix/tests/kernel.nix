@@ -146,7 +146,7 @@ in
     ];
   };
 
-  # Every language nixgen knows (nixgen/tables.py LANGUAGES) and the pure-Python variant.
+  # Every language nixgen knows (nixgen/core/tables.py LANGUAGES) and the pure-Python variant.
   testLanguageTableHoldsEveryLanguage = {
     expr = builtins.attrNames kernel.languages;
     expected = [

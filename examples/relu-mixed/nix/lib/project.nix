@@ -26,7 +26,7 @@ rec {
     The attribute name of a source's object derivation in the flake output `objects`:
     the first 16 hex digits of the SHA-256 of its path (as `build.toml` lists it). Plain
     `[0-9a-f]`, so a flake attribute path holds it unquoted whatever the file is called;
-    `nixgen matrix --shards` (nixgen/matrix.py `object_key`) names objects the same way.
+    `nixgen matrix --shards` (nixgen/planning/matrix.py `object_key`) names objects the same way.
 
     # Examples
 

@@ -2,7 +2,7 @@
 /**
   The build variants of a kernel project, as `nixgen render` planned them.
 
-  nixgen plans in one place (`nixgen/plan.py`): the variants of every system, the
+  nixgen plans in one place (`nixgen/planning/plan.py`): the variants of every system, the
   pull-request selection (`ci`) and the CI matrices are written into the project's data
   (`project.nix`), and this module only reads them — so listing variants never imports
   nixpkgs and can never disagree with `nixgen variants`.

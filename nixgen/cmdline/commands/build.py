@@ -1,0 +1,558 @@
+"""`nixgen build`: render when stale, then build the chosen variants with one `nix build`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import click
+
+from nixgen.cmdline import nixbuild, output
+from nixgen.cmdline.cli import (
+    accept_flake_config_option,
+    built_out_option,
+    emit_result,
+    handle_errors,
+    nix_option_option,
+    override_input_option,
+    print_problems,
+    project_argument,
+    use_color,
+)
+from nixgen.cmdline.nixbuild import host_system
+from nixgen.cmdline.nixlog import Build, NixLog
+from nixgen.cmdline.output import status
+from nixgen.core import tables
+from nixgen.core.errors import (
+    EXIT_INTERNAL,
+    NixgenError,
+    Problem,
+    ProblemError,
+    error,
+    sort_problems,
+)
+from nixgen.planning.plan import SYSTEMS
+
+__all__ = ["build_command", "command", "host_system"]
+
+#: Where each variant is linked, relative to the project (what the `kernels` client and
+#: the tests of `nixgen init` look at).
+DEFAULT_LINKS = "build"
+
+
+class BuildFailed(NixgenError):
+    """`nix build` failed; the details were already printed."""
+
+    exit_code = EXIT_INTERNAL
+
+
+def _complete_variant(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Variant names for shell completion, computed in Python (no Nix evaluation)."""
+    from click.shell_completion import CompletionItem
+
+    try:
+        from nixgen.checking import project as project_mod
+        from nixgen.planning import plan
+
+        root = ctx.params.get("project") or Path(".")
+        build = project_mod.read(root, check_files=False).build
+        system = ctx.params.get("system") or host_system()
+        names = [v.name for v in plan.variants(build, system=system)]
+    except Exception:
+        return []
+    return [CompletionItem(n) for n in names if n.startswith(incomplete)]
+
+
+def _label(drv_name: str, project: str, version: str, kernels: list[str]) -> str:
+    """What a derivation is, in the project's words: ``kernel relu_cpu``, ``extension``,
+    ``extension binding``."""
+    suffix = f"-{version}"
+    stem = drv_name.removesuffix(suffix)
+    if stem.startswith(f"{project}-"):
+        part = stem[len(project) + 1 :]
+        if part in kernels:
+            return f"kernel {part}"
+        if part in ("torch-ext", "tvm-ffi-ext"):
+            return "extension"
+        # The binding's objects (nixgen.extension.bindingObjects), compiled before the link.
+        if part in ("torch-binding", "tvm-ffi-binding"):
+            return "extension binding"
+        owner = next((k for k in kernels if part.startswith(f"{k}-")), None)
+        if owner is not None:
+            return f"kernel {owner}: object {part[len(owner) + 1 :]}"
+        if part.startswith("noarch"):
+            return "python package"
+    return drv_name
+
+
+@click.command(name="build")
+@project_argument
+@click.option(
+    "--variant",
+    "variants",
+    multiple=True,
+    metavar="NAME",
+    shell_complete=_complete_variant,
+    help="A variant to build; repeat for several (default: every bundled variant of SYSTEM).",
+)
+@click.option(
+    "--system",
+    default=None,
+    type=click.Choice(SYSTEMS),
+    help="Nix system of the variants (default: this machine).",
+)
+@override_input_option
+@click.option(
+    "--out-link",
+    "links",
+    default=DEFAULT_LINKS,
+    show_default=True,
+    metavar="DIR",
+    help="Link each built variant as DIR/<variant>, relative to PROJECT.",
+)
+@click.option(
+    "--backend",
+    "backends",
+    multiple=True,
+    type=click.Choice(tables.BACKENDS),
+    help="Build only the variants of this backend; repeat for several.",
+)
+@built_out_option
+@click.option("--no-link", is_flag=True, help="Do not link the results.")
+@click.option("--keep-going", is_flag=True, help="Build the other variants after a failure.")
+@click.option(
+    "--max-jobs",
+    type=click.IntRange(0),
+    default=None,
+    help="Derivations Nix builds at once on this machine (passed to nix build; default: "
+    "Nix's setting; 0: every derivation on the --builders).",
+)
+@click.option(
+    "--builders",
+    metavar="SPEC",
+    default=None,
+    help="Remote builders, Nix's `builders` setting (passed to nix build as written): "
+    "machine specs separated by `;`, e.g. 'ssh-ng://user@host x86_64-linux "
+    "/path/to/key 8', or @FILE (default: nix.conf's; '' for none). With "
+    "--max-jobs 0 every derivation is built remotely. See docs/build-performance.md.",
+)
+@click.option(
+    "--cores",
+    type=click.IntRange(0),
+    default=None,
+    help="Cores of each derivation, $NIX_BUILD_CORES (passed to nix build; 0: all).",
+)
+@click.option(
+    "--log-lines",
+    default=40,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Log lines of a failed derivation to show.",
+)
+@accept_flake_config_option
+@nix_option_option
+@click.option("--dry-run", is_flag=True, help="Print what would be rendered and run; do nothing.")
+@click.option("--json", "as_json", is_flag=True, help="With --dry-run: print the plan as JSON.")
+@handle_errors
+def build_command(
+    project: Path,
+    variants: tuple[str, ...],
+    system: str | None,
+    overrides: tuple[tuple[str, str], ...],
+    links: str,
+    backends: tuple[str, ...],
+    out: str,
+    no_link: bool,
+    keep_going: bool,
+    max_jobs: int | None,
+    builders: str | None,
+    cores: int | None,
+    log_lines: int,
+    accept_flake_config: bool,
+    options: tuple[tuple[str, str], ...],
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """Build PROJECT's variants with Nix, rendering its Nix files first when stale.
+
+    Evaluates the flake once for all chosen variants and builds them with one `nix build`,
+    so Nix builds their derivations side by side (--max-jobs, --cores). Shows which
+    derivation of which kernel is being built, how many variants are done and the time
+    elapsed (a live line on a terminal, plain lines otherwise). Each result is linked as
+    build/<variant>, where the `kernels` client finds it
+    (`kernels.get_local_kernel(PROJECT, backend=...)`). A failure ends with the failing
+    derivation's last log lines; -L prints every build log line as it comes.
+
+    In a git work tree, Nix sees only the files git tracks: files the build needs that
+    are untracked (or ignored) stop the build first, with the `git add` that fixes it.
+    When Nix ignores the flake's binary cache settings, a note says how to accept them
+    (--accept-flake-config, or nix.conf). Exit status: 0 built, 1 a build failed, 2
+    invalid input (untracked files included).
+    """
+    from nixgen.cmdline.commands.render import prepare
+    from nixgen.cmdline.pipeline import kept_warnings
+    from nixgen.cmdline.pipeline import summary as render_summary
+    from nixgen.planning import plan
+    from nixgen.writing import write
+
+    if as_json and not dry_run:
+        raise click.UsageError("--json needs --dry-run (a build prints progress, not JSON)")
+    system = system or host_system()
+    loaded, rendered, problems = prepare(project, out)
+    print_problems(problems)
+    root = loaded.root.resolve()  # Nix runs in the project: links must not be relative
+    available = plan.variants(loaded.build, system=system)
+    names = [v.name for v in available]
+    if backends:
+        available = [v for v in available if v.backend in backends]
+    if variants:
+        unknown = [v for v in variants if v not in names]
+        if unknown:
+            raise ProblemError(
+                [
+                    error(
+                        f"unknown variant `{v}` for {system}; valid variants: "
+                        f"{', '.join(names) or 'none'}",
+                    )
+                    for v in unknown
+                ]
+            )
+        chosen = list(dict.fromkeys(variants))
+    else:
+        chosen = [v.name for v in available if v.bundle]
+    if not chosen:
+        which = f" of backend {', '.join(backends)}" if backends else ""
+        raise ProblemError(
+            [
+                error(
+                    f"{loaded.build.general.name} has no variants{which} for {system}",
+                    hint=_other_systems(loaded.build, system, backends),
+                )
+            ]
+        )
+
+    stale = write.plan(root, rendered)
+    for note in kept_warnings(stale.kept):
+        click.echo(note, err=True)
+    ref = nixbuild.flake_ref(root)
+    extra = nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
+    evaluate = nixbuild.eval_command(ref, system, chosen, overrides, extra)
+    # `nix build` of evaluated derivations reads no flake, so no nixConfig: the accepted
+    # cache settings are passed on as options.
+    build_extra = nixbuild.nix_options(options) + (_cache_options() if accept_flake_config else [])
+
+    def nix_build(drvs: list[str]) -> list[str]:
+        return nixbuild.build_command(
+            drvs,
+            keep_going=keep_going,
+            max_jobs=max_jobs,
+            cores=cores,
+            builders=builders,
+            extra=build_extra,
+        )
+
+    if dry_run:
+        changed = [*stale.added, *stale.changed, *stale.removed]
+        build = nix_build(["<drvPath of each variant>"])
+        unseen = _unseen_problems(loaded, rendered, root, new=stale.added)
+        if as_json:
+            emit_result(
+                {
+                    "render": changed,
+                    "system": system,
+                    "cwd": str(root.resolve()),
+                    "variants": chosen,
+                    "eval": evaluate,
+                    "build": build[:-1],
+                },
+                [*problems, *unseen],
+            )
+            return
+        print_problems(sort_problems(attrs.evolve(p, severity="warning") for p in unseen))
+        if changed:
+            status(f"would render {rendered.out_dir}/ ({len(changed)} file(s) stale)")
+        cd = f"cd {shlex.quote(str(root.resolve()))} && " if ref == "." else ""
+        click.echo(cd + shlex.join(evaluate))
+        click.echo(shlex.join(build))
+        return
+
+    if stale.stale:
+        result = write.write(root, rendered)
+        status(render_summary(result, rendered.out_dir))
+    unseen = _unseen_problems(loaded, rendered, root)
+    if unseen:
+        raise ProblemError(unseen)
+    if shutil.which("nix") is None:
+        raise NixgenError(
+            "`nix` is not on PATH: install Nix (https://nixos.org/download), or run "
+            "`nixgen render` here and build the flake elsewhere"
+        )
+    err = sys.stderr
+    progress = nixbuild.Progress(len(chosen), live=err.isatty(), color=use_color(err), stream=err)
+    meta = loaded.build.general
+    kernels = sorted(loaded.build.kernels)
+
+    def label(drv_name: str) -> str:
+        return _label(drv_name, meta.name, str(meta.version), kernels)
+
+    progress.line(
+        f"building {len(chosen)} variant{'s' if len(chosen) != 1 else ''} of {meta.name} "
+        f"for {system}"
+    )
+    progress.show("evaluating")
+    if output.settings.verbosity > 0:
+        progress.line(f"running: {shlex.join(evaluate)}")
+    evaluated = nixbuild.run(evaluate, cwd=root)
+    hinted = _hint_cache(evaluated.log, progress, accepted=accept_flake_config)
+    drvs = _drv_paths(evaluated, len(chosen))
+    if drvs is None:
+        for line in evaluated.log.failure_report(log_lines):
+            progress.line(line)
+        raise BuildFailed(f"evaluating {meta.name} for {system} failed")
+    variant_of = dict(zip(drvs, chosen, strict=True))
+    done: list[str] = []
+
+    def on_change(kind: str, build: Build) -> None:
+        variant = variant_of.get(build.drv)
+        what = label(build.name)
+        if kind == "start":
+            where = f" on {build.machine}" if build.machine else ""
+            progress.event(f"building {what}{where}" + (f" ({variant})" if variant else ""))
+        elif build.failed:
+            progress.event(f"{what} {progress.style('failed', fg='red')}")
+        elif variant is not None:
+            done.append(variant)
+            progress.line(
+                f"[{len(done)}/{len(chosen)}] {variant}: "
+                f"{progress.style('done', fg='green')} (total {progress.total_elapsed()})"
+            )
+        else:
+            progress.event(f"built {what} ({build.duration(time.monotonic()):.1f}s)")
+
+    def on_tick(log: NixLog) -> None:
+        running = ", ".join(label(b.name) for b in log.running()) or "waiting for Nix"
+        progress.show(
+            f"[{len(done)}/{len(chosen)} variants] {running} (total {progress.total_elapsed()})"
+        )
+
+    def on_line(build: Build, text: str) -> None:
+        progress.line(f"{label(build.name)}> {text}")
+
+    if output.settings.verbosity > 0:
+        progress.line(f"running: {shlex.join(nix_build(drvs))}")
+    built = nixbuild.run(
+        nix_build(drvs),
+        cwd=root,
+        on_change=on_change,
+        on_tick=on_tick,
+        on_line=on_line if output.settings.build_logs else None,
+    )
+    if not hinted:
+        _hint_cache(built.log, progress, accepted=accept_flake_config)
+    ok_word = progress.style("done", fg="green")
+    broken = _broken_variants(built.log, variant_of) if built.code != 0 else set()
+    if built.code != 0 and not broken:
+        broken = set(chosen)  # a failure Nix did not tie to a derivation: nothing is known
+    if not no_link and len(broken) < len(chosen):
+        (root / links).mkdir(parents=True, exist_ok=True)
+    for drv, name in variant_of.items():
+        if name in broken:
+            continue
+        if no_link:
+            if built.code != 0 and name not in done:
+                broken.add(name)  # not known to be built
+            elif name not in done:
+                done.append(name)
+                progress.line(f"[{len(done)}/{len(chosen)}] {name}: {ok_word}")
+            continue
+        link = root / links / name
+        if nixbuild.run(nixbuild.link_command(drv, link), cwd=root).code != 0:
+            broken.add(name)  # Nix stopped before building it
+            continue
+        if name not in done:
+            done.append(name)  # built before: Nix had nothing to do
+            progress.line(f"[{len(done)}/{len(chosen)}] {name}: {ok_word}")
+        if output.settings.verbosity >= 0:
+            progress.line(f"  {name} -> {os.path.relpath(link)}")
+    if built.code != 0:
+        for line in built.log.failure_report(log_lines):
+            progress.line(line)
+    failed = [name for name in chosen if name in broken]
+    count = f"{len(chosen) - len(failed)} of {len(chosen)}"
+    summary = f"built {count} variant(s) in {progress.total_elapsed()}"
+    if failed:
+        raise BuildFailed(f"{summary}; failed: {', '.join(failed)}")
+    status(summary)
+
+
+def _other_systems(build: Any, system: str, backends: Sequence[str] = ()) -> str | None:
+    """Which `--system` to pass instead, when other systems have variants."""
+    from nixgen.planning import plan
+
+    others = [
+        s
+        for s in SYSTEMS
+        if s != system
+        and any(not backends or v.backend in backends for v in plan.variants(build, system=s))
+    ]
+    return f"it has some for {', '.join(others)}: pass --system {others[0]}" if others else None
+
+
+def _cache_options() -> list[str]:
+    """The kernels binary cache, as options of a `nix build` that reads no flake (the
+    settings of the generated flake's nixConfig)."""
+    from nixgen.rendering import render
+
+    return nixbuild.nix_options(
+        [
+            ("extra-substituters", render.SUBSTITUTER),
+            ("extra-trusted-public-keys", render.SUBSTITUTER_KEY),
+        ]
+    )
+
+
+def _hint_cache(log: NixLog, progress: nixbuild.Progress, *, accepted: bool) -> bool:
+    """Say once how to use the binary cache when Nix ignored its settings."""
+    from nixgen.rendering import render
+
+    ignored = nixbuild.ignored_cache_settings(log.warnings)
+    if not ignored:
+        return False
+    hint = nixbuild.cache_hint(
+        render.SUBSTITUTER, render.SUBSTITUTER_KEY, ignored, accepted=accepted
+    )
+    for line in hint.splitlines():
+        progress.line(line)
+    return True
+
+
+def _source_keys(build: Any) -> dict[str, tuple[str | int, ...]]:
+    """The key path where each listed file is named first (``kernel.relu.src[0]``)."""
+    from nixgen.checking import validate
+
+    keys: dict[str, tuple[str | int, ...]] = {}
+    for path, rel in validate.listed_files(build):
+        keys.setdefault(rel, path)
+    return keys
+
+
+def _unseen_problems(
+    loaded: Any, rendered: Any, root: Path, *, new: Sequence[str] = ()
+) -> list[Problem]:
+    """Located problems for the files the build needs that the flake would not see,
+    because the project is in a git work tree and git does not track them; `new` are
+    files a render would add (untracked by definition). Empty outside a git work tree."""
+    from nixgen.reading import model
+
+    build = loaded.build
+    generated = [f"{rendered.out_dir}/{rel}" for rel in sorted(rendered.tree)]
+    generated += sorted(rendered.root)
+    if (root / "flake.lock").exists():
+        generated.append("flake.lock")
+    sources = _source_keys(build)
+    package = model.python_package_dir(build)
+    needed = [*generated, *sources, package]
+    found = nixbuild.unseen_files(root, needed)
+    new = [f for f in new if f not in (found.untracked if found else [])]
+    if found is None and not new:
+        return []
+    untracked = [*(found.untracked if found else []), *new]
+    ignored = found.ignored if found else []
+    nothing_tracked = found.nothing_tracked if found else False
+
+    def shown(rel: str) -> str:
+        return os.path.relpath(root / rel)
+
+    out_prefix = f"{rendered.out_dir}/"
+
+    def group(rel: str) -> str:
+        """What to `git add` for `rel`: the output directory or the Python package as a
+        whole, any other file itself."""
+        if rel.startswith(out_prefix):
+            return str(rendered.out_dir)
+        return package if rel.startswith(f"{package}/") else rel
+
+    problems: list[Problem] = []
+    why = "Nix copies only the files git tracks into the store"
+    for rel in [*untracked, *ignored]:
+        what = "is ignored by git (.gitignore)" if rel in ignored else "is not tracked by git"
+        if rel in sources:
+            problems.append(
+                loaded.document.locate(
+                    error(f"`{rel}` {what}; {why}, so the build would not see it", sources[rel])
+                )
+            )
+        elif not rel.startswith(out_prefix):
+            message = f"{what}; {why}, so the build would not see it"
+            problems.append(error(message).located(shown(rel), None, None))
+    out_files = [r for r in [*untracked, *ignored] if r.startswith(out_prefix)]
+    if out_files:
+        names = ", ".join(r.removeprefix(out_prefix) for r in out_files[:3])
+        more = ", …" if len(out_files) > 3 else ""
+        problems.append(
+            error(
+                f"{len(out_files)} generated file(s) are not tracked by git ({names}{more}); "
+                f"{why}, so the build would not see them"
+            ).located(shown(rendered.out_dir) + "/", None, None)
+        )
+    if nothing_tracked and not ignored:
+        add = [shown(".")]
+    else:
+        add = list(dict.fromkeys(shown(group(r)) for r in untracked))
+    fixes = []
+    if add:
+        paths = shlex.join(["--", *add])
+        fixes.append(
+            f"run `git add {paths}`, or `git add --intent-to-add {paths}` to keep them out "
+            "of your next commit"
+        )
+    if ignored:
+        forced = dict.fromkeys(shown(group(r)) for r in ignored)
+        fixes.append(f"{'' if add else 'run '}`git add --force {shlex.join(['--', *forced])}`")
+    count = len(untracked) + len(ignored)
+    problems.append(
+        error(
+            f"{count} file(s) the build needs are not tracked by git, and a flake in a git "
+            "work tree sees only tracked files: " + "; for the ignored ones, ".join(fixes)
+        )
+    )
+    return problems
+
+
+def _drv_paths(result: nixbuild.Result, count: int) -> list[str] | None:
+    """The derivations `nix eval` printed, one per variant; None when it failed."""
+    if result.code != 0:
+        return None
+    try:
+        drvs = json.loads(result.stdout)
+    except ValueError:
+        return None
+    if (
+        not isinstance(drvs, list)
+        or len(drvs) != count
+        or not all(isinstance(d, str) for d in drvs)
+    ):
+        return None
+    return drvs
+
+
+def _broken_variants(log: NixLog, variant_of: dict[str, str]) -> set[str]:
+    """Variants whose derivation failed, or was not built because a dependency failed
+    (Nix names it in `N dependencies of derivation '…drv' failed to build`)."""
+    broken = {variant_of[d] for d in log.failed_drvs() if d in variant_of}
+    for message in log.errors:
+        for drv, name in variant_of.items():
+            if f"'{drv}'" in message:
+                broken.add(name)
+    return broken
+
+
+command = build_command

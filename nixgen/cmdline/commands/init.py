@@ -1,0 +1,130 @@
+"""`nixgen init`: start a kernel project that builds as it is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from nixgen.cmdline.cli import handle_errors, print_problems
+from nixgen.cmdline.output import status
+from nixgen.cmdline.scaffold import LANGUAGES
+
+
+def _name(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    from nixgen.reading import values
+
+    problem = values.project_name(value)
+    if problem:
+        raise click.BadParameter(problem)
+    return value
+
+
+def license_value(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A ``--license`` argument, stripped and checked (`init` and `migrate`); None when the
+    option is not given."""
+    from nixgen.cmdline import scaffold
+
+    problem = scaffold.check_license(value.strip()) if value is not None else None
+    if problem:
+        raise click.BadParameter(problem)
+    return value.strip() if value is not None else None
+
+
+@click.command()
+@click.argument("name", callback=_name)
+@click.option(
+    "--language",
+    "-l",
+    "languages",
+    type=click.Choice(LANGUAGES),
+    multiple=True,
+    help="A kernel language; repeat for several (default: cpp-cpu).",
+)
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Where to create the project (default: ./NAME).",
+)
+@click.option(
+    "--license",
+    "license_",
+    default="Apache-2.0",
+    show_default=True,
+    callback=license_value,
+    metavar="SPDX",
+    help="general.license of the new project.",
+)
+@click.option(
+    "--binding",
+    type=click.Choice(["torch", "tvm-ffi"]),
+    default="torch",
+    show_default=True,
+    help="torch: a C++ binding registers the kernels as torch ops (rust-cpu: it calls the "
+    'crate\'s extern "C" functions). tvm-ffi: with --language rust-cpu alone, the crate is the '
+    "binding and exports its functions through TVM FFI.",
+)
+@click.option(
+    "--force", is_flag=True, help="Write into a non-empty directory (same-name files replaced)."
+)
+@handle_errors
+def init(
+    name: str,
+    languages: tuple[str, ...],
+    directory: Path | None,
+    license_: str,
+    binding: str,
+    force: bool,
+) -> None:
+    """Create a kernel project NAME: a ReLU kernel per --language, ready to build.
+
+    Writes an edition-6 build.toml, the kernel sources (a Rust crate with its Cargo.lock
+    for rust-cpu), the torch binding, the Python package, tests that compare the kernels
+    with torch.relu, and then the Nix files (flake.nix, nix/) exactly as `nixgen render`
+    makes them. Refuses a directory that is not empty unless --force.
+    """
+    import attrs
+
+    from nixgen.cmdline import nixbuild, scaffold
+    from nixgen.cmdline.commands.render import prepare
+    from nixgen.writing import write
+
+    chosen = list(dict.fromkeys(languages)) or ["cpp-cpu"]
+    problem = scaffold.check_binding(chosen, binding)
+    if problem:
+        raise click.UsageError(problem)
+    root = directory if directory is not None else Path(name)
+    done: list[Any] = []
+
+    def render_nix(made: Path) -> None:
+        # `made` is where the project is being made (a hidden directory next to `root`
+        # until it is complete): the render is part of init's one transaction.
+        loaded, rendered, problems = prepare(made, "nix")
+        done[:] = [write.write(loaded.root, rendered, force=force), problems]
+
+    written = scaffold.create(
+        root, name, chosen, license=license_, force=force, binding=binding, then=render_nix
+    )
+    result, problems = done
+    print_problems(
+        [p if p.file is None else attrs.evolve(p, file=str(root / "build.toml")) for p in problems]
+    )
+    generated = len(result.added) + len(result.changed) + len(result.unchanged)
+    status(
+        f"created {root}/ ({', '.join(k.language for k in scaffold.kernels(chosen, binding))}): "
+        f"{len(written)} files, and {generated} generated Nix files"
+    )
+    status("next:")
+    if root.resolve() != Path.cwd().resolve():
+        status(f"  cd {root}")
+    if nixbuild.git_work_tree(root) is not None:
+        # A flake in a git work tree sees only the files git tracks (`nixgen build` checks).
+        status("  git add .                 # Nix sees only files git tracks (or: git add -N .)")
+    status("  nixgen build              # build the variants for this machine into build/")
+    status("  nixgen shell              # a shell with the compilers, torch and the kernels client")
+    status("  python -m pytest tests    # check the built kernels against torch.relu")
+
+
+command = init

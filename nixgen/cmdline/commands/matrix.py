@@ -1,0 +1,132 @@
+"""`nixgen matrix`: the CI matrix of a project's variants (no Nix, no templates)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from nixgen.cmdline.cli import emit_result, handle_errors, json_option, project_argument
+from nixgen.cmdline.commands.variants import planned, system_option
+
+
+@click.command(name="matrix")
+@project_argument
+@json_option
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["github"]),
+    default="github",
+    show_default=True,
+    help="The CI system whose matrix to print.",
+)
+@click.option(
+    "--pull-request",
+    is_flag=True,
+    help="One variant per system and backend (bundled, newest torch, oldest toolkit).",
+)
+@system_option
+@click.option(
+    "--max-jobs",
+    type=click.IntRange(1, 256),
+    default=256,
+    show_default=True,
+    help="Group variants into at most this many jobs (GitHub allows 256 per matrix).",
+)
+@click.option(
+    "--shards",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="K",
+    help="Also split each variant whose kernels build one derivation per object (C++ "
+    "kernels of 32 compiled sources or more) into K jobs that each build a disjoint part "
+    "of its objects (`shards` in the output), balanced by source count.",
+)
+@click.option(
+    "--costs",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="With --shards: balance by measured cost, a JSON object mapping each source "
+    'path (as build.toml lists it) to its compile time in seconds ({"big/a.cu": 41.5}).',
+)
+@handle_errors
+def matrix_command(
+    project: Path,
+    as_json: bool,
+    format_: str,
+    pull_request: bool,
+    system: str | None,
+    max_jobs: int,
+    shards: int | None,
+    costs: Path | None,
+) -> None:
+    """Print PROJECT's GitHub Actions matrix as one line of JSON.
+
+    `{"include": [{"name", "system", "runner", "backend", "attrs", "variants", "attr",
+    "variant"}]}`, one job per variant, each building the flake attributes `attrs`
+    (`packages.<system>.<variant>`). Beyond --max-jobs variants, jobs build several
+    attributes each (`name` names the group); every row has the same keys, `attr` and
+    `variant` being `attrs` and `variants` space-separated. A workflow reads it
+    with `fromJSON` and builds `matrix.attrs`; the flake's `githubActions.matrix` and
+    `githubActions.pullRequestMatrix` hold the same. With --json, the matrix is the
+    `result` of nixgen's JSON envelope.
+
+    With --shards K the output also has `shards`, the matrix of the shard jobs:
+    `{"include": [{"name", "system", "runner", "backend", "variant", "shard", "objects",
+    "cost", "attrs"}]}`, K rows per variant that has object derivations, each `attrs`
+    naming a disjoint part of the flake output `objects.<system>.<variant>` (together:
+    all of it). Built and pushed to a binary cache first, they leave the variant's own
+    job only the archives and the link. Save it as `.github/nixgen-shards.json` for the
+    workflow of `nixgen render --ci github` (re-run it when sources change).
+    """
+    from nixgen.planning import matrix, plan
+
+    loaded, found, problems = planned(project, system)
+    if pull_request:
+        found = plan.select_ci(found)
+    try:
+        result = matrix.github(found, max_jobs=max_jobs)
+    except matrix.MatrixError as exc:
+        raise click.BadParameter(str(exc), param_hint="--max-jobs") from None
+    if costs is not None and shards is None:
+        raise click.BadParameter("needs --shards K", param_hint="--costs")
+    if shards is not None:
+        table = None if costs is None else _read_costs(costs)
+        try:
+            result["shards"] = matrix.github_shards(
+                loaded.build, found, shards, costs=table, max_jobs=matrix.GITHUB_MAX_JOBS
+            )
+        except matrix.MatrixError as exc:
+            raise click.BadParameter(str(exc), param_hint="--shards") from None
+    if as_json:
+        emit_result(result, problems)
+        return
+    click.echo(matrix.to_json(result))
+
+
+def _read_costs(path: Path) -> dict[str, float]:
+    """The cost table of --costs: a JSON object of positive numbers."""
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise click.BadParameter(f"{path}: not a JSON file ({exc})", param_hint="--costs") from None
+    if not isinstance(data, dict):
+        raise click.BadParameter(
+            f"{path}: expected a JSON object mapping source paths to seconds",
+            param_hint="--costs",
+        )
+    for key, value in data.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise click.BadParameter(
+                f"{path}: {json.dumps(key)}: expected a positive number of seconds, "
+                f"got {json.dumps(value)}",
+                param_hint="--costs",
+            )
+    return {str(k): float(v) for k, v in data.items()}
+
+
+command = matrix_command

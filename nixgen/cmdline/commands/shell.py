@@ -1,0 +1,156 @@
+"""`nixgen shell`: enter a variant's development (or test) shell, `nix develop` on the
+generated flake's `devShells.<system>.<variant>`."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+import click
+
+from nixgen.cmdline import nixbuild, output
+from nixgen.cmdline.cli import (
+    accept_flake_config_option,
+    built_out_option,
+    handle_errors,
+    nix_option_option,
+    override_input_option,
+    print_problems,
+    project_argument,
+)
+from nixgen.cmdline.commands.build import _complete_variant, _other_systems, _unseen_problems
+from nixgen.cmdline.output import status
+from nixgen.core.errors import NixgenError, ProblemError, error
+
+
+@click.command(name="shell")
+@project_argument
+@click.option(
+    "--variant",
+    metavar="NAME",
+    shell_complete=_complete_variant,
+    help="The variant whose shell to enter (default: the flake's default, the newest "
+    "bundled variant of the first backend).",
+)
+@click.option(
+    "--test",
+    is_flag=True,
+    help="The test shell: the variant built first and on $KERNEL_BUILD, where the "
+    "project's tests load it.",
+)
+@click.option(
+    "-c",
+    "--command",
+    "command_",
+    metavar="CMD",
+    help="Run CMD (a shell command line) in the shell instead of an interactive shell.",
+)
+@override_input_option
+@accept_flake_config_option
+@nix_option_option
+@built_out_option
+@click.option("--dry-run", is_flag=True, help="Print the `nix develop` command; run nothing.")
+@handle_errors
+def shell_command(
+    project: Path,
+    variant: str | None,
+    test: bool,
+    command_: str | None,
+    overrides: tuple[tuple[str, str], ...],
+    accept_flake_config: bool,
+    options: tuple[tuple[str, str], ...],
+    out: str,
+    dry_run: bool,
+) -> None:
+    """Enter a development shell of PROJECT: a variant's compilers, torch, the `kernels`
+    client, pytest and the project's Python dependencies (`devShells.<system>.<variant>`
+    of the generated flake). Nothing is built to enter it; with --test the variant is
+    built and $KERNEL_BUILD points at it, so `python -m pytest tests` tests the build.
+
+    \b
+      nixgen shell                         # the default variant's shell
+      nixgen shell --variant torch213-cxx11-cpu-x86_64-linux
+      nixgen shell --test -c 'python -m pytest tests'
+
+    Renders the Nix files first when stale; in a git work tree, files git does not track
+    stop it as they stop `nixgen build`. Exit status: the shell's, or 2 invalid input.
+    """
+    from nixgen.cmdline.commands.render import prepare
+    from nixgen.cmdline.pipeline import kept_warnings, summary
+    from nixgen.planning import plan
+    from nixgen.writing import write
+
+    system = nixbuild.host_system()
+    loaded, rendered, problems = prepare(project, out)
+    print_problems(problems)
+    root = loaded.root.resolve()
+    names = [v.name for v in plan.variants(loaded.build, system=system)]
+    if not names:
+        raise ProblemError(
+            [
+                error(
+                    f"{loaded.build.general.name} has no variants for {system}, so no shell",
+                    hint=_other_systems(loaded.build, system),
+                )
+            ]
+        )
+    if variant is not None and variant not in names:
+        from nixgen.core.errors import did_you_mean
+
+        raise ProblemError(
+            [
+                error(
+                    f"unknown variant `{variant}` for {system}{did_you_mean(variant, names)}; "
+                    f"valid variants: {', '.join(names)}"
+                )
+            ]
+        )
+    shell = (f"test-{variant}" if test else variant) if variant else ("test" if test else "default")
+    ref = nixbuild.flake_ref(root)
+    command = [
+        "nix",
+        "develop",
+        "--extra-experimental-features",
+        nixbuild.EXPERIMENTAL,
+        f"{ref}#devShells.{system}.{shell}",
+    ]
+    for name, value in overrides:
+        command += ["--override-input", name, value]
+    command += nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
+    if output.settings.build_logs:
+        command.append("-L")
+    if command_ is not None:
+        command += ["--command", "bash", "-c", command_]
+    stale = write.plan(root, rendered)
+    if dry_run:
+        changed = [*stale.added, *stale.changed, *stale.removed]
+        if changed:
+            status(f"would render {rendered.out_dir}/ ({len(changed)} file(s) stale)")
+        cd = f"cd {shlex.quote(str(root))} && " if ref == "." else ""
+        click.echo(cd + shlex.join(command))
+        return
+    for note in kept_warnings(stale.kept):
+        output.err(note)
+    if stale.stale:
+        status(summary(write.write(root, rendered), rendered.out_dir))
+    unseen = _unseen_problems(loaded, rendered, root)
+    if unseen:
+        raise ProblemError(unseen)
+    if shutil.which("nix") is None:
+        raise NixgenError("`nix` is not on PATH: install Nix (https://nixos.org/download)")
+    status(f"entering {shell} of {loaded.build.general.name} ({system})", level=1)
+    # The shell takes Ctrl-C; nixgen waits for it and passes its exit status on.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        code = subprocess.run(command, cwd=root, check=False).returncode
+    except OSError as exc:
+        raise NixgenError(f"cannot run nix: {exc.strerror}") from None
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    raise SystemExit(code)
+
+
+command = shell_command

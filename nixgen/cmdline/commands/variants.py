@@ -1,0 +1,89 @@
+"""`nixgen variants`: what will be built (the plan stage; no Nix, no templates)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from nixgen.cmdline.cli import (
+    emit_result,
+    handle_errors,
+    json_option,
+    print_problems,
+    project_argument,
+)
+from nixgen.cmdline.output import status
+from nixgen.core.tables import BACKENDS
+from nixgen.planning.plan import SYSTEMS
+
+system_option = click.option(
+    "--system", type=click.Choice(SYSTEMS), help="Only variants for this Nix system."
+)
+
+
+def planned(project: Path, system: str | None) -> tuple[Any, list[Any], list[Any]]:
+    """Read PROJECT (without looking for its source files) and plan its variants for
+    `system`; print its warnings and planning problems, and return them too. Shared by
+    `variants`/`matrix`."""
+    from nixgen.checking import project as project_mod
+    from nixgen.planning import plan
+
+    loaded = project_mod.read(project, check_files=False)
+    problems = [*loaded.warnings, *loaded.document.locate_all(plan.check(loaded.build))]
+    print_problems(problems)
+    return loaded, plan.variants(loaded.build, system=system), problems
+
+
+def table(rows: list[list[str]]) -> str:
+    """Left-aligned columns separated by two spaces; the first row is the header."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )
+
+
+@click.command(name="variants")
+@project_argument
+@json_option
+@system_option
+@click.option("--backend", type=click.Choice(BACKENDS), help="Only variants of this backend.")
+@handle_errors
+def variants_command(project: Path, as_json: bool, system: str | None, backend: str | None) -> None:
+    """List the build variants of PROJECT: torch × backend version × system.
+
+    Computed from nixgen's build-configuration table and the project's backends, version
+    bounds, stable ABI and kernels, without evaluating Nix. `nixgen render` writes this
+    plan into the generated Nix, whose flake output `variants` reads it. Variants marked
+    as bundled make up `packages.<system>.kernels`.
+    """
+    _, found, problems = planned(project, system)
+    if backend is not None:
+        found = [v for v in found if v.backend == backend]
+    if as_json:
+        emit_result([v.to_json() for v in found], problems)
+        return
+    if not found:
+        status("no variants")
+        return
+    rows = [["NAME", "SYSTEM", "BACKEND", "TORCH", "VERSION", "KERNELS", "BUNDLE"]]
+    for v in found:
+        rows.append(
+            [
+                v.name,
+                v.system,
+                v.backend,
+                f"{v.torch} (stable ABI {v.stable_abi})" if v.stable_abi else v.torch or "-",
+                v.backend_version or "-",
+                ",".join(v.kernels) or "-",
+                "yes" if v.bundle else "no",
+            ]
+        )
+    click.echo(table(rows))
+    bundled = sum(v.bundle for v in found)
+    status(f"{len(found)} variant(s), {bundled} in the bundle")
+
+
+command = variants_command

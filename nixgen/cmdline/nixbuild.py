@@ -1,0 +1,381 @@
+"""Running Nix for `nixgen build`: one evaluation and one `nix build` for all variants.
+
+The chosen variants' derivations are found with one `nix eval` of the flake (one
+evaluation, whatever the number of variants), then built by one `nix build` that lists
+them all, so Nix schedules every derivation of every variant together (`--max-jobs`
+derivations at once, each on `--cores` cores). Nix's internal-json log (see `nixlog`)
+drives the progress display: each derivation as it starts and stops, each variant as
+its own derivation is done. Built variants are then linked without evaluating again
+(`nix build --out-link LINK /nix/store/…drv`: the store path is already valid).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import queue
+import re
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import click
+
+from nixgen.cmdline.nixlog import Build, NixLog
+from nixgen.core.errors import NixgenError
+from nixgen.rendering import nixlit
+
+EXPERIMENTAL = "nix-command flakes"
+#: A flake reference Nix 2.8 parses as written: it does not decode `%20`, so a path with
+#: any other character is given as `.` with Nix running in the project directory.
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9._~/+=@,:-]+")
+
+
+def host_system() -> str:
+    """This machine as a Nix system name (``x86_64-linux``, ``aarch64-darwin``, …)."""
+    machine = {"arm64": "aarch64", "amd64": "x86_64"}.get(
+        platform.machine().lower(), platform.machine().lower()
+    )
+    return f"{machine}-{platform.system().lower()}"
+
+
+def flake_ref(root: Path) -> str:
+    """The flake reference of the project at `root` for a Nix started in `root`.
+
+    The absolute path when Nix can parse it as one, else ``.`` (a path with a space,
+    ``#`` or ``?`` is no valid flake URL, and Nix 2.8 does not decode ``%20``)."""
+    path = str(root.resolve())
+    return path if _PLAIN_PATH.fullmatch(path) else "."
+
+
+#: What Nix says when it leaves out a flake's `nixConfig` (not accepted) or a setting a
+#: user who is not in `trusted-users` passed (the daemon refuses it).
+_IGNORED_SETTING = re.compile(
+    r"ignoring untrusted flake configuration setting '([^']+)'"
+    r"|ignoring the (?:client-specified |user-specified )?setting '([^']+)', because it is a "
+    r"restricted setting"
+)
+#: Settings of the flake's `nixConfig` that make the kernels' binary cache work.
+CACHE_SETTINGS = ("extra-substituters", "extra-trusted-public-keys", "substituters")
+
+
+def nix_options(
+    options: Sequence[tuple[str, str]] = (), *, accept_flake_config: bool = False
+) -> list[str]:
+    """The arguments of ``--option NAME VALUE`` (repeated) and ``--accept-flake-config``."""
+    out = ["--accept-flake-config"] if accept_flake_config else []
+    for name, value in options:
+        out += ["--option", name, value]
+    return out
+
+
+def ignored_cache_settings(messages: Sequence[str]) -> list[str]:
+    """The binary-cache settings Nix said it ignored, in `messages` (its warnings)."""
+    found: list[str] = []
+    for message in messages:
+        for match in _IGNORED_SETTING.finditer(message):
+            name = match.group(1) or match.group(2)
+            if name in CACHE_SETTINGS and name not in found:
+                found.append(name)
+    return found
+
+
+def cache_hint(substituter: str, key: str, ignored: Sequence[str], *, accepted: bool) -> str:
+    """How to make Nix use the kernels' binary cache, after it ignored `ignored`."""
+    settings = ", ".join(f"`{name}`" for name in ignored)
+    how = (
+        "your user is not trusted by the Nix daemon: add it to `trusted-users` in "
+        "/etc/nix/nix.conf (and restart the daemon), or add these lines there"
+        if accepted
+        else "pass --accept-flake-config (with the Nix daemon, your user must also be in "
+        "`trusted-users`), or add these lines to /etc/nix/nix.conf (or ~/.config/nix/nix.conf)"
+    )
+    return (
+        f"nixgen: note: Nix ignored the flake's binary cache settings ({settings}), so torch "
+        f"and the toolkits are built from source, which takes hours; {how}:\n"
+        f"  extra-substituters = {substituter}\n"
+        f"  extra-trusted-public-keys = {key}"
+    )
+
+
+def eval_command(
+    ref: str,
+    system: str,
+    variants: Sequence[str],
+    overrides: Sequence[tuple[str, str]],
+    extra: Sequence[str] = (),
+) -> list[str]:
+    """`nix eval` printing the drvPath of each variant, in order, as a JSON list; `extra`
+    holds `nix_options`."""
+    apply = f"packages: map (name: packages.${{name}}.drvPath) {nixlit.value(list(variants))}"
+    command = [
+        "nix",
+        "eval",
+        "--extra-experimental-features",
+        EXPERIMENTAL,
+        "--json",
+        f"{ref}#packages.{system}",
+        "--apply",
+        apply,
+    ]
+    for name, value in overrides:
+        command += ["--override-input", name, value]
+    return [*command, *extra]
+
+
+def build_command(
+    drvs: Sequence[str],
+    *,
+    keep_going: bool = False,
+    max_jobs: int | None = None,
+    cores: int | None = None,
+    builders: str | None = None,
+    extra: Sequence[str] = (),
+) -> list[str]:
+    """One `nix build` of every derivation in `drvs` (already evaluated: no flake here,
+    so no `nixConfig` either: `extra` carries the options, and the flake's cache settings
+    when they were accepted). `builders` is Nix's `builders` setting, passed as written:
+    machine specs separated by `;` or newlines, or `@FILE` (the empty string: none)."""
+    command = [
+        "nix",
+        "build",
+        "--extra-experimental-features",
+        EXPERIMENTAL,
+        "--log-format",
+        "internal-json",
+        "--json",
+        "--no-link",
+    ]
+    if keep_going:
+        command.append("--keep-going")
+    if max_jobs is not None:
+        command += ["--max-jobs", str(max_jobs)]
+    if cores is not None:
+        command += ["--cores", str(cores)]
+    if builders is not None:
+        command += ["--builders", builders]
+    return [*command, *extra, *drvs]
+
+
+def link_command(drv: str, link: Path) -> list[str]:
+    """Link the output of `drv` as `link`, registering it as a GC root; with
+    `--max-jobs 0`, so an output that was not built fails instead of being built here."""
+    return [
+        "nix",
+        "build",
+        "--extra-experimental-features",
+        EXPERIMENTAL,
+        "--max-jobs",
+        "0",
+        "--out-link",
+        str(link),
+        drv,
+    ]
+
+
+def elapsed(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+class Progress:
+    """Prints what is being built: a live status line on a terminal, plain lines otherwise."""
+
+    def __init__(self, total: int, *, live: bool, color: bool, stream: Any):
+        self.total = total
+        self.live = live
+        self.color = color
+        self.stream = stream
+        self.start = time.monotonic()
+        self.status = ""
+
+    def style(self, text: str, **kwargs: Any) -> str:
+        return click.style(text, **kwargs) if self.color else text
+
+    def _clear(self) -> None:
+        if self.live and self.status:
+            self.stream.write("\r\x1b[K")
+            self.status = ""
+
+    def line(self, text: str) -> None:
+        """A permanent line."""
+        self._clear()
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def event(self, text: str) -> None:
+        """A step: a line when not live, nothing otherwise (the status line shows it)."""
+        if not self.live:
+            self.line(text)
+
+    def show(self, text: str) -> None:
+        """Replace the status line (live only)."""
+        if not self.live:
+            return
+        width = shutil.get_terminal_size((100, 20)).columns - 1
+        text = text if len(text) <= width else text[: width - 1] + "…"
+        self.stream.write("\r\x1b[K" + text)
+        self.stream.flush()
+        self.status = text
+
+    def total_elapsed(self) -> str:
+        return elapsed(time.monotonic() - self.start)
+
+
+@attrs.define
+class Result:
+    """How one Nix run ended: its exit status, its stdout, and the log it wrote."""
+
+    code: int
+    stdout: str
+    log: NixLog
+
+
+def _pump(stream: Any, sink: queue.Queue[tuple[str, str | None]], tag: str) -> None:
+    for line in iter(stream.readline, ""):
+        sink.put((tag, line))
+    sink.put((tag, None))
+
+
+def run(
+    command: list[str],
+    *,
+    cwd: Path,
+    on_change: Callable[[str, Build], None] | None = None,
+    on_tick: Callable[[NixLog], None] | None = None,
+    on_line: Callable[[Build, str], None] | None = None,
+) -> Result:
+    """Run one Nix command in `cwd`, feeding its stderr to a `NixLog`; `on_change` gets
+    each derivation that starts or stops, `on_tick` the log about four times a second,
+    `on_line` each build log line."""
+    log = NixLog(on_line=on_line)
+    try:
+        process = subprocess.Popen(
+            command,
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            errors="replace",
+        )
+    except OSError as exc:
+        raise NixgenError(f"cannot run {command[0]}: {exc.strerror}") from None
+    lines: queue.Queue[tuple[str, str | None]] = queue.Queue()
+    threads = [
+        threading.Thread(target=_pump, args=(process.stderr, lines, "err"), daemon=True),
+        threading.Thread(target=_pump, args=(process.stdout, lines, "out"), daemon=True),
+    ]
+    for thread in threads:
+        thread.start()
+    stdout: list[str] = []
+    open_streams = 2
+    try:
+        while open_streams:
+            try:
+                tag, line = lines.get(timeout=0.25)
+            except queue.Empty:
+                tag, line = "tick", ""
+            if line is None:
+                open_streams -= 1
+                continue
+            if tag == "out":
+                stdout.append(line)
+                continue
+            change = log.feed(line) if tag == "err" else None
+            if change is not None and on_change is not None:
+                on_change(*change)
+            if on_tick is not None:
+                on_tick(log)
+    except KeyboardInterrupt:
+        process.terminate()
+        process.wait()
+        raise
+    return Result(process.wait(), "".join(stdout), log)
+
+
+# --------------------------------------------------------- files a flake cannot see
+
+
+def _git(root: Path, *args: str, stdin: str | None = None) -> str | None:
+    """`git -C root ARGS` output, or None when git is missing or fails."""
+    if shutil.which("git") is None:
+        return None
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            errors="surrogateescape",
+            check=False,
+        )
+    except OSError:
+        return None
+    return done.stdout if done.returncode in (0, 1) else None
+
+
+def git_work_tree(root: Path) -> Path | None:
+    """The top of the git work tree `root` is in, or None (not in one, or no git)."""
+    top = _git(root, "rev-parse", "--show-toplevel")
+    return Path(top.strip()) if top and top.strip() else None
+
+
+@attrs.frozen
+class Unseen:
+    """Files a flake in a git work tree would not see: Nix copies only what git tracks
+    (`git ls-files`, which includes files added with ``--intent-to-add``)."""
+
+    #: Not tracked (and not ignored), relative to the project.
+    untracked: list[str]
+    #: Ignored by a .gitignore rule (so `git add` alone refuses them).
+    ignored: list[str]
+    #: Whether the project has no tracked file at all.
+    nothing_tracked: bool
+
+
+def unseen_files(root: Path, needed: Sequence[str]) -> Unseen | None:
+    """Which of `needed` (paths relative to `root`: files, or directories standing for
+    every file under them) a flake at `root` would not see; None outside a git work
+    tree, or when every file is tracked. Ignored files count only when named in
+    `needed` themselves."""
+    if git_work_tree(root) is None:
+        return None
+    files: list[str] = []
+    #: Files named in `needed` themselves (not found under a directory of it).
+    named: set[str] = set()
+    for rel in needed:
+        path = root / rel
+        if path.is_dir() and not path.is_symlink():
+            for directory, dirs, names in sorted(os.walk(path)):
+                dirs.sort()
+                base = Path(directory).relative_to(root)
+                files.extend(str(base / name) for name in sorted(names))
+        elif path.exists() or path.is_symlink():
+            files.append(rel)
+            named.add(rel)
+    files = list(dict.fromkeys(files))
+    listed = _git(root, "ls-files", "-z", "--", ".")
+    if listed is None:
+        return None
+    tracked = set(filter(None, listed.split("\0")))
+    missing = [f for f in files if f not in tracked]
+    if not missing:
+        return None
+    ignored_out = _git(root, "check-ignore", "-z", "--stdin", stdin="\0".join(missing) + "\0")
+    if ignored_out is None:
+        ignored_out = ""
+    ignored = set(filter(None, ignored_out.split("\0")))
+    # An ignored file under a listed directory (`__pycache__/`, a crate's `target/`) is
+    # meant to stay out: only an ignored file that is named itself is missed.
+    unseen = Unseen(
+        untracked=[f for f in missing if f not in ignored],
+        ignored=[f for f in missing if f in ignored and f in named],
+        nothing_tracked=not tracked,
+    )
+    return unseen if unseen.untracked or unseen.ignored else None

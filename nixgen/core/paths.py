@@ -1,0 +1,334 @@
+"""One rule for every path nixgen reads or writes inside a project (or its output tree).
+
+A path is given relative to a base directory (the project root, or the output tree) and
+is walked one component at a time with ``O_NOFOLLOW``: no symbolic link is ever
+followed, so a link planted anywhere on the way (``nix/lib`` → a directory elsewhere)
+can neither receive nixgen's writes nor leak a file's content into ``--check``'s diff.
+Files are opened ``O_NONBLOCK`` and must be regular files, so a FIFO or a device
+(``/dev/zero``) cannot hang a render or fill memory; reads are bounded. Directory walks
+are iterative, so a very deep hand-written tree cannot exhaust Python's recursion limit.
+
+This module is stdlib-only: the render stamp's fast path (`nixgen.writing.stamp`) uses it before
+anything heavy is imported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from collections.abc import Callable, Iterator
+
+#: The largest file nixgen reads from an output tree (generated files are a few KiB).
+MAX_READ = 16 * 1024 * 1024
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+class Blocked:
+    """Why a path cannot be read as a plain file: `reason` is a short phrase
+    (``is a symbolic link``), `where` the project-relative component it is about."""
+
+    __slots__ = ("link", "reason", "too_large", "where")
+
+    def __init__(self, where: str, reason: str, *, too_large: bool = False, link: bool = False):
+        self.where = where
+        self.reason = reason
+        #: A regular file, refused only for its size.
+        self.too_large = too_large
+        #: `where` is a symbolic link.
+        self.link = link
+
+    def __repr__(self) -> str:
+        return f"Blocked({self.where!r}, {self.reason!r})"
+
+    def __str__(self) -> str:
+        return f"{self.where} {self.reason}"
+
+
+def cwd_gone() -> bool:
+    """Whether the working directory was deleted (a relative path then cannot be reached)."""
+    try:
+        os.getcwd()
+    except OSError:
+        return True
+    return False
+
+
+def parts(rel: str) -> list[str]:
+    """The components of a relative path (``.`` and empty components dropped)."""
+    return [p for p in rel.replace(os.sep, "/").split("/") if p not in ("", ".")]
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "is a symbolic link"
+    if stat.S_ISDIR(mode):
+        return "is a directory"
+    if stat.S_ISFIFO(mode):
+        return "is a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "is a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "is a device"
+    return "is not a regular file"
+
+
+def _not_a_dir(mode: int) -> str:
+    """What a path component that should be a directory is instead."""
+    return "is a file, not a directory" if stat.S_ISREG(mode) else _kind(mode)
+
+
+def _lstat_mode(path: str) -> int | None:
+    try:
+        return os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+
+
+def cached_modes() -> Callable[[str], int | None]:
+    """`check_dirs`' `mode_of`, remembering each path's mode: for one pass over many
+    paths that share their directories (a project lists hundreds of files in a handful
+    of directories), each directory is looked at once."""
+    modes: dict[str, int | None] = {}
+
+    def mode_of(path: str) -> int | None:
+        if path not in modes:
+            modes[path] = _lstat_mode(path)
+        return modes[path]
+
+    return mode_of
+
+
+def check_dirs(
+    base: str | os.PathLike[str],
+    rel: str,
+    *,
+    last: bool = False,
+    mode_of: Callable[[str], int | None] = _lstat_mode,
+) -> Blocked | None:
+    """Whether every directory on the way to `rel` (not `rel` itself; with `last`, `rel`
+    too) is a real directory: a `Blocked` naming the first link (`link`) or
+    non-directory, else None (a missing component is not a block: it will be created).
+
+    The one path-walking rule: the writer's output directory (`nixgen.writing.write`), the
+    validator's "reached through a link" check (`nixgen.checking.validate`, with its cached
+    `mode_of`: an lstat mode, None when missing) and every read and write here use it."""
+    path = os.fspath(base)
+    names = parts(rel)
+    for index, name in enumerate(names if last else names[:-1]):
+        path = os.path.join(path, name)
+        try:
+            mode = mode_of(path)
+        except OSError as exc:
+            return Blocked("/".join(names[: index + 1]), f"cannot be read ({exc.strerror})")
+        if mode is None:
+            return None
+        if not stat.S_ISDIR(mode):
+            where = "/".join(names[: index + 1])
+            return Blocked(where, _not_a_dir(mode), link=stat.S_ISLNK(mode))
+    return None
+
+
+def inside(root: str, real: str) -> bool:
+    """Whether the real path `real` is `root` or under it (both real, absolute)."""
+    return real == root or real.startswith(root.rstrip("/") + "/")
+
+
+def lstat_under(
+    base: str | os.PathLike[str],
+    rel: str,
+    *,
+    mode_of: Callable[[str], int | None] = _lstat_mode,
+) -> os.stat_result | Blocked | None:
+    """`lstat` of `rel` under `base` when every directory on the way is real (as
+    `check_dirs` with `mode_of` finds them); a `Blocked` otherwise, None when it does not
+    exist."""
+    blocked = check_dirs(base, rel, mode_of=mode_of)
+    if blocked is not None:
+        return blocked
+    try:
+        return os.lstat(os.path.join(os.fspath(base), *parts(rel)))
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        return None
+    except OSError as exc:
+        return Blocked(rel, f"cannot be read ({exc.strerror})")
+
+
+@contextlib.contextmanager
+def _open_dir_chain(base: str, names: list[str]) -> Iterator[int | Blocked | None]:
+    """A descriptor of the directory `base/names...`, opened one component at a time
+    with O_NOFOLLOW (a link on the way yields `Blocked`, a missing one None)."""
+    fds: list[int] = []
+    try:
+        try:
+            fds.append(os.open(base, os.O_RDONLY | _DIRECTORY | _CLOEXEC))
+        except FileNotFoundError:
+            yield None
+            return
+        for index, name in enumerate(names):
+            try:
+                fds.append(
+                    os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=fds[-1])
+                )
+            except FileNotFoundError:
+                yield None
+                return
+            except OSError as exc:
+                where = "/".join(names[: index + 1])
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    try:
+                        mode = os.lstat(name, dir_fd=fds[-1]).st_mode
+                    except OSError:
+                        mode = stat.S_IFLNK
+                    yield Blocked(where, _not_a_dir(mode))
+                else:
+                    yield Blocked(where, f"cannot be read ({exc.strerror})")
+                return
+        yield fds[-1]
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def read_under(
+    base: str | os.PathLike[str], rel: str, *, limit: int = MAX_READ
+) -> bytes | Blocked | None:
+    """The bytes of the regular file `rel` under `base`, or None when it does not exist,
+    or a `Blocked` when it (or a directory on the way) is a link, a FIFO, a device, a
+    directory, unreadable or larger than `limit` bytes. Never follows a link, never
+    blocks on a FIFO, never reads more than `limit` + 1 bytes."""
+    names = parts(rel)
+    if not names:
+        return Blocked(rel or ".", "is a directory")
+    with _open_dir_chain(os.fspath(base), names[:-1]) as dirfd:
+        if dirfd is None or isinstance(dirfd, Blocked):
+            return dirfd
+        return _read_at(dirfd, names[-1], rel, limit)
+
+
+def read_file(path: str | os.PathLike[str], *, limit: int = MAX_READ) -> bytes | Blocked | None:
+    """`read_under` for one file given by its path, following no link in its last
+    component (the directories above it are the caller's business)."""
+    path = os.fspath(path)
+    parent, name = os.path.split(path)
+    try:
+        dirfd = os.open(parent or ".", os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return Blocked(parent, f"cannot be read ({exc.strerror})")
+    try:
+        return _read_at(dirfd, name, path, limit)
+    finally:
+        os.close(dirfd)
+
+
+def _read_at(
+    dirfd: int, name: str, rel: str, limit: int, *, first: int | None = None
+) -> bytes | Blocked | None:
+    try:
+        fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC, dir_fd=dirfd)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK):
+            return Blocked(rel, "is a symbolic link")
+        if exc.errno == errno.EISDIR:
+            return Blocked(rel, "is a directory")
+        return Blocked(rel, f"cannot be read ({exc.strerror})")
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return Blocked(rel, _kind(info.st_mode))
+        if first is not None:
+            return os.read(fd, first)
+        if info.st_size > limit:
+            return Blocked(rel, f"is larger than {limit} bytes", too_large=True)
+        chunks = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            return Blocked(rel, f"is larger than {limit} bytes", too_large=True)
+        return b"".join(chunks)
+    except OSError as exc:
+        return Blocked(rel, f"cannot be read ({exc.strerror})")
+    finally:
+        os.close(fd)
+
+
+def head(path: str | os.PathLike[str], size: int) -> bytes:
+    """The first `size` bytes of the regular file `path` (its last component not
+    followed if a link, never blocking); empty when it is anything else."""
+    path = os.fspath(path)
+    parent, name = os.path.split(path)
+    try:
+        dirfd = os.open(parent or ".", os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+    except OSError:
+        return b""
+    try:
+        data = _read_at(dirfd, name, path, size, first=size)
+    finally:
+        os.close(dirfd)
+    return data if isinstance(data, bytes) else b""
+
+
+def walk(
+    top: str | os.PathLike[str], *, onerror: Callable[[str, OSError], object] | None = None
+) -> Iterator[tuple[str, list[str], list[str]]]:
+    """Like ``os.walk(top)`` top-down, with sorted names, yielding paths relative to
+    `top` (``""`` for `top` itself); links (to anything) count as files and are never
+    followed. Iterative: any depth is fine. A directory that cannot be listed is skipped,
+    after `onerror(rel, error)` when given (which may raise)."""
+    top = os.fspath(top)
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        dirs: list[str] = []
+        files: list[str] = []
+        try:
+            with os.scandir(os.path.join(top, rel) if rel else top) as entries:
+                for entry in entries:
+                    try:
+                        is_dir = entry.is_dir(follow_symlinks=False)
+                    except OSError:
+                        is_dir = False
+                    (dirs if is_dir else files).append(entry.name)
+        except OSError as exc:
+            if onerror is not None:
+                onerror(rel, exc)
+            continue
+        dirs.sort()
+        files.sort()
+        yield rel, dirs, files
+        stack.extend(os.path.join(rel, d) if rel else d for d in reversed(dirs))
+
+
+def remove_tree(top: str | os.PathLike[str]) -> None:
+    """Remove the directory `top` and everything under it, following no link, at any
+    depth (``shutil.rmtree`` recurses); errors are ignored, like ``ignore_errors``."""
+    top = os.fspath(top)
+    try:
+        if not stat.S_ISDIR(os.lstat(top).st_mode):
+            return
+    except OSError:
+        return
+    found = list(walk(top))
+    for rel, _, files in reversed(found):
+        directory = os.path.join(top, rel) if rel else top
+        for name in files:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(directory, name))
+        with contextlib.suppress(OSError):
+            os.rmdir(directory)

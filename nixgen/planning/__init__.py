@@ -1,0 +1,1 @@
+"""Planning: the build variants and CI matrices of a project. May import: core to checking."""

@@ -1,0 +1,430 @@
+"""Stage 6 — render: the finished plan (`nixgen.planning.plan.Plan`) as Nix text, in memory.
+
+Rendering only lays the plan out: it computes nothing (the planner did), and every
+generated file is data for one entry of the static Nix library. The templates get values
+built from the plan's typed fields, in the Jinja2 environment of `nixgen.core.jinja`; every
+``{{ value }}`` goes through the Nix literal module (`nixgen.rendering.nixlit`), so a string from
+build.toml can only ever become a quoted Nix string, and a path only a checked path literal
+(`nixlit.path`). nixgen's own text reaches a template only through the named filters `raw`
+(the header comment's words) and `at` (a literal laid out at an indentation).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from functools import cache
+from typing import Any, ClassVar
+
+import attrs
+
+from nixgen import __version__
+from nixgen.core import jinja
+from nixgen.core.errors import EXIT_INVALID, NixgenError
+from nixgen.core.marker import MARKER
+from nixgen.core.tables import PACKAGE, library_files, read_text, table
+from nixgen.planning.plan import KernelPlan, Plan
+from nixgen.reading import model
+from nixgen.rendering import nixlit
+
+#: Where the generated tree goes, relative to the project root.
+DEFAULT_OUT = "nix"
+#: The revisions generated flakes pin and the toolchain's binary cache: one table, read by the
+#: Nix library too (`data/pins.json`).
+_PINS: dict[str, str] = table("pins.json")
+NIXPKGS_URL = _PINS["nixpkgs"]
+KERNEL_BUILDER_URL = _PINS["kernel-builder"]
+SUBSTITUTER = _PINS["substituter"]
+SUBSTITUTER_KEY = _PINS["substituter-key"]
+
+#: Static library files copied into every generated tree (`<out>/lib/`): the library
+#: directory itself is the list (`tables.library_files`).
+LIB_FILES = library_files()
+#: Data tables the static library reads at evaluation time (`./data/<name>` in its files).
+#: nixgen plans in Python and writes the results into the generated files; the ABI policies
+#: are the toolchain's, the pins and source kinds one table for both languages.
+LIB_DATA: tuple[str, ...] = ("abi-policies.json", "pins.json", "source-kinds.json")
+
+#: The argument of `nixgen.kernel.cpp` (lib/kernel.nix) that takes a C++ kernel language's
+#: backend flags (`KernelPlan.backend_flags`).
+BACKEND_FLAGS = {"cpp-cuda": "cudaFlags", "cpp-rocm": "hipFlags", "cpp-xpu": "syclFlags"}
+_OUT_DIR = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$")
+
+
+@attrs.frozen(kw_only=True)
+class Rendered:
+    """The generated files: `tree` under the output directory, `root` at the project root."""
+
+    out_dir: str
+    tree: dict[str, bytes]
+    root: dict[str, bytes]
+
+
+# ------------------------------------------------------------------------- jinja setup
+
+
+def _raw(text: str) -> nixlit.Raw:
+    """nixgen's own text (version numbers, comment fragments) — never build.toml data."""
+    if "\n" in text or "\r" in text:
+        raise ValueError("raw template text must be one line")
+    return nixlit.raw(text)
+
+
+def _at(value: Any, indent: int) -> nixlit.Raw:
+    return nixlit.raw(nixlit.value(value, indent))
+
+
+@cache
+def _bytecode_cache() -> Any:
+    """Compiled templates, cached on disk per nixgen version: compiling the templates is
+    most of a small render's work. A cache directory that cannot be made is not used."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    directory = os.path.join(base, "nixgen", f"jinja-{__version__}")
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError:
+        return None
+    return jinja.optional_cache(directory)
+
+
+@cache
+def environment() -> Any:
+    """`nixgen.core.jinja`'s environment over the templates, writing values as Nix literals."""
+    import jinja2
+
+    env = jinja.environment(
+        jinja2.FileSystemLoader(os.path.join(PACKAGE, "templates")),
+        finalize=nixlit.finalize,
+        bytecode_cache=_bytecode_cache(),
+    )
+    env.filters.update(raw=_raw, at=_at)
+    return env
+
+
+# Each template's context, typed: a template sees exactly its class's fields (and
+# `nixgen_version`); `what` says in the header which part of build.toml the file is.
+
+
+@attrs.frozen(kw_only=True)
+class KernelFile:
+    template: ClassVar[str] = "kernel.nix.j2"
+    what: str
+    #: `kernel_data`: the kernel's plan by the library's argument names.
+    kernel: Mapping[str, Any]
+
+
+@attrs.frozen(kw_only=True)
+class ExtensionFile:
+    template: ClassVar[str] = "extension.nix.j2"
+    what: str
+    framework: str
+    module_dir: str
+    pyext: Sequence[str]
+    binding_sources: Sequence[str]
+    cxx_flags: Sequence[str]
+    includes: Sequence[str]
+
+
+@attrs.frozen(kw_only=True)
+class NoExtensionFile:
+    template: ClassVar[str] = "no-extension.nix.j2"
+    what: str
+
+
+@attrs.frozen(kw_only=True)
+class NoarchFile:
+    template: ClassVar[str] = "noarch.nix.j2"
+    what: str
+    noarch: Mapping[str, Any]
+
+
+@attrs.frozen(kw_only=True)
+class ProjectFile:
+    template: ClassVar[str] = "project.nix.j2"
+    what: str
+    project: Mapping[str, Any]
+
+
+@attrs.frozen(kw_only=True)
+class DefaultFile:
+    template: ClassVar[str] = "default.nix.j2"
+    what: str
+    root: nixlit.Path
+
+
+@attrs.frozen(kw_only=True)
+class FlakeFile:
+    template: ClassVar[str] = "flake.nix.j2"
+    what: str
+    description: str
+    nixpkgs_url: str
+    kernel_builder_url: str
+    substituter: str
+    public_key: str
+    out_path: nixlit.Path
+
+
+#: One of the templates' contexts.
+Context = (
+    KernelFile
+    | ExtensionFile
+    | NoExtensionFile
+    | NoarchFile
+    | ProjectFile
+    | DefaultFile
+    | FlakeFile
+)
+
+
+def _template(context: Context) -> bytes:
+    """`context`'s template, rendered with its fields."""
+    fields = attrs.asdict(context, recurse=False)
+    text = environment().get_template(context.template).render(nixgen_version=__version__, **fields)
+    return jinja.canonical(text).encode()
+
+
+# ----------------------------------------------------------------------------- context
+
+
+def kernel_data(kernel: KernelPlan) -> dict[str, Any]:
+    """The data a kernel file passes to `nixgen.kernel.build`: the plan's fields by the
+    library's argument names (unset ones left out: the library's defaults)."""
+    data: dict[str, Any] = {
+        "name": kernel.name,
+        "pname": kernel.pname,
+        "version": kernel.version,
+        "language": kernel.language,
+        "sources": list(kernel.sources),
+    }
+    rust = kernel.rust
+    if rust is None:
+        data.update(
+            includes=list(kernel.includes),
+            cxxFlags=list(kernel.cxx_flags),
+            depends=list(kernel.depends),
+            linkFlags=list(kernel.link_flags),
+        )
+        if kernel.language in BACKEND_FLAGS:
+            data[BACKEND_FLAGS[kernel.language]] = list(kernel.backend_flags)
+    else:
+        optional = {
+            "crateDir": rust.crate_dir,
+            "cargoRoot": rust.cargo_root,
+            "toolchainFile": rust.toolchain_file,
+            "deviceManifest": rust.device_manifest,
+            "ptxDir": rust.ptx_dir,
+        }
+        data.update(
+            library=rust.library,
+            manifest=rust.manifest,
+            lockfile=rust.lockfile,
+            copyLock=rust.copy_lock,
+            features=list(rust.features),
+            **{key: value for key, value in optional.items() if value is not None},
+        )
+    if kernel.capabilities is not None:
+        data["capabilities"] = {v: list(caps) for v, caps in kernel.capabilities.items()}
+    if kernel.archs is not None:
+        data["archs"] = list(kernel.archs)
+    return data
+
+
+def _dependencies(values: Sequence[Any]) -> list[Any]:
+    """`python-depends` / `kernel-depends` entries as JSON-like data (unset keys left out)."""
+    return [
+        {k: v for k, v in attrs.asdict(d).items() if v is not None} if attrs.has(type(d)) else d
+        for d in values
+    ]
+
+
+def project_data(planned: Plan) -> dict[str, Any]:
+    """The data `project.nix` holds: the planned variants (every system; `ci` marks the
+    pull-request selection), the CI matrices and what the static library needs to build.
+    The Nix library only reads this plan; it never recomputes it."""
+    build = planned.build
+    g = build.general
+    selected = {(v.system, v.name) for v in planned.ci}
+    fw = build.framework
+    torch: dict[str, Any] = {"minver": None, "maxver": None, "stableAbi": {}}
+    if isinstance(fw, model.Torch):
+        torch = {
+            "minver": fw.minver,
+            "maxver": fw.maxver,
+            "stableAbi": {
+                b: fw.stable_abi_for(b) for b in g.backends if fw.stable_abi_for(b) is not None
+            },
+        }
+    python_depends = {
+        "general": g.python_depends,
+        "cuda": g.cuda.python_depends if g.cuda else [],
+        "xpu": g.xpu.python_depends if g.xpu else [],
+        "neuron": g.neuron.python_depends if g.neuron else [],
+        "tpu": g.tpu.python_depends if g.tpu else [],
+    }
+    kernel_depends = {
+        "general": g.kernel_depends,
+        "cuda": g.cuda.kernel_depends if g.cuda else [],
+        "xpu": g.xpu.kernel_depends if g.xpu else [],
+        "neuron": g.neuron.kernel_depends if g.neuron else [],
+    }
+    # `[torch-noarch]` lists the GPU targets its kernel supports; they go to metadata.json
+    # as written (nothing is compiled, so nothing is intersected).
+    noarch_archs = (
+        {
+            backend: archs
+            for backend, archs in (("cuda", fw.cuda_capabilities), ("rocm", fw.rocm_archs))
+            if archs
+        }
+        if isinstance(fw, model.TorchNoarch)
+        else {}
+    )
+    return {
+        "name": g.name,
+        "moduleName": g.module_name,
+        "version": g.version,
+        "license": g.license,
+        "upstream": g.upstream,
+        "source": g.source,
+        "minver": g.minver,
+        "framework": build.framework_table,
+        "backends": list(g.backends),
+        "torch": torch,
+        "cuda": {
+            "minver": g.cuda.minver if g.cuda else None,
+            "maxver": g.cuda.maxver if g.cuda else None,
+        },
+        "pythonDepends": {k: _dependencies(v) for k, v in python_depends.items()},
+        "kernelDepends": {
+            k: [_kernel_dep(d) for d in _dependencies(v)] for k, v in kernel_depends.items()
+        },
+        # Every header the project lists anywhere: compile inputs of every C++ kernel and of
+        # the binding (written once here, not into each kernel's file).
+        "headers": list(planned.headers),
+        "systems": list(planned.systems),
+        "variants": [
+            {**v.to_json(), "ci": (v.system, v.name) in selected} for v in planned.variants
+        ],
+        "githubActions": {
+            "matrix": dict(planned.github_matrix),
+            "pullRequestMatrix": dict(planned.pull_request_matrix),
+        },
+        "kernels": {
+            kernel.name: {
+                "language": kernel.language,
+                "backend": kernel.backend,
+                "cudaMinver": kernel.cuda_minver,
+                "file": nixlit.path(f"./kernels/{kernel.name}.nix"),
+            }
+            for kernel in planned.kernels
+        },
+        **({"noarchArchs": noarch_archs} if noarch_archs else {}),
+    }
+
+
+def _kernel_dep(dep: dict[str, Any]) -> dict[str, Any]:
+    return {k.replace("_", "-"): v for k, v in dep.items()}
+
+
+# -------------------------------------------------------------------------- the tree
+
+
+def _library() -> dict[str, bytes]:
+    lib = os.path.join(PACKAGE, "nixlib")
+    out: dict[str, bytes] = {}
+    for name in LIB_FILES:
+        with open(os.path.join(lib, name), encoding="utf-8") as handle:
+            text = handle.read()
+        out[f"lib/{name}"] = (_comment_header(name) + text).encode()
+    for name in LIB_DATA:
+        data = json.loads(read_text(name))
+        stamped = {"_generated": f"{MARKER} {__version__}; do not edit", **data}
+        out[f"lib/data/{name}"] = (json.dumps(stamped, indent=2) + "\n").encode()
+    return out
+
+
+def _comment_header(name: str) -> str:
+    line = f"{MARKER} {__version__} (a copy of its static library); do not edit."
+    if name.endswith(".h"):
+        return f"// {line}\n"
+    return f"# {line}\n"
+
+
+class OutDirError(NixgenError, ValueError):
+    """An output directory that is not a plain relative path inside the project."""
+
+    exit_code = EXIT_INVALID
+
+    def render(self) -> str:
+        return f"error: --out: {self}"
+
+
+def check_out_dir(out_dir: str) -> None:
+    if not _OUT_DIR.fullmatch(out_dir) or ".." in out_dir.split("/"):
+        raise OutDirError(
+            f"invalid output directory {out_dir!r}: use a relative path inside the project "
+            "made of letters, digits, `.`, `_`, `-` and `/`"
+        )
+
+
+def root_path(out_dir: str) -> str:
+    """The project root as a Nix path literal seen from the output directory: `../.` for
+    `nix`, `../..` for `gen/nix` (`out_dir` is checked by `check_out_dir`)."""
+    depth = len(out_dir.split("/"))
+    return "../." if depth == 1 else "/".join([".."] * depth)
+
+
+def render(planned: Plan, *, out_dir: str = DEFAULT_OUT) -> Rendered:
+    """Render every generated file of the finished plan `planned`, in memory."""
+    check_out_dir(out_dir)
+    build = planned.build
+    g = build.general
+    tree: dict[str, bytes] = {}
+    for kernel in planned.kernels:
+        # Every kernel, whatever its language, is data for nixgen.kernel.build.
+        tree[f"kernels/{kernel.name}.nix"] = _template(
+            KernelFile(what=f"kernel.{kernel.name}, {kernel.language}", kernel=kernel_data(kernel))
+        )
+    fw = build.framework
+    pyext = list(fw.pyext) if fw is not None else ["py", "pyi"]
+    if isinstance(fw, (model.Torch, model.TvmFfi)):
+        tree["extension.nix"] = _template(
+            ExtensionFile(
+                what=f"[{fw.table}]",
+                framework=fw.table,
+                module_dir=planned.module_dir,
+                pyext=pyext,
+                binding_sources=list(fw.src),
+                cxx_flags=list(fw.cxx_flags),
+                includes=list(fw.include),
+            )
+        )
+    else:
+        tree["extension.nix"] = _template(NoExtensionFile(what="no compiled extension"))
+    noarch = {
+        "language": "noarch",
+        "pname": f"{g.name}-noarch",
+        "version": str(g.version),
+        "moduleDir": planned.module_dir,
+        "moduleName": g.module_name,
+        "pyext": pyext,
+    }
+    tree["noarch.nix"] = _template(NoarchFile(what="pure-Python variants", noarch=noarch))
+    tree["project.nix"] = _template(ProjectFile(what="project data", project=project_data(planned)))
+    tree["default.nix"] = _template(
+        DefaultFile(what="entry point", root=nixlit.path(root_path(out_dir)))
+    )
+    tree.update(_library())
+    flake = FlakeFile(
+        what="flake",
+        description=f"{g.name} kernels, built by nixgen",
+        nixpkgs_url=NIXPKGS_URL,
+        kernel_builder_url=KERNEL_BUILDER_URL,
+        substituter=SUBSTITUTER,
+        public_key=SUBSTITUTER_KEY,
+        out_path=nixlit.path(f"./{out_dir}"),
+    )
+    return Rendered(
+        out_dir=out_dir, tree=dict(sorted(tree.items())), root={"flake.nix": _template(flake)}
+    )
