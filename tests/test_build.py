@@ -390,9 +390,14 @@ def test_rust_kernel_with_the_lock_file_at_the_project_root_builds(
                 system = "{SYSTEM}";
               }} variant;
             in
+            # The kernel file called as `mkProject` calls it (its Rust crate needs no torch).
             p.nixgen.project.callWith pkgs p.project.kernels.relu_rs.file {{
-              inherit (p) nixgen;
+              nixgen = p.nixgen.withLib pkgs.lib;
               root = ./.;
+              toolchain = p.nixgen.toolchains.${{variant.backend}} pkgs;
+              torch = null;
+              inherit variant;
+              inherit (p.project) headers;
             }}
             """
         ),

@@ -605,7 +605,9 @@ rec {
               }) selected
             );
           bundled = filter (b: b.bundle) built;
-          backends = host.lib.unique (map (b: b.backend) bundled);
+          # Grouped by builtins, not nixpkgs' `lib`: the attribute names must not import
+          # nixpkgs (`nix eval .#variants` looks in `packages.<system>` first).
+          byBackend = builtins.groupBy (b: b.backend) bundled;
           kernels = bundle "${project.name}-kernels" bundled;
         in
         listToAttrs (
@@ -617,8 +619,8 @@ rec {
         // listToAttrs (
           map (backend: {
             name = "bundle-${backend}";
-            value = bundle "${project.name}-${backend}" (filter (b: b.backend == backend) bundled);
-          }) backends
+            value = bundle "${project.name}-${backend}" byBackend.${backend};
+          }) (builtins.attrNames byBackend)
         )
         // {
           inherit kernels;
