@@ -164,13 +164,14 @@ def object_sources(kernel: model.Kernel) -> list[str]:
     return sources if len(sources) >= OBJECT_THRESHOLD else []
 
 
-#: The extensions the Nix library's binding compiles (nix/compile.nix `cxxExtensions`).
-BINDING_EXTENSIONS = ("cpp", "cc", "cxx", "c++")
+#: The extensions the Nix library's binding compiles (nix/compile.nix `cxxExtensions`):
+#: the `cxx` kind of data/source-kinds.json.
+BINDING_EXTENSIONS = tables.SOURCE_KINDS["cxx"]
 
 
 def _binding_sources(build: model.Build) -> list[str]:
     fw = build.framework
-    sources = getattr(fw, "src", None) or []
+    sources = fw.src if isinstance(fw, (model.Torch, model.TvmFfi)) else []
     return [str(s) for s in sources if "." in s and s.rpartition(".")[2] in BINDING_EXTENSIONS]
 
 
