@@ -125,7 +125,10 @@ def _getattr_with_default(source: str) -> list[int]:
     ]
 
 
-@pytest.mark.parametrize("module", ["rendering/render.py", "planning/plan.py"])
+@pytest.mark.parametrize(
+    "module",
+    ["rendering/render.py", "planning/plan.py", "planning/matrix.py", "checking/validate.py"],
+)
 def test_no_getattr_with_a_default(module: str) -> None:
     """Kernel fields are read through the typed plan (mypy checks them), never by name
     with a default that hides a misspelt or missing field."""

@@ -209,7 +209,7 @@ def _kernel(build: model.Build, name: str, kernel: model.Kernel) -> list[Problem
     else:
         out.extend(_nothing_to_compile(kernel, (*path, "src")))
     out.extend(_duplicates(kernel.src, (*path, "src")))
-    depends = list(getattr(kernel, "depends", []))
+    depends = list(kernel.depends)
     if "tvm-ffi" in depends and not isinstance(build.framework, model.TvmFfi):
         out.append(
             error(
@@ -429,7 +429,7 @@ def inputs(build: model.Build) -> Inputs:
                     break
                 locks.append(candidate)
     fw = build.framework
-    dirs = {d for k in build.kernels.values() for d in getattr(k, "include", [])}
+    dirs = {d for k in build.kernels.values() for d in model.kernel_includes(k)}
     if isinstance(fw, (model.Torch, model.TvmFfi)):
         dirs.update(fw.include)
     files = dict.fromkeys([*build.source_files(), package, f"{package}/__init__.py", *locks])
@@ -453,7 +453,7 @@ def files(build: model.Build, root: Path, *, includes: bool = True) -> list[Prob
         out.extend(
             _paths(
                 resolver,
-                getattr(kernel, "include", []),
+                model.kernel_includes(kernel),
                 ("kernel", name, "include"),
                 want_dir=True,
             )
@@ -555,7 +555,7 @@ def unlisted_includes(build: model.Build, resolver: _Resolver) -> list[Problem]:
     if isinstance(fw, (model.Torch, model.TvmFfi)):
         dirs[(fw.table,)] = list(fw.include)
     for name, kernel in build.kernels.items():
-        dirs[("kernel", name)] = list(getattr(kernel, "include", []))
+        dirs[("kernel", name)] = list(model.kernel_includes(kernel))
     out: list[Problem] = []
     for where, rel in listed_files(build):
         if rel.rpartition(".")[2].lower() not in _SCANNED:

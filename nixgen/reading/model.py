@@ -498,6 +498,11 @@ class RustCudaKernel(_RustCrate):
 RUST_KERNELS = (RustCpuKernel, RustCudaKernel)
 
 
+def kernel_includes(kernel: RustCpuKernel | RustCudaKernel | _CppKernel[Any, Any]) -> list[RelDir]:
+    """A kernel's include directories: a C++ kernel's `include`; a crate has none."""
+    return [] if isinstance(kernel, RUST_KERNELS) else kernel.include
+
+
 Kernel = Union[  # noqa: UP007 - cattrs needs the runtime union
     CppCpuKernel,
     CppCudaKernel,
