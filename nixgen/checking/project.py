@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from nixgen.checking import validate
-from nixgen.core.errors import Problem, ProblemError
+from nixgen.core.errors import PathPart, Problem, ProblemError
 from nixgen.reading import load, model, schema, upgrade
 from nixgen.reading.schema.common import Raw
 
@@ -104,46 +104,96 @@ def _compact(data: Any) -> Any:
 
 def _salvage(
     document: load.Document, problems: list[Problem]
-) -> tuple[model.Build, list[tuple[str | int, ...]]] | None:
+) -> (
+    tuple[model.Build, list[Problem], list[tuple[PathPart, ...]], Callable[[Problem], Problem]]
+    | None
+):
     """The model of `document` without the values its errors name (dropped one round at
-    a time), and the paths dropped; None when no such model can be had."""
+    a time), the schema's warnings about what is left, the paths dropped (in the
+    document's own indices) and the map that gives a problem of that model the document's
+    indices back (a list whose item was dropped has its later items one place earlier);
+    None when no such model can be had."""
     import copy
 
     data = copy.deepcopy(document.data)
-    dropped: list[tuple[str | int, ...]] = []
+    rounds: list[list[tuple[PathPart, ...]]] = []
     errors = [p for p in problems if p.severity == "error"]
     for _ in range(_SALVAGE_ROUNDS):
         paths = [p.path for p in errors if p.path and p.path[:2] != ("general", "edition")]
         if not paths or not all(_delete(data, path) for path in paths):
             return None
-        dropped.extend(paths)
+        rounds.append(paths)
         data = _compact(data)
         try:
-            _, build, _ = structure(attrs.evolve(document, data=data))
+            _, build, warnings = structure(attrs.evolve(document, data=data))
         except ProblemError as exc:
             errors = exc.errors
             continue
-        return build, dropped
+        dropped = [_unshift(path, rounds[:i]) for i, paths in enumerate(rounds) for path in paths]
+
+        def back(problem: Problem) -> Problem:
+            return attrs.evolve(problem, path=_unshift(problem.path, rounds))
+
+        return build, warnings, dropped, back
     return None
 
 
-def _table(path: tuple[str | int, ...]) -> tuple[str | int, ...]:
+def _unshift(
+    path: tuple[PathPart, ...], rounds: list[list[tuple[PathPart, ...]]]
+) -> tuple[PathPart, ...]:
+    """`path`, a path in the data left after `rounds` of drops, in the indices of the data
+    before them: each dropped list item before an index moves that index one place on."""
+    parts = list(path)
+    for paths in reversed(rounds):
+        for depth in range(len(parts)):
+            if not isinstance(parts[depth], int):
+                continue
+            prefix = tuple(parts[:depth])
+            for gone in sorted(
+                d[depth] for d in paths if len(d) == depth + 1 and d[:depth] == prefix
+            ):
+                assert isinstance(gone, int)
+                if parts[depth] >= gone:  # type: ignore[operator]
+                    parts[depth] += 1  # type: ignore[operator]
+    return tuple(parts)
+
+
+def _table(path: tuple[PathPart, ...]) -> tuple[PathPart, ...]:
     """The table a key path belongs to: ``kernel.<name>``, else its first part."""
     return path[:2] if path[:1] == ("kernel",) else path[:1]
 
 
-def _beyond(document: load.Document, problems: list[Problem], root: Path | None) -> list[Problem]:
-    """Problems that the schema errors in `problems` would hide: the file problems of
-    every value that is valid, and the other rules' problems in the tables that have no
-    schema error (in such a table, the rules see the file as the user meant it) when
-    [general] has none."""
+def _beyond(
+    document: load.Document,
+    problems: list[Problem],
+    root: Path | None,
+    *,
+    includes: bool = False,
+    licenses: bool = False,
+) -> list[Problem]:
+    """Problems that the schema errors in `problems` would hide, from the model without
+    the values those errors name: the schema's warnings about the values left, the file
+    problems (with `includes`, the include scan's warnings) and, with `licenses`, the
+    license check of every value that is valid; and,
+    when [general] has no error, the other rules' problems in the tables that have no
+    schema error (there, the rules see the file as the user meant it) and, in a table
+    that has one, those about the other items of a list that lost an item (each item is
+    judged alone: `11.8` beside an invalid `9.O`)."""
     salvaged = _salvage(document, problems)
     if salvaged is None:
         return []
-    build, dropped = salvaged
+    build, warnings, dropped, back = salvaged
 
-    def under_dropped(path: tuple[str | int, ...]) -> bool:
-        return any(path[: len(d)] == d for d in dropped)
+    def suspect(path: tuple[PathPart, ...]) -> bool:
+        """About a dropped value, or about a table or list that held one."""
+        return any(path[: len(d)] == d or d[: len(path)] == path for d in dropped)
+
+    def beside(path: tuple[PathPart, ...]) -> bool:
+        """Inside a list that lost an item."""
+        return any(
+            isinstance(d[-1], int) and len(path) >= len(d) and path[: len(d) - 1] == d[:-1]
+            for d in dropped
+        )
 
     broken = {_table(p.path) for p in problems if p.severity == "error"}
     # Every table's rules read [general] (its backends, versions): with an error there,
@@ -153,16 +203,18 @@ def _beyond(document: load.Document, problems: list[Problem], root: Path | None)
         if ("general",) in broken
         else [
             p
-            for p in validate.validate(build, None)
-            if p.path and not under_dropped(p.path) and _table(p.path) not in broken
+            for p in map(back, validate.validate(build, None))
+            if p.path and (_table(p.path) not in broken or beside(p.path))
         ]
     )
-    files = (
-        [p for p in validate.files(build, root, includes=False) if not under_dropped(p.path)]
-        if root is not None
-        else []
-    )
-    return document.locate_all([*rules, *files])
+    files = validate.files(build, root, includes=includes) if root is not None else []
+    others = [back(p) for p in [*warnings, *files, *(_licenses(build) if licenses else [])]]
+    return document.locate_all([p for p in [*rules, *others] if p.path and not suspect(p.path)])
+
+
+def _licenses(build: model.Build) -> list[Problem]:
+    """`nixgen.checking.validate.license_problems`, when general.license is known."""
+    return validate.license_problems(build) if build.general.license else []
 
 
 def read(
@@ -170,27 +222,38 @@ def read(
     *,
     check_files: bool = True,
     includes: bool = True,
+    licenses: bool = False,
     before_files: Callable[[Path, model.Build], object] | None = None,
 ) -> Project:
     """Read and validate the project at `project` (a directory or its build.toml).
 
     `includes=False` skips the scan of the sources' quoted includes (a warning that only
-    `nixgen validate` needs: it reads every source). `before_files(root, build)` is called
-    once the build is known, just before the project's files are checked."""
+    `nixgen validate` needs: it reads every source); `licenses` adds the SPDX check of
+    general.license (`nixgen validate`'s too). `before_files(root, build)` is called once
+    the build is known, just before the project's files are checked. Every problem of
+    every stage is reported at once: a schema error does not hide the other problems
+    (`_beyond`)."""
     document = load.load(project)
     root = document.path.parent
     try:
         edition, build, warnings = structure(document)
     except ProblemError as exc:
-        raise ProblemError(
-            [*exc.problems, *_beyond(document, exc.problems, root if check_files else None)]
-        ) from None
+        beyond = _beyond(
+            document,
+            exc.problems,
+            root if check_files else None,
+            includes=includes,
+            licenses=licenses,
+        )
+        raise ProblemError([*exc.problems, *beyond]) from None
     # A Rust crate's unlisted Cargo.lock, found where the anchor reads it (a warning).
     build, found = validate.listed_lock_files(build, root)
     warnings.extend(found)
     if before_files is not None:
         before_files(root, build)
     problems = validate.validate(build, root if check_files else None, includes=includes)
+    if licenses:
+        problems.extend(_licenses(build))
     located = document.locate_all([*warnings, *problems])
     if any(p.severity == "error" for p in located):
         raise ProblemError(located)

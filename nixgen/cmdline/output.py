@@ -22,6 +22,7 @@ from nixgen.core.errors import (
     Problem,
     error,
     render_problems,
+    sort_problems,
 )
 
 _RED_BOLD = "\033[31m\033[1m"
@@ -220,7 +221,7 @@ def envelope(
         "version": JSON_VERSION,
         "command": settings.command,
         "ok": ok,
-        "problems": [p.to_json() for p in problems],
+        "problems": [p.to_json() for p in sort_problems(problems)],
         "result": result,
     }
 

@@ -198,6 +198,9 @@ def sort_problems(problems: Iterable[Problem]) -> list[Problem]:
 
 
 def render_problems(problems: Sequence[Problem]) -> str:
+    """`problems` as text, one line each in `sort_problems` order (warnings and errors
+    alike, whatever stage found them), then their count."""
+    problems = sort_problems(problems)
     errors = sum(p.severity == "error" for p in problems)
     warnings = len(problems) - errors
     lines = [p.render() for p in problems]

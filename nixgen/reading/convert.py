@@ -30,7 +30,7 @@ from cattrs.errors import (
 )
 from cattrs.gen import make_dict_structure_fn, override
 
-from nixgen.core.errors import PathPart, Problem, did_you_mean, one_of
+from nixgen.core.errors import PathPart, Problem, closest, did_you_mean, one_of
 from nixgen.reading import values
 
 T = typing.TypeVar("T")
@@ -306,6 +306,15 @@ def tagged_union_hook(
         if not isinstance(value, dict):
             raise InvalidValue(f"expected a table, got {show(value)}")
         if tag not in value:
+            # A misspelt tag (`languag`) is said as every other misspelt key is.
+            typo = next((k for k in value if isinstance(k, str) and closest(k, [tag])), None)
+            if typo is not None:
+                raise InvalidValue(
+                    f"unknown key `{typo}`; did you mean `{tag}`? every {what} needs "
+                    f"`{tag}`, one of {one_of(classes)}",
+                    subpath=(typo,),
+                    at_key=True,
+                )
             raise InvalidValue(
                 f"missing `{tag}`: every {what} needs one of {one_of(classes)}",
                 hint=hint("", value) if hint else None,

@@ -40,17 +40,14 @@ def validate(project: Path, as_json: bool, no_file_checks: bool, strict: bool) -
     checks general.license against the SPDX license list.
     """
     from nixgen.checking import project as project_mod
-    from nixgen.checking import validate as validate_mod
     from nixgen.core.errors import ProblemError
     from nixgen.planning import plan
 
-    loaded = project_mod.read(project, check_files=not no_file_checks)
-    licensed = loaded.document.locate_all(validate_mod.license_problems(loaded.build))
+    loaded = project_mod.read(project, check_files=not no_file_checks, licenses=True)
     # What planning finds too (a kernel no variant builds, nothing to build at all), as
     # `nixgen render` reports it.
     problems = [
         *loaded.warnings,
-        *licensed,
         *loaded.document.locate_all(plan.check(loaded.build)),
     ]
     if strict:
