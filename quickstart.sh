@@ -31,7 +31,9 @@ if ! command -v nix >/dev/null 2>&1; then
   exit 0
 fi
 export NIX_CONFIG=$'experimental-features = nix-command flakes\nsubstituters =\nbuild-users-group ='
-stub=$("$py" -c "from pathlib import Path; from tests.nixtools import make_stub; print(make_stub(Path('$work')))")
+# The stand-ins laid out as a user would (README "Building offline").
+PYTHON="$py" scripts/offline-inputs.sh "$work" >/dev/null 2>&1
+stub="$work/nixpkgs"
 variant=torch213-cxx11-cpu-$(uname -m)-linux
 echo "== nix build .#$variant (offline, test nixpkgs + test kernels toolchain)"
 out=$(cd "$work/relu-cpu" && nix build ".#$variant" --override-input nixpkgs "path:$stub" \

@@ -41,15 +41,20 @@ def edit(path: Path, old: str, new: str) -> None:
 
 
 class Lines:
-    """Lines of a process's stdout, read on a thread, each awaited with a deadline."""
+    """The per-render status lines (``[12:00:00] …``) of a process's stderr, read on a
+    thread, each awaited with a deadline; its other lines (problems) go to `other`."""
 
     def __init__(self, stream) -> None:
         self.queue: queue.Queue[str | None] = queue.Queue()
+        self.other: list[str] = []
         threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
 
     def _pump(self, stream) -> None:
         for line in stream:
-            self.queue.put(line.rstrip("\n"))
+            if re.match(r"\[\d\d:\d\d:\d\d\] ", line):
+                self.queue.put(line.rstrip("\n"))
+            else:
+                self.other.append(line)
         self.queue.put(None)
 
     def next(self, timeout: float = 30) -> str | None:
@@ -74,7 +79,7 @@ def start_watch(root: Path, *args: str) -> subprocess.Popen[str]:
 def test_rerenders_after_a_real_change_and_reports_an_invalid_file(demo):
     process = start_watch(demo, "--max-renders", "4")
     try:
-        lines = Lines(process.stdout)
+        lines = Lines(process.stderr)
         first = lines.next()
         assert re.fullmatch(
             r"\[\d\d:\d\d:\d\d\] rendered nix/: \d+ added, 0 changed, 0 removed", first
@@ -101,7 +106,8 @@ def test_rerenders_after_a_real_change_and_reports_an_invalid_file(demo):
         ) or (fourth.endswith("nix/ is up to date (build.toml changed)"))
         assert lines.next() is None, "stops after --max-renders"
         assert process.wait(timeout=30) == 0
-        errors = process.stderr.read()
+        assert process.stdout.read() == ""  # stdout carries data; watch prints none
+        errors = "".join(lines.other)
         assert re.search(
             r"build\.toml:9:1: error: general\.licence: unknown key `licence`; "
             r"did you mean `license`\?",
@@ -117,11 +123,11 @@ def test_interrupt_stops_cleanly(demo):
 
     process = start_watch(demo)
     try:
-        lines = Lines(process.stdout)
+        lines = Lines(process.stderr)
         assert "rendered nix/" in lines.next()
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 130  # interrupted, as the docs promise
-        assert "stopped" in process.stderr.read()
+        assert lines.next() is None and "stopped\n" in lines.other
     finally:
         process.kill()
         process.wait()
@@ -259,5 +265,5 @@ def test_no_colour_with_no_color_or_without_a_terminal(demo):
     assert "\x1b[" not in out
     done = subprocess.run(_watch_once(demo), env=_env(), capture_output=True, text=True, timeout=60)
     assert done.returncode == 0
-    assert "nix/ is up to date" in done.stdout
+    assert "nix/ is up to date" in done.stderr
     assert "\x1b[" not in done.stdout + done.stderr

@@ -83,9 +83,18 @@ json_option = click.option(
 # values become Nix's flags in `nixbuild.nix_options`.
 built_out_option = click.option(
     "--out",
-    default="nix",
-    show_default=True,
-    help="Where the project's generated Nix lives, relative to PROJECT (as for render).",
+    default=None,
+    envvar="NIXGEN_OUT",
+    help="Where the project's generated Nix lives, relative to PROJECT (as for render; "
+    "default: env NIXGEN_OUT, else nixgen.toml's `out`, else nix).",
+)
+offline_option = click.option(
+    "--offline",
+    is_flag=True,
+    envvar="NIXGEN_OFFLINE",
+    help="Download nothing (Nix's --offline, no substituters); fail at once, naming them, "
+    "when flake inputs are neither overridden nor in the store (default: env "
+    "NIXGEN_OFFLINE, else nixgen.toml's `offline`).",
 )
 override_input_option = click.option(
     "--override-input",
@@ -93,7 +102,8 @@ override_input_option = click.option(
     nargs=2,
     multiple=True,
     metavar="INPUT REF",
-    help="Passed to Nix (e.g. `nixpkgs path:/src/nixpkgs`); repeatable.",
+    help="Passed to Nix (e.g. `nixpkgs path:/src/nixpkgs`); repeatable; added to "
+    "nixgen.toml's [override-input].",
 )
 accept_flake_config_option = click.option(
     "--accept-flake-config",
@@ -142,6 +152,13 @@ def _set_quiet(ctx: click.Context, param: click.Parameter, value: int) -> None:
 def _set_verbose(ctx: click.Context, param: click.Parameter, value: int) -> None:
     if value:
         output.settings.verbosity = value
+    if value >= 2:
+        output.settings.build_logs = True  # -vv: every build log line too, as with -L
+
+
+def _set_progress(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        output.settings.progress = False
 
 
 def _set_logs(ctx: click.Context, param: click.Parameter, value: bool) -> None:
@@ -170,7 +187,16 @@ def common_options() -> list[click.Option]:
             count=True,
             expose_value=False,
             callback=_set_verbose,
-            help="Say more: the commands nixgen runs, each file written.",
+            help="Say more: the commands nixgen runs, each file written; -vv: also every "
+            "build log line (as -L).",
+        ),
+        click.Option(
+            ["--no-progress"],
+            is_flag=True,
+            expose_value=False,
+            envvar="NIXGEN_NO_PROGRESS",
+            callback=_set_progress,
+            help="No live progress line, even on a terminal: plain lines (env NIXGEN_NO_PROGRESS).",
         ),
         click.Option(
             ["-L", "--print-build-logs"],
@@ -183,10 +209,11 @@ def common_options() -> list[click.Option]:
             ["--color"],
             type=click.Choice(output.COLOR_MODES),
             default=None,
+            envvar="NIXGEN_COLOR",
             expose_value=False,
             callback=_set_color,
             help="Colour: auto (a terminal, unless NO_COLOR or TERM=dumb; FORCE_COLOR forces "
-            "it), always or never.",
+            "it), always or never (env NIXGEN_COLOR).",
         ),
     ]
 

@@ -28,7 +28,23 @@ _FAILED = re.compile(r"builder for '(/nix/store/[^']+\.drv)' failed")
 
 
 def strip_ansi(text: str) -> str:
-    return _ANSI.sub("", text)
+    return readable(_ANSI.sub("", text))
+
+
+#: A control character other than a tab, and the run of them.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]+")
+
+
+def readable(text: str) -> str:
+    """`text` without the binary framing Nix 2.8 writes into a build log when it cannot
+    start a builder (its serialised error: NUL-padded length fields, the word `Error`
+    twice, a length byte): what is left is the message, e.g. ``executing '…': No such
+    file or directory``."""
+    if "\x00" not in text:
+        return text
+    parts = [p.strip() for p in _CONTROL.split(text)]
+    kept = [p for p in parts if len(p) > 1 and p != "Error"]
+    return " ".join(kept)
 
 
 def drv_name(drv: str) -> str:

@@ -46,6 +46,8 @@ class Settings:
         self.build_logs = False
         #: --color; "auto" follows the environment and the stream.
         self.color = "auto"
+        #: --no-progress: plain progress lines, never a live one.
+        self.progress = True
         #: The verb running, for the JSON envelope.
         self.command: str | None = None
 

@@ -357,13 +357,15 @@ class OutDirError(NixgenError, ValueError):
     exit_code = EXIT_INVALID
 
     def render(self) -> str:
-        return f"error: --out: {self}"
+        from nixgen.core.errors import Problem
+
+        return Problem(message=f"--out: {self}").render()
 
 
 def check_out_dir(out_dir: str) -> None:
     if not _OUT_DIR.fullmatch(out_dir) or ".." in out_dir.split("/"):
         raise OutDirError(
-            f"invalid output directory {out_dir!r}: use a relative path inside the project "
+            f"invalid output directory `{out_dir}`: use a relative path inside the project "
             "made of letters, digits, `.`, `_`, `-` and `/`"
         )
 

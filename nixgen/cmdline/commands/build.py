@@ -22,6 +22,7 @@ from nixgen.cmdline.cli import (
     emit_result,
     handle_errors,
     nix_option_option,
+    offline_option,
     override_input_option,
     print_problems,
     project_argument,
@@ -113,10 +114,10 @@ def _label(drv_name: str, project: str, version: str, kernels: list[str]) -> str
 @click.option(
     "--out-link",
     "links",
-    default=DEFAULT_LINKS,
-    show_default=True,
+    default=None,
     metavar="DIR",
-    help="Link each built variant as DIR/<variant>, relative to PROJECT.",
+    help=f"Link each built variant as DIR/<variant>, relative to PROJECT (default: "
+    f"{DEFAULT_LINKS}).",
 )
 @click.option(
     "--backend",
@@ -159,6 +160,7 @@ def _label(drv_name: str, project: str, version: str, kernels: list[str]) -> str
 )
 @accept_flake_config_option
 @nix_option_option
+@offline_option
 @click.option("--dry-run", is_flag=True, help="Print what would be rendered and run; do nothing.")
 @click.option("--json", "as_json", is_flag=True, help="With --dry-run: print the plan as JSON.")
 @handle_errors
@@ -167,9 +169,9 @@ def build_command(
     variants: tuple[str, ...],
     system: str | None,
     overrides: tuple[tuple[str, str], ...],
-    links: str,
+    links: str | None,
     backends: tuple[str, ...],
-    out: str,
+    out: str | None,
     no_link: bool,
     keep_going: bool,
     max_jobs: int | None,
@@ -178,6 +180,7 @@ def build_command(
     log_lines: int,
     accept_flake_config: bool,
     options: tuple[tuple[str, str], ...],
+    offline: bool,
     dry_run: bool,
     as_json: bool,
 ) -> None:
@@ -197,6 +200,8 @@ def build_command(
     (--accept-flake-config, or nix.conf). Exit status: 0 built, 1 a build failed, 2
     invalid input (untracked files included).
     """
+    from nixgen.cmdline import config
+    from nixgen.cmdline import offline as offline_mod
     from nixgen.cmdline.commands.render import prepare
     from nixgen.cmdline.pipeline import kept_warnings
     from nixgen.cmdline.pipeline import summary as render_summary
@@ -205,7 +210,15 @@ def build_command(
 
     if as_json and not dry_run:
         raise click.UsageError("--json needs --dry-run (a build prints progress, not JSON)")
+    if no_link and links is not None:
+        raise click.UsageError("--no-link and --out-link exclude each other: pass one")
+    links = links or DEFAULT_LINKS
     system = system or host_system()
+    out = config.out_dir(project, out)
+    overrides = config.overrides(project, overrides)
+    offline = config.offline(project, offline)
+    if offline:
+        options = (*offline_mod.SETTINGS, *options)
     loaded, rendered, problems = prepare(project, out)
     print_problems(problems)
     root = loaded.root.resolve()  # Nix runs in the project: links must not be relative
@@ -216,15 +229,7 @@ def build_command(
     if variants:
         unknown = [v for v in variants if v not in names]
         if unknown:
-            raise ProblemError(
-                [
-                    error(
-                        f"unknown variant `{v}` for {system}; valid variants: "
-                        f"{', '.join(names) or 'none'}",
-                    )
-                    for v in unknown
-                ]
-            )
+            raise ProblemError([_unknown_variant(loaded.build, v, system, names) for v in unknown])
         chosen = list(dict.fromkeys(variants))
     else:
         chosen = [v.name for v in available if v.bundle]
@@ -243,11 +248,13 @@ def build_command(
     for note in kept_warnings(stale.kept):
         click.echo(note, err=True)
     ref = nixbuild.flake_ref(root)
-    extra = nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
+    flag = [offline_mod.FLAG] if offline else []
+    extra = flag + nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
     evaluate = nixbuild.eval_command(ref, system, chosen, overrides, extra)
     # `nix build` of evaluated derivations reads no flake, so no nixConfig: the accepted
     # cache settings are passed on as options.
-    build_extra = nixbuild.nix_options(options) + (_cache_options() if accept_flake_config else [])
+    build_extra = flag + nixbuild.nix_options(options)
+    build_extra += _cache_options() if accept_flake_config else []
 
     def nix_build(drvs: list[str]) -> list[str]:
         return nixbuild.build_command(
@@ -290,13 +297,16 @@ def build_command(
     unseen = _unseen_problems(loaded, rendered, root)
     if unseen:
         raise ProblemError(unseen)
+    if offline:
+        offline_mod.check_inputs(root, [name for name, _ in overrides])
     if shutil.which("nix") is None:
         raise NixgenError(
             "`nix` is not on PATH: install Nix (https://nixos.org/download), or run "
             "`nixgen render` here and build the flake elsewhere"
         )
     err = sys.stderr
-    progress = nixbuild.Progress(len(chosen), live=err.isatty(), color=use_color(err), stream=err)
+    live = err.isatty() and output.settings.progress
+    progress = nixbuild.Progress(len(chosen), live=live, color=use_color(err), stream=err)
     meta = loaded.build.general
     kernels = sorted(loaded.build.kernels)
 
@@ -314,7 +324,8 @@ def build_command(
     hinted = _hint_cache(evaluated.log, progress, accepted=accept_flake_config)
     drvs = _drv_paths(evaluated, len(chosen))
     if drvs is None:
-        for line in evaluated.log.failure_report(log_lines):
+        report = evaluated.log.failure_report(log_lines)
+        for line in [*report, *offline_mod.notes(report, offline=offline)]:
             progress.line(line)
         raise BuildFailed(f"evaluating {meta.name} for {system} failed")
     variant_of = dict(zip(drvs, chosen, strict=True))
@@ -383,7 +394,8 @@ def build_command(
         if output.settings.verbosity >= 0:
             progress.line(f"  {name} -> {os.path.relpath(link)}")
     if built.code != 0:
-        for line in built.log.failure_report(log_lines):
+        report = built.log.failure_report(log_lines)
+        for line in [*report, *offline_mod.notes(report, offline=offline)]:
             progress.line(line)
     failed = [name for name in chosen if name in broken]
     count = f"{len(chosen) - len(failed)} of {len(chosen)}"
@@ -393,8 +405,36 @@ def build_command(
     status(summary)
 
 
-def _other_systems(build: Any, system: str, backends: Sequence[str] = ()) -> str | None:
-    """Which `--system` to pass instead, when other systems have variants."""
+def _unknown_variant(build: Any, name: str, system: str, names: list[str]) -> Problem:
+    """The error for `--variant NAME` that is no variant of `system`: the system it is a
+    variant of, or the closest name."""
+    from nixgen.core.errors import did_you_mean
+    from nixgen.planning import plan
+
+    owner = next(
+        (
+            s
+            for s in SYSTEMS
+            if s != system and name in {v.name for v in plan.variants(build, system=s)}
+        ),
+        None,
+    )
+    if owner is not None:
+        return error(
+            f"variant `{name}` is for {owner}, not {system}: pass --system {owner} (Nix builds "
+            "it on a machine of that system, e.g. one of --builders)"
+        )
+    return error(
+        f"unknown variant `{name}` for {system}{did_you_mean(name, names)}; valid variants: "
+        f"{', '.join(names) or 'none'}"
+    )
+
+
+def _other_systems(
+    build: Any, system: str, backends: Sequence[str] = (), *, flag: bool = True
+) -> str | None:
+    """Which `--system` to pass instead, when other systems have variants (without `flag`,
+    for a verb that has no --system: which machine it needs)."""
     from nixgen.planning import plan
 
     others = [
@@ -403,7 +443,11 @@ def _other_systems(build: Any, system: str, backends: Sequence[str] = ()) -> str
         if s != system
         and any(not backends or v.backend in backends for v in plan.variants(build, system=s))
     ]
-    return f"it has some for {', '.join(others)}: pass --system {others[0]}" if others else None
+    if not others:
+        return None
+    if not flag:
+        return f"it has some for {', '.join(others)}: run it on a machine of that system"
+    return f"it has some for {', '.join(others)}: pass --system {others[0]}"
 
 
 def _cache_options() -> list[str]:

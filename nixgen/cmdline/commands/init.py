@@ -102,12 +102,12 @@ def init(
         # `made` is where the project is being made (a hidden directory next to `root`
         # until it is complete): the render is part of init's one transaction.
         loaded, rendered, problems = prepare(made, "nix")
-        done[:] = [write.write(loaded.root, rendered, force=force), problems]
+        done[:] = [write.write(loaded.root, rendered, force=force), problems, loaded.build]
 
     written = scaffold.create(
         root, name, chosen, license=license_, force=force, binding=binding, then=render_nix
     )
-    result, problems = done
+    result, problems, build = done
     print_problems(
         [p if p.file is None else attrs.evolve(p, file=str(root / "build.toml")) for p in problems]
     )
@@ -122,6 +122,17 @@ def init(
     if nixbuild.git_work_tree(root) is not None:
         # A flake in a git work tree sees only the files git tracks (`nixgen build` checks).
         status("  git add .                 # Nix sees only files git tracks (or: git add -N .)")
+    from nixgen.planning import plan
+
+    system = nixbuild.host_system()
+    if not plan.variants(build, system=system):
+        # No variant builds here (cpp-metal on Linux): say so rather than `nixgen build`.
+        others = sorted({v.system for v in plan.variants(build)})
+        status(
+            f"  nixgen variants           # none is for {system}: they are for {', '.join(others)}"
+        )
+        status(f"  # `nixgen build` builds them on an {others[0]} machine (or a --builders one)")
+        return
     status("  nixgen build              # build the variants for this machine into build/")
     status("  nixgen shell              # a shell with the compilers, torch and the kernels client")
     status("  python -m pytest tests    # check the built kernels against torch.relu")

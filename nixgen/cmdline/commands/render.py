@@ -16,7 +16,12 @@ __all__ = ["command", "prepare", "with_github_workflow"]
 @click.command(name="render")
 @project_argument
 @click.option(
-    "--out", default="nix", show_default=True, help="Output directory, relative to PROJECT."
+    "--out",
+    default=None,
+    envvar="NIXGEN_OUT",
+    help="Output directory, relative to PROJECT (default: env NIXGEN_OUT, else nixgen.toml's "
+    "`out`, else nix); "
+    "recorded in nixgen.toml, so later verbs use it too.",
 )
 @click.option(
     "--check", is_flag=True, help="Write nothing; exit 1 with a diff when files are stale."
@@ -28,7 +33,9 @@ __all__ = ["command", "prepare", "with_github_workflow"]
     help="Also write a CI workflow (github: .github/workflows/nixgen.yml).",
 )
 @handle_errors
-def render_command(project: Path, out: str, check: bool, force: bool, ci: str | None) -> None:
+def render_command(
+    project: Path, out: str | None, check: bool, force: bool, ci: str | None
+) -> None:
     """Render PROJECT's Nix: one file per kernel, the extension, the variants, a flake.
 
     Writes OUT/ (replaced atomically as a whole; unchanged files keep their mtime) and
@@ -40,11 +47,25 @@ def render_command(project: Path, out: str, check: bool, force: bool, ci: str | 
     flake.nix): it builds every variant from the flake's `githubActions.matrix`, and one
     per system and backend for pull requests.
     """
-    from nixgen.cmdline import pipeline
+    from click.core import ParameterSource
 
+    from nixgen.cmdline import config, pipeline
+
+    # Only an --out on the command line is recorded (not NIXGEN_OUT's).
+    source = click.get_current_context().get_parameter_source("out")
+    given = out if source is ParameterSource.COMMANDLINE else None
+    out = config.out_dir(project, out)
     if not (check or force or ci) and pipeline.fresh_render(project, out):
-        return
-    code = pipeline.render_project(project, out, check=check, force=force, ci=ci)
+        code = 0
+    else:
+        code = pipeline.render_project(project, out, check=check, force=force, ci=ci)
+    if given is not None and not check:
+        from nixgen.cmdline.output import status
+        from nixgen.rendering.render import check_out_dir
+
+        check_out_dir(given)
+        if config.remember_out(project, given):
+            status(f'recorded `out = "{given}"` in {config.FILE}: later verbs use {given}/')
     if code:
         sys.exit(code)
 

@@ -17,6 +17,7 @@ from nixgen.cmdline.cli import (
     built_out_option,
     handle_errors,
     nix_option_option,
+    offline_option,
     override_input_option,
     print_problems,
     project_argument,
@@ -51,6 +52,7 @@ from nixgen.core.errors import NixgenError, ProblemError, error
 @override_input_option
 @accept_flake_config_option
 @nix_option_option
+@offline_option
 @built_out_option
 @click.option("--dry-run", is_flag=True, help="Print the `nix develop` command; run nothing.")
 @handle_errors
@@ -62,7 +64,8 @@ def shell_command(
     overrides: tuple[tuple[str, str], ...],
     accept_flake_config: bool,
     options: tuple[tuple[str, str], ...],
-    out: str,
+    offline: bool,
+    out: str | None,
     dry_run: bool,
 ) -> None:
     """Enter a development shell of PROJECT: a variant's compilers, torch, the `kernels`
@@ -78,11 +81,18 @@ def shell_command(
     Renders the Nix files first when stale; in a git work tree, files git does not track
     stop it as they stop `nixgen build`. Exit status: the shell's, or 2 invalid input.
     """
+    from nixgen.cmdline import config
+    from nixgen.cmdline import offline as offline_mod
     from nixgen.cmdline.commands.render import prepare
     from nixgen.cmdline.pipeline import kept_warnings, summary
     from nixgen.planning import plan
     from nixgen.writing import write
 
+    out = config.out_dir(project, out)
+    overrides = config.overrides(project, overrides)
+    offline = config.offline(project, offline)
+    if offline:
+        options = (*offline_mod.SETTINGS, *options)
     system = nixbuild.host_system()
     loaded, rendered, problems = prepare(project, out)
     print_problems(problems)
@@ -93,7 +103,7 @@ def shell_command(
             [
                 error(
                     f"{loaded.build.general.name} has no variants for {system}, so no shell",
-                    hint=_other_systems(loaded.build, system),
+                    hint=_other_systems(loaded.build, system, flag=False),
                 )
             ]
         )
@@ -119,6 +129,7 @@ def shell_command(
     ]
     for name, value in overrides:
         command += ["--override-input", name, value]
+    command += [offline_mod.FLAG] if offline else []
     command += nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
     if output.settings.build_logs:
         command.append("-L")
@@ -139,6 +150,8 @@ def shell_command(
     unseen = _unseen_problems(loaded, rendered, root)
     if unseen:
         raise ProblemError(unseen)
+    if offline:
+        offline_mod.check_inputs(root, [name for name, _ in overrides])
     if shutil.which("nix") is None:
         raise NixgenError("`nix` is not on PATH: install Nix (https://nixos.org/download)")
     status(f"entering {shell} of {loaded.build.general.name} ({system})", level=1)

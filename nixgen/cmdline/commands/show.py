@@ -26,10 +26,14 @@ def show(project: Path, as_json: bool, defaults: bool, no_file_checks: bool) -> 
     """Print PROJECT's normalised edition-6 model as JSON.
 
     With --json, the model is the `result` of nixgen's JSON envelope, with the warnings
-    in its `problems`."""
+    in its `problems`. Without it, the settings of nixgen's own options in effect
+    (nixgen.toml's) follow on stderr."""
     from nixgen.checking import project as project_mod
+    from nixgen.cmdline import config
+    from nixgen.cmdline.output import status
     from nixgen.reading.schema import v6
 
+    settings = config.read(project)
     loaded = project_mod.read(project, check_files=not no_file_checks)
     document = v6.to_document(loaded.build, defaults=defaults)
     if as_json:
@@ -37,6 +41,8 @@ def show(project: Path, as_json: bool, defaults: bool, no_file_checks: bool) -> 
         return
     print_problems(loaded.warnings)
     emit_json(document)
+    for line in config.describe(settings):
+        status(line)
 
 
 command = show

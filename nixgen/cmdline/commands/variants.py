@@ -50,20 +50,36 @@ def table(rows: list[list[str]]) -> str:
 @json_option
 @system_option
 @click.option("--backend", type=click.Choice(BACKENDS), help="Only variants of this backend.")
+@click.option(
+    "--names",
+    is_flag=True,
+    help="Print only the variants' names, one a line (kernel-builder's list-variants).",
+)
 @handle_errors
-def variants_command(project: Path, as_json: bool, system: str | None, backend: str | None) -> None:
+def variants_command(
+    project: Path, as_json: bool, system: str | None, backend: str | None, names: bool
+) -> None:
     """List the build variants of PROJECT: torch × backend version × system.
 
     Computed from nixgen's build-configuration table and the project's backends, version
     bounds, stable ABI and kernels, without evaluating Nix. `nixgen render` writes this
     plan into the generated Nix, whose flake output `variants` reads it. Variants marked
-    as bundled make up `packages.<system>.kernels`.
+    as bundled make up `packages.<system>.kernels`. With -q, the table has no header
+    line; --names prints the names alone.
     """
+    from nixgen.cmdline import output
+
+    if names and as_json:
+        raise click.UsageError("--names and --json exclude each other: pass one")
     _, found, problems = planned(project, system)
     if backend is not None:
         found = [v for v in found if v.backend == backend]
     if as_json:
         emit_result([v.to_json() for v in found], problems)
+        return
+    if names:
+        for v in found:
+            click.echo(v.name)
         return
     if not found:
         status("no variants")
@@ -81,7 +97,9 @@ def variants_command(project: Path, as_json: bool, system: str | None, backend: 
                 "yes" if v.bundle else "no",
             ]
         )
-    click.echo(table(rows))
+    text = table(rows)
+    # The header is a status line's kind of text: -q leaves only the data.
+    click.echo(text.split("\n", 1)[1] if output.settings.verbosity < 0 else text)
     bundled = sum(v.bundle for v in found)
     status(f"{len(found)} variant(s), {bundled} in the bundle")
 

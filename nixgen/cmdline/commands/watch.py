@@ -72,6 +72,8 @@ class Watcher:
         self.out = out
         self.color = color
         self.build: Any = None
+        #: The exit status the last render stands for: 0, or its error's (2: invalid).
+        self.code = 0
 
     def style(self, text: str, **kwargs: Any) -> str:
         return click.style(text, **kwargs) if self.color else text
@@ -87,6 +89,7 @@ class Watcher:
             loaded, rendered, problems = prepare(self.build_file, self.out)
             result = write.write(loaded.root, rendered)
         except ProblemError as exc:
+            self.code = exc.exit_code
             errors = len(exc.errors)
             what = self.style("invalid", fg="red", bold=True)
             return (
@@ -95,8 +98,10 @@ class Watcher:
                 exc.problems,
             )
         except NixgenError as exc:
+            self.code = exc.exit_code
             return f"{stamp} {self.style('error', fg='red', bold=True)}: {exc}{why}", []
         self.build = loaded.build
+        self.code = 0
         if not result.stale:
             return f"{stamp} {self.out}/ is up to date{why}", problems
         done = self.style("rendered", fg="green")
@@ -167,7 +172,11 @@ def _describe(changed: list[Path], root: Path) -> str:
 @click.command()
 @project_argument
 @click.option(
-    "--out", default="nix", show_default=True, help="Output directory, relative to PROJECT."
+    "--out",
+    default=None,
+    envvar="NIXGEN_OUT",
+    help="Output directory, relative to PROJECT (default: env NIXGEN_OUT, else nixgen.toml's "
+    "`out`, else nix).",
 )
 @click.option(
     "--interval",
@@ -185,15 +194,20 @@ def _describe(changed: list[Path], root: Path) -> str:
     help="Stop after N renders (the first one included), e.g. for scripts.",
 )
 @handle_errors
-def watch(project: Path, out: str, interval: float, max_renders: int | None) -> None:
+def watch(project: Path, out: str | None, interval: float, max_renders: int | None) -> None:
     """Re-render PROJECT's Nix whenever build.toml or a listed source changes.
 
-    Renders once at the start, then after every change, printing one line per render;
-    when build.toml is invalid it prints the problems and waits for the next change.
-    Runs until interrupted (Ctrl-C).
+    Renders once at the start, then after every change, printing one status line per
+    render on stderr; when build.toml is invalid it prints the problems and waits for the
+    next change. Runs until interrupted (Ctrl-C); with --max-renders, its exit status is
+    the last render's (0 rendered, 2 invalid input).
     """
-    stdout = sys.stdout
-    watcher = Watcher(project, out, color=use_color(stdout))
+    from nixgen.cmdline import config
+    from nixgen.rendering.render import check_out_dir
+
+    out = config.out_dir(project, out)
+    check_out_dir(out)  # a bad --out is a usage error, not something to wait out
+    watcher = Watcher(project, out, color=use_color(sys.stderr))
     if not watcher.build_file.is_file():
         raise NixgenError(f"{watcher.build_file}: no such file")
     click.echo(f"watching {watcher.build_file} and the files it lists; Ctrl-C stops", err=True)
@@ -201,11 +215,13 @@ def watch(project: Path, out: str, interval: float, max_renders: int | None) -> 
         watcher.run(
             interval=interval,
             max_renders=max_renders,
-            echo=lambda line: click.echo(line, color=watcher.color),
+            echo=lambda line: click.echo(line, err=True, color=watcher.color),
         )
     except KeyboardInterrupt:
         click.echo("stopped", err=True)
         sys.exit(130)  # like every command Ctrl-C ends (docs/files-and-links.md)
+    if watcher.code:
+        sys.exit(watcher.code)
 
 
 command = watch

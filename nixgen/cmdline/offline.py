@@ -1,0 +1,174 @@
+"""Building without a network: `nixgen build --offline` (and `shell --offline`).
+
+`--offline` passes Nix its own offline settings (`--offline`, no substituters, one
+download attempt with a short connect timeout), and before Nix runs, checks that every
+input of the generated flake can be had without a download: overridden
+(``--override-input NAME REF``, or ``[override-input]`` in nixgen.toml), or locked in
+flake.lock and already in the Nix store. A missing one is named at once, with the
+override that supplies it, instead of Nix retrying DNS and failing in "evaluating …".
+
+`scripts/offline-inputs.sh DIR` lays out nixgen's test stand-ins of nixpkgs and of the
+kernels toolchain in DIR, for trying nixgen on a machine without network; it prints the
+`[override-input]` table that points a project at them.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+#: Nix's flag and settings for a run that downloads nothing (`nix --help`: `--offline`
+#: "disable substituters and consider all previously downloaded files up-to-date"); the
+#: short timeout and single attempt bound a fetch that is tried anyway (a github input
+#: missing from the store), so that no run waits on DNS retries.
+FLAG = "--offline"
+SETTINGS = (("substituters", ""), ("connect-timeout", "1"), ("download-attempts", "1"))
+
+#: What scripts/offline-inputs.sh is called, for the messages.
+SCRIPT = "scripts/offline-inputs.sh"
+
+
+def flake_inputs() -> dict[str, str]:
+    """The inputs of every generated flake.nix, by name: their flake references."""
+    from nixgen.rendering import render
+
+    return {"kernel-builder": render.KERNEL_BUILDER_URL, "nixpkgs": render.NIXPKGS_URL}
+
+
+def _nix_base32(digest: bytes) -> str:
+    """Nix's base-32 encoding of a hash (its own alphabet, least significant bits first)."""
+    alphabet = "0123456789abcdfghijklmnpqrsvwxyz"
+    length = (len(digest) * 8 - 1) // 5 + 1
+    out = []
+    for n in range(length - 1, -1, -1):
+        bit = n * 5
+        i, j = divmod(bit, 8)
+        c = digest[i] >> j
+        if i + 1 < len(digest):
+            c |= digest[i + 1] << (8 - j)
+        out.append(alphabet[c & 0x1F])
+    return "".join(out)
+
+
+def source_path(nar_hash: str, *, store: str | None = None) -> str | None:
+    """The store path of a flake input locked with `nar_hash` (``sha256-<base64>``, as
+    flake.lock records it): Nix stores a fetched input as a recursive, sha256
+    fixed-output path named ``source``. None for another kind of hash."""
+    store = store or os.environ.get("NIX_STORE_DIR") or "/nix/store"
+    if not nar_hash.startswith("sha256-"):
+        return None
+    try:
+        raw = base64.b64decode(nar_hash.removeprefix("sha256-"), validate=True)
+    except ValueError:
+        return None
+    if len(raw) != 32:
+        return None
+    fingerprint = f"source:sha256:{raw.hex()}:{store}:source"
+    full = hashlib.sha256(fingerprint.encode()).digest()
+    folded = bytearray(20)
+    for i, byte in enumerate(full):
+        folded[i % 20] ^= byte
+    return f"{store}/{_nix_base32(bytes(folded))}-source"
+
+
+def _locked(root: Path) -> dict[str, str]:
+    """The NAR hash of each root input that the project's flake.lock locks."""
+    try:
+        lock = json.loads((root / "flake.lock").read_text(encoding="utf-8"))
+        nodes = lock["nodes"]
+        inputs = nodes[lock["root"]]["inputs"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    out: dict[str, str] = {}
+    for name, node in inputs.items() if isinstance(inputs, dict) else ():
+        if isinstance(node, str):
+            nar = ((nodes.get(node) or {}).get("locked") or {}).get("narHash")
+            if isinstance(nar, str):
+                out[name] = nar
+    return out
+
+
+def missing_inputs(root: Path, overridden: Iterable[str]) -> list[tuple[str, str]]:
+    """The inputs of the generated flake at `root` (name, reference) that an offline
+    run cannot have: neither in `overridden` nor locked in flake.lock and in the store."""
+    given = set(overridden)
+    locked = _locked(root)
+    missing = []
+    for name, ref in sorted(flake_inputs().items()):
+        if name in given:
+            continue
+        path = source_path(locked[name]) if name in locked else None
+        if path is None or not os.path.exists(path):
+            missing.append((name, ref))
+    return missing
+
+
+def check_inputs(root: Path, overridden: Iterable[str]) -> None:
+    """Raise `NixgenError` naming the inputs an offline build of the generated flake at
+    `root` cannot have (`missing_inputs`); a hand-written flake.nix is not checked."""
+    from nixgen.core.errors import NixgenError
+    from nixgen.core.marker import is_generated
+
+    if not is_generated(root / "flake.nix"):
+        return
+    missing = missing_inputs(root, overridden)
+    if missing:
+        raise NixgenError(missing_message(missing))
+
+
+def notes(report: Sequence[str], *, offline: bool) -> list[str]:
+    """The notes after a failed run's `report` lines (`network_note`, unless the run
+    was already offline; `failure_notes`)."""
+    note = None if offline else network_note(report)
+    return [*([note] if note else []), *failure_notes(report)]
+
+
+def missing_message(missing: Sequence[tuple[str, str]]) -> str:
+    """The one-line error for `missing_inputs`."""
+    names = ", ".join(f"`{name}` ({ref})" for name, ref in missing)
+    flags = " ".join(f"--override-input {name} path:DIR" for name, _ in missing)
+    return (
+        f"--offline: the flake input{'s' if len(missing) > 1 else ''} {names} "
+        f"{'are' if len(missing) > 1 else 'is'} not in the Nix store and cannot be fetched "
+        f"offline; pass {flags} (or set them in nixgen.toml's [override-input]; "
+        f"`{SCRIPT} DIR` lays out nixgen's test stand-ins), or build once with a network"
+    )
+
+
+#: Nix's words for a download that failed (no network, no DNS).
+_DOWNLOAD = re.compile(r"unable to download '([^']+)'|Couldn't resolve host|timed out")
+
+
+def network_note(messages: Iterable[str]) -> str | None:
+    """A note for a run that failed because Nix could not download something."""
+    for message in messages:
+        match = _DOWNLOAD.search(message)
+        if match:
+            what = f" ({match.group(1)})" if match.group(1) else ""
+            return (
+                f"nixgen: note: Nix could not download{what}: without a network, build with "
+                "--offline and local inputs (--override-input NAME path:DIR; "
+                f"`{SCRIPT} DIR` lays out nixgen's test stand-ins)"
+            )
+    return None
+
+
+#: The builder the nixpkgs stand-in names when its host.nix was never written.
+_NO_HOST = "host.nix-is-missing"
+
+
+def failure_notes(lines: Iterable[str]) -> list[str]:
+    """Notes for a failed build's report `lines`: a nixpkgs stand-in used as it is in
+    nixgen's checkout, without the host.nix that `scripts/offline-inputs.sh` writes."""
+    if any(_NO_HOST in line for line in lines):
+        return [
+            "nixgen: note: the nixpkgs stand-in has no host.nix (the paths of this machine's "
+            f"compilers and Python it links to): lay the stand-ins out with `{SCRIPT} DIR` and "
+            "point --override-input at that copy"
+        ]
+    return []
