@@ -321,8 +321,9 @@ def test_watch_stopped_with_ctrl_c_exits_130(tmp_path: Path) -> None:
         env=env(),
     )
     try:
-        assert child.stdout is not None
-        line = child.stdout.readline()
+        assert child.stderr is not None
+        child.stderr.readline()  # `watching …`; the render's status line follows on stderr
+        line = child.stderr.readline()
         assert b"rendered" in line or b"up to date" in line, line
         child.send_signal(signal.SIGINT)
         _, err = child.communicate(timeout=30)
