@@ -479,3 +479,51 @@ def test_the_docs_a_newcomer_reads(tmp_path: Path) -> None:
     root = tmp_path / "relu-doc"
     scaffold.create(root, "relu-doc", ["cpp-cpu"])
     assert "pypi.org/project/nixgen" not in (root / "README.md").read_text()
+
+
+def test_init_makes_a_tvm_ffi_cpp_project(tmp_path: Path) -> None:
+    done = nixgen("init", "relu-tf", "-l", "cpp-cpu", "--binding", "tvm-ffi", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    root = tmp_path / "relu-tf"
+    toml = tomllib.loads((root / "build.toml").read_text())
+    assert toml["tvm-ffi"] == {"src": ["tvm-ffi-ext/tvm_ffi_binding.cpp"]}
+    assert toml["kernel"]["relu_cpu"]["language"] == "cpp-cpu"
+    binding = (root / "tvm-ffi-ext" / "tvm_ffi_binding.cpp").read_text()
+    assert "TVM_FFI_DLL_EXPORT_TYPED_FUNC(relu, relu_cpu);" in binding
+    strict = nixgen("validate", "--strict", cwd=root)
+    assert strict.returncode == 0, strict.stderr
+    mixed = nixgen(
+        "init", "x-y", "-l", "cpp-cpu", "-l", "cpp-cuda", "--binding", "tvm-ffi", cwd=tmp_path
+    )
+    assert mixed.returncode == 2
+    assert "`--language rust-cpu` (a crate that is its own binding) or `--language cpp-cpu`" in (
+        mixed.stderr
+    )
+
+
+@pytest.mark.build
+def test_the_tvm_ffi_cpp_project_builds_and_its_tests_pass(tmp_path: Path) -> None:
+    pytest.importorskip("tvm_ffi")
+    root = tmp_path / "relu-tf"
+    scaffold.create(root, "relu-tf", ["cpp-cpu"], binding="tvm-ffi")
+    laid = subprocess.run(
+        [str(REPO / "scripts" / "offline-inputs.sh"), str(tmp_path / "inputs")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHON": sys.executable},
+        check=True,
+        timeout=300,
+    )
+    (root / "nixgen.toml").write_text("offline = true\n" + laid.stdout)
+    env = {"NIX_CONFIG": nixtools.NIX_CONFIG}
+    done = nixgen("build", cwd=root, env=env, timeout=1800)
+    assert done.returncode == 0, done.stderr
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert tests.returncode == 0, tests.stdout + tests.stderr
+    assert " passed" in tests.stdout and "skipped" not in tests.stdout

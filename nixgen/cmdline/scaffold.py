@@ -53,11 +53,15 @@ SOURCES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     "rust-cpu": ("relu_rs", (*_CRATE, ("relu_rs/src/lib.rs", "rust-cpu/lib.rs.j2"))),
 }
 
-#: The shapes of a project: a `[torch]` C++ binding calling the kernels (every language), or,
-#: for one rust-cpu kernel, a `[tvm-ffi]` project whose crate IS the binding.
+#: The shapes of a project: a `[torch]` C++ binding calling the kernels (every language), or
+#: a `[tvm-ffi]` project: one rust-cpu kernel whose crate IS the binding, or one cpp-cpu
+#: kernel on TVM FFI tensor views that a C++ binding exports.
 BINDINGS = ("torch", "tvm-ffi")
 #: The crate of the tvm-ffi shape (it exports `relu` through the TVM FFI C ABI).
 TVM_FFI_SOURCES = (*_CRATE, ("relu_rs/src/lib.rs", "rust-cpu-tvm-ffi/lib.rs.j2"))
+#: The C++ kernel of the tvm-ffi shape, and the languages that shape takes.
+TVM_FFI_CPP_SOURCES = (("relu_cpu/relu_cpu.cpp", "cpp-cpu-tvm-ffi/relu_cpu.cpp.j2"),)
+TVM_FFI_LANGUAGES = ("rust-cpu", "cpp-cpu")
 
 #: The torch dispatch key and device of each backend's tensors.
 DISPATCH_KEYS = {"cpu": "kCPU", "cuda": "kCUDA", "rocm": "kCUDA", "xpu": "kXPU", "metal": "kMPS"}
@@ -122,10 +126,11 @@ def check_binding(languages: list[str], binding: str) -> str | None:
     """Why a project in `languages` cannot have the `binding` shape, or None."""
     if binding not in BINDINGS:
         return f"unknown binding `{binding}`; expected one of {', '.join(BINDINGS)}"
-    if binding == "tvm-ffi" and list(languages) != ["rust-cpu"]:
+    if binding == "tvm-ffi" and (len(languages) != 1 or languages[0] not in TVM_FFI_LANGUAGES):
         return (
-            "--binding tvm-ffi makes a Rust crate that is its own binding: use it with "
-            "`--language rust-cpu` alone"
+            "--binding tvm-ffi makes one CPU kernel exported through TVM FFI: use it with "
+            "`--language rust-cpu` (a crate that is its own binding) or `--language cpp-cpu` "
+            "(a C++ kernel and binding) alone"
         )
     return None
 
@@ -135,6 +140,8 @@ def kernels(languages: list[str], binding: str = "torch") -> list[Kernel]:
     unknown = [lang for lang in languages if lang not in SOURCES]
     if unknown:
         raise ValueError(f"unknown language(s): {', '.join(unknown)}")
+    if binding == "tvm-ffi" and list(languages) == ["cpp-cpu"]:
+        return [Kernel(name="relu_cpu", language="cpp-cpu", op="relu", sources=TVM_FFI_CPP_SOURCES)]
     if binding == "tvm-ffi":
         return [Kernel(name="relu_rs", language="rust-cpu", op="relu", sources=TVM_FFI_SOURCES)]
     out: list[Kernel] = []
@@ -216,7 +223,11 @@ def files(
         + "\n",
         f"tests/test_{module}.py": render("test.py.j2"),
     }
-    if binding == "tvm-ffi":
+    if binding == "tvm-ffi" and plan[0].language == "cpp-cpu":
+        out["build.toml"] = render("cpp-cpu-tvm-ffi/build.toml.j2")
+        out["tvm-ffi-ext/tvm_ffi_binding.cpp"] = render("cpp-cpu-tvm-ffi/tvm_ffi_binding.cpp.j2")
+        out[f"tvm-ffi-ext/{module}/__init__.py"] = render("rust-cpu-tvm-ffi/__init__.py.j2")
+    elif binding == "tvm-ffi":
         out["build.toml"] = render("rust-cpu-tvm-ffi/build.toml.j2")
         out[f"tvm-ffi-ext/{module}/__init__.py"] = render("rust-cpu-tvm-ffi/__init__.py.j2")
     else:
