@@ -402,7 +402,7 @@ def test_an_error_in_general_still_shows_the_file_problems(tmp_path: Path) -> No
 
 def _inits() -> list[tuple[list[str], str]]:
     tvm_ffi = [([lang], "tvm-ffi") for lang in scaffold.TVM_FFI_LANGUAGES]
-    return [([lang], "torch") for lang in scaffold.LANGUAGES] + tvm_ffi
+    return [([lang], "torch") for lang in scaffold.INIT_LANGUAGES] + tvm_ffi
 
 
 @pytest.mark.parametrize("languages, binding", _inits(), ids=lambda v: str(v))

@@ -501,11 +501,31 @@ def test_init_makes_a_tvm_ffi_cpp_project(tmp_path: Path) -> None:
     )
 
 
+def test_init_makes_a_noarch_project(tmp_path: Path) -> None:
+    done = nixgen("init", "relu-py", "-l", "noarch", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "created relu-py/ (noarch)" in done.stderr
+    root = tmp_path / "relu-py"
+    toml = tomllib.loads((root / "build.toml").read_text())
+    assert toml["torch-noarch"] == {} and "kernel" not in toml
+    assert (root / "torch-ext" / "relu_py" / "__init__.py").is_file()
+    names = nixgen("variants", "--names", "--system", "x86_64-linux", cwd=root)
+    assert names.stdout.split() == ["torch-cpu"]
+    mixed = nixgen("init", "x-y", "-l", "noarch", "-l", "cpp-cpu", cwd=tmp_path)
+    assert mixed.returncode == 2 and "use it alone" in mixed.stderr
+
+
 @pytest.mark.build
-def test_the_tvm_ffi_cpp_project_builds_and_its_tests_pass(tmp_path: Path) -> None:
-    pytest.importorskip("tvm_ffi")
-    root = tmp_path / "relu-tf"
-    scaffold.create(root, "relu-tf", ["cpp-cpu"], binding="tvm-ffi")
+@pytest.mark.parametrize(
+    "languages, binding", [(["cpp-cpu"], "tvm-ffi"), (["noarch"], "torch")], ids=str
+)
+def test_the_new_init_shapes_build_and_their_tests_pass(
+    tmp_path: Path, languages: list[str], binding: str
+) -> None:
+    if binding == "tvm-ffi":
+        pytest.importorskip("tvm_ffi")
+    root = tmp_path / "relu-new"
+    scaffold.create(root, "relu-new", languages, binding=binding)
     laid = subprocess.run(
         [str(REPO / "scripts" / "offline-inputs.sh"), str(tmp_path / "inputs")],
         capture_output=True,

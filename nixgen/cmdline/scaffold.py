@@ -62,6 +62,10 @@ TVM_FFI_SOURCES = (*_CRATE, ("relu_rs/src/lib.rs", "rust-cpu-tvm-ffi/lib.rs.j2")
 #: The C++ kernel of the tvm-ffi shape, and the languages that shape takes.
 TVM_FFI_CPP_SOURCES = (("relu_cpu/relu_cpu.cpp", "cpp-cpu-tvm-ffi/relu_cpu.cpp.j2"),)
 TVM_FFI_LANGUAGES = ("rust-cpu", "cpp-cpu")
+#: `--language noarch`: a `[torch-noarch]` project, a pure-Python package and no kernel.
+NOARCH = "noarch"
+#: What `init --language` takes.
+INIT_LANGUAGES = (*LANGUAGES, NOARCH)
 
 #: The torch dispatch key and device of each backend's tensors.
 DISPATCH_KEYS = {"cpu": "kCPU", "cuda": "kCUDA", "rocm": "kCUDA", "xpu": "kXPU", "metal": "kMPS"}
@@ -126,6 +130,11 @@ def check_binding(languages: list[str], binding: str) -> str | None:
     """Why a project in `languages` cannot have the `binding` shape, or None."""
     if binding not in BINDINGS:
         return f"unknown binding `{binding}`; expected one of {', '.join(BINDINGS)}"
+    if NOARCH in languages and (len(languages) != 1 or binding != "torch"):
+        return (
+            "--language noarch makes a pure-Python package with no compiled kernel: use it "
+            "alone, without --binding"
+        )
     if binding == "tvm-ffi" and (len(languages) != 1 or languages[0] not in TVM_FFI_LANGUAGES):
         return (
             "--binding tvm-ffi makes one CPU kernel exported through TVM FFI: use it with "
@@ -137,6 +146,8 @@ def check_binding(languages: list[str], binding: str) -> str | None:
 
 def kernels(languages: list[str], binding: str = "torch") -> list[Kernel]:
     """The kernels of a project in `languages`, in canonical language order."""
+    if list(languages) == [NOARCH]:
+        return []
     unknown = [lang for lang in languages if lang not in SOURCES]
     if unknown:
         raise ValueError(f"unknown language(s): {', '.join(unknown)}")
@@ -181,7 +192,9 @@ def files(
         raise ValueError(problem)
     plan = kernels(languages, binding)
     module = name.replace("-", "_")
-    backends = sorted({k.backend for k in plan})
+    noarch = list(languages) == [NOARCH]
+    # A noarch package runs on every backend torch has; `init` starts it on the CPU.
+    backends = ["cpu"] if noarch else sorted({k.backend for k in plan})
     # `relu` is implemented by one kernel per backend; a second kernel of a backend (Rust
     # next to C++ on the CPU) gets an op of its own, named after it.
     ops = [{"name": "relu", "doc": ""}] + [
@@ -207,6 +220,7 @@ def files(
         "devices": {b: DEVICES[b] for b in backends},
         "dispatch_keys": DISPATCH_KEYS,
         "binding": binding,
+        "noarch": noarch,
     }
     env = _environment()
 
@@ -223,7 +237,10 @@ def files(
         + "\n",
         f"tests/test_{module}.py": render("test.py.j2"),
     }
-    if binding == "tvm-ffi" and plan[0].language == "cpp-cpu":
+    if noarch:
+        out["build.toml"] = render("noarch/build.toml.j2")
+        out[f"torch-ext/{module}/__init__.py"] = render("noarch/__init__.py.j2")
+    elif binding == "tvm-ffi" and plan[0].language == "cpp-cpu":
         out["build.toml"] = render("cpp-cpu-tvm-ffi/build.toml.j2")
         out["tvm-ffi-ext/tvm_ffi_binding.cpp"] = render("cpp-cpu-tvm-ffi/tvm_ffi_binding.cpp.j2")
         out[f"tvm-ffi-ext/{module}/__init__.py"] = render("rust-cpu-tvm-ffi/__init__.py.j2")

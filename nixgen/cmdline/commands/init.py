@@ -9,7 +9,7 @@ import click
 
 from nixgen.cmdline.cli import handle_errors, print_problems
 from nixgen.cmdline.output import status
-from nixgen.cmdline.scaffold import LANGUAGES
+from nixgen.cmdline.scaffold import INIT_LANGUAGES
 
 
 def _name(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -38,9 +38,10 @@ def license_value(ctx: click.Context, param: click.Parameter, value: str | None)
     "--language",
     "-l",
     "languages",
-    type=click.Choice(LANGUAGES),
+    type=click.Choice(INIT_LANGUAGES),
     multiple=True,
-    help="A kernel language; repeat for several (default: cpp-cpu).",
+    help="A kernel language; repeat for several (default: cpp-cpu); noarch (alone): a "
+    "pure-Python package, `[torch-noarch]`.",
 )
 @click.option(
     "--dir",
@@ -113,7 +114,8 @@ def init(
     )
     generated = len(result.added) + len(result.changed) + len(result.unchanged)
     status(
-        f"created {root}/ ({', '.join(k.language for k in scaffold.kernels(chosen, binding))}): "
+        f"created {root}/ "
+        f"({', '.join(k.language for k in scaffold.kernels(chosen, binding)) or 'noarch'}): "
         f"{len(written)} files, and {generated} generated Nix files"
     )
     status("next:")
