@@ -547,3 +547,13 @@ def test_the_new_init_shapes_build_and_their_tests_pass(
     )
     assert tests.returncode == 0, tests.stdout + tests.stderr
     assert " passed" in tests.stdout and "skipped" not in tests.stdout
+
+
+def test_shell_reads_nixgen_toml_too(demo: Path) -> None:
+    (demo / "nixgen.toml").write_text(
+        'offline = true\n[override-input]\nnixpkgs = "path:/srv/np"\n'
+    )
+    done = nixgen("shell", "--dry-run", cwd=demo)
+    assert done.returncode == 0, done.stderr
+    assert "--override-input nixpkgs path:/srv/np" in done.stdout
+    assert "--offline" in done.stdout and "--option substituters ''" in done.stdout
