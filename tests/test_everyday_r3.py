@@ -557,3 +557,17 @@ def test_shell_reads_nixgen_toml_too(demo: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "--override-input nixpkgs path:/srv/np" in done.stdout
     assert "--offline" in done.stdout and "--option substituters ''" in done.stdout
+
+
+def test_an_evaluation_without_network_ends_with_the_offline_note(
+    runner: CliRunner, fake_nix: FakeNix, demo: Path
+) -> None:
+    message = (
+        "error: unable to download 'https://api.github.com/repos/huggingface/kernels/tarball/"
+        "8ac69fc5': Couldn't resolve host name (6)"
+    )
+    fake_nix.scenario(**{"@eval": {"stderr": [message], "exit": 1}})
+    done = runner.invoke(main, ["build", str(demo), "--no-link"])
+    assert done.exit_code == 1
+    assert "nixgen: note: Nix could not download (https://api.github.com/" in done.stderr
+    assert "build with --offline and local inputs" in done.stderr
