@@ -571,3 +571,14 @@ def test_an_evaluation_without_network_ends_with_the_offline_note(
     assert done.exit_code == 1
     assert "nixgen: note: Nix could not download (https://api.github.com/" in done.stderr
     assert "build with --offline and local inputs" in done.stderr
+
+
+def test_validate_checks_nixgen_toml_with_build_toml(runner: CliRunner, demo: Path) -> None:
+    (demo / "nixgen.toml").write_text("offline = 1\n")
+    done = runner.invoke(main, ["validate", str(demo)])
+    assert done.exit_code == 2
+    assert "nixgen.toml:1:11: error: offline: expected `true` or `false`" in done.stderr
+    toml = demo / "build.toml"
+    toml.write_text(toml.read_text().replace("edition = 6", "edition = 6\nlicence = 'MIT'"))
+    both = runner.invoke(main, ["validate", str(demo)]).stderr
+    assert "unknown key `licence`" in both and "offline: expected `true` or `false`" in both

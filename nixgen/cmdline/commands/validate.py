@@ -37,16 +37,28 @@ def validate(project: Path, as_json: bool, no_file_checks: bool, strict: bool) -
 
     Prints every problem with file:line:column and key path, from every stage at once;
     exits 2 when there are errors (with --strict, also when there are warnings). Also
-    checks general.license against the SPDX license list.
+    checks general.license against the SPDX license list, and nixgen.toml (nixgen's own
+    settings) when there is one.
     """
     from nixgen.checking import project as project_mod
+    from nixgen.cmdline import config
     from nixgen.core.errors import ProblemError
     from nixgen.planning import plan
 
-    loaded = project_mod.read(project, check_files=not no_file_checks, licenses=True)
+    # nixgen.toml's problems are reported with build.toml's, in the same run.
+    try:
+        config.read(project)
+        settings: list[Problem] = []
+    except ProblemError as exc:
+        settings = list(exc.problems)
+    try:
+        loaded = project_mod.read(project, check_files=not no_file_checks, licenses=True)
+    except ProblemError as exc:
+        raise ProblemError([*exc.problems, *settings]) from None
     # What planning finds too (a kernel no variant builds, nothing to build at all), as
     # `nixgen render` reports it.
     problems = [
+        *settings,
         *loaded.warnings,
         *loaded.document.locate_all(plan.check(loaded.build)),
     ]
