@@ -25,20 +25,31 @@ from nixgen.cmdline.output import status
     callback=license_value,
     help="License for a file that has none (instead of `NOASSERTION`).",
 )
+@click.option(
+    "--edition",
+    type=click.Choice(["5", "6"]),
+    default="6",
+    show_default=True,
+    help="The edition to write: 5 is what kernel-builder and the kernels client read.",
+)
 @handle_errors
-def migrate(project: Path, check: bool, show_diff: bool, license_: str | None) -> None:
+def migrate(
+    project: Path, check: bool, show_diff: bool, license_: str | None, edition: str
+) -> None:
     """Rewrite PROJECT's build.toml as edition 6, keeping its comments and layout.
 
     Only what edition 6 changes is edited; an edition-6 file is left as it is. The file is
-    replaced atomically. With --check or --diff nothing is written.
+    replaced atomically. With --check or --diff nothing is written. With --edition 5 the
+    file is written back as edition 5 (C++ kernels only), which kernel-builder and the
+    kernels client read.
     """
     from nixgen.cmdline import migrate as migrate_mod
 
-    migration = migrate_mod.plan(project, license=license_)
+    migration = migrate_mod.plan(project, license=license_, to_edition=int(edition))
     print_problems(migration.warnings)
     display = migration.document.display
     if not migration.changed:
-        status(f"{display}: already edition 6; nothing to do")
+        status(f"{display}: already edition {edition}; nothing to do")
         return
     if show_diff:
         from nixgen.cmdline import output
