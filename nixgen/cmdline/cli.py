@@ -203,6 +203,7 @@ COMMANDS = {
     "matrix": "matrix",
     "build": "build",
     "shell": "shell",
+    "compdb": "compdb",
     "watch": "watch",
     "schema": "schema",
     "completion": "completion",
