@@ -204,6 +204,7 @@ COMMANDS = {
     "build": "build",
     "shell": "shell",
     "compdb": "compdb",
+    "upload": "upload",
     "watch": "watch",
     "schema": "schema",
     "completion": "completion",
