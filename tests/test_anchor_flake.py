@@ -147,6 +147,14 @@ def test_migrate_replaces_the_standard_flake_and_keeps_it(tmp_path: Path) -> Non
     assert runner.invoke(main, ["migrate", str(root)]).stderr.endswith("nothing to do\n")
 
 
+def test_going_back_to_edition_5_keeps_kernel_builders_flake(tmp_path: Path) -> None:
+    root = kernel_builder_project(tmp_path)
+    result = CliRunner().invoke(main, ["migrate", str(root), "--edition", "5"])
+    assert result.exit_code == 0 and "already edition 5" in result.stderr
+    assert (root / "flake.nix").read_text() == STANDARD
+    assert not (root / "flake.nix.orig").exists()
+
+
 def test_no_backup_and_an_existing_backup(tmp_path: Path) -> None:
     root = kernel_builder_project(tmp_path)
     (root / "flake.nix.orig").write_text("mine\n")

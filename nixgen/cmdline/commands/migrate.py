@@ -51,7 +51,8 @@ def migrate(
     A flake.nix that is kernel-builder's standard one (outputs that only call
     `genKernelFlakeOutputs { inherit self; path = ./.; }`) is replaced by nixgen's, with
     nix/, and kept as flake.nix.orig unless --no-backup; any other hand-written flake.nix
-    is kept, and the command to take it over is printed.
+    is kept, and the command to take it over is printed (not with --edition 5, which
+    goes back to kernel-builder).
     """
     from nixgen.cmdline import anchorflake as flake_mod
     from nixgen.cmdline import migrate as migrate_mod
@@ -59,7 +60,12 @@ def migrate(
     migration = migrate_mod.plan(project, license=license_, to_edition=int(edition))
     print_problems(migration.warnings)
     display = migration.document.display
-    flake = flake_mod.takeover(migration.document.path.parent, backup=not no_backup)
+    # Going back to edition 5 is going back to kernel-builder: its flake stays.
+    flake = (
+        flake_mod.takeover(migration.document.path.parent, backup=not no_backup)
+        if edition == "6"
+        else None
+    )
     if not migration.changed and flake is None:
         status(f"{display}: already edition {edition}; nothing to do")
         return
