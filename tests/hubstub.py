@@ -41,6 +41,8 @@ class Hub:
     #: The `Authorization` header of each request, in order.
     tokens: list[str | None] = attrs.field(factory=list)
     server: ThreadingHTTPServer | None = None
+    #: When set, every request is answered with this HTTP status (a Hub that refuses).
+    refuse: int | None = None
 
     @property
     def endpoint(self) -> str:
@@ -90,6 +92,8 @@ class Hub:
     def route(
         self, method: str, path: str, query: dict[str, list[str]], body: bytes
     ) -> tuple[int, Any]:
+        if self.refuse is not None:
+            return self.refuse, {"error": "You don't have the rights to create a kernel"}
         if (method, path) == ("POST", "/api/repos/create"):
             data = json.loads(body)
             repo_id = f"{data.get('organization') or 'me'}/{data['name']}"

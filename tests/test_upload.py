@@ -140,6 +140,16 @@ def test_errors_are_one_line_and_located(tmp_path: Path, hub: Hub) -> None:
     assert hub.requests == []
 
 
+def test_a_refusing_hub_is_one_error_with_the_token_hint(tmp_path: Path, hub: Hub) -> None:
+    root = project(tmp_path)
+    hub.refuse = 403
+    result = CliRunner().invoke(main, ["upload", str(root), "--repo-id", "kernels-community/x"])
+    assert result.exit_code == 1
+    assert "nixgen: error: the Hub refused the upload (HTTP 403" in result.stderr
+    assert "set HF_TOKEN or run `hf auth login`" in result.stderr
+    assert "Traceback" not in result.output and result.stdout == ""
+
+
 @pytest.mark.skipif(not nixtools.have_nix(), reason="nix is not installed")
 @pytest.mark.build
 def test_an_uploaded_build_loads_in_the_kernels_client(

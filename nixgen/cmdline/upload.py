@@ -99,9 +99,16 @@ def deletions(upload: Upload, existing: list[str], *, new_branch: bool) -> list[
 def send(upload: Upload, *, private: bool, create_pr: bool) -> dict[str, Any]:
     """Upload with huggingface_hub; what happened (`status`, `url`, `deleted`). The
     endpoint is read from ``HF_ENDPOINT`` now, not when huggingface_hub was imported."""
-    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
-    from huggingface_hub.errors import HfHubHTTPError
-    from huggingface_hub.hf_api import RepoFile
+    try:
+        import httpx2  # huggingface_hub's HTTP client (a dependency of huggingface_hub 2.x)
+        from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
+        from huggingface_hub.errors import HfHubHTTPError
+        from huggingface_hub.hf_api import RepoFile
+    except ImportError:
+        raise NixgenError(
+            "`nixgen upload` needs huggingface_hub 2.4 or newer: pip install 'nixgen[hub]' "
+            "(or huggingface_hub)"
+        ) from None
 
     api = HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None)
     kind = "kernel"
@@ -150,8 +157,8 @@ def send(upload: Upload, *, private: bool, create_pr: bool) -> dict[str, Any]:
             else ""
         )
         raise NixgenError(f"the Hub refused the upload (HTTP {status}: {first}){hint}") from None
-    except OSError as exc:
-        raise NixgenError(f"cannot reach the Hub: {exc}") from None
+    except (OSError, httpx2.TransportError) as exc:
+        raise NixgenError(f"cannot reach the Hub at {_base(api)}: {exc}") from None
     return {
         "status": "pull-request" if create_pr else "uploaded",
         "new_branch": new_branch,
