@@ -10,7 +10,7 @@
 #   - Debian's clang, lld and hipcc (ROCm 5.2) when missing and apt is usable: the other
 #     compiler families' drivers (clang for darwin/ROCm/XPU flags, ld64.lld for the darwin
 #     link, hipcc for real ROCm builds; tests/test_compilers.py skips without them). About
-#     0.8 GB on disk, 15-60 s from a Debian mirror.
+#     0.8 GB on disk, 15-60 s from a Debian mirror. Also Debian's clangd (tests/test_compdb.py).
 #   - the CUDA pieces the test stand-ins build CUDA kernels with (scripts/cuda_wheels.py:
 #     NVIDIA's pinned PyPI wheels for CUDA 13.0, 13.2 and 12.6, torch 2.11.0's CUDA wheel
 #     and CUTLASS 3.8's headers, unpacked once into ~/.cache/nixgen/cuda, never installed;
@@ -57,12 +57,13 @@ fi
 # The other compiler families (tests/test_compilers.py): clang (clang++ -target …), lld
 # (ld64.lld, an ld64-compatible linker) and hipcc (HIP_PLATFORM=amd, with its clang 15 and
 # the ROCm device libraries).
-if { ! command -v clang++ >/dev/null || ! command -v hipcc >/dev/null || ! compgen -G '/usr/bin/ld64.lld*' >/dev/null; } \
+# clangd checks `nixgen compdb`'s compile_commands.json (tests/test_compdb.py).
+if { ! command -v clang++ >/dev/null || ! command -v hipcc >/dev/null || ! command -v clangd >/dev/null || ! compgen -G '/usr/bin/ld64.lld*' >/dev/null; } \
   && command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
   export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -qq clang lld hipcc >/dev/null 2>&1 || {
+  apt-get install -y -qq clang clangd lld hipcc >/dev/null 2>&1 || {
     apt-get update -qq
-    apt-get install -y -qq clang lld hipcc || echo "warning: clang/lld/hipcc could not be installed; their tests will be skipped" >&2
+    apt-get install -y -qq clang clangd lld hipcc || echo "warning: clang/clangd/lld/hipcc could not be installed; their tests will be skipped" >&2
   }
 fi
 

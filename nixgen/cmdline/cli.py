@@ -230,6 +230,8 @@ COMMANDS = {
     "matrix": "matrix",
     "build": "build",
     "shell": "shell",
+    "compdb": "compdb",
+    "upload": "upload",
     "watch": "watch",
     "schema": "schema",
     "completion": "completion",

@@ -22,7 +22,7 @@ import attrs
 import tomli
 
 from nixgen.checking import project, validate
-from nixgen.cmdline import tomledit
+from nixgen.cmdline import edition5, tomledit
 from nixgen.core import paths
 from nixgen.core.errors import NixgenError, OutputError, Problem, ProblemError, warning
 from nixgen.reading import load, model, schema, upgrade, values
@@ -48,6 +48,8 @@ class Migration:
     warnings: list[Problem]
     #: The lock files added to Rust kernels' `src` (found where `src` did not list them).
     listed: list[str] = attrs.field(factory=list)
+    #: The edition written: the current one, or 5 (`nixgen.cmdline.edition5`).
+    to_edition: int = schema.CURRENT
 
     @property
     def before(self) -> str:
@@ -60,8 +62,8 @@ class Migration:
     @property
     def reason(self) -> str:
         """Why the file changes, for messages: ``from edition 4 to 6``."""
-        if self.edition != schema.CURRENT:
-            return f"from edition {self.edition} to {schema.CURRENT}"
+        if self.edition != self.to_edition:
+            return f"from edition {self.edition} to {self.to_edition}"
         if self.listed:
             return f"to list {', '.join(f'`{p}`' for p in self.listed)} in `src`"
         return "to set its license"
@@ -82,8 +84,11 @@ class Migration:
         )
 
 
-def plan(path: Path | str, *, license: str | None = None) -> Migration:
-    """Read the build.toml at `path` and work out its edition-6 text; writes nothing.
+def plan(
+    path: Path | str, *, license: str | None = None, to_edition: int = schema.CURRENT
+) -> Migration:
+    """Read the build.toml at `path` and work out its text in `to_edition` (the current one,
+    or 5 for the ecosystem's parser: `nixgen.cmdline.edition5`); writes nothing.
 
     Raises `ProblemError` with located problems when the file is invalid.
     """
@@ -109,13 +114,17 @@ def plan(path: Path | str, *, license: str | None = None) -> Migration:
                 ("general", "license"),
             )
         )
-    after = document.text if wanted == document.data else rewrite(document.text, wanted)
+    renames = RENAMES
+    if to_edition == edition5.EDITION:
+        wanted, renames = edition5.downgrade(document, wanted), edition5.RENAMES
+    after = document.text if wanted == document.data else rewrite(document.text, wanted, renames)
     return Migration(
         document=document,
         edition=edition,
         after=after,
         warnings=document.locate_all(warnings),
         listed=listed,
+        to_edition=to_edition,
     )
 
 
@@ -225,14 +234,15 @@ def _is_license_placeholder_warning(problem: Problem) -> bool:
     return problem.path == ("general", "license") and upgrade.UNKNOWN_LICENSE in problem.message
 
 
-def rewrite(text: str, wanted: dict[str, Any]) -> str:
-    """`text` edited so that it parses to the edition-6 document `wanted`, keeping comments,
-    key order and layout of everything that does not change (`nixgen.cmdline.tomledit`)."""
+def rewrite(text: str, wanted: dict[str, Any], renames: dict[str, str] = RENAMES) -> str:
+    """`text` edited so that it parses to the document `wanted`, keeping comments, key
+    order and layout of everything that does not change (`nixgen.cmdline.tomledit`);
+    `renames` maps a key that goes to the one that takes its place."""
     try:
-        return tomledit.rewrite(text, wanted, RENAMES)
+        return tomledit.rewrite(text, wanted, renames)
     except tomledit.ReadBackError:
         raise NixgenError(
-            "internal error: the rewritten build.toml does not read back as the edition-6 "
+            "internal error: the rewritten build.toml does not read back as the migrated "
             "document; nothing was written (this is a bug in nixgen, please report it)"
         ) from None
 

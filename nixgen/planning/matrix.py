@@ -36,6 +36,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from nixgen.core import tables
 from nixgen.core.marker import MARKER
 from nixgen.planning.plan import Variant
@@ -297,7 +299,34 @@ def to_json(matrix: dict[str, Any]) -> str:
 # ------------------------------------------------------------------------- the workflow
 
 
+@attrs.frozen
+class ActionPin:
+    """A GitHub Action pinned by commit (``data/actions.json``), written as
+    ``owner/name@<commit> # <version>``: the form zizmor and Dependabot read."""
+
+    repo: str
+    commit: str
+    version: str
+
+    def __str__(self) -> str:
+        return f"{self.repo}@{self.commit} # {self.version}"
+
+
+def action_pins() -> dict[str, ActionPin]:
+    """The pinned actions by ``owner/name`` (``data/actions.json``, updated by
+    ``scripts/update_actions.py``)."""
+    actions = tables.table("actions.json")["actions"]
+    return {
+        repo: ActionPin(repo, entry["commit"], entry["version"])
+        for repo, entry in sorted(actions.items())
+    }
+
+
 def _yaml_value(value: Any) -> str:
+    # nixgen's own pins (a checked table of plain names, hex and tags) are written as
+    # they are, so the version comment stays a comment.
+    if isinstance(value, ActionPin):
+        return str(value)
     # JSON is YAML: a JSON scalar can never open a block, a comment or an anchor.
     return json.dumps(value, ensure_ascii=False)
 
@@ -316,7 +345,7 @@ def github_workflow(project_name: str, *, nixgen_version: str) -> bytes:
 
     env = jinja.environment(jinja2.PackageLoader("nixgen", "templates"), finalize=_yaml_value)
     body = env.get_template("ci-github.yml.j2").render(
-        workflow_name=f"nixgen: {project_name}", branches=["main"]
+        workflow_name=f"nixgen: {project_name}", branches=["main"], actions=action_pins()
     )
     # The header is nixgen's own text (no project data), so it is not a YAML value.
     header = (

@@ -25,33 +25,68 @@ from nixgen.cmdline.output import status
     callback=license_value,
     help="License for a file that has none (instead of `NOASSERTION`).",
 )
+@click.option(
+    "--edition",
+    type=click.Choice(["5", "6"]),
+    default="6",
+    show_default=True,
+    help="The edition to write: 5 is what kernel-builder and the kernels client read.",
+)
+@click.option(
+    "--no-backup",
+    is_flag=True,
+    help="Replace kernel-builder's standard flake.nix without keeping it as flake.nix.orig.",
+)
 @handle_errors
-def migrate(project: Path, check: bool, show_diff: bool, license_: str | None) -> None:
+def migrate(
+    project: Path, check: bool, show_diff: bool, license_: str | None, edition: str, no_backup: bool
+) -> None:
     """Rewrite PROJECT's build.toml as edition 6, keeping its comments and layout.
 
     Only what edition 6 changes is edited; an edition-6 file is left as it is. The file is
-    replaced atomically. With --check or --diff nothing is written.
+    replaced atomically. With --check or --diff nothing is written. With --edition 5 the
+    file is written back as edition 5 (C++ kernels only), which kernel-builder and the
+    kernels client read.
+
+    A flake.nix that is kernel-builder's standard one (outputs that only call
+    `genKernelFlakeOutputs { inherit self; path = ./.; }`) is replaced by nixgen's, with
+    nix/, and kept as flake.nix.orig unless --no-backup; any other hand-written flake.nix
+    is kept, and the command to take it over is printed (not with --edition 5, which
+    goes back to kernel-builder).
     """
+    from nixgen.cmdline import anchorflake as flake_mod
     from nixgen.cmdline import migrate as migrate_mod
 
-    migration = migrate_mod.plan(project, license=license_)
+    migration = migrate_mod.plan(project, license=license_, to_edition=int(edition))
     print_problems(migration.warnings)
     display = migration.document.display
-    if not migration.changed:
-        status(f"{display}: already edition 6; nothing to do")
+    # Going back to edition 5 is going back to kernel-builder: its flake stays.
+    flake = (
+        flake_mod.takeover(migration.document.path.parent, backup=not no_backup)
+        if edition == "6"
+        else None
+    )
+    if not migration.changed and flake is None:
+        status(f"{display}: already edition {edition}; nothing to do")
         return
-    if show_diff:
+    if show_diff and migration.changed:
         from nixgen.cmdline import output
 
         output.out_bytes(migration.diff().encode("utf-8", "surrogateescape"))
     if check or show_diff:
         # stdout carries the diff alone (so that it can be piped to `git apply`)
-        status(f"would migrate {display} {migration.reason}")
+        if migration.changed:
+            status(f"would migrate {display} {migration.reason}")
+        if flake is not None:
+            status(f"would replace {flake.describe()}")
         if check:
             sys.exit(1)
         return
-    migrate_mod.write(migration)
-    status(f"migrated {display} {migration.reason}")
+    if migration.changed:
+        migrate_mod.write(migration)
+        status(f"migrated {display} {migration.reason}")
+    if flake is not None:
+        flake.apply()
 
 
 command = migrate

@@ -1,0 +1,214 @@
+"""`nixgen compdb`: write `compile_commands.json` (for clangd, clang-tidy) from a variant's
+planned compile commands (`nixgen.cmdline.compdb`)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import click
+
+from nixgen.cmdline import nixbuild, output
+from nixgen.cmdline.cli import (
+    accept_flake_config_option,
+    built_out_option,
+    handle_errors,
+    nix_option_option,
+    override_input_option,
+    print_problems,
+    project_argument,
+)
+from nixgen.cmdline.commands.build import _complete_variant, _other_systems, _unseen_problems
+from nixgen.cmdline.output import status
+from nixgen.core.errors import NixgenError, ProblemError, did_you_mean, error
+
+#: How many lines of a failed Nix command's output an error shows.
+TAIL = 20
+
+
+@click.command(name="compdb")
+@project_argument
+@click.option(
+    "--variant",
+    metavar="NAME",
+    shell_complete=_complete_variant,
+    help="The variant whose commands to write (default: `nixgen shell`'s, the newest "
+    "bundled variant of the first backend).",
+)
+@click.option(
+    "-o",
+    "--output",
+    "output_path",
+    default="compile_commands.json",
+    show_default=True,
+    help="The file to write, relative to PROJECT.",
+)
+@click.option(
+    "--no-realise",
+    is_flag=True,
+    help="Do not build or fetch the variant's inputs (the include paths may then be missing).",
+)
+@override_input_option
+@accept_flake_config_option
+@nix_option_option
+@built_out_option
+@click.option("--dry-run", is_flag=True, help="Print the `nix` commands; run nothing.")
+@handle_errors
+def compdb_command(
+    project: Path,
+    variant: str | None,
+    output_path: str,
+    no_realise: bool,
+    overrides: tuple[tuple[str, str], ...],
+    accept_flake_config: bool,
+    options: tuple[tuple[str, str], ...],
+    out: str,
+    dry_run: bool,
+) -> None:
+    """Write PROJECT/compile_commands.json: every compile command of the variant's C++
+    kernels and of its binding, as the build runs them, with the toolchain's compiler and
+    include paths (store paths).
+
+    \b
+      nixgen compdb                        # the default variant, for this machine
+      nixgen compdb --variant torch213-cxx11-cpu-x86_64-linux
+      clangd --query-driver='/nix/store/**' ...   # let clangd ask the wrapper for its headers
+
+    The commands come from one `nix eval` of the variant; its inputs (torch, Python, the
+    toolchain and the C++ libraries, not the kernels) are then built or fetched with
+    `nix build --no-link`, so every include path exists. Renders the Nix files first when
+    stale. Exit status: 0 written, 1 Nix failed, 2 invalid input.
+    """
+    from nixgen.cmdline import compdb
+    from nixgen.cmdline.commands.render import prepare
+    from nixgen.cmdline.pipeline import kept_warnings, summary
+    from nixgen.planning import plan
+    from nixgen.writing import write
+
+    system = nixbuild.host_system()
+    loaded, rendered, problems = prepare(project, out)
+    print_problems(problems)
+    root = loaded.root.resolve()
+    target = Path(output_path)
+    if target.is_absolute() or ".." in target.parts or (root / target).is_symlink():
+        raise ProblemError(
+            [
+                error(
+                    f"--output: `{output_path}` must be a relative path inside the project, "
+                    "without `..` and not a symbolic link (nixgen never writes outside the "
+                    "project)"
+                )
+            ]
+        )
+    names = [v.name for v in plan.variants(loaded.build, system=system)]
+    if not names:
+        raise ProblemError(
+            [
+                error(
+                    f"{loaded.build.general.name} has no variants for {system}, so no "
+                    "compile commands",
+                    hint=_other_systems(loaded.build, system),
+                )
+            ]
+        )
+    if variant is not None and variant not in names:
+        raise ProblemError(
+            [
+                error(
+                    f"unknown variant `{variant}` for {system}{did_you_mean(variant, names)}; "
+                    f"valid variants: {', '.join(names)}"
+                )
+            ]
+        )
+    ref = nixbuild.flake_ref(root)
+    extra = nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
+    for name, value in overrides:
+        extra += ["--override-input", name, value]
+    base = ["nix", "eval", "--extra-experimental-features", nixbuild.EXPERIMENTAL]
+    default_name = [*base, "--raw", f"{ref}#devShells.{system}.default.name", *extra]
+
+    def evaluate(name: str) -> list[str]:
+        attr = f"{ref}#packages.{system}.{name}"
+        return [*base, "--json", attr, "--apply", compdb.APPLY, *extra]
+
+    stale = write.plan(root, rendered)
+    if dry_run:
+        changed = [*stale.added, *stale.changed, *stale.removed]
+        if changed:
+            status(f"would render {rendered.out_dir}/ ({len(changed)} file(s) stale)")
+        cd = f"cd {shlex.quote(str(root))} && " if ref == "." else ""
+        if variant is None:
+            click.echo(cd + shlex.join(default_name))
+        click.echo(cd + shlex.join(evaluate(variant or "<variant>")))
+        if not no_realise:
+            click.echo(shlex.join(["nix", "build", "--no-link", "<drvPath of each input>"]))
+        return
+    for note in kept_warnings(stale.kept):
+        click.echo(note, err=True)
+    if stale.stale:
+        status(summary(write.write(root, rendered), rendered.out_dir))
+    unseen = _unseen_problems(loaded, rendered, root)
+    if unseen:
+        raise ProblemError(unseen)
+    if shutil.which("nix") is None:
+        raise NixgenError("`nix` is not on PATH: install Nix (https://nixos.org/download)")
+    if variant is None:
+        shell_name = _run(default_name, root, "finding the default variant")
+        variant = shell_name.removeprefix(f"{loaded.build.general.name}-")
+    status(f"evaluating {variant}", level=1)
+    parts = json.loads(_run(evaluate(variant), root, f"evaluating {variant}"))
+    if not no_realise:
+        drvs = compdb.drv_paths(parts)
+        status(f"realising {len(drvs)} input(s) of {variant}", level=1)
+        build = [*base[:1], "build", *base[2:], "--no-link", *nixbuild.nix_options(options)]
+        _run([*build, *drvs], root, f"building the inputs of {variant}")
+    try:
+        gcc_only = compdb.gcc_only_flags()
+    except OSError as exc:
+        raise NixgenError(
+            f"reading the compiler families of nixgen's Nix library failed: {exc}"
+        ) from None
+    entries = compdb.database(parts, root, gcc_only)
+    missing = compdb.missing_paths(entries)
+    if missing:
+        from nixgen.core.errors import warning
+
+        print_problems(
+            [
+                warning(
+                    f"{len(missing)} store path(s) the commands name do not exist "
+                    f"({', '.join(missing[:3])}{', …' if len(missing) > 3 else ''})",
+                    hint="run without --no-realise to build or fetch them",
+                )
+            ]
+        )
+    data = compdb.encode(entries)
+    path = root / output_path
+    if path.is_file() and path.read_bytes() == data:
+        status(f"{output_path} is up to date ({len(entries)} command(s), {variant})")
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write.atomic_write(path, data)
+    status(f"wrote {output_path}: {len(entries)} command(s) of {variant}")
+
+
+def _run(command: list[str], root: Path, what: str) -> str:
+    """Run a Nix command in `root`; its stdout, or a `NixgenError` with its output's tail."""
+    try:
+        done = subprocess.run(
+            command, cwd=root, capture_output=True, text=True, errors="replace", check=False
+        )
+    except OSError as exc:
+        raise NixgenError(f"cannot run nix: {exc.strerror}") from None
+    if done.returncode != 0:
+        lines = [line.replace("\0", "") for line in done.stderr.splitlines() if line.strip()]
+        for line in lines[-TAIL:]:
+            output.err(f"  {line}")
+        raise NixgenError(f"{what} failed (nix exited {done.returncode}; its output is above)")
+    return done.stdout
+
+
+command = compdb_command

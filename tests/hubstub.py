@@ -1,0 +1,180 @@
+"""A small stand-in of the Hugging Face Hub's HTTP API on 127.0.0.1, for `nixgen upload`.
+
+It answers the requests huggingface_hub's `HfApi` makes to publish files, at the paths
+that client builds (huggingface_hub 2.4: `hf_api.py` `create_repo`, `list_repo_refs`,
+`create_branch`, `list_repo_tree`; `_commit_api.py` `_fetch_upload_modes` (the
+`preupload` call), `_create_commit` (the NDJSON `commit` call)), keeps each branch's files
+in memory and records every request (method, path, query). Every file is accepted as a
+`regular` upload (inline in the commit), so no LFS or Xet transfer is involved: the
+layout, branches and deletions are what is tested, not the Hub's storage.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import attrs
+
+
+@attrs.define
+class Repo:
+    kind: str
+    private: bool
+    #: Branch → path → bytes.
+    branches: dict[str, dict[str, bytes]] = attrs.field(factory=lambda: {"main": {}})
+    pull_requests: list[dict[str, bytes]] = attrs.field(factory=list)
+    commits: list[dict[str, Any]] = attrs.field(factory=list)
+
+
+@attrs.define
+class Hub:
+    """The stand-in's state: repositories by id, and every request seen."""
+
+    repos: dict[str, Repo] = attrs.field(factory=dict)
+    requests: list[tuple[str, str, dict[str, list[str]]]] = attrs.field(factory=list)
+    #: The `Authorization` header of each request, in order.
+    tokens: list[str | None] = attrs.field(factory=list)
+    server: ThreadingHTTPServer | None = None
+    #: When set, every request is answered with this HTTP status (a Hub that refuses).
+    refuse: int | None = None
+
+    @property
+    def endpoint(self) -> str:
+        assert self.server is not None
+        host, port = self.server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> Hub:
+        hub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+            def do_GET(self) -> None:
+                self._answer("GET")
+
+            def do_POST(self) -> None:
+                self._answer("POST")
+
+            def _answer(self, method: str) -> None:
+                url = urlsplit(self.path)
+                query = parse_qs(url.query)
+                hub.requests.append((method, url.path, query))
+                hub.tokens.append(self.headers.get("Authorization"))
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                status, payload = hub.route(method, url.path, query, body)
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+
+    # ------------------------------------------------------------------ the API
+
+    def route(
+        self, method: str, path: str, query: dict[str, list[str]], body: bytes
+    ) -> tuple[int, Any]:
+        if self.refuse is not None:
+            return self.refuse, {"error": "You don't have the rights to create a kernel"}
+        if (method, path) == ("POST", "/api/repos/create"):
+            data = json.loads(body)
+            repo_id = f"{data.get('organization') or 'me'}/{data['name']}"
+            self.repos.setdefault(
+                repo_id, Repo(data.get("type") or "model", data.get("visibility") == "private")
+            )
+            return 200, {"url": f"{self.endpoint}/kernels/{repo_id}"}
+        parts = [unquote(p) for p in path.split("/")]
+        # /api/kernels/<ns>/<name>/<action>/<rev…>
+        if len(parts) < 6 or parts[:3] != ["", "api", "kernels"]:
+            return 404, {"error": f"stand-in: no route {method} {path}"}
+        repo_id, action, rest = f"{parts[3]}/{parts[4]}", parts[5], "/".join(parts[6:])
+        repo = self.repos.get(repo_id)
+        if repo is None:
+            return 404, {"error": f"Repository {repo_id} not found"}
+        if (method, action) == ("GET", "refs"):
+            branches = [
+                {"name": b, "ref": f"refs/heads/{b}", "targetCommit": "0" * 40}
+                for b in sorted(repo.branches)
+            ]
+            return 200, {"branches": branches, "converts": [], "tags": [], "pullRequests": []}
+        if (method, action) == ("POST", "branch"):
+            repo.branches[rest] = dict(repo.branches["main"])
+            return 200, {}
+        if (method, action) == ("GET", "tree"):
+            files = repo.branches.get(rest)
+            if files is None:
+                return 404, {"error": f"Revision {rest} not found"}
+            return 200, [
+                {
+                    "type": "file",
+                    "path": p,
+                    "size": len(d),
+                    "oid": hashlib.sha1(d).hexdigest(),
+                }
+                for p, d in sorted(files.items())
+            ]
+        if (method, action) == ("POST", "preupload"):
+            files = json.loads(body)["files"]
+            return 200, {
+                "files": [
+                    {"path": f["path"], "uploadMode": "regular", "shouldIgnore": False}
+                    for f in files
+                ],
+                "commitOid": "0" * 40,
+            }
+        if (method, action) == ("POST", "commit"):
+            return self._commit(repo, repo_id, rest, query, body)
+        return 404, {"error": f"stand-in: no route {method} {path}"}
+
+    def _commit(
+        self, repo: Repo, repo_id: str, branch: str, query: dict[str, list[str]], body: bytes
+    ) -> tuple[int, Any]:
+        if branch not in repo.branches:
+            return 404, {"error": f"Revision {branch} not found"}
+        files = dict(repo.branches[branch])
+        record: dict[str, Any] = {"branch": branch, "added": [], "deleted": []}
+        for line in body.splitlines():
+            item = json.loads(line)
+            if item["key"] == "header":
+                record["message"] = item["value"]["summary"]
+            elif item["key"] == "file":
+                value = item["value"]
+                assert value["encoding"] == "base64"
+                files[value["path"]] = base64.b64decode(value["content"])
+                record["added"].append(value["path"])
+            elif item["key"] == "deletedFile":
+                files.pop(item["value"]["path"], None)
+                record["deleted"].append(item["value"]["path"])
+            else:
+                return 400, {"error": f"stand-in: unexpected commit item {item['key']}"}
+        repo.commits.append(record)
+        if query.get("create_pr") == ["1"]:
+            repo.pull_requests.append(files)
+            number = len(repo.pull_requests)
+            url = f"{self.endpoint}/kernels/{repo_id}/discussions/{number}"
+            commit = f"{self.endpoint}/kernels/{repo_id}/commit/{'2' * 40}"
+            return 200, {"commitUrl": commit, "commitOid": "2" * 40, "pullRequestUrl": url}
+        repo.branches[branch] = files
+        return 200, {
+            "commitUrl": f"{self.endpoint}/kernels/{repo_id}/commit/{'1' * 40}",
+            "commitOid": "1" * 40,
+            "pullRequestUrl": None,
+        }

@@ -1,0 +1,217 @@
+"""kernel-builder projects migrate cleanly: their standard flake is replaced by nixgen's.
+
+The fixture reproduces the pattern every project made for the kernels toolchain ships (its
+`kernel-builder init` template and its `examples/kernels/*/flake.nix`, huggingface/kernels
+8ac69fc5): an edition-5 build.toml and a flake whose outputs only call
+`kernel-builder.lib.genKernelFlakeOutputs { inherit self; path = ./.; }`. The sources are
+nixgen's own CPU example.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from nixgen.cmdline import anchorflake
+from nixgen.cmdline.cli import main
+from nixgen.core.marker import MARKER
+
+from . import nixtools
+from .conftest import EXAMPLES
+
+#: The shape of the toolchain's example flakes (written here, not copied).
+STANDARD = """{
+  description = "Flake for ReLU kernel";
+
+  inputs = {
+    kernel-builder.url = "github:huggingface/kernels";
+  };
+
+  outputs =
+    {
+      self,
+      kernel-builder,
+    }:
+    kernel-builder.lib.genKernelFlakeOutputs {
+      inherit self;
+      path = ./.;
+    };
+}
+"""
+
+EDITION5 = """[general]
+name = "relu-cpu"
+version = 1
+edition = 5
+license = "Apache-2.0"
+backends = ["cpu"]
+
+[torch]
+src = ["torch-ext/torch_binding.cpp", "torch-ext/torch_binding.h"]
+
+# The CPU kernel.
+[kernel.relu_cpu]
+backend = "cpu"
+depends = ["torch"]
+src = ["relu_cpu/relu_cpu.cpp", "relu_cpu/relu_impl.h"]
+include = ["relu_cpu"]
+cxx-flags = ["-DRELU_CPU_BLOCK=64"]
+"""
+
+CUSTOM = STANDARD.replace(
+    "path = ./.;", "path = ./.;\n      pythonCheckInputs = pkgs: with pkgs; [ numpy ];"
+)
+
+
+def kernel_builder_project(tmp_path: Path, flake: str = STANDARD) -> Path:
+    root = tmp_path / "relu"
+    shutil.copytree(
+        EXAMPLES / "relu-cpu", root, ignore=shutil.ignore_patterns("nix", "flake.nix", "flake.lock")
+    )
+    (root / "build.toml").write_text(EDITION5)
+    (root / "flake.nix").write_text(flake)
+    return root
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        STANDARD,
+        # kernel-builder init's template: no description, `...`, one line per binding.
+        STANDARD.replace('  description = "Flake for ReLU kernel";\n', "").replace(
+            "kernel-builder,\n", "kernel-builder,\n      ...\n"
+        ),
+        # Another input name, the old function name, a comment, a local path input.
+        STANDARD.replace("kernel-builder", "builder")
+        .replace("genKernelFlakeOutputs", "genFlakeOutputs")
+        .replace('"github:huggingface/kernels";', '"path:../../.."; # the checkout'),
+        STANDARD.replace("inherit self;\n      path = ./.;", "path = ./.; inherit self;"),
+    ],
+)
+def test_the_standard_flake_is_recognised(text: str) -> None:
+    assert anchorflake.standard(text).standard
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        (CUSTOM, "`genKernelFlakeOutputs` is given `pythonCheckInputs`"),
+        (STANDARD.replace("path = ./.;", "path = ./src;"), "expected ./."),
+        (
+            STANDARD.replace("    };\n}", "    } // { packages = { }; };\n}"),
+            "expected ;",
+        ),
+        (
+            STANDARD.replace("inputs = {", "nixConfig = { };\n  inputs = {"),
+            "`nixConfig` besides",
+        ),
+        (
+            STANDARD.replace(
+                'kernel-builder.url = "github:huggingface/kernels";',
+                'kernel-builder.url = "github:huggingface/kernels";\n    nixpkgs.url = "x";',
+            ),
+            "inputs besides `kernel-builder`: nixpkgs",
+        ),
+        (STANDARD.replace("inherit self;\n", ""), "not given `inherit self;`"),
+        (STANDARD.replace("kernel-builder.lib", "kernel-builder.lib.x"), "genKernelFlakeOutputs"),
+    ],
+)
+def test_anything_more_is_not_the_standard_flake(text: str, why: str) -> None:
+    verdict = anchorflake.standard(text)
+    assert not verdict.standard
+    assert why in verdict.why
+
+
+def test_migrate_replaces_the_standard_flake_and_keeps_it(tmp_path: Path) -> None:
+    root = kernel_builder_project(tmp_path)
+    runner = CliRunner()
+    check = runner.invoke(main, ["migrate", str(root), "--check"])
+    assert check.exit_code == 1
+    assert "would replace kernel-builder's standard flake.nix with nixgen's" in check.stderr
+    assert (root / "flake.nix").read_text() == STANDARD
+    result = runner.invoke(main, ["migrate", str(root)])
+    assert result.exit_code == 0, result.output
+    assert "migrated" in result.stderr and "from edition 5 to 6" in result.stderr
+    assert "replaced kernel-builder's standard flake.nix with nixgen's, keeping it as " in (
+        result.stderr
+    )
+    assert (root / "flake.nix.orig").read_text() == STANDARD
+    assert MARKER in (root / "flake.nix").read_text()
+    assert (root / "nix" / "default.nix").is_file()
+    # The project is now nixgen's: render has nothing to do and keeps nothing hand-written.
+    again = runner.invoke(main, ["render", str(root)])
+    assert again.exit_code == 0 and "hand-written" not in again.stderr
+    assert runner.invoke(main, ["migrate", str(root)]).stderr.endswith("nothing to do\n")
+
+
+def test_going_back_to_edition_5_keeps_kernel_builders_flake(tmp_path: Path) -> None:
+    root = kernel_builder_project(tmp_path)
+    result = CliRunner().invoke(main, ["migrate", str(root), "--edition", "5"])
+    assert result.exit_code == 0 and "already edition 5" in result.stderr
+    assert (root / "flake.nix").read_text() == STANDARD
+    assert not (root / "flake.nix.orig").exists()
+
+
+def test_no_backup_and_an_existing_backup(tmp_path: Path) -> None:
+    root = kernel_builder_project(tmp_path)
+    (root / "flake.nix.orig").write_text("mine\n")
+    runner = CliRunner()
+    refused = runner.invoke(main, ["migrate", str(root)])
+    assert refused.exit_code == 2
+    assert "flake.nix.orig: exists" in refused.stderr and "--no-backup" in refused.stderr
+    # Nothing was migrated: build.toml, the flake and the old backup are as they were.
+    assert (root / "build.toml").read_text() == EDITION5
+    assert (root / "flake.nix").read_text() == STANDARD
+    assert (root / "flake.nix.orig").read_text() == "mine\n"
+    result = runner.invoke(main, ["migrate", str(root), "--no-backup"])
+    assert result.exit_code == 0, result.output
+    assert MARKER in (root / "flake.nix").read_text()
+    assert (root / "flake.nix.orig").read_text() == "mine\n"
+
+
+def test_another_hand_written_flake_is_kept_with_the_command(tmp_path: Path) -> None:
+    root = kernel_builder_project(tmp_path, CUSTOM)
+    runner = CliRunner()
+    result = runner.invoke(main, ["migrate", str(root)])
+    assert result.exit_code == 0, result.output
+    assert (root / "flake.nix").read_text() == CUSTOM
+    command = f"mv {root}/flake.nix {root}/flake.nix.orig && nixgen render {root}"
+    assert "is given `pythonCheckInputs`" in result.stderr and command in result.stderr
+    render = runner.invoke(main, ["render", str(root)])
+    assert render.exit_code == 0
+    assert f"pass --force or remove flake.nix, then render again; to keep it aside: {command}" in (
+        render.stderr
+    )
+
+
+def test_render_names_migrate_for_the_standard_flake(tmp_path: Path) -> None:
+    root = kernel_builder_project(tmp_path)
+    render = CliRunner().invoke(main, ["render", str(root)])
+    assert render.exit_code == 0
+    assert f"run: nixgen migrate {root}" in render.stderr
+    assert (root / "flake.nix").read_text() == STANDARD
+
+
+@pytest.mark.skipif(not nixtools.have_nix(), reason="nix is not installed")
+@pytest.mark.build
+def test_the_guides_one_minute_block_builds_a_kernel_builder_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = kernel_builder_project(tmp_path)
+    stub = nixtools.make_stub(tmp_path)
+    monkeypatch.setenv("NIX_CONFIG", nixtools.NIX_CONFIG)
+    runner = CliRunner()
+    for step in (["validate"], ["migrate", "--diff"], ["migrate"], ["render"]):
+        result = runner.invoke(main, [step[0], str(root), *step[1:]])
+        assert result.exit_code == 0, (step, result.output)
+    variant = "torch213-cxx11-cpu-x86_64-linux"
+    built = runner.invoke(
+        main, ["build", str(root), "--variant", variant, *nixtools.overrides(stub)]
+    )
+    assert built.exit_code == 0, built.output
+    built_dir = root / "build" / variant
+    assert (built_dir / "metadata.json").is_file()
+    assert any(p.suffix == ".so" for p in built_dir.iterdir())
