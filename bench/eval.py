@@ -71,7 +71,8 @@ in {
 """
 
 
-def render(root: Path, repo: Path) -> None:
+def render(root: Path, repo: Path = REPO) -> None:
+    """`nixgen render` of `root` with the nixgen of `repo`."""
     env = {**os.environ, "PYTHONPATH": str(repo), "NO_COLOR": "1"}
     done = subprocess.run(
         [sys.executable, "-m", "nixgen", "render", "."],
@@ -85,18 +86,32 @@ def render(root: Path, repo: Path) -> None:
         raise SystemExit(f"nixgen render {root} failed:\n{done.stdout}{done.stderr}")
 
 
-def evaluate(root: Path, stub: Path, *, timeout: float, stack_unlimited: bool) -> dict[str, object]:
+def evaluate_variant(
+    root: Path, stub: Path, *, timeout: float, stack_unlimited: bool
+) -> dict[str, object]:
+    """Evaluate the first variant of the rendered project `root` (see `EXPR`)."""
     expr = (
         EXPR.replace("ROOT", str(root))
         .replace("STUB", str(stub))
         .replace("TOOLCHAIN", toolchain_input(stub))
     )
+    return evaluate(expr, timeout=timeout, stack_unlimited=stack_unlimited)
+
+
+def evaluate(
+    expr: str, *, timeout: float, stack_unlimited: bool = False, write: bool = True
+) -> dict[str, object]:
+    """`nix-instantiate --eval --strict --json` of `expr` with the default stack (or none,
+    `stack_unlimited`), writing its derivations and sources to the store (`write`,
+    `--read-write-mode`; else their paths are only computed, the same paths): its JSON
+    value's keys (an attribute set) and `code`, `seconds` (wall), `cpu` (user + system)
+    and `maxrss` (KiB), or `error` (the first `error:` line) when it fails."""
     command = [
         "nix-instantiate",
         "--eval",
         "--strict",
         "--json",
-        "--read-write-mode",
+        *(["--read-write-mode"] if write else []),
         "--expr",
         expr,
     ]
@@ -148,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
                 root = wide_kernel(work / f"{language}-{size}", size, language=language)
                 render(root, args.repo.resolve())
                 start = time.perf_counter()
-                result = evaluate(
+                result = evaluate_variant(
                     root, stub, timeout=args.timeout, stack_unlimited=args.stack_unlimited
                 )
                 result.setdefault("seconds", time.perf_counter() - start)
