@@ -264,8 +264,12 @@ rec {
 
   /**
     The steps (ninja edges) of a plan: one per object, then the archive (`ar rcsD`: no
-    timestamps, members in source order), then the plan's extra steps. An edge is
-    `{ outputs; inputs; command; }` with shell-text commands.
+    timestamps, members in source order, read from the response file `responseFile`), then
+    the plan's extra steps. An edge is `{ outputs; inputs; command; }` with shell-text
+    commands, and `response = { file; text; }` when its command reads a response file that
+    `configurePhase` writes first: no command grows with the number of objects (one
+    argument of `sh -c` holds at most 128 kB on Linux, and no regular expression reads a
+    command whole).
 
     # Type
 
