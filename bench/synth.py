@@ -122,3 +122,51 @@ def big_kernel(
         (root / rel).write_text(BIG_SOURCE.format(i=i, depth=depth))
     (root / "big" / "common.h").write_text(BIG_HEADER.format(salt=salt))
     return root
+
+
+#: The languages `wide_kernel` writes, with the backend each builds for and the
+#: extension of its compiled sources.
+WIDE = {
+    "cpp-cpu": ("cpu", "cpp"),
+    "cpp-cuda": ("cuda", "cu"),
+    "cpp-rocm": ("rocm", "hip"),
+}
+
+
+def wide_kernel(
+    root: Path, sources: int, *, language: str = "cpp-cpu", headers: int = 5, per_dir: int = 100
+) -> Path:
+    """Write a project `wide<sources>` under `root` with ONE `language` kernel listing
+    `sources` files, shaped like the largest kernels of the field (the Composable Kernel
+    flash attention: thousands of sources in nested directories, one header in
+    `headers`): `per_dir` files a directory, every `headers`-th listed file a header, the
+    others compiled. The files are trivial (one line): what this measures is evaluation."""
+    backend, ext = WIDE[language]
+    name = f"wide{sources}"
+    listed = []
+    for i in range(sources):
+        directory = f"csrc/ck/d{i // per_dir:03d}"
+        suffix = "h" if headers and i % headers == headers - 1 else ext
+        listed.append(f"{directory}/s{i:05d}.{suffix}")
+    package = root / "torch-ext" / name
+    package.mkdir(parents=True, exist_ok=True)
+    (package / "__init__.py").write_text("")
+    (root / "torch-ext" / "torch_binding.cpp").write_text("// binding\n")
+    extra = {
+        "cpp-cuda": 'cuda-capabilities = ["8.0", "9.0"]\n',
+        "cpp-rocm": 'rocm-archs = ["gfx942"]\n',
+    }.get(language, "")
+    (root / "build.toml").write_text(
+        f'[general]\nname = "{name}"\nversion = 1\nedition = 6\n'
+        f'license = "Apache-2.0"\nbackends = ["{backend}"]\n\n'
+        f'[torch]\nsrc = ["torch-ext/torch_binding.cpp"]\n\n'
+        f'[kernel.ck]\nlanguage = "{language}"\ninclude = ["csrc/ck"]\n'
+        f'cxx-flags = ["-DCK_WIDE"]\n{extra}src = [\n'
+        + "".join(f'  "{s}",\n' for s in listed)
+        + "]\n"
+    )
+    for rel in listed:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"// {rel}\n")
+    return root

@@ -293,7 +293,13 @@ rec {
       flagArgs = {
         inherit cudaFlags hipFlags syclFlags;
       };
-      others = s: builtins.filter (h: !builtins.elem h s) headers;
+      # The project's headers that `s` does not list (a set lookup: linear in both).
+      others =
+        s:
+        let
+          listed = builtins.listToAttrs (map (name: { inherit name; value = null; }) s);
+        in
+        builtins.filter (h: !(listed ? ${h})) headers;
     in
     # Forced first: a language's checks (a CUDA toolkit that can build none of the
     # kernel's capabilities) fail the derivation, not only one of its attributes.

@@ -369,7 +369,7 @@ rec {
           package = variantPackage args variant;
           kernels = package.nixgen.kernels or { };
           binding = package.nixgen.binding or null;
-          isPerObject = name: (kernels.${name}.nixgen or { }) ? objects;
+          isPerObject = name: (kernels.${name}.nixgen.objects or null) != null;
           perObject = filter isPerObject (attrNames kernels);
           whole = filter (name: !isPerObject name) (attrNames kernels);
           keyed =

@@ -201,6 +201,11 @@ def no_python_package(root: Path, _: pytest.MonkeyPatch) -> None:
     (root / "torch-ext" / "relu" / "__init__.py").unlink()
 
 
+def dashed_python_package(root: Path, _: pytest.MonkeyPatch) -> None:
+    """The package directory named like the project, dash and all (not a module name)."""
+    (root / "torch-ext" / "relu").rename(root / "torch-ext" / "attention-int8")
+
+
 def remove(rel: str) -> Setup:
     def setup(root: Path, _: pytest.MonkeyPatch) -> None:
         (root / rel).unlink()
@@ -407,6 +412,7 @@ CASES: list[Case] = [
     row("include-is-a-file", edit('src = ["relu/relu.cpp"]', 'src = ["relu/relu.cpp"]\ninclude = ["include/relu.h"]'), "build.toml:15:12", "kernel.relu.include[0]", "`include/relu.h` is not a directory"),
     row("include-missing", edit('src = ["relu/relu.cpp"]', 'src = ["relu/relu.cpp"]\ninclude = ["headers"]'), "build.toml:15:12", "kernel.relu.include[0]", "directory `headers` does not exist"),
     row("python-package-missing", BASE, "build.toml:8:2", "torch", "the Python package `torch-ext/relu/__init__.py` is missing", setup=no_python_package),
+    row("python-package-dir-with-a-dash", edit('name = "relu"', 'name = "attention-int8"'), "build.toml:8:2", "torch", "the Python package `torch-ext/attention_int8/__init__.py` is missing", "found `torch-ext/attention-int8/`", "cannot hold `-`", "rename the directory to `torch-ext/attention_int8`", setup=dashed_python_package),
     # --- empty kernels and rust-cpu conventions ---------------------------------------
     row("kernel-without-sources", edit('src = ["relu/relu.cpp"]', "src = []"), "build.toml:14:7", "kernel.relu.src", "a kernel needs at least one source file in `src`"),
     row("kernel-without-src-key", edit('src = ["relu/relu.cpp"]\n', ""), "build.toml:11:9", "kernel.relu.src", "required key is missing"),

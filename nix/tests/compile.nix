@@ -25,6 +25,41 @@ let
     "  command = $cmd"
     "  description = $desc"
   ];
+  # A stand-in kernel derivation: the fixed point of `rattrs` (`finalAttrs: attrs`, with
+  # `finalAttrs.finalPackage`), whose overrideAttrs takes `old: …` or `final: old: …`, as
+  # nixpkgs' mkDerivation; its outPath hashes its attributes (all but passthru).
+  fakeDrv =
+    rattrs:
+    let
+      attrs = rattrs (attrs // { inherit finalPackage; });
+      finalPackage = attrs // {
+        overrideAttrs =
+          f0:
+          fakeDrv (
+            self:
+            let
+              super = rattrs self;
+              x = if builtins.isFunction f0 then f0 super else f0;
+            in
+            super // (if builtins.isFunction x then f0 self super else x)
+          );
+        outPath = "/nix/store/${builtins.hashString "sha256" (builtins.toJSON (removeAttrs attrs [ "passthru" ]))}-${attrs.pname}";
+      };
+    in
+    finalPackage;
+  # A stand-in C++ kernel `kernel_a` of `sources` whose plan follows its final attributes.
+  fakeKernel =
+    sources:
+    fakeDrv (finalAttrs: {
+      pname = "p-kernel_a";
+      configurePhase = "ninja mode";
+      inherit sources;
+      cxxFlags = [ ];
+      passthru.nixgen.plan = compile.cppCpu (kernelArgs {
+        name = "kernel_a";
+        inherit (finalAttrs) sources cxxFlags;
+      });
+    });
   # Whether the first compile command of `plan` matches `regex`.
   firstCommandMatches = regex: plan: builtins.match regex (builtins.head (commands plan)) != null;
 in
@@ -79,7 +114,7 @@ in
       "  cmd = $$CXX -O2 -c b.cpp -o nixgen-obj/b.cpp.o"
       "  desc = nixgen-obj/b.cpp.o"
       "build libk.a: run nixgen-obj/a%2Fx.cpp.o nixgen-obj/b.cpp.o"
-      "  cmd = rm -f libk.a && ar rcsD libk.a nixgen-obj/a%2Fx.cpp.o nixgen-obj/b.cpp.o"
+      "  cmd = rm -f libk.a && ar rcsD libk.a @nixgen-cmd/libk.a.rsp"
       "  desc = libk.a"
     ];
   };
@@ -91,7 +126,7 @@ in
       "  cmd = CXX -c 'my dir/it'\\''s:$$x.cpp' -o 'nixgen-obj/my dir%2Fit'\\''s:$$x.cpp.o'"
       "  desc = nixgen-obj/my dir%2Fit's:$$x.cpp.o"
       "build libk.a: run nixgen-obj/my$ dir%2Fit's$:$$x.cpp.o"
-      "  cmd = rm -f libk.a && ar rcsD libk.a 'nixgen-obj/my dir%2Fit'\\''s:$$x.cpp.o'"
+      "  cmd = rm -f libk.a && ar rcsD libk.a @nixgen-cmd/libk.a.rsp"
       "  desc = libk.a"
     ];
   };
@@ -354,21 +389,7 @@ in
     let
       lib = import ../../tests/nixpkgs/lib;
       root = ./fixtures/project;
-      fake =
-        attrs:
-        attrs
-        // {
-          overrideAttrs = f: fake (attrs // f attrs);
-          outPath = "/nix/store/${builtins.hashString "sha256" (builtins.toJSON (removeAttrs attrs [ "passthru" ]))}-${attrs.pname}";
-        };
-      kernel = fake {
-        pname = "p-kernel_a";
-        configurePhase = "ninja mode";
-        passthru.nixgen.plan = compile.cppCpu (kernelArgs {
-          name = "kernel_a";
-          sources = [ "kernel_a/a.cpp" "kernel_a/unused.cpp" "kernel_a/a.h" ];
-        });
-      };
+      kernel = fakeKernel [ "kernel_a/a.cpp" "kernel_a/unused.cpp" "kernel_a/a.h" ];
       split = compile.withObjects { inherit lib root; mode = "objects"; } kernel;
       auto = compile.withObjects { inherit lib root; } kernel;
       objects = split.passthru.nixgen.objects;
@@ -383,12 +404,16 @@ in
         # An object derivation has no source tree of the kernel: its one source and the headers.
         src = first.src;
         copiesItsSource = builtins.length (builtins.split "cp --no-preserve=mode /nix/store/[a-z0-9]+-source kernel_a/a.cpp" first.configurePhase) == 3;
-        # The kernel archives the objects from the store and compiles nothing itself.
-        archivesFromTheStore = builtins.length (builtins.split "ar rcsD libkernel_a.a /nix/store/[^ ]+-p-kernel_a-a.cpp/kernel_a%2Fa.cpp.o /nix/store/" split.configurePhase) == 3;
+        # The kernel archives the objects from the store (its response file lists them)
+        # and compiles nothing itself.
+        archivesFromTheStore = builtins.length (builtins.split "printf '%s\\\\n' '/nix/store/[^ ]+-p-kernel_a-a.cpp/kernel_a%2Fa.cpp.o /nix/store/[^ ]+-p-kernel_a-unused.cpp/kernel_a%2Funused.cpp.o' > nixgen-cmd/libkernel_a.a.rsp" split.configurePhase) == 3;
+        # Only the object's source: the kernel's whole list is not in every object.
+        sources = first.sources;
         compilesNothing = builtins.length (builtins.split " -c " split.configurePhase) == 1;
       };
       expected = {
         autoKeepsSmallKernels = "ninja mode";
+        sources = [ "kernel_a/a.cpp" ];
         count = 2;
         names = [ "p-kernel_a-a.cpp" "p-kernel_a-unused.cpp" ];
         src = null;
@@ -397,6 +422,98 @@ in
         compilesNothing = true;
       };
     };
+
+  # withObjects is a fixed point: an override of the split kernel's flags reaches every
+  # object's compile command (and so every object derivation and the archive's inputs).
+  testWithObjectsOverrideReachesEveryObject =
+    let
+      lib = import ../../tests/nixpkgs/lib;
+      root = ./fixtures/project;
+      split = compile.withObjects { inherit lib root; mode = "objects"; } (
+        fakeKernel [ "kernel_a/a.cpp" "kernel_a/unused.cpp" "kernel_a/a.h" ]
+      );
+      over = split.overrideAttrs (o: { cxxFlags = o.cxxFlags ++ [ "-DX=1" ]; });
+      flagged = drv: map (o: contains "-DX=1" o.configurePhase) drv.passthru.nixgen.objects;
+      paths = drv: map (o: o.outPath) drv.passthru.nixgen.objects;
+    in
+    {
+      expr = {
+        before = flagged split;
+        after = flagged over;
+        plan = map (o: contains "-DX=1" o.command) over.passthru.nixgen.plan.objects;
+        # New object derivations, and the kernel archives those.
+        newObjects = builtins.all (p: !(builtins.elem p (paths split))) (paths over);
+        archivesThem = builtins.all (p: contains p over.configurePhase) (paths over);
+      };
+      expected = {
+        before = [ false false ];
+        after = [ true true ];
+        plan = [ true true ];
+        newObjects = true;
+        archivesThem = true;
+      };
+    };
+
+  # The split is decided from the final plan too: a 40-source kernel overridden down to
+  # one source builds in one derivation (`objects` null, its own configure phase).
+  testWithObjectsDecidesTheSplitFromTheFinalPlan =
+    let
+      lib = import ../../tests/nixpkgs/lib;
+      root = ./fixtures/project;
+      auto = compile.withObjects { inherit lib root; } (
+        fakeKernel (builtins.genList (i: "kernel_a/s${toString i}.cpp") 40)
+      );
+      small = auto.overrideAttrs { sources = [ "kernel_a/a.cpp" ]; };
+    in
+    {
+      expr = {
+        large = builtins.length auto.passthru.nixgen.objects;
+        small = small.passthru.nixgen.objects;
+        phase = small.configurePhase;
+      };
+      expected = {
+        large = 40;
+        small = null;
+        phase = "ninja mode";
+      };
+    };
+
+  # The archive reads its members from a response file: however many objects, no command
+  # (and no string a regular expression reads) grows with them. 5,000 store paths are
+  # about 450 kB, far past what Nix's regex engine recursing per character can hold.
+  testArchiveOfThousandsOfObjectsUsesAResponseFile =
+    let
+      p = cppPlan "CXX" (builtins.genList (i: "d/s${toString i}.cpp") 5000);
+      plan = p // {
+        objects = map (o: o // { prebuilt = "/nix/store/xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-obj-${o.source}/${compile.objectName o.source}"; }) p.objects;
+      };
+      archive = builtins.head (compile.edges plan);
+      text = compile.configurePhase plan;
+    in
+    {
+      expr = {
+        inherit (archive) command;
+        inputs = builtins.length archive.inputs;
+        written = contains "' > nixgen-cmd/libk.a.rsp\n" text;
+        last = contains "/nix/store/xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-obj-d/s4999.cpp/d%2Fs4999.cpp.o'" text;
+      };
+      expected = {
+        command = "rm -f libk.a && ar rcsD libk.a @nixgen-cmd/libk.a.rsp";
+        inputs = 5000;
+        written = true;
+        last = true;
+      };
+    };
+
+  # The line-break check is no regular expression: a long command is checked in one pass.
+  testLineBreakOfALongString = {
+    expr =
+      let
+        long = builtins.concatStringsSep " " (builtins.genList (i: "/nix/store/xxxxxxxx-obj-${toString i}/x.o") 20000);
+      in
+      map compile.lineBreak [ long "${long}\n" "a\rb" "a|b" ];
+    expected = [ false true true false ];
+  };
 
   # A 239-byte source path: its object name stays a short file name, and distinct.
   testObjectNamesStayShortWhateverTheSourcePath =
@@ -433,21 +550,7 @@ in
     let
       lib = import ../../tests/nixpkgs/lib;
       root = ./fixtures/project;
-      fake =
-        attrs:
-        attrs
-        // {
-          overrideAttrs = f: fake (attrs // f attrs);
-          outPath = "/nix/store/${builtins.hashString "sha256" (builtins.toJSON (removeAttrs attrs [ "passthru" ]))}-${attrs.pname}";
-        };
-      kernel = fake {
-        pname = "p-kernel_a";
-        configurePhase = "ninja mode";
-        passthru.nixgen.plan = compile.cppCpu (kernelArgs {
-          name = "kernel_a";
-          sources = [ "-x.cpp" ];
-        });
-      };
+      kernel = fakeKernel [ "-x.cpp" ];
       first = builtins.head (compile.withObjects { inherit lib root; mode = "objects"; } kernel).passthru.nixgen.objects;
     in
     {

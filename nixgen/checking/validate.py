@@ -486,16 +486,45 @@ def files(build: model.Build, root: Path, *, includes: bool = True) -> list[Prob
             )
         )
     elif info is None or not stat.S_ISREG(info.st_mode):
+        found = _dashed_package(resolver.root, package)
         out.append(
             error(
                 f"the Python package `{package}/__init__.py` is missing; the kernel's Python "
-                "module lives there",
+                "module lives there"
+                + (
+                    f" (found `{found}/`: a Python module's name cannot hold `-`, so the "
+                    f"package of `{build.general.name}` is `{package.rsplit('/', 1)[-1]}`; "
+                    f"rename the directory to `{package}`)"
+                    if found is not None
+                    else ""
+                ),
                 where,
             )
         )
     else:
         out.extend(_package_links(resolver.root, package, where))
     return out
+
+
+def _dashed_package(root: str, package: str) -> str | None:
+    """The directory beside `package` (relative to `root`) named like it with `-` for its
+    `_`, as a project named with a dash writes its package (`torch-ext/attention-int8/`
+    for `attention_int8`), when there is one: what the missing-package error names."""
+    parent, _, name = package.rpartition("/")
+    if "_" not in name:
+        return None
+    try:
+        entries = os.listdir(os.path.join(root, parent))
+    except OSError:
+        return None
+    dashed = sorted(
+        e
+        for e in entries
+        if e != name
+        and e.replace("-", "_") == name
+        and os.path.isdir(os.path.join(root, parent, e))
+    )
+    return f"{parent}/{dashed[0]}" if dashed else None
 
 
 def _package_links(root: str, package: str, where: tuple[str | int, ...]) -> list[Problem]:

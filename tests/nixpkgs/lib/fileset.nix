@@ -6,6 +6,9 @@
 # Representation (stub-only; real file sets are trees): { _type = "fileset"; _bases; _member; }
 # where _member tests an absolute path string and its type. toSource copies exactly the files
 # that are members, plus the directories leading to them, through builtins.path + filter.
+# Like the real trees, a lookup costs the same whatever the number of files: a union keeps
+# its single files in an attribute set (`_files`), and toSource the directories leading to
+# a base in another, so a set of thousands of files is copied in time linear in them.
 # Difference from real: a directory whose files are all excluded stays as an empty directory.
 { lib }:
 let
@@ -45,7 +48,18 @@ let
     if lib.filesystem.pathType path == "directory" then
       create [ s ] (p: _: under s p)
     else
-      create [ s ] (p: _: p == s);
+      create [ s ] (p: _: p == s) // { _file = s; };
+
+  # An attribute set with the strings `names` as its names.
+  setOf = names: builtins.listToAttrs (map (name: { inherit name; value = null; }) names);
+
+  # The directories above `s` (an absolute path string), nearest first.
+  ancestors =
+    s:
+    let
+      up = dirOf s;
+    in
+    if up == s || up == "/" || up == "." then [ ] else [ up ] ++ ancestors up;
 
   coerce =
     context: value:
@@ -72,9 +86,22 @@ let
 
   unionList =
     filesets:
-    create (concatMap (fs: fs._bases) filesets) (p: t: any (fs: fs._member p t) filesets);
+    let
+      single = filter (fs: fs ? _file) filesets;
+      others = filter (fs: !(fs ? _file)) filesets;
+      files = setOf (map (fs: fs._file) single);
+    in
+    create (concatMap (fs: fs._bases) filesets) (
+      p: t: files ? ${p} || any (fs: fs._member p t) others
+    );
 
-  ancestorOfAny = bases: p: any (b: hasPrefix (p + "/") b) bases;
+  # Whether the directory `p` is above one of `bases` (`under` of a base, not the base).
+  ancestorOfAny =
+    bases:
+    let
+      above = setOf (concatMap ancestors bases);
+    in
+    p: above ? ${p};
 
   memberPaths =
     fileset:
@@ -162,7 +189,8 @@ in
       fs = coerce "lib.fileset.toSource: `fileset`" fileset;
       rootStr = toString root;
       outside = filter (b: !(under rootStr b)) fs._bases;
-      filterFn = p: t: fs._member p t || (t == "directory" && ancestorOfAny fs._bases p);
+      above = ancestorOfAny fs._bases;
+      filterFn = p: t: fs._member p t || (t == "directory" && above p);
     in
     if !isPath root then
       if root ? _isLibCleanSourceWith then
