@@ -37,6 +37,8 @@ let
     toJSON
     ;
   esc = shell.escapeShellArgs;
+  # The kernel languages: one table, read by nixgen too (`data/languages.json`).
+  languages = (builtins.fromJSON (builtins.readFile ./data/languages.json)).languages;
 in
 rec {
   /**
@@ -450,7 +452,7 @@ rec {
     let
       all = attrValues kernels;
       path = k: "${k}/lib/lib${k.passthru.nixgen.library}.a";
-      isRust = k: substring 0 5 k.passthru.nixgen.language == "rust-";
+      isRust = k: languages.${k.passthru.nixgen.language}.builder == "rust";
     in
     {
       whole = map path (builtins.filter (k: !isRust k) all);

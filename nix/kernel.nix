@@ -443,7 +443,8 @@ rec {
 
   /**
     Every language's builder, by the `language` of a generated file's data: the C++ ones
-    (`cpp`), the Rust ones (`nixgen.rust.kernel`) and `noarch`, the pure-Python variant.
+    (`cpp`), the Rust ones (`nixgen.rust.kernel`), by `data/languages.json`'s `builder`
+    (one table with nixgen), and `noarch`, the pure-Python variant.
     Each takes what its generated file is called with, then the data.
 
     # Examples
@@ -453,16 +454,18 @@ rec {
     => [ "cpp-cpu" "cpp-cuda" "cpp-metal" "cpp-rocm" "cpp-xpu" "noarch" "rust-cpu" "rust-cuda" ]
     ```
   */
-  languages = {
-    cpp-cpu = cpp;
-    cpp-cuda = cpp;
-    cpp-rocm = cpp;
-    cpp-xpu = cpp;
-    cpp-metal = cpp;
-    rust-cpu = rust.kernel;
-    rust-cuda = rust.kernel;
-    inherit noarch;
-  };
+  languages =
+    builtins.mapAttrs (
+      language: row:
+      {
+        cpp = cpp;
+        rust = rust.kernel;
+      }
+      .${row.builder}
+    ) (builtins.fromJSON (builtins.readFile ./data/languages.json)).languages
+    // {
+      inherit noarch;
+    };
 
   /**
     The one entry of every generated kernel file and of `noarch.nix`: the builder that

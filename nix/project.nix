@@ -19,6 +19,8 @@ let
   versions = nixgen.versions;
   # One table, read by nixgen too (`data/pins.json`).
   pins = builtins.fromJSON (builtins.readFile ./data/pins.json);
+  # One table, read by nixgen too (`data/languages.json`).
+  backends = (builtins.fromJSON (builtins.readFile ./data/languages.json)).backends;
 in
 rec {
   /**
@@ -45,28 +47,35 @@ rec {
 
   /**
     nixpkgs `config` of a backend, as the kernels toolchain's build sets set it
-    (`nix-builder/lib/mk-build-set.nix`, `backendConfig`).
+    (`nix-builder/lib/mk-build-set.nix`, `backendConfig`): `data/languages.json`'s
+    `buildSet`. A backend without a build set (`neuron`, `cann`) fails, naming it.
+
+    # Examples
+
+    ```nix
+    backendConfig "tpu"
+    => { allowUnfree = true; tpuSupport = true; }
+    ```
   */
   backendConfig =
     backend:
-    {
-      allowUnfree = true;
-    }
-    // (
-      {
-        cuda.cudaSupport = true;
-        rocm.rocmSupport = true;
-        xpu.xpuSupport = true;
-        metal.metalSupport = true;
-      }
-      .${backend} or { }
-    );
+    let
+      row =
+        backends.${backend}
+          or (throw "nixgen: `${backend}` is not a backend (${builtins.concatStringsSep ", " (attrNames backends)})");
+    in
+    if row.buildSet == null then
+      throw "nixgen: backend `${backend}` has no build set in the kernels toolchain (no `backendConfig` in its nix-builder/lib/mk-build-set.nix), so no variant is built for it"
+    else
+      row.buildSet;
 
   /**
     The overlay that selects a variant's toolkit: `cudaPackages`, `rocmPackages` or
     `xpuPackages` of the variant's backend version, from the versioned sets of nixpkgs
     (`cudaPackages_X_Y`) and of the kernels toolchain's overlay (`rocmPackages_X_Y`,
-    `xpuPackages_X_Y_Z`), as `overlayFor{Cuda,Rocm,Xpu}Version` in `mk-build-set.nix`.
+    `xpuPackages_X_Y_Z`), as `overlayFor{Cuda,Rocm,Xpu}Version` in `mk-build-set.nix`. A
+    variant without a backend version (a pure-Python one, such as `torch-cuda`) keeps the
+    package set's own.
 
     # Type
 
@@ -88,7 +97,10 @@ rec {
         else
           throw "nixgen: the package set has no `${attr}`, needed by variant ${variant.name}; it comes from the kernels toolchain (the `kernel-builder` flake input, ${kernelBuilderUrl}) or an overlay";
     in
-    if variant.backend == "cuda" then
+    # A pure-Python variant (`torch-cuda`…) has no toolkit version: the default set.
+    if variant.backendVersion == null then
+      { }
+    else if variant.backend == "cuda" then
       { cudaPackages = pick "cudaPackages"; }
     else if variant.backend == "rocm" then
       { rocmPackages = pick "rocmPackages"; }
@@ -445,20 +457,24 @@ rec {
 
       /**
         The development shell of one variant (`nix develop .#<variant>`; `nixgen shell`):
-        its stdenv and compilers, the toolkit's libraries and `pythonEnv`. Nothing of the
-        project is built to enter it. `args` are `pkgsFor`'s.
+        its stdenv and compilers, the toolkit's libraries (none for a pure-Python variant)
+        and `pythonEnv`. Nothing of the project is built to enter it. `args` are `pkgsFor`'s.
       */
       devShell =
         args: variant:
         let
           pkgs = pkgsFor args variant;
           toolchain = nixgen.toolchains.${variant.backend} pkgs;
+          # A pure-Python variant compiles nothing: the stdenv alone, not the toolkit's
+          # compilers and libraries (a variant without a backend version has no toolkit:
+          # the toolchain's default `xpuPackages` names a set it does not define).
+          compiled = variant.framework != "torch-noarch";
           mkShell = pkgs.mkShell.override { inherit (toolchain) stdenv; };
         in
         mkShell {
           name = "${project.name}-${variant.name}";
-          packages = [ (pythonEnv pkgs variant) ] ++ toolchain.compilers;
-          inherit (toolchain) buildInputs;
+          packages = [ (pythonEnv pkgs variant) ] ++ (if compiled then toolchain.compilers else [ ]);
+          buildInputs = if compiled then toolchain.buildInputs else [ ];
           # Where the project's tests look for built variants (`KERNEL_BUILD`).
           shellHook = ''
             export KERNEL_BUILD="''${KERNEL_BUILD:-$PWD/build}"

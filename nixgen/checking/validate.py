@@ -119,7 +119,7 @@ def _framework(build: model.Build) -> list[Problem]:
         # A Rust crate under tvm-ffi is the binding itself: it exports its functions
         # through TVM FFI (`nixgen init --language rust-cpu --binding tvm-ffi`).
         crates_bind = isinstance(fw, model.TvmFfi) and all(
-            k.language.startswith("rust-") for k in build.kernels.values()
+            tables.is_rust(k.language) for k in build.kernels.values()
         )
         if build.kernels and not fw.src and not crates_bind:
             out.append(

@@ -13,7 +13,7 @@ reads it. Names follow the anchor's scheme exactly, so the PyPI ``kernels`` clie
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -22,7 +22,8 @@ from nixgen.core.errors import Problem, error, one_of, warning
 from nixgen.reading import model
 
 SYSTEMS = ("x86_64-linux", "aarch64-linux", "aarch64-darwin")
-CONFIG_BACKENDS = ("cuda", "rocm", "xpu", "metal", "cpu", "tpu")
+#: The backends a build-configuration row may name: those with a build set.
+CONFIG_BACKENDS = tables.BUILD_SET_BACKENDS
 VERSION_KEYS = {"cuda": "cudaVersion", "rocm": "rocmVersion", "xpu": "xpuVersion"}
 
 
@@ -614,13 +615,9 @@ def kernel_plan(build: model.Build, name: str, kernel: model.Kernel) -> KernelPl
 
 
 def _backend_flags(kernel: model.Kernel) -> Sequence[str]:
-    if isinstance(kernel, model.CppCudaKernel):
-        return kernel.cuda_flags
-    if isinstance(kernel, model.CppRocmKernel):
-        return kernel.hip_flags
-    if isinstance(kernel, model.CppXpuKernel):
-        return kernel.sycl_flags
-    return []
+    """The kernel's backend flag field (`data/languages.json`'s `flags`: `cuda-flags`…)."""
+    field = tables.LANGUAGE_FLAGS.get(kernel.language)
+    return cast("Sequence[str]", getattr(kernel, field[0].replace("-", "_"))) if field else []
 
 
 def _depends(build: model.Build, kernel: model.Kernel) -> tuple[str, ...]:

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import attrs
 
 from nixgen import __version__
-from nixgen.core import jinja
+from nixgen.core import jinja, tables
 from nixgen.core.errors import EXIT_INVALID, NixgenError
 from nixgen.core.marker import MARKER
 from nixgen.core.tables import PACKAGE, library_files, read_text, table
@@ -44,12 +44,18 @@ SUBSTITUTER_KEY = _PINS["substituter-key"]
 LIB_FILES = library_files()
 #: Data tables the static library reads at evaluation time (`./data/<name>` in its files).
 #: nixgen plans in Python and writes the results into the generated files; the ABI policies
-#: are the toolchain's, the pins and source kinds one table for both languages.
-LIB_DATA: tuple[str, ...] = ("abi-policies.json", "pins.json", "source-kinds.json")
+#: are the toolchain's; the backends and languages, the pins and the source kinds are one table
+#: for both languages.
+LIB_DATA: tuple[str, ...] = (
+    "abi-policies.json",
+    "languages.json",
+    "pins.json",
+    "source-kinds.json",
+)
 
 #: The argument of `nixgen.kernel.cpp` (lib/kernel.nix) that takes a C++ kernel language's
 #: backend flags (`KernelPlan.backend_flags`).
-BACKEND_FLAGS = {"cpp-cuda": "cudaFlags", "cpp-rocm": "hipFlags", "cpp-xpu": "syclFlags"}
+BACKEND_FLAGS = {language: nix for language, (_, nix) in tables.LANGUAGE_FLAGS.items()}
 _OUT_DIR = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$")
 
 
