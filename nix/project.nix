@@ -19,6 +19,8 @@ let
   versions = nixgen.versions;
   # One table, read by nixgen too (`data/pins.json`).
   pins = builtins.fromJSON (builtins.readFile ./data/pins.json);
+  # The format of the data this library reads: one table, written by nixgen (`data/format.json`).
+  format = (builtins.fromJSON (builtins.readFile ./data/format.json)).format;
   # One table, read by nixgen too (`data/languages.json`).
   backends = (builtins.fromJSON (builtins.readFile ./data/languages.json)).backends;
 in
@@ -307,7 +309,36 @@ rec {
     `noarch`
     : the file of the pure-Python variant (`noarch.nix`)
   */
-  mkProject =
+  mkProject = args: mkCheckedProject (args // { project = checkFormat args.project; });
+
+  /**
+    The project data, once its format is the one this library reads (`data/format.json`);
+    else an error that says which nixgen rendered it, for which format, and to render again.
+    Checked before anything else is read of it.
+
+    # Examples
+
+    ```nix
+    (checkFormat { formatVersion = 1; nixgenVersion = "0.1.0"; name = "p"; }).name
+    => "p"
+    ```
+  */
+  checkFormat =
+    project:
+    let
+      have = project.formatVersion or null;
+      by = if project ? nixgenVersion then "nixgen ${project.nixgenVersion}" else "an older nixgen";
+      rendered = if have == null then "with no format version" else "for library format ${toString have}";
+    in
+    if have == format then
+      project
+    else
+      throw "nixgen: this project's nix/project.nix was rendered by ${by} ${rendered}; this library reads format ${toString format}: run `nixgen render`";
+
+  /**
+    `mkProject` of project data whose format `checkFormat` accepted.
+  */
+  mkCheckedProject =
     {
       root,
       project,

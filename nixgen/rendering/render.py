@@ -39,6 +39,8 @@ KERNEL_BUILDER_URL = _PINS["kernel-builder"]
 SUBSTITUTER = _PINS["substituter"]
 SUBSTITUTER_KEY = _PINS["substituter-key"]
 
+#: The format of the generated data, which the library checks first (`data/format.json`).
+FORMAT: int = table("format.json")["format"]
 #: Static library files copied into every generated tree (`<out>/lib/`): the library
 #: directory itself is the list (`tables.library_files`).
 LIB_FILES = library_files()
@@ -48,6 +50,7 @@ LIB_FILES = library_files()
 #: for both languages.
 LIB_DATA: tuple[str, ...] = (
     "abi-policies.json",
+    "format.json",
     "languages.json",
     "pins.json",
     "source-kinds.json",
@@ -287,6 +290,10 @@ def project_data(planned: Plan) -> dict[str, Any]:
         else {}
     )
     return {
+        # Checked first by the library (`project.checkFormat`): a library of another format
+        # fails, saying to render again.
+        "formatVersion": FORMAT,
+        "nixgenVersion": __version__,
         "name": g.name,
         "moduleName": g.module_name,
         "version": g.version,
