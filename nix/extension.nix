@@ -632,7 +632,6 @@ rec {
           or (throw "nixgen: no framework `${framework}` (known: ${concatStringsSep ", " (attrNames frameworks)})");
       project = projectData;
       package = fw.package deps;
-      built = attrValues kernels;
       stableAbi = fw.stableAbi variant;
       # Whether there is a binding to compile (C++ sources; headers are inputs only).
       compiles = builtins.any compile.isCxx bindingSources;
@@ -640,92 +639,102 @@ rec {
       bindingSrc = sources.select lib root (
         bindingSources ++ filter (h: !elem h bindingSources) headers
       );
-      name = opsName {
-        moduleName = project.moduleName;
-        inherit (variant) backend;
-        # Nothing compiled with the name: the kernels (a crate that is the binding) are hashed.
-        sources = if compiles then [ bindingSrc ] else map (kernel: kernel.src) built;
-        inherit (project) version;
-        kernelNames = attrNames kernels;
-      };
-      archived = archives kernels;
-      archs = archsOf kernels;
       pname = "${project.name}-${framework}";
       version = toString project.version;
-      planArgs = {
-        opsName = name;
-        inherit (variant) backend;
-        framework = fw.flags deps;
-        inherit bindingSources includes;
-        cxxFlags = fw.defines variant ++ cxxFlags;
-        cxxFamily = toolchain.cxxFamily or "gcc";
-      };
       # The framework as a C++ consumer takes it (torch with its `cxxdev` output).
       frameworkInputs = kernel.cxxInputs [ package ];
-      binding =
-        if compiles then
-          bindingObjects {
-            inherit toolchain ninja version;
-            pname = "${pname}-binding";
-            src = bindingSrc;
-            buildInputs = frameworkInputs ++ [ python3 ] ++ toolchain.buildInputs;
-            plan = bindingPlan planArgs;
-          }
-        else
-          null;
       # No binding sources: the Rust crates are the binding; every function they export stays.
       crateIsBinding = fw.cratesCanBeBinding && bindingSources == [ ];
     in
-    toolchain.stdenv.mkDerivation {
-      pname = "${pname}-ext";
-      inherit version;
-      # The Python package only: the binding's sources reach the link as `binding`'s objects.
-      src = sources.selectWithPackage lib root [ ] moduleDir pyext;
-      nativeBuildInputs = toolchain.nativeBuildInputs ++ [
-        ninja
-        toolchain.abiCheck
-      ];
-      # The ABI check (toolchain.abiCheck) runs at installCheck, as the kernels toolchain's
-      # does, switched on by the variables its torch extensions set
-      # (nix-builder/lib/extension/torch/arch.nix: `doAbiCheck`, and `torchStableAbiVersion`
-      # for a variant built against the torch stable ABI).
-      doInstallCheck = true;
-      env = {
-        doAbiCheck = "1";
-      }
-      // (if stableAbi == null then { } else { torchStableAbiVersion = stableAbi; });
-      buildInputs = frameworkInputs ++ [ python3 ] ++ toolchain.buildInputs ++ built;
-      configurePhase = configurePhase (
-        planArgs
-        // {
-          prebuiltObjects = binding;
-          wholeArchives = archived.whole;
-          linkFlags = toolchain.linkFlags ++ archived.linkFlags;
-          linker = toolchain.linker or "gnu";
-          linkDriver = toolchain.linkDriver or "$CXX";
+    # A fixed point: what is linked follows the derivation's `passthru.nixgen.kernels`, so
+    # an `overrideAttrs` that puts an overridden kernel there links that one (a change of
+    # the kernels' names renames the ops too).
+    toolchain.stdenv.mkDerivation (
+      finalAttrs:
+      let
+        kernels' = finalAttrs.passthru.nixgen.kernels;
+        built = attrValues kernels';
+        name = opsName {
+          moduleName = project.moduleName;
+          inherit (variant) backend;
+          # Nothing compiled with the name: the kernels (a crate that is the binding) are hashed.
+          sources = if compiles then [ bindingSrc ] else map (kernel: kernel.src) built;
+          inherit (project) version;
+          kernelNames = attrNames kernels';
+        };
+        archived = archives kernels';
+        archs = archsOf kernels';
+        planArgs = {
+          opsName = name;
+          inherit (variant) backend;
+          framework = fw.flags deps;
+          inherit bindingSources includes;
+          cxxFlags = fw.defines variant ++ cxxFlags;
+          cxxFamily = toolchain.cxxFamily or "gcc";
+        };
+        binding =
+          if compiles then
+            bindingObjects {
+              inherit toolchain ninja version;
+              pname = "${pname}-binding";
+              src = bindingSrc;
+              buildInputs = frameworkInputs ++ [ python3 ] ++ toolchain.buildInputs;
+              plan = bindingPlan planArgs;
+            }
+          else
+            null;
+      in
+      {
+        pname = "${pname}-ext";
+        inherit version;
+        # The Python package only: the binding's sources reach the link as `binding`'s objects.
+        src = sources.selectWithPackage lib root [ ] moduleDir pyext;
+        nativeBuildInputs = toolchain.nativeBuildInputs ++ [
+          ninja
+          toolchain.abiCheck
+        ];
+        # The ABI check (toolchain.abiCheck) runs at installCheck, as the kernels toolchain's
+        # does, switched on by the variables its torch extensions set
+        # (nix-builder/lib/extension/torch/arch.nix: `doAbiCheck`, and `torchStableAbiVersion`
+        # for a variant built against the torch stable ABI).
+        doInstallCheck = true;
+        env = {
+          doAbiCheck = "1";
         }
-        // (if crateIsBinding then { exportedArchives = archived.plain; } else { plainArchives = archived.plain; })
-      );
-      installPhase = installPhase {
-        packageDir = moduleDir;
-        opsName = name;
-        inherit framework;
-        # Fails the build on torch ops registered without `add_op_namespace_prefix`.
-        python = python3;
-        metadataFile = metadataFile {
-          project = projectData;
-          inherit variant archs;
+        // (if stableAbi == null then { } else { torchStableAbiVersion = stableAbi; });
+        buildInputs = frameworkInputs ++ [ python3 ] ++ toolchain.buildInputs ++ built;
+        configurePhase = configurePhase (
+          planArgs
+          // {
+            prebuiltObjects = binding;
+            wholeArchives = archived.whole;
+            linkFlags = toolchain.linkFlags ++ archived.linkFlags;
+            linker = toolchain.linker or "gnu";
+            linkDriver = toolchain.linkDriver or "$CXX";
+          }
+          // (if crateIsBinding then { exportedArchives = archived.plain; } else { plainArchives = archived.plain; })
+        );
+        installPhase = installPhase {
+          packageDir = moduleDir;
+          opsName = name;
+          inherit framework;
+          # Fails the build on torch ops registered without `add_op_namespace_prefix`.
+          python = python3;
+          metadataFile = metadataFile {
+            project = projectData;
+            inherit variant archs;
+            opsName = name;
+          };
+        };
+        passthru.nixgen = {
+          inherit
+            variant
+            archs
+            kernels
+            binding
+            ;
           opsName = name;
         };
-      };
-      passthru.nixgen = {
-        inherit
-          variant
-          archs
-          kernels
-          binding
-          ;
-        opsName = name;
-      };
-    };
+      }
+    );
 }

@@ -413,33 +413,38 @@ rec {
       moduleName,
       pyext,
     }:
-    let
-      src = sources.selectWithPackage pkgs.lib root [ ] moduleDir pyext;
-      opsName = extension.opsName {
-        inherit moduleName;
-        inherit (variant) backend;
-        sources = [ src ];
-      };
-    in
-    pkgs.stdenvNoCC.mkDerivation {
-      inherit pname version src;
-      dontConfigure = true;
-      dontBuild = true;
-      installPhase = extension.installPhase {
-        packageDir = moduleDir;
-        inherit opsName;
-        # Fails the build on torch ops registered without `add_op_namespace_prefix`.
-        python = pkgs.python3;
-        compiled = false;
-        metadataFile = extension.metadataFile {
-          project = projectData;
+    # A fixed point: the ops name and `metadata.json` follow the derivation's `src`, so
+    # `overrideAttrs { src = …; }` renames the ops of what it installs.
+    pkgs.stdenvNoCC.mkDerivation (
+      finalAttrs:
+      let
+        opsName = extension.opsName {
+          inherit moduleName;
+          inherit (variant) backend;
+          sources = [ finalAttrs.src ];
+        };
+      in
+      {
+        inherit pname version;
+        src = sources.selectWithPackage pkgs.lib root [ ] moduleDir pyext;
+        dontConfigure = true;
+        dontBuild = true;
+        installPhase = extension.installPhase {
+          packageDir = moduleDir;
+          inherit opsName;
+          # Fails the build on torch ops registered without `add_op_namespace_prefix`.
+          python = pkgs.python3;
+          compiled = false;
+          metadataFile = extension.metadataFile {
+            project = projectData;
+            inherit variant opsName;
+          };
+        };
+        passthru.nixgen = {
           inherit variant opsName;
         };
-      };
-      passthru.nixgen = {
-        inherit variant opsName;
-      };
-    };
+      }
+    );
 
   /**
     Every language's builder, by the `language` of a generated file's data: the C++ ones

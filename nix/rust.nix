@@ -246,7 +246,14 @@ rec {
         inherit manifest lockfile;
       };
     in
+    # A fixed point: the archive check and (rust-cuda) the device build read the library
+    # name and the capabilities from the derivation's `passthru.nixgen`, so `overrideAttrs`
+    # that changes them changes what is built.
     rustPlatform.buildRustPackage (
+      finalAttrs:
+      let
+        planned = finalAttrs.passthru.nixgen;
+      in
       {
         inherit pname version;
         src = select lib root sources;
@@ -263,7 +270,7 @@ rec {
             + deviceBuild {
               manifest = deviceManifest;
               inherit ptxDir;
-              capabilities = picked;
+              inherit (planned) capabilities;
             }
           else
             check;
@@ -272,7 +279,7 @@ rec {
         # names it otherwise.
         postInstall = archiveCheck {
           kernel = name;
-          inherit library;
+          inherit (planned) library;
         };
         passthru.nixgen = {
           kernel = name;
@@ -293,7 +300,7 @@ rec {
               CUDA_TOOLKIT_PATH = cudaHome;
               LIBRARY_PATH = "${lib.getOutput "stubs" cudaPackages.cuda_cudart}/lib/stubs";
               KERNEL_BUILDER_GPU_LANG = "CUDA";
-              KERNEL_BUILDER_CUDA_ARCHS = lib.concatStringsSep ";" picked;
+              KERNEL_BUILDER_CUDA_ARCHS = lib.concatStringsSep ";" planned.capabilities;
             };
           }
         else

@@ -86,3 +86,61 @@ def test_an_old_project_nix_with_a_new_library_fails_saying_to_render_again(
         "this project's nix/project.nix was rendered by an older nixgen with no format "
         f"version; this library reads format {render.FORMAT}: run `nixgen render`"
     ) in _fails(root)
+
+
+OVERRIDES = """
+let
+  p = import ./nix;
+  v = builtins.head (builtins.filter (v: v.backend == "cpu" && v.system == "x86_64-linux")
+    (p.variants null));
+  ext = p.variantPackage { nixpkgs = STUB; kernel-builder = KERNEL_BUILDER; system = v.system; } v;
+  ks = ext.passthru.nixgen.kernels;
+  cpp = ks.relu_cpu.overrideAttrs (o: { cxxFlags = o.cxxFlags ++ [ "-DNIXGEN_OVERRIDE=1" ]; });
+  linked = ext.overrideAttrs (o: {
+    passthru = o.passthru // {
+      nixgen = o.passthru.nixgen // { kernels = ks // { relu_cpu = cpp; }; };
+    };
+  });
+  crate = ks.leaky_relu_rs.overrideAttrs (o: {
+    passthru = o.passthru // { nixgen = o.passthru.nixgen // { library = "renamed_rs"; }; };
+  });
+in {
+  ext = ext.drvPath;
+  linked = linked.drvPath;
+  cppOut = "${cpp}";
+  oldCppOut = "${ks.relu_cpu}";
+  linkedConfigure = linked.configurePhase;
+  linkedInputs = map (d: d.drvPath or null) linked.buildInputs;
+  cpp = cpp.drvPath;
+  crate = crate.drvPath;
+  oldCrate = ks.leaky_relu_rs.drvPath;
+  cratePostInstall = crate.postInstall;
+}
+"""
+
+
+def test_an_override_of_the_extension_and_of_a_rust_kernel_changes_what_is_built(
+    tmp_path: Path,
+) -> None:
+    """The extension and the Rust kernel builder are fixed points: an extension whose
+    `passthru.nixgen.kernels` holds an overridden kernel links that kernel, and a Rust
+    kernel whose planned library is renamed checks for the renamed archive."""
+    from .nixtools import kernel_builder, make_stub
+
+    root = tmp_path / "relu-mixed"
+    shutil.copytree(
+        EXAMPLES / "relu-mixed", root, ignore=shutil.ignore_patterns("nix", "result*", "target")
+    )
+    render_into(root)
+    stub = make_stub(tmp_path / "stub")
+    got = nix_eval_json(
+        OVERRIDES.replace("STUB", str(stub)).replace("KERNEL_BUILDER", str(kernel_builder(stub))),
+        cwd=root,
+        read_write=True,
+    )
+    assert got["linked"] != got["ext"]
+    assert got["cpp"] in got["linkedInputs"]
+    assert got["cppOut"] in got["linkedConfigure"]
+    assert got["oldCppOut"] not in got["linkedConfigure"]
+    assert got["crate"] != got["oldCrate"]
+    assert "librenamed_rs.a" in got["cratePostInstall"]
