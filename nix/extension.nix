@@ -16,7 +16,6 @@
 */
 {
   lib,
-  shell,
   compile,
   kernel,
   sources,
@@ -36,7 +35,8 @@ let
     toFile
     toJSON
     ;
-  esc = shell.escapeShellArgs;
+  # nixpkgs' quoting (lib/strings.nix): every build.toml value reaches a shell through it.
+  esc = lib.escapeShellArgs;
   # The kernel languages: one table, read by nixgen too (`data/languages.json`).
   languages = (builtins.fromJSON (builtins.readFile ./data/languages.json)).languages;
 in
@@ -327,7 +327,7 @@ rec {
           inputs = paths;
           # No rpath: the framework's libraries are already loaded (by soname) when the
           # kernel's Python package imports this module after importing the framework.
-          command = "${linkDriver} ${esc ld.output} -o ${shell.escapeShellArg library} ${esc paths} ${esc whole} ${esc exported} ${esc plainArchives} ${esc hide} ${esc ld.flags} ${
+          command = "${linkDriver} ${esc ld.output} -o ${lib.escapeShellArg library} ${esc paths} ${esc whole} ${esc exported} ${esc plainArchives} ${esc hide} ${esc ld.flags} ${
             esc (framework.libs ++ linkFlags ++ rustLibs)
           }";
         }
@@ -353,7 +353,7 @@ rec {
   */
   opsCheck =
     python: packageDir:
-    "if [ -d ${shell.escapeShellArg packageDir} ]; then ${python.interpreter} ${./support/torch/ops_check.py} ${shell.escapeShellArg packageDir}; fi";
+    "if [ -d ${lib.escapeShellArg packageDir} ]; then ${python.interpreter} ${./support/torch/ops_check.py} ${lib.escapeShellArg packageDir}; fi";
 
   /**
     Install phase of a variant: the Python package, `_ops.py`, the extension module (if
@@ -390,8 +390,8 @@ rec {
       runHook preInstall
       ${if python == null then "" else opsCheck python packageDir}
       mkdir -p "$out"
-      if [ -d ${shell.escapeShellArg packageDir} ]; then
-        cp -r ${shell.escapeShellArg packageDir}/. "$out/"
+      if [ -d ${lib.escapeShellArg packageDir} ]; then
+        cp -r ${lib.escapeShellArg packageDir}/. "$out/"
       fi
       chmod -R u+w "$out"
       sed 's/@OPS_NAME@/${opsName}/g' ${
@@ -402,7 +402,7 @@ rec {
         else
           ./support/torch/_ops_noarch.py.in
       } > "$out/_ops.py"
-      ${if compiled then ''install -m755 ${shell.escapeShellArg "${opsName}.abi3.so"} "$out/"'' else ""}
+      ${if compiled then ''install -m755 ${lib.escapeShellArg "${opsName}.abi3.so"} "$out/"'' else ""}
       cp ${metadataFile} "$out/metadata.json"
       chmod 644 "$out/metadata.json"
       runHook postInstall
@@ -423,17 +423,10 @@ rec {
   archsOf =
     kernels:
     builtins.sort builtins.lessThan (
-      builtins.attrNames (
-        builtins.listToAttrs (
-          map (arch: {
-            name = arch;
-            value = null;
-          }) (
-            builtins.concatMap (
-              kernel: kernel.passthru.nixgen.capabilities or kernel.passthru.nixgen.archs or [ ]
-            ) (attrValues kernels)
-          )
-        )
+      lib.unique (
+        builtins.concatMap (
+          kernel: kernel.passthru.nixgen.capabilities or kernel.passthru.nixgen.archs or [ ]
+        ) (attrValues kernels)
       )
     );
 
@@ -557,7 +550,7 @@ rec {
       ''
       + concatStringsSep "" (
         map (
-          o: "install -m644 ${shell.escapeShellArg o.object} \"$out/\"${shell.escapeShellArg (compile.objectName o.source)}\n"
+          o: "install -m644 ${lib.escapeShellArg o.object} \"$out/\"${lib.escapeShellArg (compile.objectName o.source)}\n"
         ) plan.objects
       )
       + ''

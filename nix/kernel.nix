@@ -8,6 +8,7 @@
   compilers, the backend's runtime inputs, Metal's install) is the table `cppLanguages`.
 */
 {
+  lib,
   compile,
   cuda,
   sources,
@@ -371,8 +372,8 @@ rec {
       has = name: builtins.elem name depends;
       tvm = pkgs.python3.pkgs.tvm-ffi;
       others = builtins.filter (d: d != "torch" && d != "tvm-ffi") depends;
-      path = d: builtins.filter builtins.isString (builtins.split "\\." d);
-      package = d: builtins.foldl' (set: part: set.${part}) pkgs (path d);
+      # A dotted name (`cudaPackages.nccl`) is an attribute path in the package set.
+      package = d: lib.getAttrFromPath (lib.splitString "." d) pkgs;
     in
     {
       flags =

@@ -4,14 +4,15 @@
   cuda-oxide (`rust-cuda`) build.
 */
 {
-  shell,
+  lib,
   cuda,
   sources,
   compile,
 }:
 let
   inherit (sources) select;
-  esc = shell.escapeShellArg;
+  # nixpkgs' quoting (lib/strings.nix).
+  esc = lib.escapeShellArg;
   # A relative path as an argument: one that starts with `-` gets `./` (a crate in `-x/`
   # is `--manifest-path ./-x/Cargo.toml`, not an option).
   pathArg = p: if builtins.substring 0 1 p == "-" then "./${p}" else p;

@@ -256,16 +256,10 @@ def test_every_exported_helper_of_the_plain_library_modules_is_used() -> None:
     """Each binding the plain library modules (no package set) export is used by the library, the
     templates or the generated files, not only by tests (a dead helper kept equal to
     Python by a test is a second home of a rule nothing applies)."""
-    modules = ("versions", "cuda", "shell", "variants")
+    modules = ("versions", "cuda", "variants")
     names = nix_eval_json(
         "{ "
-        + " ".join(
-            f"{m} = builtins.attrNames (import ./nix/{m}.nix"
-            # shell.nix takes nixpkgs `lib` (its escaping is lib/strings.nix's)
-            + (" { lib = import ./tests/nixpkgs/lib; }" if m == "shell" else "")
-            + ");"
-            for m in modules
-        )
+        + " ".join(f"{m} = builtins.attrNames (import ./nix/{m}.nix);" for m in modules)
         + " }",
         cwd=REPO,
     )
