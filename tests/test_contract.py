@@ -144,3 +144,46 @@ def test_an_override_of_the_extension_and_of_a_rust_kernel_changes_what_is_built
     assert got["oldCppOut"] not in got["linkedConfigure"]
     assert got["crate"] != got["oldCrate"]
     assert "librenamed_rs.a" in got["cratePostInstall"]
+
+
+def test_each_flag_field_of_the_kernel_data_is_the_tables() -> None:
+    """The kernel data's backend flag fields are named as `data/languages.json` names them
+    (the field a language's flags go to is the table's build.toml key)."""
+    import attrs
+
+    from nixgen.core import tables
+
+    fields = {f.name: f.metadata.get("nix", f.name) for f in attrs.fields(render.KernelData)}
+    for toml, nix in tables.LANGUAGE_FLAGS.values():
+        assert fields[toml.replace("-", "_")] == nix
+
+
+def test_a_variant_holds_every_key_the_library_reads() -> None:
+    """Variants are written whole (no key left to a Nix `or` default), by the library's
+    names."""
+    from nixgen.planning import plan
+
+    variant = plan.Variant(
+        name="torch-cpu",
+        system="x86_64-linux",
+        backend="cpu",
+        framework="torch-noarch",
+        torch=None,
+        backend_version=None,
+        tvm_ffi=None,
+        stable_abi=None,
+        bundle=False,
+        kernels=(),
+    )
+    assert variant.to_json() == {
+        "name": "torch-cpu",
+        "system": "x86_64-linux",
+        "backend": "cpu",
+        "framework": "torch-noarch",
+        "torch": None,
+        "backendVersion": None,
+        "tvmFfi": None,
+        "stableAbi": None,
+        "bundle": False,
+        "kernels": [],
+    }

@@ -17,7 +17,7 @@ from typing import Any, cast
 
 import attrs
 
-from nixgen.core import tables
+from nixgen.core import contract, tables
 from nixgen.core.errors import Problem, error, one_of, warning
 from nixgen.reading import model
 
@@ -61,26 +61,16 @@ class Variant:
     backend: str
     framework: str
     torch: str | None
-    backend_version: str | None
-    tvm_ffi: str | None
-    stable_abi: str | None
+    backend_version: str | None = attrs.field(metadata=contract.nix("backendVersion"))
+    tvm_ffi: str | None = attrs.field(metadata=contract.nix("tvmFfi"))
+    stable_abi: str | None = attrs.field(metadata=contract.nix("stableAbi"))
     bundle: bool
     kernels: tuple[str, ...]
 
     def to_json(self) -> dict[str, Any]:
-        """The variant as `nixgen variants --json` prints it (the Nix library's field names)."""
-        return {
-            "name": self.name,
-            "system": self.system,
-            "backend": self.backend,
-            "framework": self.framework,
-            "torch": self.torch,
-            "backendVersion": self.backend_version,
-            "tvmFfi": self.tvm_ffi,
-            "stableAbi": self.stable_abi,
-            "bundle": self.bundle,
-            "kernels": list(self.kernels),
-        }
+        """The variant as `nixgen variants --json` prints it and project.nix holds it (the
+        Nix library's field names, every key: the library reads them without defaults)."""
+        return cast("dict[str, Any]", contract.unstructure(self))
 
 
 def build_configs() -> list[BuildConfig]:
