@@ -496,7 +496,7 @@ rec {
           python = deps.python3;
         };
       defines = torch.abiDefines;
-      stableAbi = variant: variant.stableAbi or null;
+      stableAbi = variant: variant.stableAbi;
       cratesCanBeBinding = false;
     };
     tvm-ffi = {

@@ -90,8 +90,9 @@ rec {
     - `passthru`: what `passthru.nixgen` adds (the GPU targets compiled for)
     - `installPhase` (default: the archive) and `attrs` (more derivation attributes)
 
-    A CUDA kernel none of whose planned capabilities the variant's toolkit can build fails
-    here, naming the toolkit.
+    A CUDA kernel's capabilities are read as nixgen planned them for the variant's toolkit
+    (`cuda.kernelCapabilities`): a kernel none of them can build was refused at render
+    (`plan.unbuildable_capabilities`); a toolkit the plan does not know fails, naming it.
 
     # Inputs
 
@@ -126,7 +127,8 @@ rec {
         let
           cudaVersion = pkgs.cudaPackages.cudaMajorMinorVersion;
           # The kernel's capabilities that each CUDA toolkit of the build table can compile
-          # for (planned by nixgen); this variant's toolkit picks its list (none fails).
+          # for (planned by nixgen); this variant's toolkit picks its list (a toolkit the
+          # plan lacks fails, naming it).
           capabilities = cuda.kernelCapabilities kernel.name kernel.capabilities cudaVersion;
         in
         builtins.seq capabilities {
@@ -296,8 +298,8 @@ rec {
       };
       others = s: builtins.filter (h: !builtins.elem h s) headers;
     in
-    # Forced first: a language's checks (a CUDA toolkit that can build none of the
-    # kernel's capabilities) fail the derivation, not only one of its attributes.
+    # Forced first: a language's entry that throws (a CUDA toolkit the plan does not
+    # know) fails the derivation, not only one of its attributes.
     builtins.seq (backendOf { inherit sources; }) (
       toolchain.stdenv.mkDerivation (
         finalAttrs:

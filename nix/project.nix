@@ -466,7 +466,7 @@ rec {
         pkgs: variant:
         let
           names =
-            project.pythonDepends.general or [ ] ++ project.pythonDepends.${variant.backend} or [ ];
+            project.pythonDepends.general ++ project.pythonDepends.${variant.backend} or [ ];
           framework =
             ps:
             if variant.torch != null then

@@ -232,7 +232,7 @@ rec {
           pkgs.zlib
         ];
       };
-      # This variant's toolkit picks its list (none fails, naming the kernel).
+      # This variant's toolkit picks its planned list (a toolkit the plan lacks fails).
       picked = cuda.kernelCapabilities name capabilities cudaPackages.cudaMajorMinorVersion;
       cudaHome = pkgs.symlinkJoin {
         name = "cuda-home";

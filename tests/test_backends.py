@@ -227,3 +227,24 @@ def test_every_planned_backend_and_system_evaluates(
     else:
         assert seen == set(tables.BUILD_SET_BACKENDS)
         assert "tpu" in seen
+
+
+@pytest.mark.parametrize("backend", ["neuron", "cann"])
+def test_a_backend_without_a_build_set_beside_others_is_a_located_warning(
+    backend: str, tmp_path: Path
+) -> None:
+    """`backends = ["cpu", "neuron"]` plans the cpu variants and says, at the key, that
+    nothing is built for neuron (it used to be dropped silently)."""
+    from nixgen.checking import project
+
+    toml = _GENERAL.format(name="mix", backends=json.dumps(["cpu", backend])) + "\n[torch-noarch]\n"
+    build = project.read(materialize(toml, tmp_path), check_files=False).build
+    planned = plan.make(build)
+    assert {v.backend for v in planned.variants} == {"cpu"}
+    messages = [(p.severity, p.path, p.message) for p in planned.problems]
+    assert (
+        "warning",
+        ("general", "backends"),
+        f"backend `{backend}` has no build set in the kernels toolchain "
+        "(nix-builder/lib/mk-build-set.nix): nothing is built for it",
+    ) in messages

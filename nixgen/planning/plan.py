@@ -322,6 +322,15 @@ def _problems(build: model.Build, all_variants: list[Variant]) -> list[Problem]:
                 )
     if all_variants:  # else the warning above says it all
         problems.extend(_unbuilt_kernels(build, all_variants))
+        for backend in build.general.backends:
+            if backend not in tables.BUILD_SET_BACKENDS:
+                problems.append(
+                    warning(
+                        f"backend `{backend}` has no build set in the kernels toolchain "
+                        "(nix-builder/lib/mk-build-set.nix): nothing is built for it",
+                        ("general", "backends"),
+                    )
+                )
     problems.extend(unbuildable_capabilities(build, all_variants))
     return problems
 
