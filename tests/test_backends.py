@@ -248,3 +248,25 @@ def test_a_backend_without_a_build_set_beside_others_is_a_located_warning(
         f"backend `{backend}` has no build set in the kernels toolchain "
         "(nix-builder/lib/mk-build-set.nix): nothing is built for it",
     ) in messages
+
+
+def test_the_backend_and_language_lists_are_written_once() -> None:
+    """No module of nixgen or of the library restates the backends or the languages: no
+    literal holding four backend names or three language names (the legacy editions'
+    `ALL_LEGACY_BACKENDS`, what `universal = true` meant, is another rule), and no test of
+    a language by its prefix (`startswith("rust-")`, `substring 0 5`)."""
+    import re
+
+    backends = "|".join(tables.BACKENDS)
+    languages = "|".join(re.escape(language) for language in tables.LANGUAGES)
+    many_backends = re.compile(rf'(?:"(?:{backends})"[,\s]+){{3}}"(?:{backends})"')
+    many_languages = re.compile(rf'(?:"(?:{languages})"[,\s]+){{2}}"(?:{languages})"')
+    prefix = re.compile(r'startswith\(\(?"(?:rust|cpp)-|substring 0 [45] ')
+    found = []
+    for path in [*(REPO / "nixgen").rglob("*.py"), *(REPO / "nix").glob("*.nix")]:
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if "ALL_LEGACY_BACKENDS = " in line or line.lstrip().startswith(("#", "=>")):
+                continue
+            if many_backends.search(line) or many_languages.search(line) or prefix.search(line):
+                found.append(f"{path.relative_to(REPO)}:{number}: {line.strip()}")
+    assert not found, "\n".join(found)
