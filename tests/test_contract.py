@@ -187,3 +187,44 @@ def test_a_variant_holds_every_key_the_library_reads() -> None:
         "bundle": False,
         "kernels": [],
     }
+
+
+RELINKED = """
+let
+  p = import ./nix;
+  v = builtins.head (builtins.filter (v: v.backend == "cpu") (p.variants "x86_64-linux"));
+  ext = p.variantPackage { nixpkgs = STUB; kernel-builder = KERNEL_BUILDER; system = v.system; } v;
+  ks = ext.passthru.nixgen.kernels;
+  kernel = ks.relu_cpu.overrideAttrs (o: { cxxFlags = o.cxxFlags ++ [ "-DNIXGEN_OVERRIDDEN=1" ]; });
+in
+ext.overrideAttrs (o: {
+  passthru = o.passthru // {
+    nixgen = o.passthru.nixgen // { kernels = ks // { relu_cpu = kernel; }; };
+  };
+})
+"""
+
+
+@pytest.mark.build
+def test_an_extension_overridden_with_an_overridden_kernel_builds_with_it(
+    tmp_path: Path,
+) -> None:
+    """A real build through the stand-ins: relu-cpu's kernel source `#error`s unless
+    `NIXGEN_OVERRIDDEN` is defined, so the extension builds only if it links the kernel
+    whose `cxxFlags` the override extended."""
+    from .nixtools import kernel_builder, make_stub, nix_build
+
+    if shutil.which("g++") is None:
+        pytest.skip("needs g++")
+    root = tmp_path / "relu-cpu"
+    shutil.copytree(EXAMPLES / "relu-cpu", root, ignore=shutil.ignore_patterns("nix", "result*"))
+    source = root / "relu_cpu" / "relu_cpu.cpp"
+    source.write_text(
+        "#ifndef NIXGEN_OVERRIDDEN\n#error built without the override\n#endif\n"
+        + source.read_text()
+    )
+    render_into(root)
+    stub = make_stub(tmp_path / "stub")
+    expr = RELINKED.replace("STUB", str(stub)).replace("KERNEL_BUILDER", str(kernel_builder(stub)))
+    out = nix_build(expr, cwd=root, timeout=1500)
+    assert list(out.glob("*.abi3.so")), sorted(p.name for p in out.iterdir())
