@@ -116,7 +116,8 @@ rec {
   prefixMap = "-ffile-prefix-map=$NIX_BUILD_TOP/=";
 
   /**
-    Preprocessor defines that tell one binding which backend it is compiled for.
+    Preprocessor defines that tell one binding which backend it is compiled for
+    (`data/languages.json`'s `defines`, one table with nixgen).
 
     # Examples
 
@@ -125,13 +126,7 @@ rec {
     => [ "-DCUDA_KERNEL" "-DUSE_CUDA=1" ]
     ```
   */
-  backendDefines = {
-    cpu = [ "-DCPU_KERNEL" ];
-    cuda = [ "-DCUDA_KERNEL" "-DUSE_CUDA=1" ];
-    rocm = [ "-DROCM_KERNEL" "-DUSE_ROCM=1" ];
-    xpu = [ "-DXPU_KERNEL" "-DUSE_XPU" ];
-    metal = [ "-DMETAL_KERNEL" ];
-  };
+  backendDefines = builtins.mapAttrs (_: b: b.defines) (builtins.fromJSON (builtins.readFile ./data/languages.json)).backends;
 
   /**
     `-I` flags for include directories relative to the source root.

@@ -219,8 +219,9 @@ def test_torch_target_version_is_major_minor_shifted_like_torch_compares_it() ->
     if not have_nix():
         pytest.skip("nix is not installed")
     lib = Path(__file__).resolve().parent.parent / "nix" / "torch.nix"
+    stand_in = Path(__file__).resolve().parent / "nixpkgs" / "lib"
     got = nix_eval_json(
-        f"let t = import {lib}; in map t.abiDefines "
+        f"let t = import {lib} {{ lib = import {stand_in}; }}; in map t.abiDefines "
         '[ { stableAbi = "2.11"; } { stableAbi = "2.9"; } { stableAbi = null; } { } ]'
     )
     assert got == [
@@ -239,8 +240,9 @@ def test_torch_extension_links_the_backends_torch_libraries() -> None:
     if not have_nix():
         pytest.skip("nix is not installed")
     lib = Path(__file__).resolve().parent.parent / "nix" / "torch.nix"
+    stand_in = Path(__file__).resolve().parent / "nixpkgs" / "lib"
     got = nix_eval_json(
-        f"let t = import {lib}; "
+        f"let t = import {lib} {{ lib = import {stand_in}; }}; "
         'torch = { outPath = "/T"; pythonModule.sitePackages = "sp"; }; '
         'python = { outPath = "/P"; libPrefix = "python3.11"; }; in '
         "map (backend: (t.framework { inherit torch python backend; }).libs) "

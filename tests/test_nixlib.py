@@ -140,16 +140,17 @@ def test_nix(path: Path, name: str | None) -> None:
 # ------------------------------------------------------------------ shell round trip
 
 
-def _nix_escape_all(args: list[str]) -> list[str]:
-    """`shell.escapeShellArg` (nixpkgs' quoting, from the stand-in's copy of
-    lib/strings.nix) of each string (one evaluation), plus `escapeShellArgs`."""
+def _compile_commands(flags: list[list[str]]) -> list[str]:
+    """The compile command the library writes for a `cpp-cpu` kernel with each list of
+    `cxx-flags` (one evaluation): the quoting every build.toml value gets on its way to
+    ninja's `/bin/sh -c` (nixpkgs' `escapeShellArgs`, here the stand-in's copy)."""
     expr = (
-        f"let shell = import {REPO / 'nix' / 'shell.nix'} {{ lib = import {STAND_IN_LIB}; }}; "
-        f"args = {nixlit.value(args)}; in "
-        "{ each = map shell.escapeShellArg args; joined = shell.escapeShellArgs args; }"
+        f"let compile = ((import {REPO / 'nix'}).withLib (import {STAND_IN_LIB})).compile; "
+        f"flags = {nixlit.value(flags)}; in "
+        'map (f: (builtins.head (compile.cppCpu { name = "k"; sources = [ "k/a.cpp" ]; '
+        "includes = [ ]; cxxFlags = f; }).objects).command) flags"
     )
-    out = nix_eval_json(expr)
-    return [*out["each"], out["joined"]]
+    return list(nix_eval_json(expr))
 
 
 def _through_sh(command_line: str) -> list[str]:
@@ -208,12 +209,20 @@ NASTY = [
 ]
 
 
+def _flags_through_sh(command: str, count: int) -> list[str]:
+    """The `count` flags a POSIX shell passes on in a compile command (they come right
+    before `-c <source> -o <object>`)."""
+    argv = _through_sh(command)
+    assert argv[-4:-2] == ["-c", "k/a.cpp"], argv
+    return argv[-4 - count : -4]
+
+
 def test_escape_shell_arg_round_trips_through_sh() -> None:
-    escaped = _nix_escape_all(NASTY)
-    each, joined = escaped[:-1], escaped[-1]
-    for original, quoted in zip(NASTY, each, strict=True):
-        assert _through_sh(quoted) == [original], quoted
-    assert _through_sh(joined) == NASTY
+    """Each hostile flag, alone and all together, reaches the compiler as it was written."""
+    commands = _compile_commands([[flag] for flag in NASTY] + [NASTY])
+    for original, command in zip(NASTY, commands, strict=False):
+        assert _flags_through_sh(command, 1) == [original], command
+    assert _flags_through_sh(commands[-1], len(NASTY)) == NASTY
 
 
 @settings(
@@ -231,7 +240,7 @@ def test_escape_shell_arg_round_trips_through_sh() -> None:
 )
 def test_escape_shell_args_round_trips_any_text(args: list[str]) -> None:
     # Single quotes keep every byte, control characters and CR included.
-    assert _through_sh(_nix_escape_all(args)[-1]) == args
+    assert _flags_through_sh(_compile_commands([args])[0], len(args)) == args
 
 
 # ------------------------------------------------ documentation examples are true

@@ -94,9 +94,11 @@ def test_no_pin_is_written_outside_the_table_but_in_the_root_flake() -> None:
 
 def test_python_reads_the_source_kinds_table() -> None:
     data = json.loads((REPO / "nix" / "data" / "source-kinds.json").read_text())
+    languages = json.loads((REPO / "nix" / "data" / "languages.json").read_text())["languages"]
+    compiled = {language: row["compiled"] for language, row in languages.items() if row["compiled"]}
     assert tuple(data["kinds"]["header"]) == tables.HEADER_EXTENSIONS
-    assert set(tables.COMPILED_EXTENSIONS) == set(data["compiled"])
-    for language, kinds in data["compiled"].items():
+    assert set(tables.COMPILED_EXTENSIONS) == set(compiled)
+    for language, kinds in compiled.items():
         expected = [e for kind in kinds for e in data["kinds"][kind]]
         assert list(tables.COMPILED_EXTENSIONS[language]) == list(dict.fromkeys(expected))
 
@@ -254,16 +256,10 @@ def test_every_exported_helper_of_the_plain_library_modules_is_used() -> None:
     """Each binding the plain library modules (no package set) export is used by the library, the
     templates or the generated files, not only by tests (a dead helper kept equal to
     Python by a test is a second home of a rule nothing applies)."""
-    modules = ("versions", "cuda", "shell", "variants")
+    modules = ("versions", "cuda", "variants")
     names = nix_eval_json(
         "{ "
-        + " ".join(
-            f"{m} = builtins.attrNames (import ./nix/{m}.nix"
-            # shell.nix takes nixpkgs `lib` (its escaping is lib/strings.nix's)
-            + (" { lib = import ./tests/nixpkgs/lib; }" if m == "shell" else "")
-            + ");"
-            for m in modules
-        )
+        + " ".join(f"{m} = builtins.attrNames (import ./nix/{m}.nix);" for m in modules)
         + " }",
         cwd=REPO,
     )

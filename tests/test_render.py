@@ -644,7 +644,9 @@ let
   # mkDerivation returns its attributes (`finalAttrs: { … }` as the fixed point).
   builder.mkDerivation = f: if builtins.isFunction f then (let a = f a; in a) else f;
   nixgen = rec {
-    kernel = import LIB/kernel.nix { inherit compile cuda sources rust torch tvmFfi extension; };
+    kernel = import LIB/kernel.nix {
+      inherit lib compile cuda sources rust torch tvmFfi extension;
+    };
     sources.select = lib: root: files: { select = files; };
     sources.selectWithPackage = lib: root: files: dir: exts: { inherit files dir exts; };
     compile = {
@@ -660,7 +662,10 @@ let
       includeFlags = torch: [ "TORCH-FLAGS" ]; abiDefines = variant: [ ]; framework = same;
     };
     tvmFfi = { framework = same; includeFlags = tvmFfi: [ "TVM-FFI-FLAGS" ]; };
-    rust = import LIB/rust.nix { inherit cuda sources compile; shell.escapeShellArg = same; };
+    rust = import LIB/rust.nix {
+      inherit cuda sources compile;
+      lib = lib // { escapeShellArg = same; };
+    };
     extension = {
       archives = kernels: { whole = [ ]; plain = [ ]; linkFlags = [ ]; };
       archsOf = kernels: [ ];
@@ -688,7 +693,7 @@ let
       rocthrust-devel = "r"; rocwmma-devel = "r";
     };
     xpuPackages.sycl-tla = "sycl-tla";
-    rustPlatform.buildRustPackage = same;
+    rustPlatform.buildRustPackage = builder.mkDerivation;
     python3 = { pkgs.tvm-ffi = "tvm-ffi"; };
     torch = "torch";
     ninja = "ninja";

@@ -32,17 +32,17 @@ in
       in
       {
         modules = builtins.attrNames withLib == builtins.attrNames nixgen;
-        quotes = withLib.shell.escapeShellArgs [ "-O2" "a b" ];
+        quotes = withLib.compile.copyPhase "a b" "c";
       };
     expected = {
       modules = true;
-      quotes = "-O2 'a b'";
+      quotes = "cp 'a b' c\n";
     };
   };
 
   # Before a package set gives one, a builder that needs `lib` says so.
   testABuilderWithoutLibFails = {
-    expr = nixgen.shell.escapeShellArg "x";
+    expr = nixgen.compile.copyPhase "a" "b";
     expectedError = true;
   };
 }

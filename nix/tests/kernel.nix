@@ -395,7 +395,7 @@ in
       drv = kernel.build
         {
           pkgs = pkgs // {
-            stdenvNoCC.mkDerivation = attrs: attrs;
+            stdenvNoCC = { inherit mkDerivation; };
           };
           inherit root;
           variant = {
@@ -429,6 +429,38 @@ in
         ops = "_pkg_cpu_";
         variant = "torch-cpu";
       };
+    };
+
+  # The pure-Python variant is a fixed point: its ops name follows its `src`.
+  testOverridingANoarchSourceRenamesItsOps =
+    let
+      drv = kernel.build
+        {
+          pkgs = pkgs // {
+            stdenvNoCC = { inherit mkDerivation; };
+          };
+          inherit root;
+          variant = {
+            backend = "cpu";
+            name = "torch-cpu";
+          };
+          projectData = { };
+        }
+        {
+          language = "noarch";
+          pname = "p-noarch";
+          version = "1";
+          moduleDir = "torch-ext/pkg";
+          moduleName = "pkg";
+          pyext = [ "py" ];
+        };
+      other = drv.overrideAttrs (_: {
+        src = "/other";
+      });
+    in
+    {
+      expr = other.passthru.nixgen.opsName != drv.passthru.nixgen.opsName;
+      expected = true;
     };
 
   # The build is data: `overrideAttrs` on its attributes changes the plan and the phase.

@@ -43,6 +43,7 @@ in
       "rocm"
       "xpu"
       "metal"
+      "tpu"
     ];
     expected = [
       { allowUnfree = true; }
@@ -62,6 +63,47 @@ in
         allowUnfree = true;
         metalSupport = true;
       }
+      {
+        allowUnfree = true;
+        tpuSupport = true;
+      }
+    ];
+  };
+
+  testBackendsWithoutABuildSetFailNamingThemselves = {
+    expr = map (b: (builtins.tryEval (project.backendConfig b)).success) [
+      "neuron"
+      "cann"
+    ];
+    expected = [
+      false
+      false
+    ];
+  };
+
+  testAPureVariantKeepsThePackageSetsToolkit = {
+    expr = apply (project.buildSetOverlay (variant "cuda" null)) prev;
+    expected = prev;
+  };
+
+  testTheFormatIsCheckedFirst = {
+    expr = map (data: (builtins.tryEval (project.checkFormat data).name).success) [
+      {
+        # this library's format (its data/format.json)
+        formatVersion = (builtins.fromJSON (builtins.readFile ../data/format.json)).format;
+        name = "p";
+      }
+      {
+        formatVersion = 0;
+        nixgenVersion = "0.0.9";
+        name = "p";
+      }
+      { name = "p"; }
+    ];
+    expected = [
+      true
+      false
+      false
     ];
   };
 

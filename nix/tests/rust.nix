@@ -5,6 +5,26 @@ let
   nixgen = (import ../default.nix).withLib (import ../../tests/nixpkgs/lib);
   inherit (nixgen) rust;
   contains = needle: s: builtins.replaceStrings [ needle ] [ "" ] s != s;
+  # buildRustPackage returns its attributes, taking `finalAttrs: { … }` and adding
+  # `overrideAttrs` (`old: { … }`), as nixpkgs' extendMkDerivation-made builder does.
+  fixedPoint =
+    rattrs:
+    let
+      fn = if builtins.isFunction rattrs then rattrs else _: rattrs;
+      attrs = fn attrs;
+    in
+    attrs
+    // {
+      overrideAttrs =
+        f:
+        fixedPoint (
+          final:
+          let
+            prev = fn final;
+          in
+          prev // f prev
+        );
+    };
   target =
     capabilities:
     builtins.head (
@@ -74,7 +94,7 @@ in
       lib = import ../../tests/nixpkgs/lib;
       pkgs = {
         inherit lib;
-        rustPlatform.buildRustPackage = attrs: attrs;
+        rustPlatform.buildRustPackage = fixedPoint;
       };
       drv = rust.kernel { inherit pkgs; root = ./fixtures/project; } {
         name = "k";
@@ -92,7 +112,7 @@ in
     {
       expr = {
         inherit (drv) pname buildFeatures doCheck;
-        names = builtins.attrNames drv;
+        names = builtins.attrNames (removeAttrs drv [ "overrideAttrs" ]);
         lockFile = toString drv.cargoLock.lockFile;
         passthru = drv.passthru.nixgen;
         archive = contains "libk_rs.a" drv.postInstall;
@@ -120,6 +140,43 @@ in
           language = "rust-cpu";
         };
         archive = true;
+      };
+    };
+
+  # A fixed point: the archive check reads the library name from `passthru.nixgen`, so an
+  # `overrideAttrs` that renames the library checks for the new archive.
+  testOverridingTheLibraryChangesTheArchiveCheck =
+    let
+      pkgs = {
+        lib = import ../../tests/nixpkgs/lib;
+        rustPlatform.buildRustPackage = fixedPoint;
+      };
+      drv = rust.kernel { inherit pkgs; root = ./fixtures/project; } {
+        name = "k";
+        pname = "p-k";
+        version = "1";
+        language = "rust-cpu";
+        sources = [ "kernel_a/a.cpp" ];
+        library = "k_rs";
+        manifest = "crate/Cargo.toml";
+        lockfile = "Cargo.lock";
+      };
+      renamed = drv.overrideAttrs (old: {
+        passthru = old.passthru // {
+          nixgen = old.passthru.nixgen // {
+            library = "other_rs";
+          };
+        };
+      });
+    in
+    {
+      expr = {
+        new = contains "libother_rs.a" renamed.postInstall;
+        old = contains "libk_rs.a" renamed.postInstall;
+      };
+      expected = {
+        new = true;
+        old = false;
       };
     };
 }

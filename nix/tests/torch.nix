@@ -1,7 +1,7 @@
 # Tests of `torch.nix`: where a torch derivation's headers and libraries are, the flags of
 # a Torch extension per backend, and the stable-ABI define.
 let
-  inherit (import ../default.nix) torch;
+  inherit ((import ../default.nix).withLib (import ../../tests/nixpkgs/lib)) torch;
   # A torch derivation as the library reads it: its store path and its Python's
   # site-packages directory.
   torchDrv = {

@@ -25,6 +25,9 @@ from nixgen.core import paths, tables
 from nixgen.core.errors import Problem, error, one_of, warning
 from nixgen.reading import model, values
 
+#: The `[general.<backend>]` sub-tables: the fields of [general] named after a backend.
+BACKEND_SECTIONS = tuple(f.name for f in attrs.fields(model.General) if f.name in tables.BACKENDS)
+
 
 def validate(build: model.Build, root: Path | None, *, includes: bool = True) -> list[Problem]:
     """All problems of `build`; file rules run only when the project `root` is given, and
@@ -54,7 +57,7 @@ def _general(build: model.Build) -> list[Problem]:
                     ("general", "backends"),
                 )
             )
-    for section in ("cuda", "xpu", "neuron", "tpu"):
+    for section in BACKEND_SECTIONS:
         if getattr(g, section) is not None and section not in g.backends:
             out.append(
                 warning(
@@ -119,7 +122,7 @@ def _framework(build: model.Build) -> list[Problem]:
         # A Rust crate under tvm-ffi is the binding itself: it exports its functions
         # through TVM FFI (`nixgen init --language rust-cpu --binding tvm-ffi`).
         crates_bind = isinstance(fw, model.TvmFfi) and all(
-            k.language.startswith("rust-") for k in build.kernels.values()
+            tables.is_rust(k.language) for k in build.kernels.values()
         )
         if build.kernels and not fw.src and not crates_bind:
             out.append(

@@ -23,7 +23,7 @@ import tomli
 
 from nixgen.checking import project, validate
 from nixgen.cmdline import edition5, tomledit
-from nixgen.core import paths
+from nixgen.core import paths, tables
 from nixgen.core.errors import NixgenError, OutputError, Problem, ProblemError, warning
 from nixgen.reading import load, model, schema, upgrade, values
 
@@ -150,7 +150,7 @@ def target(
     if edition != schema.CURRENT:
         problems: list[Problem] = []
         for name, kernel in wanted.get("kernel", {}).items():
-            if kernel["language"].startswith("rust-") and "lib-name" not in kernel:
+            if tables.is_rust(kernel["language"]) and "lib-name" not in kernel:
                 problems += _add_lib_name(document.path.parent, name, kernel)
         if problems:
             raise ProblemError(document.locate_all(problems))

@@ -1,8 +1,9 @@
 """The data tables nixgen ships (``nixgen/data/*.json``), read by the planner.
 
 nixgen plans from them in Python (`nixgen.planning.plan`) and writes the results into the generated
-files, which the Nix library only reads; of these tables none is copied into the generated
-tree (the ABI policies the library reads at evaluation time are `render.LIB_DATA`).
+files, which the Nix library only reads. The tables the library reads at evaluation time
+(the ABI policies, the backends and languages, the pins, the source kinds) are copied into
+every generated tree (`render.LIB_DATA`).
 """
 
 from __future__ import annotations
@@ -15,18 +16,6 @@ from typing import Any, cast
 
 #: The installed package directory.
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-BACKENDS = ("cann", "cpu", "cuda", "metal", "neuron", "rocm", "tpu", "xpu")
-LANGUAGES = ("cpp-cpu", "cpp-cuda", "cpp-rocm", "cpp-xpu", "cpp-metal", "rust-cpu", "rust-cuda")
-LANGUAGE_BACKEND = {
-    "cpp-cpu": "cpu",
-    "cpp-cuda": "cuda",
-    "cpp-rocm": "rocm",
-    "cpp-xpu": "xpu",
-    "cpp-metal": "metal",
-    "rust-cpu": "cpu",
-    "rust-cuda": "cuda",
-}
 
 
 def is_header(path: str) -> bool:
@@ -49,6 +38,49 @@ def table(name: str) -> Any:
     return json.loads(read_text(name))
 
 
+#: The backends and kernel languages: one table, read by the Nix library too
+#: (`data/languages.json`: its toolchains, `backendConfig`, `backendDefines` and builders).
+_LANGUAGE_TABLE: dict[str, Any] = table("languages.json")
+BACKENDS: tuple[str, ...] = tuple(sorted(_LANGUAGE_TABLE["backends"]))
+#: The backends the kernels toolchain has a build set for (a nixpkgs `config`); the others
+#: (neuron, cann) are accepted in build.toml but nothing is planned for them.
+BUILD_SET_BACKENDS: tuple[str, ...] = tuple(
+    b for b in BACKENDS if _LANGUAGE_TABLE["backends"][b]["buildSet"] is not None
+)
+LANGUAGES: tuple[str, ...] = tuple(_LANGUAGE_TABLE["languages"])
+LANGUAGE_BACKEND: dict[str, str] = {
+    language: row["backend"] for language, row in _LANGUAGE_TABLE["languages"].items()
+}
+#: The languages built as Cargo crates (`nixgen.rust.kernel`), and the C++ ones.
+RUST_LANGUAGES: tuple[str, ...] = tuple(
+    language for language, row in _LANGUAGE_TABLE["languages"].items() if row["builder"] == "rust"
+)
+CPP_LANGUAGES: tuple[str, ...] = tuple(
+    language for language, row in _LANGUAGE_TABLE["languages"].items() if row["builder"] == "cpp"
+)
+
+
+#: The families' prefixes (`cpp-`, `rust-`): what marks an edition-6 `language` value, even
+#: one misspelt after its prefix.
+LANGUAGE_PREFIXES: tuple[str, ...] = tuple(
+    dict.fromkeys(language.split("-", 1)[0] + "-" for language in LANGUAGES)
+)
+
+
+def is_rust(language: str) -> bool:
+    """Whether `language` is a Rust kernel language (`rust-cpu`, `rust-cuda`)."""
+    return language in RUST_LANGUAGES
+
+
+#: A language's backend flag field, by its build.toml key and by the library's argument
+#: name (`cuda-flags` / `cudaFlags`), for the languages that have one.
+LANGUAGE_FLAGS: dict[str, tuple[str, str]] = {
+    language: (row["flags"]["toml"], row["flags"]["nix"])
+    for language, row in _LANGUAGE_TABLE["languages"].items()
+    if row["flags"] is not None
+}
+
+
 #: Source kinds by extension, one table read by Python and by the Nix library's compile rules
 #: (`data/source-kinds.json`). A kernel's compile inputs hold every header the project lists
 #: anywhere (a kernel may include a sibling's or the binding's header, as real projects
@@ -57,10 +89,12 @@ SOURCE_KINDS: dict[str, tuple[str, ...]] = {
     kind: tuple(extensions) for kind, extensions in table("source-kinds.json")["kinds"].items()
 }
 HEADER_EXTENSIONS = SOURCE_KINDS["header"]
-#: The extensions of the sources each C++-family language compiles, in its rules' order.
+#: The extensions of the sources each C++-family language compiles, in its rules' order
+#: (`data/languages.json`'s `compiled` kinds).
 COMPILED_EXTENSIONS: dict[str, tuple[str, ...]] = {
     language: tuple(dict.fromkeys(e for kind in kinds for e in SOURCE_KINDS[kind]))
-    for language, kinds in table("source-kinds.json")["compiled"].items()
+    for language, row in _LANGUAGE_TABLE["languages"].items()
+    if (kinds := row["compiled"])
 }
 
 

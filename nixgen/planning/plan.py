@@ -13,16 +13,17 @@ reads it. Names follow the anchor's scheme exactly, so the PyPI ``kernels`` clie
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
-from nixgen.core import tables
+from nixgen.core import contract, tables
 from nixgen.core.errors import Problem, error, one_of, warning
 from nixgen.reading import model
 
 SYSTEMS = ("x86_64-linux", "aarch64-linux", "aarch64-darwin")
-CONFIG_BACKENDS = ("cuda", "rocm", "xpu", "metal", "cpu", "tpu")
+#: The backends a build-configuration row may name: those with a build set.
+CONFIG_BACKENDS = tables.BUILD_SET_BACKENDS
 VERSION_KEYS = {"cuda": "cudaVersion", "rocm": "rocmVersion", "xpu": "xpuVersion"}
 
 
@@ -60,26 +61,16 @@ class Variant:
     backend: str
     framework: str
     torch: str | None
-    backend_version: str | None
-    tvm_ffi: str | None
-    stable_abi: str | None
+    backend_version: str | None = attrs.field(metadata=contract.nix("backendVersion"))
+    tvm_ffi: str | None = attrs.field(metadata=contract.nix("tvmFfi"))
+    stable_abi: str | None = attrs.field(metadata=contract.nix("stableAbi"))
     bundle: bool
     kernels: tuple[str, ...]
 
     def to_json(self) -> dict[str, Any]:
-        """The variant as `nixgen variants --json` prints it (the Nix library's field names)."""
-        return {
-            "name": self.name,
-            "system": self.system,
-            "backend": self.backend,
-            "framework": self.framework,
-            "torch": self.torch,
-            "backendVersion": self.backend_version,
-            "tvmFfi": self.tvm_ffi,
-            "stableAbi": self.stable_abi,
-            "bundle": self.bundle,
-            "kernels": list(self.kernels),
-        }
+        """The variant as `nixgen variants --json` prints it and project.nix holds it (the
+        Nix library's field names, every key: the library reads them without defaults)."""
+        return cast("dict[str, Any]", contract.unstructure(self))
 
 
 def build_configs() -> list[BuildConfig]:
@@ -331,6 +322,15 @@ def _problems(build: model.Build, all_variants: list[Variant]) -> list[Problem]:
                 )
     if all_variants:  # else the warning above says it all
         problems.extend(_unbuilt_kernels(build, all_variants))
+        for backend in build.general.backends:
+            if backend not in tables.BUILD_SET_BACKENDS:
+                problems.append(
+                    warning(
+                        f"backend `{backend}` has no build set in the kernels toolchain "
+                        "(nix-builder/lib/mk-build-set.nix): nothing is built for it",
+                        ("general", "backends"),
+                    )
+                )
     problems.extend(unbuildable_capabilities(build, all_variants))
     return problems
 
@@ -614,13 +614,9 @@ def kernel_plan(build: model.Build, name: str, kernel: model.Kernel) -> KernelPl
 
 
 def _backend_flags(kernel: model.Kernel) -> Sequence[str]:
-    if isinstance(kernel, model.CppCudaKernel):
-        return kernel.cuda_flags
-    if isinstance(kernel, model.CppRocmKernel):
-        return kernel.hip_flags
-    if isinstance(kernel, model.CppXpuKernel):
-        return kernel.sycl_flags
-    return []
+    """The kernel's backend flag field (`data/languages.json`'s `flags`: `cuda-flags`…)."""
+    field = tables.LANGUAGE_FLAGS.get(kernel.language)
+    return cast("Sequence[str]", getattr(kernel, field[0].replace("-", "_"))) if field else []
 
 
 def _depends(build: model.Build, kernel: model.Kernel) -> tuple[str, ...]:

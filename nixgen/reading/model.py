@@ -25,7 +25,6 @@ from typing import (
     TypeAlias,
     TypeVar,
     Union,
-    cast,
 )
 
 import attrs
@@ -42,10 +41,14 @@ class Named:
     doc: str
 
 
-Backend = Annotated[
-    Literal["cann", "cpu", "cuda", "metal", "neuron", "rocm", "tpu", "xpu"],
-    Named("Backend", "A backend: the kind of device a variant runs on."),
-]
+if TYPE_CHECKING:
+    Backend: TypeAlias = str
+else:
+    # The backends of `data/languages.json` (a Literal built from the table, as below).
+    Backend = Annotated[
+        Literal[tables.BACKENDS],
+        Named("Backend", "A backend: the kind of device a variant runs on."),
+    ]
 
 # Each NewType's `__doc__` is its description in the JSON Schema and docs/build-toml.md.
 ProjectName = NewType("ProjectName", str)
@@ -276,8 +279,8 @@ class Torch:
 
     def stable_abi_for(self, backend: str) -> Version | None:
         if isinstance(self.stable_abi, dict):
-            # Backend names are strings; one the table lacks has no stable ABI.
-            return cast("dict[str, Version]", self.stable_abi).get(backend)
+            # A backend the table lacks has no stable ABI.
+            return self.stable_abi.get(backend)
         return self.stable_abi
 
 

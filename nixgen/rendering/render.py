@@ -16,12 +16,12 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from functools import cache
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import attrs
 
 from nixgen import __version__
-from nixgen.core import jinja
+from nixgen.core import contract, jinja, tables
 from nixgen.core.errors import EXIT_INVALID, NixgenError
 from nixgen.core.marker import MARKER
 from nixgen.core.tables import PACKAGE, library_files, read_text, table
@@ -39,17 +39,26 @@ KERNEL_BUILDER_URL = _PINS["kernel-builder"]
 SUBSTITUTER = _PINS["substituter"]
 SUBSTITUTER_KEY = _PINS["substituter-key"]
 
+#: The format of the generated data, which the library checks first (`data/format.json`).
+FORMAT: int = table("format.json")["format"]
 #: Static library files copied into every generated tree (`<out>/lib/`): the library
 #: directory itself is the list (`tables.library_files`).
 LIB_FILES = library_files()
 #: Data tables the static library reads at evaluation time (`./data/<name>` in its files).
 #: nixgen plans in Python and writes the results into the generated files; the ABI policies
-#: are the toolchain's, the pins and source kinds one table for both languages.
-LIB_DATA: tuple[str, ...] = ("abi-policies.json", "pins.json", "source-kinds.json")
+#: are the toolchain's; the backends and languages, the pins and the source kinds are one table
+#: for both languages.
+LIB_DATA: tuple[str, ...] = (
+    "abi-policies.json",
+    "format.json",
+    "languages.json",
+    "pins.json",
+    "source-kinds.json",
+)
 
 #: The argument of `nixgen.kernel.cpp` (lib/kernel.nix) that takes a C++ kernel language's
 #: backend flags (`KernelPlan.backend_flags`).
-BACKEND_FLAGS = {"cpp-cuda": "cudaFlags", "cpp-rocm": "hipFlags", "cpp-xpu": "syclFlags"}
+BACKEND_FLAGS = {language: nix for language, (_, nix) in tables.LANGUAGE_FLAGS.items()}
 _OUT_DIR = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$")
 
 
@@ -188,47 +197,88 @@ def _template(context: Context) -> bytes:
 # ----------------------------------------------------------------------------- context
 
 
+def _omit(name: str | None = None) -> Any:
+    """An optional argument of the library's function: left out when unset (None)."""
+    return attrs.field(default=None, metadata=contract.nix(name, omit=True))
+
+
+@attrs.frozen(kw_only=True)
+class KernelData:
+    """The data a kernel file passes to `nixgen.kernel.build` (lib/kernel.nix `cpp`,
+    lib/rust.nix `kernel`), by the library's argument names: the C++ fields for a C++
+    kernel, the Rust ones for a Rust kernel; an unset optional one is left out (the
+    library's default)."""
+
+    name: str
+    pname: str
+    version: str
+    language: str
+    sources: list[str]
+    # C++ kernels
+    includes: list[str] | None = _omit()
+    cxx_flags: list[str] | None = _omit("cxxFlags")
+    depends: list[str] | None = _omit()
+    link_flags: list[str] | None = _omit("linkFlags")
+    #: The language's flag field (`data/languages.json` `flags`; `BACKEND_FLAGS`).
+    cuda_flags: list[str] | None = _omit("cudaFlags")
+    hip_flags: list[str] | None = _omit("hipFlags")
+    sycl_flags: list[str] | None = _omit("syclFlags")
+    # Rust kernels
+    library: str | None = _omit()
+    manifest: str | None = _omit()
+    lockfile: str | None = _omit()
+    copy_lock: bool | None = _omit("copyLock")
+    features: list[str] | None = _omit()
+    crate_dir: str | None = _omit("crateDir")
+    cargo_root: str | None = _omit("cargoRoot")
+    toolchain_file: str | None = _omit("toolchainFile")
+    device_manifest: str | None = _omit("deviceManifest")
+    ptx_dir: str | None = _omit("ptxDir")
+    # GPU targets
+    capabilities: dict[str, list[str]] | None = _omit()
+    archs: list[str] | None = _omit()
+
+
 def kernel_data(kernel: KernelPlan) -> dict[str, Any]:
-    """The data a kernel file passes to `nixgen.kernel.build`: the plan's fields by the
-    library's argument names (unset ones left out: the library's defaults)."""
-    data: dict[str, Any] = {
-        "name": kernel.name,
-        "pname": kernel.pname,
-        "version": kernel.version,
-        "language": kernel.language,
-        "sources": list(kernel.sources),
-    }
+    """The data a kernel file passes to `nixgen.kernel.build` (`KernelData`)."""
+    fields: dict[str, Any] = {}
     rust = kernel.rust
     if rust is None:
-        data.update(
+        fields.update(
             includes=list(kernel.includes),
-            cxxFlags=list(kernel.cxx_flags),
+            cxx_flags=list(kernel.cxx_flags),
             depends=list(kernel.depends),
-            linkFlags=list(kernel.link_flags),
+            link_flags=list(kernel.link_flags),
         )
-        if kernel.language in BACKEND_FLAGS:
-            data[BACKEND_FLAGS[kernel.language]] = list(kernel.backend_flags)
+        if kernel.language in tables.LANGUAGE_FLAGS:
+            field = tables.LANGUAGE_FLAGS[kernel.language][0].replace("-", "_")
+            fields[field] = list(kernel.backend_flags)
     else:
-        optional = {
-            "crateDir": rust.crate_dir,
-            "cargoRoot": rust.cargo_root,
-            "toolchainFile": rust.toolchain_file,
-            "deviceManifest": rust.device_manifest,
-            "ptxDir": rust.ptx_dir,
-        }
-        data.update(
+        fields.update(
             library=rust.library,
             manifest=rust.manifest,
             lockfile=rust.lockfile,
-            copyLock=rust.copy_lock,
+            copy_lock=rust.copy_lock,
             features=list(rust.features),
-            **{key: value for key, value in optional.items() if value is not None},
+            crate_dir=rust.crate_dir,
+            cargo_root=rust.cargo_root,
+            toolchain_file=rust.toolchain_file,
+            device_manifest=rust.device_manifest,
+            ptx_dir=rust.ptx_dir,
         )
     if kernel.capabilities is not None:
-        data["capabilities"] = {v: list(caps) for v, caps in kernel.capabilities.items()}
+        fields["capabilities"] = {v: list(caps) for v, caps in kernel.capabilities.items()}
     if kernel.archs is not None:
-        data["archs"] = list(kernel.archs)
-    return data
+        fields["archs"] = list(kernel.archs)
+    data = KernelData(
+        name=kernel.name,
+        pname=kernel.pname,
+        version=kernel.version,
+        language=kernel.language,
+        sources=list(kernel.sources),
+        **fields,
+    )
+    return cast("dict[str, Any]", contract.unstructure(data))
 
 
 def _dependencies(values: Sequence[Any]) -> list[Any]:
@@ -239,6 +289,75 @@ def _dependencies(values: Sequence[Any]) -> list[Any]:
     ]
 
 
+@attrs.frozen(kw_only=True)
+class TorchBounds:
+    """`project.torch`: the torch bounds and each backend's stable ABI."""
+
+    minver: str | None
+    maxver: str | None
+    stable_abi: dict[str, str] = attrs.field(metadata=contract.nix("stableAbi"))
+
+
+@attrs.frozen(kw_only=True)
+class CudaBounds:
+    """`project.cuda`: the CUDA toolkit bounds."""
+
+    minver: str | None
+    maxver: str | None
+
+
+@attrs.frozen(kw_only=True)
+class GithubActions:
+    """`project.githubActions`: the CI matrices (`nix eval .#githubActions`)."""
+
+    matrix: dict[str, Any]
+    pull_request_matrix: dict[str, Any] = attrs.field(metadata=contract.nix("pullRequestMatrix"))
+
+
+@attrs.frozen(kw_only=True)
+class KernelEntry:
+    """`project.kernels.<name>`: a kernel's language, backend and generated file."""
+
+    language: str
+    backend: str
+    cuda_minver: str | None = attrs.field(metadata=contract.nix("cudaMinver"))
+    file: Any
+
+
+@attrs.frozen(kw_only=True)
+class ProjectData:
+    """The data `project.nix` holds (`project_data`), by the library's names; the library
+    reads `formatVersion` first (`project.checkFormat`)."""
+
+    format_version: int = attrs.field(metadata=contract.nix("formatVersion"))
+    nixgen_version: str = attrs.field(metadata=contract.nix("nixgenVersion"))
+    name: str
+    module_name: str = attrs.field(metadata=contract.nix("moduleName"))
+    version: Any
+    license: str
+    upstream: str | None
+    source: Any
+    minver: str | None
+    framework: str
+    backends: list[str]
+    torch: TorchBounds
+    cuda: CudaBounds
+    python_depends: dict[str, list[Any]] = attrs.field(metadata=contract.nix("pythonDepends"))
+    kernel_depends: dict[str, list[Any]] = attrs.field(metadata=contract.nix("kernelDepends"))
+    #: Every header the project lists anywhere: compile inputs of every C++ kernel and of
+    #: the binding (written once here, not into each kernel's file).
+    headers: list[str]
+    systems: list[str]
+    #: The planned variants (`Variant.to_json`) with `ci`: the pull-request selection.
+    variants: list[dict[str, Any]]
+    github_actions: GithubActions = attrs.field(metadata=contract.nix("githubActions"))
+    kernels: dict[str, KernelEntry]
+    #: `[torch-noarch]`'s listed GPU targets, by backend (left out when none).
+    noarch_archs: dict[str, Any] | None = attrs.field(
+        default=None, metadata=contract.nix("noarchArchs", omit=True)
+    )
+
+
 def project_data(planned: Plan) -> dict[str, Any]:
     """The data `project.nix` holds: the planned variants (every system; `ci` marks the
     pull-request selection), the CI matrices and what the static library needs to build.
@@ -247,15 +366,13 @@ def project_data(planned: Plan) -> dict[str, Any]:
     g = build.general
     selected = {(v.system, v.name) for v in planned.ci}
     fw = build.framework
-    torch: dict[str, Any] = {"minver": None, "maxver": None, "stableAbi": {}}
+    torch = TorchBounds(minver=None, maxver=None, stable_abi={})
     if isinstance(fw, model.Torch):
-        torch = {
-            "minver": fw.minver,
-            "maxver": fw.maxver,
-            "stableAbi": {
-                b: fw.stable_abi_for(b) for b in g.backends if fw.stable_abi_for(b) is not None
-            },
-        }
+        torch = TorchBounds(
+            minver=fw.minver,
+            maxver=fw.maxver,
+            stable_abi={b: abi for b in g.backends if (abi := fw.stable_abi_for(b)) is not None},
+        )
     python_depends = {
         "general": g.python_depends,
         "cuda": g.cuda.python_depends if g.cuda else [],
@@ -280,47 +397,46 @@ def project_data(planned: Plan) -> dict[str, Any]:
         if isinstance(fw, model.TorchNoarch)
         else {}
     )
-    return {
-        "name": g.name,
-        "moduleName": g.module_name,
-        "version": g.version,
-        "license": g.license,
-        "upstream": g.upstream,
-        "source": g.source,
-        "minver": g.minver,
-        "framework": build.framework_table,
-        "backends": list(g.backends),
-        "torch": torch,
-        "cuda": {
-            "minver": g.cuda.minver if g.cuda else None,
-            "maxver": g.cuda.maxver if g.cuda else None,
-        },
-        "pythonDepends": {k: _dependencies(v) for k, v in python_depends.items()},
-        "kernelDepends": {
+    data = ProjectData(
+        format_version=FORMAT,
+        nixgen_version=__version__,
+        name=g.name,
+        module_name=g.module_name,
+        version=g.version,
+        license=g.license,
+        upstream=g.upstream,
+        source=g.source,
+        minver=g.minver,
+        framework=build.framework_table,
+        backends=list(g.backends),
+        torch=torch,
+        cuda=CudaBounds(
+            minver=g.cuda.minver if g.cuda else None,
+            maxver=g.cuda.maxver if g.cuda else None,
+        ),
+        python_depends={k: _dependencies(v) for k, v in python_depends.items()},
+        kernel_depends={
             k: [_kernel_dep(d) for d in _dependencies(v)] for k, v in kernel_depends.items()
         },
-        # Every header the project lists anywhere: compile inputs of every C++ kernel and of
-        # the binding (written once here, not into each kernel's file).
-        "headers": list(planned.headers),
-        "systems": list(planned.systems),
-        "variants": [
-            {**v.to_json(), "ci": (v.system, v.name) in selected} for v in planned.variants
-        ],
-        "githubActions": {
-            "matrix": dict(planned.github_matrix),
-            "pullRequestMatrix": dict(planned.pull_request_matrix),
-        },
-        "kernels": {
-            kernel.name: {
-                "language": kernel.language,
-                "backend": kernel.backend,
-                "cudaMinver": kernel.cuda_minver,
-                "file": nixlit.path(f"./kernels/{kernel.name}.nix"),
-            }
+        headers=list(planned.headers),
+        systems=list(planned.systems),
+        variants=[{**v.to_json(), "ci": (v.system, v.name) in selected} for v in planned.variants],
+        github_actions=GithubActions(
+            matrix=dict(planned.github_matrix),
+            pull_request_matrix=dict(planned.pull_request_matrix),
+        ),
+        kernels={
+            kernel.name: KernelEntry(
+                language=kernel.language,
+                backend=kernel.backend,
+                cuda_minver=kernel.cuda_minver,
+                file=nixlit.path(f"./kernels/{kernel.name}.nix"),
+            )
             for kernel in planned.kernels
         },
-        **({"noarchArchs": noarch_archs} if noarch_archs else {}),
-    }
+        noarch_archs=noarch_archs or None,
+    )
+    return cast("dict[str, Any]", contract.unstructure(data))
 
 
 def _kernel_dep(dep: dict[str, Any]) -> dict[str, Any]:

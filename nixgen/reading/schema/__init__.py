@@ -11,6 +11,7 @@ from typing import Any
 
 import attrs
 
+from nixgen.core import tables
 from nixgen.core.errors import Problem
 from nixgen.reading.convert import show
 from nixgen.reading.schema import common
@@ -49,7 +50,7 @@ def detect(document: dict[str, Any]) -> Detected | Problem:
         [k for k in kernels.values() if isinstance(k, dict)] if isinstance(kernels, dict) else []
     )
     languages = {k.get("language") for k in kernels if isinstance(k.get("language"), str)}
-    if any(lang.startswith(("cpp-", "rust-")) for lang in languages):
+    if any(lang.startswith(tables.LANGUAGE_PREFIXES) for lang in languages):
         return Problem(
             message="kernels use edition-6 `language` values but `general.edition` is missing; "
             "add `edition = 6` to [general]",

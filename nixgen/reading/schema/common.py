@@ -142,7 +142,7 @@ def _other_edition_hint(tag: str) -> Any:
         if (
             tag == "backend"
             and isinstance(language, str)
-            and language.startswith(("cpp-", "rust-"))
+            and language.startswith(tables.LANGUAGE_PREFIXES)
         ):
             return f'`language = "{language}"` is edition 6: set `edition = 6` in [general]'
         if tag == "language" and isinstance(value.get("backend"), str):

@@ -7,6 +7,7 @@
     maxver = null;
     minver = null;
   };
+  formatVersion = 1;
   framework = "torch";
   githubActions = {
     matrix = {
@@ -143,6 +144,7 @@
   minver = null;
   moduleName = "synth_cpu";
   name = "synth-cpu";
+  nixgenVersion = "0.1.0";
   pythonDepends = {
     cuda = [ ];
     general = [ ];

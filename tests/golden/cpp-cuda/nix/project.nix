@@ -7,6 +7,7 @@
     maxver = null;
     minver = "12.6";
   };
+  formatVersion = 1;
   framework = "torch";
   githubActions = {
     matrix = {
@@ -203,6 +204,7 @@
   minver = null;
   moduleName = "synth_cuda";
   name = "synth-cuda";
+  nixgenVersion = "0.1.0";
   pythonDepends = {
     cuda = [ ];
     general = [ ];

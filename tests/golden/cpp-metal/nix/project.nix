@@ -7,6 +7,7 @@
     maxver = null;
     minver = null;
   };
+  formatVersion = 1;
   framework = "torch";
   githubActions = {
     matrix = {
@@ -67,6 +68,7 @@
   minver = null;
   moduleName = "synth_metal";
   name = "synth-metal";
+  nixgenVersion = "0.1.0";
   pythonDepends = {
     cuda = [ ];
     general = [ ];

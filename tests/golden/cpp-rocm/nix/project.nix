@@ -7,6 +7,7 @@
     maxver = null;
     minver = null;
   };
+  formatVersion = 1;
   framework = "torch";
   githubActions = {
     matrix = {
@@ -103,6 +104,7 @@
   minver = null;
   moduleName = "synth_rocm";
   name = "synth-rocm";
+  nixgenVersion = "0.1.0";
   pythonDepends = {
     cuda = [ ];
     general = [ ];

@@ -7,6 +7,7 @@
     maxver = null;
     minver = null;
   };
+  formatVersion = 1;
   framework = "tvm-ffi";
   githubActions = {
     matrix = {
@@ -183,6 +184,7 @@
   minver = null;
   moduleName = "synth_rust_cuda";
   name = "synth-rust-cuda";
+  nixgenVersion = "0.1.0";
   pythonDepends = {
     cuda = [ ];
     general = [ ];

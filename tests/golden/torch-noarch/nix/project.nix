@@ -7,6 +7,7 @@
     maxver = null;
     minver = null;
   };
+  formatVersion = 1;
   framework = "torch-noarch";
   githubActions = {
     matrix = {
@@ -110,6 +111,7 @@
   minver = null;
   moduleName = "synth_noarch";
   name = "synth-noarch";
+  nixgenVersion = "0.1.0";
   pythonDepends = {
     cuda = [ ];
     general = [ ];

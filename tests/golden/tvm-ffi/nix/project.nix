@@ -7,6 +7,7 @@
     maxver = null;
     minver = null;
   };
+  formatVersion = 1;
   framework = "tvm-ffi";
   githubActions = {
     matrix = {
@@ -183,6 +184,7 @@
   minver = null;
   moduleName = "synth_tvm_ffi";
   name = "synth-tvm-ffi";
+  nixgenVersion = "0.1.0";
   pythonDepends = {
     cuda = [ ];
     general = [ ];
