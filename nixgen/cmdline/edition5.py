@@ -46,7 +46,7 @@ def downgrade(document: load.Document, wanted: dict[str, Any]) -> dict[str, Any]
             path=("kernel", name, "language"),
         )
         for name, kernel in sorted(kernels.items())
-        if not kernel["language"].startswith("cpp-")
+        if kernel["language"] not in tables.CPP_LANGUAGES
     ]
     if rust:
         raise ProblemError(document.locate_all(rust))

@@ -7,6 +7,7 @@
     maxver = null;
     minver = null;
   };
+  formatVersion = 1;
   framework = "torch";
   githubActions = {
     matrix = {
@@ -137,6 +138,7 @@
   minver = null;
   moduleName = "relu_rust";
   name = "relu-rust";
+  nixgenVersion = "0.1.0";
   pythonDepends = {
     cuda = [ ];
     general = [ ];

@@ -7,6 +7,7 @@
     maxver = null;
     minver = null;
   };
+  formatVersion = 1;
   framework = "torch";
   githubActions = {
     matrix = {
@@ -73,6 +74,7 @@
   minver = null;
   moduleName = "relu_xpu";
   name = "relu-xpu";
+  nixgenVersion = "0.1.0";
   pythonDepends = {
     cuda = [ ];
     general = [ ];

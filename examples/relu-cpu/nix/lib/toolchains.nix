@@ -11,6 +11,12 @@
   `"ld64"` on darwin) and `linkDriver` the driver that links it (shell text: `$CXX`, or
   `icpx -fsycl` for XPU, which keeps the SYCL device images).
 
+  The backends are `data/languages.json`'s, the one table nixgen reads too: every backend
+  the kernels toolchain has a build set for has an entry here (a backend the table adds
+  without one fails here, naming it); the others (`neuron`, `cann`: the toolchain's
+  `mk-build-set.nix` has no `backendConfig` for them, and nixgen plans no variant for
+  them) fail when used, naming the backend.
+
   On Linux everything is compiled with the toolchain's `manylinux_2_28` stdenvs (`stdenv`,
   and `cudaBackendStdenv` for CUDA), as the kernels toolchain compiles its own kernels
   (`nix-builder/lib/extension/default.nix`). `abiCheck` is the extension's ABI check, a
@@ -22,6 +28,7 @@
 */
 let
   inherit (builtins) fromJSON readFile toFile toJSON;
+  backends = (fromJSON (readFile ./data/languages.json)).backends;
   policies = removeAttrs (fromJSON (readFile ./data/abi-policies.json)) [
     "_comment"
     "_generated"
@@ -132,78 +139,93 @@ let
         abiCheck = abiCheckHook pkgs null;
       }
       // families pkgs.stdenv;
-in
-{
-  cpu = pkgs: linux pkgs { stdenv = (manylinux pkgs).stdenv; };
 
-  cuda =
-    pkgs:
-    linux pkgs {
-      stdenv =
-        if isLinux pkgs then (manylinux pkgs).cudaBackendStdenv else pkgs.cudaPackages.backendStdenv;
-      buildInputs = [ pkgs.cudaPackages.cuda_cudart ];
-      # nvcc names host stubs after its process id (tmpxft_<pid>_…); dropping local
-      # symbols keeps the extension's bytes independent of it.
+  # The toolchain of each backend that has a build set.
+  toolchains = {
+    cpu = pkgs: linux pkgs { stdenv = (manylinux pkgs).stdenv; };
+
+    # TPU variants are pure Python (the toolchain's TPU builds are noarch: its
+    # `build-variants.nix` names them `torch-tpu`): the portable stdenv, nothing to compile.
+    tpu = pkgs: linux pkgs { stdenv = (manylinux pkgs).stdenv; };
+
+    cuda =
+      pkgs:
+      linux pkgs {
+        stdenv =
+          if isLinux pkgs then (manylinux pkgs).cudaBackendStdenv else pkgs.cudaPackages.backendStdenv;
+        buildInputs = [ pkgs.cudaPackages.cuda_cudart ];
+        # nvcc names host stubs after its process id (tmpxft_<pid>_…); dropping local
+        # symbols keeps the extension's bytes independent of it.
+        linkFlags = [
+          "-lcudart"
+          "-Wl,--discard-all"
+        ];
+        runtimeLibraries = [ "libcudart.so*" ];
+      };
+
+    rocm =
+      pkgs:
+      linux pkgs {
+        stdenv = (manylinux pkgs).stdenv;
+        compilers = [ pkgs.rocmPackages.clr ];
+        buildInputs = [ pkgs.rocmPackages.clr ];
+        linkFlags = [ "-lamdhip64" ];
+        runtimeLibraries = [ "libamdhip64.so*" ];
+      };
+
+    # The variant's oneAPI (`xpuPackages.oneapi-torch-dev`: icpx, SYCL, oneMKL), built with
+    # the portable stdenv, as the kernels toolchain's extension builder uses it, and `ocloc`
+    # (Intel's offline compiler, which `-fsycl-targets=spir64_gen` runs ahead of time: the
+    # anchor's XPU extensions take `xpuPackages.ocloc` too). The extension is linked by
+    # `icpx -fsycl`: a plain `$CXX` link would drop the kernels' SYCL device images.
+    xpu =
+      pkgs:
+      let
+        stdenv = (manylinux pkgs).stdenv;
+        dev = pkgs.xpuPackages.oneapi-torch-dev;
+        oneapi = if dev ? override then dev.override { inherit stdenv; } else dev;
+      in
+      linux pkgs {
+        inherit stdenv;
+        compilers = [
+          oneapi
+          pkgs.xpuPackages.ocloc
+        ];
+        buildInputs = [ oneapi ];
+        linkDriver = "icpx -fsycl";
+        linkFlags = [ "-lsycl" ];
+        runtimeLibraries = [
+          "libsycl.so*"
+          "libur_loader.so*"
+          "libOpenCL.so*"
+        ];
+      };
+
+    metal = pkgs: {
+      inherit (pkgs) stdenv;
+      # Apple's clang and ld64 (Metal builds only exist on darwin).
+      cxxFamily = "clang";
+      linker = "ld64";
+      linkDriver = "$CXX";
+      compilers = [ ];
+      nativeBuildInputs = [ ];
+      buildInputs = [ pkgs.apple-sdk_26 ];
       linkFlags = [
-        "-lcudart"
-        "-Wl,--discard-all"
+        "-framework"
+        "Metal"
+        "-framework"
+        "Foundation"
       ];
-      runtimeLibraries = [ "libcudart.so*" ];
+      abiCheck = abiCheckHook pkgs null;
     };
-
-  rocm =
-    pkgs:
-    linux pkgs {
-      stdenv = (manylinux pkgs).stdenv;
-      compilers = [ pkgs.rocmPackages.clr ];
-      buildInputs = [ pkgs.rocmPackages.clr ];
-      linkFlags = [ "-lamdhip64" ];
-      runtimeLibraries = [ "libamdhip64.so*" ];
-    };
-
-  # The variant's oneAPI (`xpuPackages.oneapi-torch-dev`: icpx, SYCL, oneMKL), built with
-  # the portable stdenv, as the kernels toolchain's extension builder uses it, and `ocloc`
-  # (Intel's offline compiler, which `-fsycl-targets=spir64_gen` runs ahead of time: the
-  # anchor's XPU extensions take `xpuPackages.ocloc` too). The extension is linked by
-  # `icpx -fsycl`: a plain `$CXX` link would drop the kernels' SYCL device images.
-  xpu =
-    pkgs:
-    let
-      stdenv = (manylinux pkgs).stdenv;
-      dev = pkgs.xpuPackages.oneapi-torch-dev;
-      oneapi = if dev ? override then dev.override { inherit stdenv; } else dev;
-    in
-    linux pkgs {
-      inherit stdenv;
-      compilers = [
-        oneapi
-        pkgs.xpuPackages.ocloc
-      ];
-      buildInputs = [ oneapi ];
-      linkDriver = "icpx -fsycl";
-      linkFlags = [ "-lsycl" ];
-      runtimeLibraries = [
-        "libsycl.so*"
-        "libur_loader.so*"
-        "libOpenCL.so*"
-      ];
-    };
-
-  metal = pkgs: {
-    inherit (pkgs) stdenv;
-    # Apple's clang and ld64 (Metal builds only exist on darwin).
-    cxxFamily = "clang";
-    linker = "ld64";
-    linkDriver = "$CXX";
-    compilers = [ ];
-    nativeBuildInputs = [ ];
-    buildInputs = [ pkgs.apple-sdk_26 ];
-    linkFlags = [
-      "-framework"
-      "Metal"
-      "-framework"
-      "Foundation"
-    ];
-    abiCheck = abiCheckHook pkgs null;
   };
-}
+in
+builtins.mapAttrs (
+  backend: row:
+  if row.buildSet == null then
+    pkgs:
+    throw "nixgen: backend `${backend}` has no build set in the kernels toolchain (its nix-builder/lib/mk-build-set.nix `backendConfig` has ${builtins.concatStringsSep ", " (builtins.attrNames toolchains)}), so no variant is built for it"
+  else
+    toolchains.${backend}
+      or (throw "nixgen: data/languages.json lists backend `${backend}` with a build set, but toolchains.nix has no toolchain for it")
+) backends

@@ -5,14 +5,15 @@
   cuda-oxide (`rust-cuda`) build.
 */
 {
-  shell,
+  lib,
   cuda,
   sources,
   compile,
 }:
 let
   inherit (sources) select;
-  esc = shell.escapeShellArg;
+  # nixpkgs' quoting (lib/strings.nix).
+  esc = lib.escapeShellArg;
   # A relative path as an argument: one that starts with `-` gets `./` (a crate in `-x/`
   # is `--manifest-path ./-x/Cargo.toml`, not an option).
   pathArg = p: if builtins.substring 0 1 p == "-" then "./${p}" else p;
@@ -232,7 +233,7 @@ rec {
           pkgs.zlib
         ];
       };
-      # This variant's toolkit picks its list (none fails, naming the kernel).
+      # This variant's toolkit picks its planned list (a toolkit the plan lacks fails).
       picked = cuda.kernelCapabilities name capabilities cudaPackages.cudaMajorMinorVersion;
       cudaHome = pkgs.symlinkJoin {
         name = "cuda-home";
@@ -247,7 +248,14 @@ rec {
         inherit manifest lockfile;
       };
     in
+    # A fixed point: the archive check and (rust-cuda) the device build read the library
+    # name and the capabilities from the derivation's `passthru.nixgen`, so `overrideAttrs`
+    # that changes them changes what is built.
     rustPlatform.buildRustPackage (
+      finalAttrs:
+      let
+        planned = finalAttrs.passthru.nixgen;
+      in
       {
         inherit pname version;
         src = select lib root sources;
@@ -264,7 +272,7 @@ rec {
             + deviceBuild {
               manifest = deviceManifest;
               inherit ptxDir;
-              capabilities = picked;
+              inherit (planned) capabilities;
             }
           else
             check;
@@ -273,7 +281,7 @@ rec {
         # names it otherwise.
         postInstall = archiveCheck {
           kernel = name;
-          inherit library;
+          inherit (planned) library;
         };
         passthru.nixgen = {
           kernel = name;
@@ -294,7 +302,7 @@ rec {
               CUDA_TOOLKIT_PATH = cudaHome;
               LIBRARY_PATH = "${lib.getOutput "stubs" cudaPackages.cuda_cudart}/lib/stubs";
               KERNEL_BUILDER_GPU_LANG = "CUDA";
-              KERNEL_BUILDER_CUDA_ARCHS = lib.concatStringsSep ";" picked;
+              KERNEL_BUILDER_CUDA_ARCHS = lib.concatStringsSep ";" planned.capabilities;
             };
           }
         else

@@ -2,6 +2,7 @@
 /**
   Torch as the framework of an extension: where its headers and libraries are.
 */
+{ lib }:
 rec {
   /**
     The torch package directory inside a torch derivation (`<site-packages>/torch`).
@@ -109,14 +110,14 @@ rec {
     let
       abi = variant.stableAbi or null;
       parts = builtins.filter builtins.isString (builtins.split "\\." abi);
-      digits = "0123456789abcdef";
+      # One byte as two lowercase hex digits (nixpkgs' `toHexString` is uppercase).
       hex2 =
         n:
         let
           i = builtins.fromJSON n;
         in
         assert i >= 0 && i < 256;
-        builtins.substring (i / 16) 1 digits + builtins.substring (i - (i / 16) * 16) 1 digits;
+        lib.toLower (lib.fixedWidthString 2 "0" (lib.toHexString i));
     in
     if abi == null then
       [ ]

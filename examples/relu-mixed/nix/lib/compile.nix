@@ -117,7 +117,8 @@ rec {
   prefixMap = "-ffile-prefix-map=$NIX_BUILD_TOP/=";
 
   /**
-    Preprocessor defines that tell one binding which backend it is compiled for.
+    Preprocessor defines that tell one binding which backend it is compiled for
+    (`data/languages.json`'s `defines`, one table with nixgen).
 
     # Examples
 
@@ -126,13 +127,7 @@ rec {
     => [ "-DCUDA_KERNEL" "-DUSE_CUDA=1" ]
     ```
   */
-  backendDefines = {
-    cpu = [ "-DCPU_KERNEL" ];
-    cuda = [ "-DCUDA_KERNEL" "-DUSE_CUDA=1" ];
-    rocm = [ "-DROCM_KERNEL" "-DUSE_ROCM=1" ];
-    xpu = [ "-DXPU_KERNEL" "-DUSE_XPU" ];
-    metal = [ "-DMETAL_KERNEL" ];
-  };
+  backendDefines = builtins.mapAttrs (_: b: b.defines) (builtins.fromJSON (builtins.readFile ./data/languages.json)).backends;
 
   /**
     `-I` flags for include directories relative to the source root.
@@ -265,8 +260,12 @@ rec {
 
   /**
     The steps (ninja edges) of a plan: one per object, then the archive (`ar rcsD`: no
-    timestamps, members in source order), then the plan's extra steps. An edge is
-    `{ outputs; inputs; command; }` with shell-text commands.
+    timestamps, members in source order, read from the response file `responseFile`), then
+    the plan's extra steps. An edge is `{ outputs; inputs; command; }` with shell-text
+    commands, and `response = { file; text; }` when its command reads a response file that
+    `configurePhase` writes first: no command grows with the number of objects (one
+    argument of `sh -c` holds at most 128 kB on Linux, and no regular expression reads a
+    command whole).
 
     # Type
 
@@ -280,6 +279,7 @@ rec {
       # An object built by its own derivation (`withObjects`) is read from the store.
       path = o: o.prebuilt or o.object;
       paths = map path plan.objects;
+      rsp = responseFile plan.archive;
     in
     map (o: {
       outputs = [ o.object ];
@@ -294,11 +294,31 @@ rec {
           {
             outputs = [ plan.archive ];
             inputs = paths;
-            command = "rm -f ${shell.escapeShellArg plan.archive} && ar rcsD ${shell.escapeShellArg plan.archive} ${esc paths}";
+            # The members are read from a response file (`configurePhase` writes it), so
+            # the command stays short whatever the number of objects.
+            command = "rm -f ${shell.escapeShellArg plan.archive} && ar rcsD ${shell.escapeShellArg plan.archive} @${rsp}";
+            response = {
+              file = rsp;
+              text = esc paths;
+            };
           }
         ]
     )
     ++ plan.extraEdges;
+
+  /**
+    Where `configurePhase` writes the response file (`@file`) of the archive `archive`:
+    its members, shell-quoted and separated by spaces, as ar reads it (GNU and LLVM ar
+    take the same quoting as a POSIX shell's single quotes).
+
+    # Examples
+
+    ```nix
+    responseFile "libk.a"
+    => "nixgen-cmd/libk.a.rsp"
+    ```
+  */
+  responseFile = archive: "nixgen-cmd/${replaceStrings [ "%" "/" ] [ "%25" "%2F" ] (toString archive)}.rsp";
 
   /**
     A path as a ninja build line needs it (`$`, space and `:` escaped). A line break cannot
@@ -319,8 +339,22 @@ rec {
     else
       replaceStrings [ "$" " " ":" ] [ "$$" "$ " "$:" ] s;
 
-  # Whether a string holds a character a ninja line cannot (ninja also rejects a lone CR).
-  lineBreak = s: builtins.match ".*[\n\r].*" s != null;
+  /**
+    Whether a string holds a character a ninja line cannot (ninja also rejects a lone CR).
+    No regular expression: Nix's regex engine recurses once per character, so a
+    `match` over a long command overflows the stack.
+
+    # Examples
+
+    ```nix
+    map lineBreak [ "a b" "a\rb" ]
+    => [ false true ]
+    ```
+  */
+  lineBreak = holds [ "\n" "\r" ];
+
+  # Whether `s` holds one of the strings `needles` (linear, no regular expression).
+  holds = needles: s: replaceStrings needles (map (_: "") needles) s != s;
 
   /**
     The text of a `build.ninja` running `edges`: one rule whose command is each edge's own
@@ -346,7 +380,7 @@ rec {
       # Ninja cannot name a path with a line break or a `|` (no escape exists): such an
       # output gets a stand-in name (its command still writes the real file), and such a
       # source is left out of the inputs (the build is from scratch anyway).
-      nameable = p: !(lineBreak p) && builtins.match ".*[|].*" p == null;
+      nameable = p: !(holds [ "\n" "\r" "|" ] p);
       outputs = builtins.concatMap (e: e.outputs) edges;
       name = p: if nameable p then ninjaPath p else "nixgen-unnamed/${builtins.hashString "sha256" p}";
       paths = ps: concatStringsSep " " (map name ps);
@@ -393,18 +427,29 @@ rec {
         let
           edge = builtins.elemAt all i;
         in
-        if lineBreak edge.command then
-          {
-            edge = edge // { command = "sh ${script i}"; };
-            write = "printf '%s\\n' ${shell.escapeShellArg edge.command} > ${script i}\n";
-          }
-        else
-          {
-            inherit edge;
-            write = "";
-          }
+        # An edge's response file (the archive's members) is written here too.
+        (
+          if edge ? response then
+            {
+              write = "printf '%s\\n' ${shell.escapeShellArg edge.response.text} > ${shell.escapeShellArg edge.response.file}\n";
+            }
+          else
+            { write = ""; }
+        )
+        // (
+          if lineBreak edge.command then
+            {
+              edge = edge // { command = "sh ${script i}"; };
+              script = "printf '%s\\n' ${shell.escapeShellArg edge.command} > ${script i}\n";
+            }
+          else
+            {
+              inherit edge;
+              script = "";
+            }
+        )
       ) (builtins.length all);
-      writes = concatStringsSep "" (map (step: step.write) steps);
+      writes = concatStringsSep "" (map (step: step.script + step.write) steps);
     in
     ''
       runHook preConfigure
@@ -434,10 +479,19 @@ rec {
     A kernel derivation whose objects are built one derivation each, when its plan
     (`passthru.nixgen.plan`) has at least `objectThreshold` compiled sources (`mode`
     `"auto"`), always (`"objects"`) or never (`"ninja"`). Each object derivation is the
-    kernel with its sources cut down to the one source and the kernel's headers, so editing
-    one source rebuilds that object, the archive and the link, and objects can come from a
-    binary cache. The archive is byte-identical to the one `configurePhase` builds (members
-    keep their names; each object builds in a directory named like the kernel's).
+    kernel with its sources cut down to the one source (the kernel's headers come as one
+    store path shared by every object), so editing one source rebuilds that object, the
+    archive and the link, and objects can come from a binary cache. The archive is
+    byte-identical to the one `configurePhase` builds (members keep their names; each
+    object builds in a directory named like the kernel's).
+
+    A fixed point, like the kernel: the split, the objects and their compile commands are
+    made from the final attributes (`finalAttrs.passthru.nixgen.plan`, which the kernel
+    makes from its own final attributes), so an `overrideAttrs` of the result
+    (`cxxFlags = o.cxxFlags ++ [ "-DX=1" ]`) reaches every object's compile command, and
+    each object derivation is the final package with the object's attributes on top.
+    `passthru.nixgen.objects` lists the object derivations (null when the kernel builds in
+    one derivation).
 
     # Inputs
 
@@ -461,29 +515,29 @@ rec {
     }:
     kernel:
     let
-      kernelPlan = kernel.passthru.nixgen.plan or null;
+      # Whether a plan is built one derivation per object.
       use =
+        plan:
         if mode == "objects" then
           true
-        else if mode == "ninja" then
-          false
         else
           # Objects that need a file the kernel generates (an embedded Metal library)
           # build together with it.
-          builtins.length kernelPlan.objects >= objectThreshold && kernelPlan.objectInputs or [ ] == [ ];
-      # The headers go into every object: one store path shared by all of them.
-      headers = if kernelPlan.headers == [ ] then null else sources.select lib root kernelPlan.headers;
+          builtins.length plan.objects >= objectThreshold && plan.objectInputs or [ ] == [ ];
       storeName =
         s:
         substring 0 120 (
           concatStringsSep "-" (filter builtins.isString (builtins.split "[^A-Za-z0-9+._?=-]+" (baseNameOf s)))
         );
+      # The derivation of object `o` of `plan`: `package` (the final kernel) with its
+      # sources cut down to the object's; `headers` the kernel's headers (a store path).
       objectDrv =
-        o:
-        kernel.overrideAttrs (old: {
+        package: plan: headers: o:
+        package.overrideAttrs (old: {
           pname = "${old.pname}-${storeName o.source}";
           # Not the kernel's source tree: an edit to another source must not reach here.
           src = null;
+          sources = [ o.source ];
           dontUnpack = true;
           configurePhase = ''
             mkdir source
@@ -496,7 +550,7 @@ rec {
             }} ${shell.escapeShellArg (sourceArg o.source)}
           ''
           + configurePhase (
-            kernelPlan
+            plan
             // {
               objects = [ o ];
               archive = null;
@@ -510,27 +564,41 @@ rec {
           '';
           passthru = { };
         });
-      built = map (o: {
-        plan = o;
-        drv = objectDrv o;
-      }) kernelPlan.objects;
-    in
-    if kernelPlan == null || !use then
-      kernel
-    else
-      kernel.overrideAttrs (old: {
-        configurePhase = configurePhase (
-          kernelPlan
-          // {
-            objects = map (b: b.plan // { prebuilt = "${b.drv}/${objectName b.plan.source}"; }) built;
-          }
-        );
-        passthru = old.passthru // {
-          nixgen = old.passthru.nixgen // {
-            objects = map (b: b.drv) built;
+      # The attributes that split the final kernel `finalAttrs` (`old`: the ones below).
+      split =
+        finalAttrs: old:
+        let
+          plan = finalAttrs.passthru.nixgen.plan;
+          # The headers go into every object: one store path shared by all of them.
+          headers = if plan.headers == [ ] then null else sources.select lib root plan.headers;
+          built = map (o: {
+            plan = o;
+            drv = objectDrv finalAttrs.finalPackage plan headers o;
+          }) plan.objects;
+          on = use plan;
+        in
+        # The same attribute names either way, at every level the plan is read through:
+        # names must not depend on the fixed point.
+        {
+          configurePhase =
+            if on then
+              configurePhase (
+                plan
+                // {
+                  objects = map (b: b.plan // { prebuilt = "${b.drv}/${objectName b.plan.source}"; }) built;
+                }
+              )
+            else
+              old.configurePhase;
+          # `objects`: null when the kernel builds in one derivation.
+          passthru = old.passthru // {
+            nixgen = old.passthru.nixgen // {
+              objects = if on then map (b: b.drv) built else null;
+            };
           };
         };
-      });
+    in
+    if !(kernel.passthru.nixgen or { } ? plan) || mode == "ninja" then kernel else kernel.overrideAttrs split;
 
   /**
     An install phase putting `lib<name>.a` into `$out/lib`.

@@ -17,7 +17,6 @@
 */
 {
   lib,
-  shell,
   compile,
   kernel,
   sources,
@@ -37,7 +36,10 @@ let
     toFile
     toJSON
     ;
-  esc = shell.escapeShellArgs;
+  # nixpkgs' quoting (lib/strings.nix): every build.toml value reaches a shell through it.
+  esc = lib.escapeShellArgs;
+  # The kernel languages: one table, read by nixgen too (`data/languages.json`).
+  languages = (builtins.fromJSON (builtins.readFile ./data/languages.json)).languages;
 in
 rec {
   /**
@@ -326,7 +328,7 @@ rec {
           inputs = paths;
           # No rpath: the framework's libraries are already loaded (by soname) when the
           # kernel's Python package imports this module after importing the framework.
-          command = "${linkDriver} ${esc ld.output} -o ${shell.escapeShellArg library} ${esc paths} ${esc whole} ${esc exported} ${esc plainArchives} ${esc hide} ${esc ld.flags} ${
+          command = "${linkDriver} ${esc ld.output} -o ${lib.escapeShellArg library} ${esc paths} ${esc whole} ${esc exported} ${esc plainArchives} ${esc hide} ${esc ld.flags} ${
             esc (framework.libs ++ linkFlags ++ rustLibs)
           }";
         }
@@ -352,7 +354,7 @@ rec {
   */
   opsCheck =
     python: packageDir:
-    "if [ -d ${shell.escapeShellArg packageDir} ]; then ${python.interpreter} ${./support/torch/ops_check.py} ${shell.escapeShellArg packageDir}; fi";
+    "if [ -d ${lib.escapeShellArg packageDir} ]; then ${python.interpreter} ${./support/torch/ops_check.py} ${lib.escapeShellArg packageDir}; fi";
 
   /**
     Install phase of a variant: the Python package, `_ops.py`, the extension module (if
@@ -389,8 +391,8 @@ rec {
       runHook preInstall
       ${if python == null then "" else opsCheck python packageDir}
       mkdir -p "$out"
-      if [ -d ${shell.escapeShellArg packageDir} ]; then
-        cp -r ${shell.escapeShellArg packageDir}/. "$out/"
+      if [ -d ${lib.escapeShellArg packageDir} ]; then
+        cp -r ${lib.escapeShellArg packageDir}/. "$out/"
       fi
       chmod -R u+w "$out"
       sed 's/@OPS_NAME@/${opsName}/g' ${
@@ -401,7 +403,7 @@ rec {
         else
           ./support/torch/_ops_noarch.py.in
       } > "$out/_ops.py"
-      ${if compiled then ''install -m755 ${shell.escapeShellArg "${opsName}.abi3.so"} "$out/"'' else ""}
+      ${if compiled then ''install -m755 ${lib.escapeShellArg "${opsName}.abi3.so"} "$out/"'' else ""}
       cp ${metadataFile} "$out/metadata.json"
       chmod 644 "$out/metadata.json"
       runHook postInstall
@@ -422,17 +424,10 @@ rec {
   archsOf =
     kernels:
     builtins.sort builtins.lessThan (
-      builtins.attrNames (
-        builtins.listToAttrs (
-          map (arch: {
-            name = arch;
-            value = null;
-          }) (
-            builtins.concatMap (
-              kernel: kernel.passthru.nixgen.capabilities or kernel.passthru.nixgen.archs or [ ]
-            ) (attrValues kernels)
-          )
-        )
+      lib.unique (
+        builtins.concatMap (
+          kernel: kernel.passthru.nixgen.capabilities or kernel.passthru.nixgen.archs or [ ]
+        ) (attrValues kernels)
       )
     );
 
@@ -451,7 +446,7 @@ rec {
     let
       all = attrValues kernels;
       path = k: "${k}/lib/lib${k.passthru.nixgen.library}.a";
-      isRust = k: substring 0 5 k.passthru.nixgen.language == "rust-";
+      isRust = k: languages.${k.passthru.nixgen.language}.builder == "rust";
     in
     {
       whole = map path (builtins.filter (k: !isRust k) all);
@@ -502,7 +497,7 @@ rec {
           python = deps.python3;
         };
       defines = torch.abiDefines;
-      stableAbi = variant: variant.stableAbi or null;
+      stableAbi = variant: variant.stableAbi;
       cratesCanBeBinding = false;
     };
     tvm-ffi = {
@@ -556,7 +551,7 @@ rec {
       ''
       + concatStringsSep "" (
         map (
-          o: "install -m644 ${shell.escapeShellArg o.object} \"$out/\"${shell.escapeShellArg (compile.objectName o.source)}\n"
+          o: "install -m644 ${lib.escapeShellArg o.object} \"$out/\"${lib.escapeShellArg (compile.objectName o.source)}\n"
         ) plan.objects
       )
       + ''
@@ -631,7 +626,6 @@ rec {
           or (throw "nixgen: no framework `${framework}` (known: ${concatStringsSep ", " (attrNames frameworks)})");
       project = projectData;
       package = fw.package deps;
-      built = attrValues kernels;
       stableAbi = fw.stableAbi variant;
       # Whether there is a binding to compile (C++ sources; headers are inputs only).
       compiles = builtins.any compile.isCxx bindingSources;
@@ -639,92 +633,102 @@ rec {
       bindingSrc = sources.select lib root (
         bindingSources ++ filter (h: !elem h bindingSources) headers
       );
-      name = opsName {
-        moduleName = project.moduleName;
-        inherit (variant) backend;
-        # Nothing compiled with the name: the kernels (a crate that is the binding) are hashed.
-        sources = if compiles then [ bindingSrc ] else map (kernel: kernel.src) built;
-        inherit (project) version;
-        kernelNames = attrNames kernels;
-      };
-      archived = archives kernels;
-      archs = archsOf kernels;
       pname = "${project.name}-${framework}";
       version = toString project.version;
-      planArgs = {
-        opsName = name;
-        inherit (variant) backend;
-        framework = fw.flags deps;
-        inherit bindingSources includes;
-        cxxFlags = fw.defines variant ++ cxxFlags;
-        cxxFamily = toolchain.cxxFamily or "gcc";
-      };
       # The framework as a C++ consumer takes it (torch with its `cxxdev` output).
       frameworkInputs = kernel.cxxInputs [ package ];
-      binding =
-        if compiles then
-          bindingObjects {
-            inherit toolchain ninja version;
-            pname = "${pname}-binding";
-            src = bindingSrc;
-            buildInputs = frameworkInputs ++ [ python3 ] ++ toolchain.buildInputs;
-            plan = bindingPlan planArgs;
-          }
-        else
-          null;
       # No binding sources: the Rust crates are the binding; every function they export stays.
       crateIsBinding = fw.cratesCanBeBinding && bindingSources == [ ];
     in
-    toolchain.stdenv.mkDerivation {
-      pname = "${pname}-ext";
-      inherit version;
-      # The Python package only: the binding's sources reach the link as `binding`'s objects.
-      src = sources.selectWithPackage lib root [ ] moduleDir pyext;
-      nativeBuildInputs = toolchain.nativeBuildInputs ++ [
-        ninja
-        toolchain.abiCheck
-      ];
-      # The ABI check (toolchain.abiCheck) runs at installCheck, as the kernels toolchain's
-      # does, switched on by the variables its torch extensions set
-      # (nix-builder/lib/extension/torch/arch.nix: `doAbiCheck`, and `torchStableAbiVersion`
-      # for a variant built against the torch stable ABI).
-      doInstallCheck = true;
-      env = {
-        doAbiCheck = "1";
-      }
-      // (if stableAbi == null then { } else { torchStableAbiVersion = stableAbi; });
-      buildInputs = frameworkInputs ++ [ python3 ] ++ toolchain.buildInputs ++ built;
-      configurePhase = configurePhase (
-        planArgs
-        // {
-          prebuiltObjects = binding;
-          wholeArchives = archived.whole;
-          linkFlags = toolchain.linkFlags ++ archived.linkFlags;
-          linker = toolchain.linker or "gnu";
-          linkDriver = toolchain.linkDriver or "$CXX";
+    # A fixed point: what is linked follows the derivation's `passthru.nixgen.kernels`, so
+    # an `overrideAttrs` that puts an overridden kernel there links that one (a change of
+    # the kernels' names renames the ops too).
+    toolchain.stdenv.mkDerivation (
+      finalAttrs:
+      let
+        kernels' = finalAttrs.passthru.nixgen.kernels;
+        built = attrValues kernels';
+        name = opsName {
+          moduleName = project.moduleName;
+          inherit (variant) backend;
+          # Nothing compiled with the name: the kernels (a crate that is the binding) are hashed.
+          sources = if compiles then [ bindingSrc ] else map (kernel: kernel.src) built;
+          inherit (project) version;
+          kernelNames = attrNames kernels';
+        };
+        archived = archives kernels';
+        archs = archsOf kernels';
+        planArgs = {
+          opsName = name;
+          inherit (variant) backend;
+          framework = fw.flags deps;
+          inherit bindingSources includes;
+          cxxFlags = fw.defines variant ++ cxxFlags;
+          cxxFamily = toolchain.cxxFamily or "gcc";
+        };
+        binding =
+          if compiles then
+            bindingObjects {
+              inherit toolchain ninja version;
+              pname = "${pname}-binding";
+              src = bindingSrc;
+              buildInputs = frameworkInputs ++ [ python3 ] ++ toolchain.buildInputs;
+              plan = bindingPlan planArgs;
+            }
+          else
+            null;
+      in
+      {
+        pname = "${pname}-ext";
+        inherit version;
+        # The Python package only: the binding's sources reach the link as `binding`'s objects.
+        src = sources.selectWithPackage lib root [ ] moduleDir pyext;
+        nativeBuildInputs = toolchain.nativeBuildInputs ++ [
+          ninja
+          toolchain.abiCheck
+        ];
+        # The ABI check (toolchain.abiCheck) runs at installCheck, as the kernels toolchain's
+        # does, switched on by the variables its torch extensions set
+        # (nix-builder/lib/extension/torch/arch.nix: `doAbiCheck`, and `torchStableAbiVersion`
+        # for a variant built against the torch stable ABI).
+        doInstallCheck = true;
+        env = {
+          doAbiCheck = "1";
         }
-        // (if crateIsBinding then { exportedArchives = archived.plain; } else { plainArchives = archived.plain; })
-      );
-      installPhase = installPhase {
-        packageDir = moduleDir;
-        opsName = name;
-        inherit framework;
-        # Fails the build on torch ops registered without `add_op_namespace_prefix`.
-        python = python3;
-        metadataFile = metadataFile {
-          project = projectData;
-          inherit variant archs;
+        // (if stableAbi == null then { } else { torchStableAbiVersion = stableAbi; });
+        buildInputs = frameworkInputs ++ [ python3 ] ++ toolchain.buildInputs ++ built;
+        configurePhase = configurePhase (
+          planArgs
+          // {
+            prebuiltObjects = binding;
+            wholeArchives = archived.whole;
+            linkFlags = toolchain.linkFlags ++ archived.linkFlags;
+            linker = toolchain.linker or "gnu";
+            linkDriver = toolchain.linkDriver or "$CXX";
+          }
+          // (if crateIsBinding then { exportedArchives = archived.plain; } else { plainArchives = archived.plain; })
+        );
+        installPhase = installPhase {
+          packageDir = moduleDir;
+          opsName = name;
+          inherit framework;
+          # Fails the build on torch ops registered without `add_op_namespace_prefix`.
+          python = python3;
+          metadataFile = metadataFile {
+            project = projectData;
+            inherit variant archs;
+            opsName = name;
+          };
+        };
+        passthru.nixgen = {
+          inherit
+            variant
+            archs
+            kernels
+            binding
+            ;
           opsName = name;
         };
-      };
-      passthru.nixgen = {
-        inherit
-          variant
-          archs
-          kernels
-          binding
-          ;
-        opsName = name;
-      };
-    };
+      }
+    );
 }

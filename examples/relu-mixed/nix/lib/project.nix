@@ -20,6 +20,10 @@ let
   versions = nixgen.versions;
   # One table, read by nixgen too (`data/pins.json`).
   pins = builtins.fromJSON (builtins.readFile ./data/pins.json);
+  # The format of the data this library reads: one table, written by nixgen (`data/format.json`).
+  format = (builtins.fromJSON (builtins.readFile ./data/format.json)).format;
+  # One table, read by nixgen too (`data/languages.json`).
+  backends = (builtins.fromJSON (builtins.readFile ./data/languages.json)).backends;
 in
 rec {
   /**
@@ -46,28 +50,35 @@ rec {
 
   /**
     nixpkgs `config` of a backend, as the kernels toolchain's build sets set it
-    (`nix-builder/lib/mk-build-set.nix`, `backendConfig`).
+    (`nix-builder/lib/mk-build-set.nix`, `backendConfig`): `data/languages.json`'s
+    `buildSet`. A backend without a build set (`neuron`, `cann`) fails, naming it.
+
+    # Examples
+
+    ```nix
+    backendConfig "tpu"
+    => { allowUnfree = true; tpuSupport = true; }
+    ```
   */
   backendConfig =
     backend:
-    {
-      allowUnfree = true;
-    }
-    // (
-      {
-        cuda.cudaSupport = true;
-        rocm.rocmSupport = true;
-        xpu.xpuSupport = true;
-        metal.metalSupport = true;
-      }
-      .${backend} or { }
-    );
+    let
+      row =
+        backends.${backend}
+          or (throw "nixgen: `${backend}` is not a backend (${builtins.concatStringsSep ", " (attrNames backends)})");
+    in
+    if row.buildSet == null then
+      throw "nixgen: backend `${backend}` has no build set in the kernels toolchain (no `backendConfig` in its nix-builder/lib/mk-build-set.nix), so no variant is built for it"
+    else
+      row.buildSet;
 
   /**
     The overlay that selects a variant's toolkit: `cudaPackages`, `rocmPackages` or
     `xpuPackages` of the variant's backend version, from the versioned sets of nixpkgs
     (`cudaPackages_X_Y`) and of the kernels toolchain's overlay (`rocmPackages_X_Y`,
-    `xpuPackages_X_Y_Z`), as `overlayFor{Cuda,Rocm,Xpu}Version` in `mk-build-set.nix`.
+    `xpuPackages_X_Y_Z`), as `overlayFor{Cuda,Rocm,Xpu}Version` in `mk-build-set.nix`. A
+    variant without a backend version (a pure-Python one, such as `torch-cuda`) keeps the
+    package set's own.
 
     # Type
 
@@ -89,7 +100,10 @@ rec {
         else
           throw "nixgen: the package set has no `${attr}`, needed by variant ${variant.name}; it comes from the kernels toolchain (the `kernel-builder` flake input, ${kernelBuilderUrl}) or an overlay";
     in
-    if variant.backend == "cuda" then
+    # A pure-Python variant (`torch-cuda`…) has no toolkit version: the default set.
+    if variant.backendVersion == null then
+      { }
+    else if variant.backend == "cuda" then
       { cudaPackages = pick "cudaPackages"; }
     else if variant.backend == "rocm" then
       { rocmPackages = pick "rocmPackages"; }
@@ -296,7 +310,36 @@ rec {
     `noarch`
     : the file of the pure-Python variant (`noarch.nix`)
   */
-  mkProject =
+  mkProject = args: mkCheckedProject (args // { project = checkFormat args.project; });
+
+  /**
+    The project data, once its format is the one this library reads (`data/format.json`);
+    else an error that says which nixgen rendered it, for which format, and to render again.
+    Checked before anything else is read of it.
+
+    # Examples
+
+    ```nix
+    (checkFormat { formatVersion = 1; nixgenVersion = "0.1.0"; name = "p"; }).name
+    => "p"
+    ```
+  */
+  checkFormat =
+    project:
+    let
+      have = project.formatVersion or null;
+      by = if project ? nixgenVersion then "nixgen ${project.nixgenVersion}" else "an older nixgen";
+      rendered = if have == null then "with no format version" else "for library format ${toString have}";
+    in
+    if have == format then
+      project
+    else
+      throw "nixgen: this project's nix/project.nix was rendered by ${by} ${rendered}; this library reads format ${toString format}: run `nixgen render`";
+
+  /**
+    `mkProject` of project data whose format `checkFormat` accepted.
+  */
+  mkCheckedProject =
     {
       root,
       project,
@@ -370,7 +413,7 @@ rec {
           package = variantPackage args variant;
           kernels = package.nixgen.kernels or { };
           binding = package.nixgen.binding or null;
-          isPerObject = name: (kernels.${name}.nixgen or { }) ? objects;
+          isPerObject = name: (kernels.${name}.nixgen.objects or null) != null;
           perObject = filter isPerObject (attrNames kernels);
           whole = filter (name: !isPerObject name) (attrNames kernels);
           keyed =
@@ -424,7 +467,7 @@ rec {
         pkgs: variant:
         let
           names =
-            project.pythonDepends.general or [ ] ++ project.pythonDepends.${variant.backend} or [ ];
+            project.pythonDepends.general ++ project.pythonDepends.${variant.backend} or [ ];
           framework =
             ps:
             if variant.torch != null then
@@ -446,20 +489,24 @@ rec {
 
       /**
         The development shell of one variant (`nix develop .#<variant>`; `nixgen shell`):
-        its stdenv and compilers, the toolkit's libraries and `pythonEnv`. Nothing of the
-        project is built to enter it. `args` are `pkgsFor`'s.
+        its stdenv and compilers, the toolkit's libraries (none for a pure-Python variant)
+        and `pythonEnv`. Nothing of the project is built to enter it. `args` are `pkgsFor`'s.
       */
       devShell =
         args: variant:
         let
           pkgs = pkgsFor args variant;
           toolchain = nixgen.toolchains.${variant.backend} pkgs;
+          # A pure-Python variant compiles nothing: the stdenv alone, not the toolkit's
+          # compilers and libraries (a variant without a backend version has no toolkit:
+          # the toolchain's default `xpuPackages` names a set it does not define).
+          compiled = variant.framework != "torch-noarch";
           mkShell = pkgs.mkShell.override { inherit (toolchain) stdenv; };
         in
         mkShell {
           name = "${project.name}-${variant.name}";
-          packages = [ (pythonEnv pkgs variant) ] ++ toolchain.compilers;
-          inherit (toolchain) buildInputs;
+          packages = [ (pythonEnv pkgs variant) ] ++ (if compiled then toolchain.compilers else [ ]);
+          buildInputs = if compiled then toolchain.buildInputs else [ ];
           # Where the project's tests look for built variants (`KERNEL_BUILD`).
           shellHook = ''
             export KERNEL_BUILD="''${KERNEL_BUILD:-$PWD/build}"

@@ -10,7 +10,7 @@
   `withLib lib` is the library with them, as `mkProject` makes it for each variant's
   package set.
 
-  Modules: `versions`, `variants`, `cuda`, `shell`, `sources`, `compile`, `kernel`,
+  Modules: `versions`, `variants`, `cuda`, `sources`, `compile`, `kernel`,
   `extension`, `torch`, `tvmFfi`, `toolchains`, `rust`,
   `project`, `flake`.
 */
@@ -25,13 +25,15 @@ let
         versions = import ./versions.nix;
         variants = import ./variants.nix;
         cuda = import ./cuda.nix;
-        shell = import ./shell.nix { inherit lib; };
         sources = import ./sources.nix;
         compile = import ./compile.nix {
           inherit lib;
-          inherit (nixgen) shell cuda sources;
+          # nixpkgs' quoting (`escapeShellArg`, `escapeShellArgs` of lib/strings.nix).
+          shell = lib.strings;
+          inherit (nixgen) cuda sources;
         };
         kernel = import ./kernel.nix {
+          inherit lib;
           inherit (nixgen)
             compile
             cuda
@@ -45,7 +47,6 @@ let
         extension = import ./extension.nix {
           inherit lib;
           inherit (nixgen)
-            shell
             compile
             kernel
             sources
@@ -53,12 +54,12 @@ let
             tvmFfi
             ;
         };
-        torch = import ./torch.nix;
+        torch = import ./torch.nix { inherit lib; };
         tvmFfi = import ./tvm-ffi.nix;
         toolchains = import ./toolchains.nix;
         rust = import ./rust.nix {
+          inherit lib;
           inherit (nixgen)
-            shell
             cuda
             sources
             compile

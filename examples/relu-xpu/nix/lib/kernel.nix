@@ -9,6 +9,7 @@
   compilers, the backend's runtime inputs, Metal's install) is the table `cppLanguages`.
 */
 {
+  lib,
   compile,
   cuda,
   sources,
@@ -90,8 +91,9 @@ rec {
     - `passthru`: what `passthru.nixgen` adds (the GPU targets compiled for)
     - `installPhase` (default: the archive) and `attrs` (more derivation attributes)
 
-    A CUDA kernel none of whose planned capabilities the variant's toolkit can build fails
-    here, naming the toolkit.
+    A CUDA kernel's capabilities are read as nixgen planned them for the variant's toolkit
+    (`cuda.kernelCapabilities`): a kernel none of them can build was refused at render
+    (`plan.unbuildable_capabilities`); a toolkit the plan does not know fails, naming it.
 
     # Inputs
 
@@ -126,7 +128,8 @@ rec {
         let
           cudaVersion = pkgs.cudaPackages.cudaMajorMinorVersion;
           # The kernel's capabilities that each CUDA toolkit of the build table can compile
-          # for (planned by nixgen); this variant's toolkit picks its list (none fails).
+          # for (planned by nixgen); this variant's toolkit picks its list (a toolkit the
+          # plan lacks fails, naming it).
           capabilities = cuda.kernelCapabilities kernel.name kernel.capabilities cudaVersion;
         in
         builtins.seq capabilities {
@@ -294,10 +297,16 @@ rec {
       flagArgs = {
         inherit cudaFlags hipFlags syclFlags;
       };
-      others = s: builtins.filter (h: !builtins.elem h s) headers;
+      # The project's headers that `s` does not list (a set lookup: linear in both).
+      others =
+        s:
+        let
+          listed = builtins.listToAttrs (map (name: { inherit name; value = null; }) s);
+        in
+        builtins.filter (h: !(listed ? ${h})) headers;
     in
-    # Forced first: a language's checks (a CUDA toolkit that can build none of the
-    # kernel's capabilities) fail the derivation, not only one of its attributes.
+    # Forced first: a language's entry that throws (a CUDA toolkit the plan does not
+    # know) fails the derivation, not only one of its attributes.
     builtins.seq (backendOf { inherit sources; }) (
       toolchain.stdenv.mkDerivation (
         finalAttrs:
@@ -372,8 +381,8 @@ rec {
       has = name: builtins.elem name depends;
       tvm = pkgs.python3.pkgs.tvm-ffi;
       others = builtins.filter (d: d != "torch" && d != "tvm-ffi") depends;
-      path = d: builtins.filter builtins.isString (builtins.split "\\." d);
-      package = d: builtins.foldl' (set: part: set.${part}) pkgs (path d);
+      # A dotted name (`cudaPackages.nccl`) is an attribute path in the package set.
+      package = d: lib.getAttrFromPath (lib.splitString "." d) pkgs;
     in
     {
       flags =
@@ -414,37 +423,43 @@ rec {
       moduleName,
       pyext,
     }:
-    let
-      src = sources.selectWithPackage pkgs.lib root [ ] moduleDir pyext;
-      opsName = extension.opsName {
-        inherit moduleName;
-        inherit (variant) backend;
-        sources = [ src ];
-      };
-    in
-    pkgs.stdenvNoCC.mkDerivation {
-      inherit pname version src;
-      dontConfigure = true;
-      dontBuild = true;
-      installPhase = extension.installPhase {
-        packageDir = moduleDir;
-        inherit opsName;
-        # Fails the build on torch ops registered without `add_op_namespace_prefix`.
-        python = pkgs.python3;
-        compiled = false;
-        metadataFile = extension.metadataFile {
-          project = projectData;
+    # A fixed point: the ops name and `metadata.json` follow the derivation's `src`, so
+    # `overrideAttrs { src = …; }` renames the ops of what it installs.
+    pkgs.stdenvNoCC.mkDerivation (
+      finalAttrs:
+      let
+        opsName = extension.opsName {
+          inherit moduleName;
+          inherit (variant) backend;
+          sources = [ finalAttrs.src ];
+        };
+      in
+      {
+        inherit pname version;
+        src = sources.selectWithPackage pkgs.lib root [ ] moduleDir pyext;
+        dontConfigure = true;
+        dontBuild = true;
+        installPhase = extension.installPhase {
+          packageDir = moduleDir;
+          inherit opsName;
+          # Fails the build on torch ops registered without `add_op_namespace_prefix`.
+          python = pkgs.python3;
+          compiled = false;
+          metadataFile = extension.metadataFile {
+            project = projectData;
+            inherit variant opsName;
+          };
+        };
+        passthru.nixgen = {
           inherit variant opsName;
         };
-      };
-      passthru.nixgen = {
-        inherit variant opsName;
-      };
-    };
+      }
+    );
 
   /**
     Every language's builder, by the `language` of a generated file's data: the C++ ones
-    (`cpp`), the Rust ones (`nixgen.rust.kernel`) and `noarch`, the pure-Python variant.
+    (`cpp`), the Rust ones (`nixgen.rust.kernel`), by `data/languages.json`'s `builder`
+    (one table with nixgen), and `noarch`, the pure-Python variant.
     Each takes what its generated file is called with, then the data.
 
     # Examples
@@ -454,16 +469,18 @@ rec {
     => [ "cpp-cpu" "cpp-cuda" "cpp-metal" "cpp-rocm" "cpp-xpu" "noarch" "rust-cpu" "rust-cuda" ]
     ```
   */
-  languages = {
-    cpp-cpu = cpp;
-    cpp-cuda = cpp;
-    cpp-rocm = cpp;
-    cpp-xpu = cpp;
-    cpp-metal = cpp;
-    rust-cpu = rust.kernel;
-    rust-cuda = rust.kernel;
-    inherit noarch;
-  };
+  languages =
+    builtins.mapAttrs (
+      language: row:
+      {
+        cpp = cpp;
+        rust = rust.kernel;
+      }
+      .${row.builder}
+    ) (builtins.fromJSON (builtins.readFile ./data/languages.json)).languages
+    // {
+      inherit noarch;
+    };
 
   /**
     The one entry of every generated kernel file and of `noarch.nix`: the builder that
