@@ -378,6 +378,11 @@ def test_a_darwin_extension_links_with_ld64_into_a_mach_o_bundle(
         "CC": f"{CLANG} {cc}",
         "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
     }
+    # What configurePhase writes before ninja runs: the archive's response file.
+    assert [r["file"] for r in plans["responses"]] == ["nixgen-cmd/librelu.a.rsp"]
+    for response in plans["responses"]:
+        (kernel_dir / response["file"]).parent.mkdir(parents=True, exist_ok=True)
+        (kernel_dir / response["file"]).write_text(response["text"] + "\n")
     for directory, ninja in ((kernel_dir, plans["kernel"]), (ext_dir, plans["extension"])):
         done = _ninja(directory, ninja, env | {"NIX_BUILD_TOP": str(directory)})
         assert done.returncode == 0, done.stdout + done.stderr

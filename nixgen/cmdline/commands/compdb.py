@@ -65,7 +65,7 @@ def compdb_command(
     overrides: tuple[tuple[str, str], ...],
     accept_flake_config: bool,
     options: tuple[tuple[str, str], ...],
-    out: str,
+    out: str | None,
     dry_run: bool,
 ) -> None:
     """Write PROJECT/compile_commands.json: every compile command of the variant's C++
@@ -82,12 +82,14 @@ def compdb_command(
     `nix build --no-link`, so every include path exists. Renders the Nix files first when
     stale. Exit status: 0 written, 1 Nix failed, 2 invalid input.
     """
-    from nixgen.cmdline import compdb
+    from nixgen.cmdline import compdb, config
     from nixgen.cmdline.commands.render import prepare
     from nixgen.cmdline.pipeline import kept_warnings, summary
     from nixgen.planning import plan
     from nixgen.writing import write
 
+    out = config.out_dir(project, out)
+    overrides = config.overrides(project, overrides)
     system = nixbuild.host_system()
     loaded, rendered, problems = prepare(project, out)
     print_problems(problems)
