@@ -11,11 +11,13 @@ its own derivation is done. Built variants are then linked without evaluating ag
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import queue
 import re
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -103,6 +105,26 @@ def cache_hint(substituter: str, key: str, ignored: Sequence[str], *, accepted: 
     )
 
 
+#: Nix's base-32 digits (no e, o, t, u) and the characters of a store path's name.
+_STORE_NAME = r"[0-9a-df-np-sv-z]{32}-[A-Za-z0-9+_?=-][A-Za-z0-9+._?=-]*"
+
+
+def store_dir() -> str:
+    """The Nix store in use: ``$NIX_STORE_DIR``, else ``$NIX_STORE``, else ``/nix/store``
+    (the order Nix reads them in)."""
+    return (os.environ.get("NIX_STORE_DIR") or os.environ.get("NIX_STORE") or "/nix/store").rstrip(
+        "/"
+    ) or "/"
+
+
+def is_store_drv(value: str, store: str | None = None) -> bool:
+    """Whether `value` is the path of a derivation in the store `store` (default: the one
+    in use): ``<store>/<32 base-32 digits>-<name>.drv``, nothing else. A value read from an
+    evaluation is checked with it before it goes on a command line."""
+    store = store_dir() if store is None else store
+    return re.fullmatch(re.escape(store) + "/" + _STORE_NAME + r"\.drv", value) is not None
+
+
 def eval_command(
     ref: str,
     system: str,
@@ -119,13 +141,13 @@ def eval_command(
         "--extra-experimental-features",
         EXPERIMENTAL,
         "--json",
-        f"{ref}#packages.{system}",
         "--apply",
         apply,
     ]
     for name, value in overrides:
         command += ["--override-input", name, value]
-    return [*command, *extra]
+    # `--` first: no positional argument is ever read as an option.
+    return [*command, *extra, "--", f"{ref}#packages.{system}"]
 
 
 def build_command(
@@ -140,7 +162,9 @@ def build_command(
     """One `nix build` of every derivation in `drvs` (already evaluated: no flake here,
     so no `nixConfig` either: `extra` carries the options, and the flake's cache settings
     when they were accepted). `builders` is Nix's `builders` setting, passed as written:
-    machine specs separated by `;` or newlines, or `@FILE` (the empty string: none)."""
+    machine specs separated by `;` or newlines, or `@FILE` (the empty string: none).
+    `drvs` follow `--`, so none can be read as an option of Nix (and each was checked by
+    `evaluated_drvs` to be a store derivation)."""
     command = [
         "nix",
         "build",
@@ -159,7 +183,7 @@ def build_command(
         command += ["--cores", str(cores)]
     if builders is not None:
         command += ["--builders", builders]
-    return [*command, *extra, *drvs]
+    return [*command, *extra, "--", *drvs]
 
 
 def link_command(drv: str, link: Path) -> list[str]:
@@ -174,6 +198,7 @@ def link_command(drv: str, link: Path) -> list[str]:
         "0",
         "--out-link",
         str(link),
+        "--",
         drv,
     ]
 
@@ -242,6 +267,66 @@ def _pump(stream: Any, sink: queue.Queue[tuple[str, str | None]], tag: str) -> N
     sink.put((tag, None))
 
 
+#: Environment variables that point git at another repository, index or work tree than
+#: the one a directory is in (git's `rev-parse --local-env-vars`, less the `-c` settings,
+#: plus the discovery limits). Nix finds a flake's repository by looking for `.git` above
+#: it and runs git in it; nixgen's git check and every Nix it starts run without these,
+#: so the check sees the files Nix copies (`clean_env`).
+GIT_LOCATION_ENV = (
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_DIR",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    "GIT_GRAFT_FILE",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_INTERNAL_SUPER_PREFIX",
+    "GIT_NAMESPACE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_PREFIX",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_SHALLOW_FILE",
+    "GIT_WORK_TREE",
+)
+#: Seconds Nix gets to stop after SIGTERM (Ctrl-C) before it is killed; a second Ctrl-C
+#: kills it at once.
+STOP_GRACE = 10.0
+
+
+def clean_env() -> dict[str, str]:
+    """The environment of every git and Nix nixgen runs: its own, less `GIT_LOCATION_ENV`."""
+    return {k: v for k, v in os.environ.items() if k not in GIT_LOCATION_ENV}
+
+
+def stop(process: subprocess.Popen[Any]) -> None:
+    """End `process` after Ctrl-C: SIGTERM, then SIGKILL after `STOP_GRACE` seconds or at
+    a second Ctrl-C, whichever is first (a Nix that ignores SIGTERM cannot keep nixgen
+    waiting)."""
+
+    def kill_now(signum: int, frame: object) -> None:
+        with contextlib.suppress(OSError):
+            process.kill()
+
+    try:
+        previous: Any = signal.signal(signal.SIGINT, kill_now)
+    except ValueError:  # not the main thread
+        previous = None
+    try:
+        with contextlib.suppress(OSError):
+            process.terminate()
+        try:
+            process.wait(timeout=STOP_GRACE)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(OSError):
+                process.kill()
+            process.wait()
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
 def run(
     command: list[str],
     *,
@@ -263,6 +348,7 @@ def run(
             stdin=subprocess.DEVNULL,
             text=True,
             errors="replace",
+            env=clean_env(),
         )
     except OSError as exc:
         raise NixgenError(f"cannot run {command[0]}: {exc.strerror}") from None
@@ -292,11 +378,14 @@ def run(
                 on_change(*change)
             if on_tick is not None:
                 on_tick(log)
+        code = process.wait()
+        if on_change is not None:
+            for change in log.finish():
+                on_change(*change)
     except KeyboardInterrupt:
-        process.terminate()
-        process.wait()
+        stop(process)
         raise
-    return Result(process.wait(), "".join(stdout), log)
+    return Result(code, "".join(stdout), log)
 
 
 # --------------------------------------------------------- files a flake cannot see
@@ -310,6 +399,7 @@ def _git(root: Path, *args: str, stdin: str | None = None) -> str | None:
         done = subprocess.run(
             ["git", "-C", str(root), *args],
             input=stdin,
+            env=clean_env(),
             capture_output=True,
             text=True,
             errors="surrogateescape",

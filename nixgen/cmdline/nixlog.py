@@ -10,25 +10,33 @@ derivations running now, the ones finished, and the last lines of each one's log
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 
+from nixgen.cmdline.output import terminal_safe
+from nixgen.core import bounded
+
+ACT_BUILDS = 104
 ACT_BUILD = 105
 RES_BUILD_LOG_LINE = 101
+RES_PROGRESS = 105
 LEVEL_ERROR = 0
 LEVEL_WARN = 1
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_FAILED = re.compile(r"builder for '(/nix/store/[^']+\.drv)' failed")
+_FAILED = re.compile(r"builder for '(/[^']+\.drv)' failed")
+#: The longest log line kept (a runaway line of a build log is cut, not held whole).
+MAX_LINE = 64 * 1024
 
 
 def strip_ansi(text: str) -> str:
-    return _ANSI.sub("", text)
+    """`text` as it may be printed: every terminal control sequence removed
+    (`nixgen.cmdline.output.terminal_safe`), and at most `MAX_LINE` characters."""
+    return terminal_safe(text[:MAX_LINE])
 
 
 def drv_name(drv: str) -> str:
@@ -74,24 +82,48 @@ class NixLog:
     other: list[str] = attrs.field(factory=list)
     #: Called with each build log line as it arrives (`nixgen build -L`).
     on_line: Callable[[Build, str], None] | None = None
+    #: Builds that stopped and whose outcome Nix has not said yet (see `feed`).
+    unsettled: list[Build] = attrs.field(factory=list)
+    #: The failed-build count of Nix's last progress report.
+    failed_count: int = 0
+    #: The id of Nix's activity counting the builds (whose progress reports say how
+    #: many failed).
+    builds_activity: int | None = None
 
     def feed(self, line: str) -> tuple[str, Build] | None:
-        """Take one stderr line; return ``("start" | "stop", build)`` when one changes."""
+        """Take one stderr line; return ``("start" | "done" | "failed", build)`` when one
+        starts or is known to have ended so.
+
+        A build's stop says nothing of its outcome, and Nix reports a top-level
+        derivation's failure only at the end of the run: a stopped build is settled by
+        Nix's next progress report (its failed count), or by `finish`."""
         line = line.rstrip("\n")
         if not line.startswith("@nix "):
             if line.strip():
                 self.other.append(strip_ansi(line))
             return None
         try:
-            event = json.loads(line[5:])
+            event = bounded.json_loads(line[5:], limit=4 * MAX_LINE)
         except ValueError:
+            event = None
+        if not isinstance(event, dict):  # not an event: kept as text, like any other line
             self.other.append(strip_ansi(line))
             return None
+        return self._event(event)
+
+    def _event(self, event: dict[str, Any]) -> tuple[str, Build] | None:
         action = event.get("action")
-        if action == "start" and event.get("type") == ACT_BUILD:
-            fields = event.get("fields") or [""]
-            machine = str(fields[1]) if len(fields) > 1 and fields[1] else ""
-            drv = str(fields[0])
+        fields = event.get("fields")
+        fields = fields if isinstance(fields, list) and fields else [""]
+        id_ = event.get("id")
+        if isinstance(id_, bool) or not isinstance(id_, int):
+            id_ = None  # an event without a usable id changes no activity
+        if action == "start" and event.get("type") == ACT_BUILDS and id_ is not None:
+            self.builds_activity = id_
+            return None
+        if action == "start" and event.get("type") == ACT_BUILD and id_ is not None:
+            machine = strip_ansi(str(fields[1])) if len(fields) > 1 and fields[1] else ""
+            drv = strip_ansi(str(fields[0]))
             remote = next(
                 (
                     b
@@ -103,24 +135,28 @@ class NixLog:
             if remote is not None and not machine:
                 # The builder's own activity for a build Nix handed to it (forwarded
                 # over ssh-ng): the same build, whose log lines arrive under this id.
-                self.relayed[event["id"]] = remote
+                self.relayed[id_] = remote
                 return None
             build = Build(drv=drv, started=self.clock(), machine=machine)
-            self.builds[event["id"]] = build
+            self.builds[id_] = build
             return ("start", build)
-        if action == "stop" and event.get("id") in self.relayed:
+        if action == "stop" and id_ in self.relayed:
             return None
-        if action == "stop" and event.get("id") in self.builds:
-            build = self.builds[event["id"]]
+        if action == "stop" and id_ in self.builds:
+            build = self.builds[id_]
             if build.finished is None:
                 build.finished = self.clock()
-                build.failed = build.drv in self.failed_drvs()
-                return ("stop", build)
+                if build.drv in self.failed_drvs():
+                    build.failed = True
+                    return ("failed", build)
+                self.unsettled.append(build)
             return None
+        if action == "result" and event.get("type") == RES_PROGRESS:
+            return self._progress(fields) if id_ == self.builds_activity else None
         if action == "result" and event.get("type") == RES_BUILD_LOG_LINE:
-            target = self.builds.get(event.get("id")) or self.relayed.get(event.get("id"))
+            target = self.builds.get(id_) or self.relayed.get(id_)  # type: ignore[arg-type]
             if target is not None:
-                text = strip_ansi(str((event.get("fields") or [""])[0]))
+                text = strip_ansi(str(fields[0]))
                 target.log.append(text)
                 if self.on_line is not None:
                     self.on_line(target, text)
@@ -138,6 +174,29 @@ class NixLog:
                 if build.drv in self.failed_drvs():
                     build.failed = True
         return None
+
+    def _progress(self, fields: list[Any]) -> tuple[str, Build] | None:
+        """Nix's progress of its builds (done, expected, running, failed), reported right
+        after each build ends: a failed count that grew fails the build that stopped last."""
+        failed = fields[3] if len(fields) > 3 else None
+        if isinstance(failed, bool) or not isinstance(failed, int) or not self.unsettled:
+            return None
+        build = self.unsettled.pop()
+        grew = failed > self.failed_count
+        self.failed_count = max(failed, self.failed_count)
+        build.failed = build.failed or grew
+        return ("failed" if build.failed else "done", build)
+
+    def finish(self) -> list[tuple[str, Build]]:
+        """Settle the builds that stopped without a verdict, once Nix has exited: each
+        failed when Nix named it in an error, done otherwise."""
+        failed = self.failed_drvs()
+        out = []
+        for build in self.unsettled:
+            build.failed = build.failed or build.drv in failed
+            out.append(("failed" if build.failed else "done", build))
+        self.unsettled = []
+        return out
 
     def failed_drvs(self) -> list[str]:
         """Derivations whose builder failed, in the order Nix reported them."""
