@@ -108,8 +108,8 @@ class Fake:
         return [c for c in self.calls() if c[0] == "build" and "--out-link" not in c]
 
 
-@pytest.fixture
-def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fake:
+def install_fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fake:
+    """The fake `nix` first on PATH (for this test)."""
     directory = tmp_path / "fake"
     (directory / "bin").mkdir(parents=True)
     script = directory / "bin" / "nix"
@@ -122,11 +122,20 @@ def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fake:
     return Fake(directory)
 
 
-@pytest.fixture
-def demo(tmp_path: Path) -> Path:
+def make_demo(tmp_path: Path) -> Path:
     root = tmp_path / "relu-demo"
     scaffold.create(root, "relu-demo", ["cpp-cpu"])
     return root
+
+
+@pytest.fixture
+def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fake:
+    return install_fake(tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    return make_demo(tmp_path)
 
 
 def build(runner: Any, demo: Path, *args: str) -> Any:

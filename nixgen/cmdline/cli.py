@@ -55,16 +55,34 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def _find_project(ctx: click.Context, param: click.Parameter, value: Path) -> Path:
     """PROJECT when given; else the nearest of the working directory and its parents
-    that holds a build.toml (as cargo finds Cargo.toml), else the working directory."""
+    that holds a build.toml (as cargo finds Cargo.toml), else the working directory.
+
+    The search stops, as git's does, at a file system boundary (a parent on another
+    device) and at an ownership boundary (a parent owned by another user than the one
+    running nixgen): another user's project above a shared directory is never picked up.
+    A project found above the working directory is said on stderr."""
     if ctx.get_parameter_source(param.name or "") is not ParameterSource.DEFAULT:
         return value
     try:
         here = Path.cwd()
+        device = os.stat(here).st_dev
     except OSError:  # the working directory is gone: `load` says so
         return value
+    user = os.geteuid()
     for directory in (here, *here.parents):
+        if directory != here:
+            try:
+                info = os.stat(directory)
+            except OSError:
+                break
+            if info.st_dev != device or info.st_uid != user:
+                break
         if (directory / "build.toml").is_file():
-            return Path(os.path.relpath(directory)) if directory != here else value
+            if directory == here:
+                return value
+            found = Path(os.path.relpath(directory))
+            output.status(f"using the project at {found} (the nearest build.toml above {here})")
+            return found
     return value
 
 

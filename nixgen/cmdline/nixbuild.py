@@ -300,6 +300,12 @@ def clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in GIT_LOCATION_ENV}
 
 
+def exit_status(returncode: int) -> int:
+    """A child's exit status as a shell reports it: its own code, or 128 + n when signal n
+    ended it (143 for SIGTERM, 137 for SIGKILL, 129 for SIGHUP; Python says -n)."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
 def stop(process: subprocess.Popen[Any]) -> None:
     """End `process` after Ctrl-C: SIGTERM, then SIGKILL after `STOP_GRACE` seconds or at
     a second Ctrl-C, whichever is first (a Nix that ignores SIGTERM cannot keep nixgen
@@ -427,6 +433,10 @@ class Unseen:
     ignored: list[str]
     #: Whether the project has no tracked file at all.
     nothing_tracked: bool
+    #: Files inside a git submodule (file -> the submodule's path): committed there, but
+    #: a flake of the enclosing repository does not copy a submodule's files (Nix fetches
+    #: them only with `submodules=1`), and `git add` in the enclosing one refuses them.
+    in_submodule: dict[str, str] = attrs.field(factory=dict)
 
 
 def unseen_files(root: Path, needed: Sequence[str]) -> Unseen | None:
@@ -450,14 +460,26 @@ def unseen_files(root: Path, needed: Sequence[str]) -> Unseen | None:
             files.append(rel)
             named.add(rel)
     files = list(dict.fromkeys(files))
-    listed = _git(root, "ls-files", "-z", "--", ".")
+    listed = _git(root, "ls-files", "-z", "--stage", "--", ".")
     if listed is None:
         return None
-    tracked = set(filter(None, listed.split("\0")))
+    tracked: set[str] = set()
+    gitlinks: list[str] = []
+    for entry in filter(None, listed.split("\0")):
+        info, _, name = entry.partition("\t")
+        tracked.add(name)
+        if info.startswith("160000 "):  # a submodule's commit
+            gitlinks.append(name)
     missing = [f for f in files if f not in tracked]
     if not missing:
         return None
-    ignored_out = _git(root, "check-ignore", "-z", "--stdin", stdin="\0".join(missing) + "\0")
+    in_submodule = {f: link for f in missing for link in gitlinks if f.startswith(f"{link}/")}
+    missing = [f for f in missing if f not in in_submodule]
+    ignored_out = (
+        _git(root, "check-ignore", "-z", "--stdin", stdin="\0".join(missing) + "\0")
+        if missing
+        else ""
+    )
     if ignored_out is None:
         ignored_out = ""
     ignored = set(filter(None, ignored_out.split("\0")))
@@ -467,5 +489,6 @@ def unseen_files(root: Path, needed: Sequence[str]) -> Unseen | None:
         untracked=[f for f in missing if f not in ignored],
         ignored=[f for f in missing if f in ignored and f in named],
         nothing_tracked=not tracked,
+        in_submodule=in_submodule,
     )
-    return unseen if unseen.untracked or unseen.ignored else None
+    return unseen if unseen.untracked or unseen.ignored or in_submodule else None

@@ -44,6 +44,10 @@ from nixgen.planning.plan import SYSTEMS
 
 __all__ = ["build_command", "command", "host_system"]
 
+#: The largest --max-jobs and --cores passed to Nix (which reads them as 32-bit unsigned
+#: integers and fails on more, after the evaluation); beyond any machine.
+MAX_JOBS = 65536
+
 #: Where each variant is linked, relative to the project (what the `kernels` client and
 #: the tests of `nixgen init` look at).
 DEFAULT_LINKS = "build"
@@ -131,7 +135,7 @@ def _label(drv_name: str, project: str, version: str, kernels: list[str]) -> str
 @click.option("--keep-going", is_flag=True, help="Build the other variants after a failure.")
 @click.option(
     "--max-jobs",
-    type=click.IntRange(0),
+    type=click.IntRange(0, MAX_JOBS),
     default=None,
     help="Derivations Nix builds at once on this machine (passed to nix build; default: "
     "Nix's setting; 0: every derivation on the --builders).",
@@ -147,7 +151,7 @@ def _label(drv_name: str, project: str, version: str, kernels: list[str]) -> str
 )
 @click.option(
     "--cores",
-    type=click.IntRange(0),
+    type=click.IntRange(0, MAX_JOBS),
     default=None,
     help="Cores of each derivation, $NIX_BUILD_CORES (passed to nix build; 0: all).",
 )
@@ -507,6 +511,7 @@ def _unseen_problems(
     untracked = [*(found.untracked if found else []), *new]
     ignored = found.ignored if found else []
     nothing_tracked = found.nothing_tracked if found else False
+    in_submodule = found.in_submodule if found else {}
 
     def shown(rel: str) -> str:
         return os.path.relpath(root / rel)
@@ -522,6 +527,19 @@ def _unseen_problems(
 
     problems: list[Problem] = []
     why = "Nix copies only the files git tracks into the store"
+    for rel, link in in_submodule.items():
+        message = (
+            f"is inside the git submodule `{link}`: committed there, but a flake does not "
+            "copy a submodule's files into the store (Nix fetches them only with "
+            "`submodules=1`), so the build would not see it; make it part of the "
+            "project's own repository"
+        )
+        if rel in sources:
+            problems.append(loaded.document.locate(error(f"`{rel}` {message}", sources[rel])))
+        else:
+            problems.append(error(message).located(shown(rel), None, None))
+    if not untracked and not ignored:
+        return problems
     for rel in [*untracked, *ignored]:
         what = "is ignored by git (.gitignore)" if rel in ignored else "is not tracked by git"
         if rel in sources:

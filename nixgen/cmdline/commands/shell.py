@@ -145,12 +145,12 @@ def shell_command(
     # The shell takes Ctrl-C; nixgen waits for it and passes its exit status on.
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        code = subprocess.run(command, cwd=root, check=False).returncode
+        code = subprocess.run(command, cwd=root, check=False, env=nixbuild.clean_env()).returncode
     except OSError as exc:
         raise NixgenError(f"cannot run nix: {exc.strerror}") from None
     finally:
         signal.signal(signal.SIGINT, previous)
-    raise SystemExit(code)
+    raise SystemExit(nixbuild.exit_status(code))
 
 
 command = shell_command
