@@ -506,8 +506,8 @@ def _unseen_problems(
     needed = [*generated, *sources, package]
     found = nixbuild.unseen_files(root, needed)
     new = [f for f in new if f not in (found.untracked if found else [])]
-    if found is None and not new:
-        return []
+    if found is None and (not new or nixbuild.git_work_tree(root) is None):
+        return []  # outside a git work tree, a flake sees every file
     untracked = [*(found.untracked if found else []), *new]
     ignored = found.ignored if found else []
     nothing_tracked = found.nothing_tracked if found else False
