@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -370,4 +371,48 @@ def test_a_hand_written_file_where_a_link_goes_is_a_clear_error(runner, fake, de
     assert f"build/{variants[0]}: is a file, not a link to a build" in result.output
     assert "failed" not in result.output
     assert (demo / "build" / variants[0]).read_text() == "my notes\n"
+    assert fake.builds() == []
+
+
+REAL_EVAL = """\
+#!{python}
+import os, sys
+if sys.argv[1] == "eval":
+    os.execv({real!r}, [{real!r}, *sys.argv[1:]])
+os.execv({fake!r}, [{fake!r}, *sys.argv[1:]])
+"""
+
+
+@pytest.mark.skipif(shutil.which("nix") is None, reason="nix is not installed")
+def test_the_hook_probe_with_a_real_evaluation(runner, fake, demo, tmp_path, monkeypatch):
+    """The same probe, the drvPaths evaluated by the real Nix from a hand-written
+    flake.nix (only `nix build` is the fake, which runs a hook as Nix would)."""
+    from . import nixtools
+
+    real = shutil.which("nix", path=os.environ["PATH"].split(os.pathsep, 1)[1])
+    assert real is not None
+    variants = bundled(demo)[:2]
+    ran = tmp_path / "hook-ran"
+    hook = tmp_path / "hook.sh"
+    hook.write_text(f"#!/bin/sh\ntouch {ran}\n")
+    hook.chmod(0o755)
+    fake_nix = fake.dir / "bin" / "nix"
+    fake_nix.rename(fake.dir / "bin" / "fake-nix")
+    fake_nix.write_text(
+        REAL_EVAL.format(python=sys.executable, real=real, fake=str(fake.dir / "bin" / "fake-nix"))
+    )
+    fake_nix.chmod(0o755)
+    monkeypatch.setenv("NIX_CONFIG", nixtools.NIX_CONFIG)
+    system = nixbuild.host_system()
+    (demo / "flake.nix").write_text(
+        "{ outputs = { self }: { packages." + system + " = {\n"
+        f'  "{variants[0]}" = {{ drvPath = "--post-build-hook"; }};\n'
+        f'  "{variants[1]}" = {{ drvPath = "{hook}"; }};\n'
+        "}; }; }\n"
+    )
+    args = [a for v in variants for a in ("--variant", v)]
+    result = build(runner, demo, *args)
+    assert not ran.exists(), "the hook script ran"
+    assert result.exit_code == 1, result.output
+    assert '.drvPath is "--post-build-hook", not a derivation in /nix/store' in result.output
     assert fake.builds() == []

@@ -29,6 +29,7 @@ import attrs
 import click
 
 from nixgen.cmdline.nixlog import Build, NixLog
+from nixgen.core import bounded
 from nixgen.core.errors import NixgenError
 from nixgen.rendering import nixlit
 
@@ -261,8 +262,13 @@ class Result:
     log: NixLog
 
 
+#: The longest piece of one line of Nix's output taken at once (a longer line arrives in
+#: pieces, so no line of a hostile log is held whole).
+_READ_LINE = 1 << 20
+
+
 def _pump(stream: Any, sink: queue.Queue[tuple[str, str | None]], tag: str) -> None:
-    for line in iter(stream.readline, ""):
+    for line in iter(lambda: stream.readline(_READ_LINE), ""):
         sink.put((tag, line))
     sink.put((tag, None))
 
@@ -366,6 +372,7 @@ def run(
     for thread in threads:
         thread.start()
     stdout: list[str] = []
+    size = 0
     open_streams = 2
     try:
         while open_streams:
@@ -377,7 +384,9 @@ def run(
                 open_streams -= 1
                 continue
             if tag == "out":
-                stdout.append(line)
+                if size <= bounded.MAX_JSON:  # more is no list of derivations: not kept
+                    stdout.append(line)
+                    size += len(line)
                 continue
             change = log.feed(line) if tag == "err" else None
             if change is not None and on_change is not None:

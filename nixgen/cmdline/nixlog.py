@@ -29,6 +29,8 @@ LEVEL_ERROR = 0
 LEVEL_WARN = 1
 
 _FAILED = re.compile(r"builder for '(/[^']+\.drv)' failed")
+#: The most lines that are no events kept (a failure report shows the last few).
+MAX_OTHER = 1000
 #: The longest log line kept (a runaway line of a build log is cut, not held whole).
 MAX_LINE = 64 * 1024
 
@@ -100,16 +102,22 @@ class NixLog:
         line = line.rstrip("\n")
         if not line.startswith("@nix "):
             if line.strip():
-                self.other.append(strip_ansi(line))
+                self._other(line)
             return None
         try:
             event = bounded.json_loads(line[5:], limit=4 * MAX_LINE)
         except ValueError:
             event = None
         if not isinstance(event, dict):  # not an event: kept as text, like any other line
-            self.other.append(strip_ansi(line))
+            self._other(line)
             return None
         return self._event(event)
+
+    def _other(self, line: str) -> None:
+        """Keep a line that is no event (the last `MAX_OTHER` of them)."""
+        self.other.append(strip_ansi(line))
+        if len(self.other) > 2 * MAX_OTHER:
+            del self.other[:-MAX_OTHER]
 
     def _event(self, event: dict[str, Any]) -> tuple[str, Build] | None:
         action = event.get("action")
