@@ -168,6 +168,35 @@ def test_a_dry_run_outside_git_warns_of_no_untracked_file(tmp_path: Path) -> Non
 
 
 @needs_git
+def test_a_repository_config_names_no_command_that_nixgen_or_nix_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runner
+) -> None:
+    """`core.fsmonitor` in a project's own .git/config is a command that `git ls-files`
+    starts: neither nixgen's git check nor the git that Nix runs may start it."""
+    from nixgen.cmdline.cli import main
+
+    ran = tmp_path / "fsmonitor-ran"
+    fake: Fake = install_fake(tmp_path, monkeypatch)
+    script = fake.dir / "bin" / "nix"
+    script.write_text(  # as Nix does for a flake in a git work tree
+        script.read_text().replace(
+            "args = sys.argv[1:]\n",
+            "args = sys.argv[1:]\nimport subprocess\n"
+            "subprocess.run(['git', 'ls-files'], capture_output=True)\n",
+        )
+    )
+    demo = make_demo(tmp_path)
+    assert nixgen("render", ".", cwd=demo).returncode == 0
+    committed(demo)
+    git("config", "core.fsmonitor", f"touch {ran}; false", cwd=demo)
+    fake.evaluates_to([drv(v) for v in bundled(demo)])
+    result = runner.invoke(main, ["build", str(demo), "--no-link"])
+    assert result.exit_code == 0, result.output
+    assert fake.calls()
+    assert not ran.exists(), "the repository's core.fsmonitor command ran"
+
+
+@needs_git
 def test_a_committed_file_in_a_submodule_is_not_called_untracked(tmp_path: Path) -> None:
     inner = tmp_path / "inner"
     inner.mkdir()

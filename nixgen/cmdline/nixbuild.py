@@ -301,9 +301,29 @@ GIT_LOCATION_ENV = (
 STOP_GRACE = 10.0
 
 
+#: git settings forced on every git that nixgen, or a Nix it starts, runs in the project:
+#: a repository's own config must not name a command that git then runs (`ls-files`, which
+#: nixgen's check and Nix both run, starts `core.fsmonitor`).
+GIT_SAFE_CONFIG = (("core.fsmonitor", "false"),)
+
+
 def clean_env() -> dict[str, str]:
-    """The environment of every git and Nix nixgen runs: its own, less `GIT_LOCATION_ENV`."""
-    return {k: v for k, v in os.environ.items() if k not in GIT_LOCATION_ENV}
+    """The environment of every git and Nix nixgen runs: its own, less `GIT_LOCATION_ENV`,
+    plus `GIT_SAFE_CONFIG` (as ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n``, after any the
+    user set)."""
+    env = {k: v for k, v in os.environ.items() if k not in GIT_LOCATION_ENV}
+    try:
+        count = int(env.get("GIT_CONFIG_COUNT", "0") or 0)
+    except ValueError:
+        count = 0
+    if not 0 <= count <= 1000:
+        count = 0
+    for name, value in GIT_SAFE_CONFIG:
+        env[f"GIT_CONFIG_KEY_{count}"] = name
+        env[f"GIT_CONFIG_VALUE_{count}"] = value
+        count += 1
+    env["GIT_CONFIG_COUNT"] = str(count)
+    return env
 
 
 def exit_status(returncode: int) -> int:
