@@ -416,3 +416,19 @@ def test_the_hook_probe_with_a_real_evaluation(runner, fake, demo, tmp_path, mon
     assert result.exit_code == 1, result.output
     assert '.drvPath is "--post-build-hook", not a derivation in /nix/store' in result.output
     assert fake.builds() == []
+
+
+def test_a_failure_nix_ties_to_no_derivation_prints_no_variant_done(runner, fake, demo):
+    variants = bundled(demo)[:1]
+    target = drv(variants[0], "7")
+    fake.evaluates_to([target])
+    fake.log(
+        event(action="start", id=1, type=105, fields=[target, "", 1, 1]),
+        event(action="stop", id=1),
+        event(action="msg", level=0, msg="error: unexpected end-of-file"),
+        exit=1,
+    )
+    result = build(runner, demo, "--variant", variants[0])
+    assert result.exit_code == 1, result.output
+    assert f"{variants[0]}: done" not in result.output
+    assert f"failed: {variants[0]}" in result.output

@@ -415,7 +415,7 @@ def run(
                 on_tick(log)
         code = process.wait()
         if on_change is not None:
-            for change in log.finish():
+            for change in log.finish(code):
                 on_change(*change)
     except KeyboardInterrupt:
         stop(process)

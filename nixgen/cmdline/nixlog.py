@@ -195,10 +195,13 @@ class NixLog:
         build.failed = build.failed or grew
         return ("failed" if build.failed else "done", build)
 
-    def finish(self) -> list[tuple[str, Build]]:
-        """Settle the builds that stopped without a verdict, once Nix has exited: each
-        failed when Nix named it in an error, done otherwise."""
+    def finish(self, code: int = 0) -> list[tuple[str, Build]]:
+        """Settle the builds that stopped without a verdict, once Nix has exited with
+        `code`: each failed when Nix named it in an error, done otherwise. When Nix failed
+        without naming any derivation, nothing is known of them: none is settled."""
         failed = self.failed_drvs()
+        if code != 0 and not failed:
+            return []
         out = []
         for build in self.unsettled:
             build.failed = build.failed or build.drv in failed
