@@ -414,9 +414,6 @@ def run(
             if on_tick is not None:
                 on_tick(log)
         code = process.wait()
-        if on_change is not None:
-            for change in log.finish(code):
-                on_change(*change)
     except KeyboardInterrupt:
         stop(process)
         raise

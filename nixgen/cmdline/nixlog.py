@@ -21,10 +21,8 @@ import attrs
 from nixgen.cmdline.output import terminal_safe
 from nixgen.core import bounded
 
-ACT_BUILDS = 104
 ACT_BUILD = 105
 RES_BUILD_LOG_LINE = 101
-RES_PROGRESS = 105
 LEVEL_ERROR = 0
 LEVEL_WARN = 1
 
@@ -84,21 +82,14 @@ class NixLog:
     other: list[str] = attrs.field(factory=list)
     #: Called with each build log line as it arrives (`nixgen build -L`).
     on_line: Callable[[Build, str], None] | None = None
-    #: Builds that stopped and whose outcome Nix has not said yet (see `feed`).
-    unsettled: list[Build] = attrs.field(factory=list)
-    #: The failed-build count of Nix's last progress report.
-    failed_count: int = 0
-    #: The id of Nix's activity counting the builds (whose progress reports say how
-    #: many failed).
-    builds_activity: int | None = None
 
     def feed(self, line: str) -> tuple[str, Build] | None:
-        """Take one stderr line; return ``("start" | "done" | "failed", build)`` when one
-        starts or is known to have ended so.
+        """Take one stderr line; return ``("start" | "stop", build)`` when one changes.
 
-        A build's stop says nothing of its outcome, and Nix reports a top-level
-        derivation's failure only at the end of the run: a stopped build is settled by
-        Nix's next progress report (its failed count), or by `finish`."""
+        A stop says whether the build failed only when Nix said so before it: Nix 2.8
+        stops a top-level derivation's activity at the very end of the run and reports
+        its failure after that, so a stop alone is no success (`nixgen build` waits for
+        Nix's exit before calling a variant done)."""
         line = line.rstrip("\n")
         if not line.startswith("@nix "):
             if line.strip():
@@ -126,9 +117,6 @@ class NixLog:
         id_ = event.get("id")
         if isinstance(id_, bool) or not isinstance(id_, int):
             id_ = None  # an event without a usable id changes no activity
-        if action == "start" and event.get("type") == ACT_BUILDS and id_ is not None:
-            self.builds_activity = id_
-            return None
         if action == "start" and event.get("type") == ACT_BUILD and id_ is not None:
             machine = strip_ansi(str(fields[1])) if len(fields) > 1 and fields[1] else ""
             drv = strip_ansi(str(fields[0]))
@@ -154,13 +142,9 @@ class NixLog:
             build = self.builds[id_]
             if build.finished is None:
                 build.finished = self.clock()
-                if build.drv in self.failed_drvs():
-                    build.failed = True
-                    return ("failed", build)
-                self.unsettled.append(build)
+                build.failed = build.drv in self.failed_drvs()
+                return ("stop", build)
             return None
-        if action == "result" and event.get("type") == RES_PROGRESS:
-            return self._progress(fields) if id_ == self.builds_activity else None
         if action == "result" and event.get("type") == RES_BUILD_LOG_LINE:
             target = self.builds.get(id_) or self.relayed.get(id_)  # type: ignore[arg-type]
             if target is not None:
@@ -182,32 +166,6 @@ class NixLog:
                 if build.drv in self.failed_drvs():
                     build.failed = True
         return None
-
-    def _progress(self, fields: list[Any]) -> tuple[str, Build] | None:
-        """Nix's progress of its builds (done, expected, running, failed), reported right
-        after each build ends: a failed count that grew fails the build that stopped last."""
-        failed = fields[3] if len(fields) > 3 else None
-        if isinstance(failed, bool) or not isinstance(failed, int) or not self.unsettled:
-            return None
-        build = self.unsettled.pop()
-        grew = failed > self.failed_count
-        self.failed_count = max(failed, self.failed_count)
-        build.failed = build.failed or grew
-        return ("failed" if build.failed else "done", build)
-
-    def finish(self, code: int = 0) -> list[tuple[str, Build]]:
-        """Settle the builds that stopped without a verdict, once Nix has exited with
-        `code`: each failed when Nix named it in an error, done otherwise. When Nix failed
-        without naming any derivation, nothing is known of them: none is settled."""
-        failed = self.failed_drvs()
-        if code != 0 and not failed:
-            return []
-        out = []
-        for build in self.unsettled:
-            build.failed = build.failed or build.drv in failed
-            out.append(("failed" if build.failed else "done", build))
-        self.unsettled = []
-        return out
 
     def failed_drvs(self) -> list[str]:
         """Derivations whose builder failed, in the order Nix reported them."""

@@ -335,6 +335,10 @@ def build_command(
                 "built once and linked as each"
             )
     done: list[str] = []
+    #: Variants whose derivation stopped with no failure said: done once Nix exits
+    #: without naming it (it stops a top-level build at the end, and reports the failure
+    #: after that stop).
+    stopped: list[str] = []
 
     def on_change(kind: str, build: Build) -> None:
         names = variants_of.get(build.drv, [])
@@ -343,16 +347,10 @@ def build_command(
             where = f" on {build.machine}" if build.machine else ""
             variant = f" ({', '.join(names)})" if names else ""
             progress.event(f"building {what}{where}{variant}")
-        elif kind == "failed":
+        elif build.failed:
             progress.event(f"{what} {progress.style('failed', fg='red')}")
         elif names:
-            for variant in names:
-                if variant not in done:
-                    done.append(variant)
-                    progress.line(
-                        f"[{len(done)}/{len(chosen)}] {variant}: "
-                        f"{progress.style('done', fg='green')} (total {progress.total_elapsed()})"
-                    )
+            stopped.extend(n for n in names if n not in stopped)
         else:
             progress.event(f"built {what} ({build.duration(time.monotonic()):.1f}s)")
 
@@ -387,7 +385,7 @@ def build_command(
         if name in broken:
             continue
         if no_link:
-            if built.code != 0 and name not in done:
+            if built.code != 0 and name not in stopped:
                 broken.add(name)  # not known to be built
             elif name not in done:
                 done.append(name)
