@@ -104,6 +104,20 @@ def test_the_search_stops_at_a_directory_owned_by_another_user(tmp_path: Path) -
     assert "no such file" in done.stderr
 
 
+@pytest.mark.skipif(not is_root, reason="needs root to give a file another owner")
+def test_a_build_toml_another_user_dropped_above_is_not_a_project(tmp_path: Path) -> None:
+    """A world-writable directory above (as /tmp): the directory is root's, the
+    build.toml someone else's."""
+    shared = tmp_path / "shared"
+    dropped = project(shared, name=".")
+    os.chown(dropped / "build.toml", NOBODY, NOBODY)
+    mine = shared / "work" / "sub"
+    mine.mkdir(parents=True)
+    done = nixgen("render", cwd=mine)
+    assert done.returncode == 2, done.stderr
+    assert not (shared / "nix").exists()
+
+
 @pytest.mark.skipif(not is_root or shutil.which("mount") is None, reason="needs root to mount")
 def test_the_search_stops_at_a_file_system_boundary(tmp_path: Path) -> None:
     root = project(tmp_path)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -58,31 +59,41 @@ def _find_project(ctx: click.Context, param: click.Parameter, value: Path) -> Pa
     that holds a build.toml (as cargo finds Cargo.toml), else the working directory.
 
     The search stops, as git's does, at a file system boundary (a parent on another
-    device) and at an ownership boundary (a parent owned by another user than the one
-    running nixgen): another user's project above a shared directory is never picked up.
-    A project found above the working directory is said on stderr."""
+    device) and at an ownership boundary: a parent directory, or a build.toml above the
+    working directory, owned by someone other than the user running nixgen and the owner
+    of the working directory (another user's project above a shared directory, a
+    build.toml dropped into `/tmp`, is never picked up). A project found above the working
+    directory is said on stderr."""
     if ctx.get_parameter_source(param.name or "") is not ParameterSource.DEFAULT:
         return value
     try:
         here = Path.cwd()
-        device = os.stat(here).st_dev
+        start = os.stat(here)
     except OSError:  # the working directory is gone: `load` says so
         return value
-    user = os.geteuid()
+    owners = {os.geteuid(), start.st_uid}
     for directory in (here, *here.parents):
-        if directory != here:
-            try:
-                info = os.stat(directory)
-            except OSError:
-                break
-            if info.st_dev != device or info.st_uid != user:
-                break
-        if (directory / "build.toml").is_file():
-            if directory == here:
+        if directory == here:
+            if (directory / "build.toml").is_file():
                 return value
-            found = Path(os.path.relpath(directory))
-            output.status(f"using the project at {found} (the nearest build.toml above {here})")
-            return found
+            continue
+        try:
+            info = os.stat(directory)
+        except OSError:
+            break
+        if info.st_dev != start.st_dev or info.st_uid not in owners:
+            break
+        try:
+            found = os.stat(directory / "build.toml")
+        except OSError:
+            continue
+        if not stat.S_ISREG(found.st_mode):
+            continue
+        if found.st_uid not in owners:
+            break  # a build.toml that is not the user's: no project is found
+        shown = Path(os.path.relpath(directory))
+        output.status(f"using the project at {shown} (the nearest build.toml above {here})")
+        return shown
     return value
 
 
