@@ -310,7 +310,7 @@ GIT_SAFE_CONFIG = (("core.fsmonitor", "false"),)
 def clean_env() -> dict[str, str]:
     """The environment of every git and Nix nixgen runs: its own, less `GIT_LOCATION_ENV`,
     plus `GIT_SAFE_CONFIG` (as ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n``, after any the
-    user set)."""
+    user set), and git's search for a repository crossing file systems as Nix's does."""
     env = {k: v for k, v in os.environ.items() if k not in GIT_LOCATION_ENV}
     try:
         count = int(env.get("GIT_CONFIG_COUNT", "0") or 0)
@@ -323,6 +323,8 @@ def clean_env() -> dict[str, str]:
         env[f"GIT_CONFIG_VALUE_{count}"] = value
         count += 1
     env["GIT_CONFIG_COUNT"] = str(count)
+    # Nix looks for `.git` in every directory above the flake, across file systems.
+    env["GIT_DISCOVERY_ACROSS_FILESYSTEM"] = "1"
     return env
 
 
