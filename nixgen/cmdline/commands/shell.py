@@ -76,7 +76,8 @@ def shell_command(
       nixgen shell --test -c 'python -m pytest tests'
 
     Renders the Nix files first when stale; in a git work tree, files git does not track
-    stop it as they stop `nixgen build`. Exit status: the shell's, or 2 invalid input.
+    stop it as they stop `nixgen build`. Exit status: the shell's (128 + N when signal N
+    ended it, as a shell reports it), or 2 invalid input.
     """
     from nixgen.cmdline.commands.render import prepare
     from nixgen.cmdline.pipeline import kept_warnings, summary
