@@ -266,6 +266,17 @@ def _lock_search(kernel: model.RustCpuKernel | model.RustCudaKernel) -> list[str
     return [f"{d}/Cargo.lock" if d else "Cargo.lock" for d in dirs]
 
 
+def lock_search_paths(build: model.Build) -> list[str]:
+    """Every path where `listed_lock_files` looks for a Rust kernel's `Cargo.lock`: what
+    `nixgen watch` watches besides the listed files, so a lock that appears nearer the
+    crate is rendered at once."""
+    out: dict[str, None] = {}
+    for _, kernel in sorted(build.kernels.items()):
+        if isinstance(kernel, model.RUST_KERNELS):
+            out.update(dict.fromkeys(_lock_search(kernel)))
+    return list(out)
+
+
 def listed_lock_files(build: model.Build, root: Path) -> tuple[model.Build, list[Problem]]:
     """`build` with each Rust kernel's `Cargo.lock` in its `src`: one that `src` omits is
     found as the anchor finds it (it reads the lock from the source tree, listed or not),

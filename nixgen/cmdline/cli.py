@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -55,16 +56,44 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def _find_project(ctx: click.Context, param: click.Parameter, value: Path) -> Path:
     """PROJECT when given; else the nearest of the working directory and its parents
-    that holds a build.toml (as cargo finds Cargo.toml), else the working directory."""
+    that holds a build.toml (as cargo finds Cargo.toml), else the working directory.
+
+    The search stops, as git's does, at a file system boundary (a parent on another
+    device) and at an ownership boundary: a parent directory, or a build.toml above the
+    working directory, owned by someone other than the user running nixgen and the owner
+    of the working directory (another user's project above a shared directory, a
+    build.toml dropped into `/tmp`, is never picked up). A project found above the working
+    directory is said on stderr."""
     if ctx.get_parameter_source(param.name or "") is not ParameterSource.DEFAULT:
         return value
     try:
         here = Path.cwd()
+        start = os.stat(here)
     except OSError:  # the working directory is gone: `load` says so
         return value
+    owners = {os.geteuid(), start.st_uid}
     for directory in (here, *here.parents):
-        if (directory / "build.toml").is_file():
-            return Path(os.path.relpath(directory)) if directory != here else value
+        if directory == here:
+            if (directory / "build.toml").is_file():
+                return value
+            continue
+        try:
+            info = os.stat(directory)
+        except OSError:
+            break
+        if info.st_dev != start.st_dev or info.st_uid not in owners:
+            break
+        try:
+            found = os.stat(directory / "build.toml")
+        except OSError:
+            continue
+        if not stat.S_ISREG(found.st_mode):
+            continue
+        if found.st_uid not in owners:
+            break  # a build.toml that is not the user's: no project is found
+        shown = Path(os.path.relpath(directory))
+        output.status(f"using the project at {shown} (the nearest build.toml above {here})")
+        return shown
     return value
 
 

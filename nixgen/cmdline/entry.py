@@ -170,6 +170,13 @@ def main() -> None:
         code: object = 0
     except SystemExit as exc:
         code = exc.code
+    except StdoutError as exc:  # --help, -V, completion: printed before any command runs
+        _silence_stdout()
+        with contextlib.suppress(OSError):
+            os.write(
+                2, f"nixgen: error: cannot write to standard output ({exc.strerror})\n".encode()
+            )
+        code = 2
     except KeyboardInterrupt:
         with contextlib.suppress(OSError):
             os.write(2, b"interrupted\n")

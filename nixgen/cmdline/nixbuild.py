@@ -11,11 +11,13 @@ its own derivation is done. Built variants are then linked without evaluating ag
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import queue
 import re
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -27,6 +29,7 @@ import attrs
 import click
 
 from nixgen.cmdline.nixlog import Build, NixLog
+from nixgen.core import bounded
 from nixgen.core.errors import NixgenError
 from nixgen.rendering import nixlit
 
@@ -103,6 +106,26 @@ def cache_hint(substituter: str, key: str, ignored: Sequence[str], *, accepted: 
     )
 
 
+#: Nix's base-32 digits (no e, o, t, u) and the characters of a store path's name.
+_STORE_NAME = r"[0-9a-df-np-sv-z]{32}-[A-Za-z0-9+_?=-][A-Za-z0-9+._?=-]*"
+
+
+def store_dir() -> str:
+    """The Nix store in use: ``$NIX_STORE_DIR``, else ``$NIX_STORE``, else ``/nix/store``
+    (the order Nix reads them in)."""
+    return (os.environ.get("NIX_STORE_DIR") or os.environ.get("NIX_STORE") or "/nix/store").rstrip(
+        "/"
+    ) or "/"
+
+
+def is_store_drv(value: str, store: str | None = None) -> bool:
+    """Whether `value` is the path of a derivation in the store `store` (default: the one
+    in use): ``<store>/<32 base-32 digits>-<name>.drv``, nothing else. A value read from an
+    evaluation is checked with it before it goes on a command line."""
+    store = store_dir() if store is None else store
+    return re.fullmatch(re.escape(store) + "/" + _STORE_NAME + r"\.drv", value) is not None
+
+
 def eval_command(
     ref: str,
     system: str,
@@ -119,13 +142,13 @@ def eval_command(
         "--extra-experimental-features",
         EXPERIMENTAL,
         "--json",
-        f"{ref}#packages.{system}",
         "--apply",
         apply,
     ]
     for name, value in overrides:
         command += ["--override-input", name, value]
-    return [*command, *extra]
+    # `--` first: no positional argument is ever read as an option.
+    return [*command, *extra, "--", f"{ref}#packages.{system}"]
 
 
 def build_command(
@@ -140,7 +163,9 @@ def build_command(
     """One `nix build` of every derivation in `drvs` (already evaluated: no flake here,
     so no `nixConfig` either: `extra` carries the options, and the flake's cache settings
     when they were accepted). `builders` is Nix's `builders` setting, passed as written:
-    machine specs separated by `;` or newlines, or `@FILE` (the empty string: none)."""
+    machine specs separated by `;` or newlines, or `@FILE` (the empty string: none).
+    `drvs` follow `--`, so none can be read as an option of Nix (and each was checked by
+    `evaluated_drvs` to be a store derivation)."""
     command = [
         "nix",
         "build",
@@ -159,7 +184,7 @@ def build_command(
         command += ["--cores", str(cores)]
     if builders is not None:
         command += ["--builders", builders]
-    return [*command, *extra, *drvs]
+    return [*command, *extra, "--", *drvs]
 
 
 def link_command(drv: str, link: Path) -> list[str]:
@@ -174,6 +199,7 @@ def link_command(drv: str, link: Path) -> list[str]:
         "0",
         "--out-link",
         str(link),
+        "--",
         drv,
     ]
 
@@ -236,10 +262,103 @@ class Result:
     log: NixLog
 
 
+#: The longest piece of one line of Nix's output taken at once (a longer line arrives in
+#: pieces, so no line of a hostile log is held whole).
+_READ_LINE = 1 << 20
+
+
 def _pump(stream: Any, sink: queue.Queue[tuple[str, str | None]], tag: str) -> None:
-    for line in iter(stream.readline, ""):
+    for line in iter(lambda: stream.readline(_READ_LINE), ""):
         sink.put((tag, line))
     sink.put((tag, None))
+
+
+#: Environment variables that point git at another repository, index or work tree than
+#: the one a directory is in (git's `rev-parse --local-env-vars`, less the `-c` settings,
+#: plus the discovery limits). Nix finds a flake's repository by looking for `.git` above
+#: it and runs git in it; nixgen's git check and every Nix it starts run without these,
+#: so the check sees the files Nix copies (`clean_env`).
+GIT_LOCATION_ENV = (
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_DIR",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    "GIT_GRAFT_FILE",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_INTERNAL_SUPER_PREFIX",
+    "GIT_NAMESPACE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_PREFIX",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_SHALLOW_FILE",
+    "GIT_WORK_TREE",
+)
+#: Seconds Nix gets to stop after SIGTERM (Ctrl-C) before it is killed; a second Ctrl-C
+#: kills it at once.
+STOP_GRACE = 10.0
+
+
+#: git settings forced on every git that nixgen, or a Nix it starts, runs in the project:
+#: a repository's own config must not name a command that git then runs (`ls-files`, which
+#: nixgen's check and Nix both run, starts `core.fsmonitor`).
+GIT_SAFE_CONFIG = (("core.fsmonitor", "false"),)
+
+
+def clean_env() -> dict[str, str]:
+    """The environment of every git and Nix nixgen runs: its own, less `GIT_LOCATION_ENV`,
+    plus `GIT_SAFE_CONFIG` (as ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n``, after any the
+    user set), and git's search for a repository crossing file systems as Nix's does."""
+    env = {k: v for k, v in os.environ.items() if k not in GIT_LOCATION_ENV}
+    try:
+        count = int(env.get("GIT_CONFIG_COUNT", "0") or 0)
+    except ValueError:
+        count = 0
+    if not 0 <= count <= 1000:
+        count = 0
+    for name, value in GIT_SAFE_CONFIG:
+        env[f"GIT_CONFIG_KEY_{count}"] = name
+        env[f"GIT_CONFIG_VALUE_{count}"] = value
+        count += 1
+    env["GIT_CONFIG_COUNT"] = str(count)
+    # Nix looks for `.git` in every directory above the flake, across file systems.
+    env["GIT_DISCOVERY_ACROSS_FILESYSTEM"] = "1"
+    return env
+
+
+def exit_status(returncode: int) -> int:
+    """A child's exit status as a shell reports it: its own code, or 128 + n when signal n
+    ended it (143 for SIGTERM, 137 for SIGKILL, 129 for SIGHUP; Python says -n)."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def stop(process: subprocess.Popen[Any]) -> None:
+    """End `process` after Ctrl-C: SIGTERM, then SIGKILL after `STOP_GRACE` seconds or at
+    a second Ctrl-C, whichever is first (a Nix that ignores SIGTERM cannot keep nixgen
+    waiting)."""
+
+    def kill_now(signum: int, frame: object) -> None:
+        with contextlib.suppress(OSError):
+            process.kill()
+
+    try:
+        previous: Any = signal.signal(signal.SIGINT, kill_now)
+    except ValueError:  # not the main thread
+        previous = None
+    try:
+        with contextlib.suppress(OSError):
+            process.terminate()
+        try:
+            process.wait(timeout=STOP_GRACE)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(OSError):
+                process.kill()
+            process.wait()
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 def run(
@@ -263,6 +382,7 @@ def run(
             stdin=subprocess.DEVNULL,
             text=True,
             errors="replace",
+            env=clean_env(),
         )
     except OSError as exc:
         raise NixgenError(f"cannot run {command[0]}: {exc.strerror}") from None
@@ -274,6 +394,7 @@ def run(
     for thread in threads:
         thread.start()
     stdout: list[str] = []
+    size = 0
     open_streams = 2
     try:
         while open_streams:
@@ -285,18 +406,20 @@ def run(
                 open_streams -= 1
                 continue
             if tag == "out":
-                stdout.append(line)
+                if size <= bounded.MAX_JSON:  # more is no list of derivations: not kept
+                    stdout.append(line)
+                    size += len(line)
                 continue
             change = log.feed(line) if tag == "err" else None
             if change is not None and on_change is not None:
                 on_change(*change)
             if on_tick is not None:
                 on_tick(log)
+        code = process.wait()
     except KeyboardInterrupt:
-        process.terminate()
-        process.wait()
+        stop(process)
         raise
-    return Result(process.wait(), "".join(stdout), log)
+    return Result(code, "".join(stdout), log)
 
 
 # --------------------------------------------------------- files a flake cannot see
@@ -310,6 +433,7 @@ def _git(root: Path, *args: str, stdin: str | None = None) -> str | None:
         done = subprocess.run(
             ["git", "-C", str(root), *args],
             input=stdin,
+            env=clean_env(),
             capture_output=True,
             text=True,
             errors="surrogateescape",
@@ -337,6 +461,10 @@ class Unseen:
     ignored: list[str]
     #: Whether the project has no tracked file at all.
     nothing_tracked: bool
+    #: Files inside a git submodule (file -> the submodule's path): committed there, but
+    #: a flake of the enclosing repository does not copy a submodule's files (Nix fetches
+    #: them only with `submodules=1`), and `git add` in the enclosing one refuses them.
+    in_submodule: dict[str, str] = attrs.field(factory=dict)
 
 
 def unseen_files(root: Path, needed: Sequence[str]) -> Unseen | None:
@@ -360,14 +488,26 @@ def unseen_files(root: Path, needed: Sequence[str]) -> Unseen | None:
             files.append(rel)
             named.add(rel)
     files = list(dict.fromkeys(files))
-    listed = _git(root, "ls-files", "-z", "--", ".")
+    listed = _git(root, "ls-files", "-z", "--stage", "--", ".")
     if listed is None:
         return None
-    tracked = set(filter(None, listed.split("\0")))
+    tracked: set[str] = set()
+    gitlinks: list[str] = []
+    for entry in filter(None, listed.split("\0")):
+        info, _, name = entry.partition("\t")
+        tracked.add(name)
+        if info.startswith("160000 "):  # a submodule's commit
+            gitlinks.append(name)
     missing = [f for f in files if f not in tracked]
     if not missing:
         return None
-    ignored_out = _git(root, "check-ignore", "-z", "--stdin", stdin="\0".join(missing) + "\0")
+    in_submodule = {f: link for f in missing for link in gitlinks if f.startswith(f"{link}/")}
+    missing = [f for f in missing if f not in in_submodule]
+    ignored_out = (
+        _git(root, "check-ignore", "-z", "--stdin", stdin="\0".join(missing) + "\0")
+        if missing
+        else ""
+    )
     if ignored_out is None:
         ignored_out = ""
     ignored = set(filter(None, ignored_out.split("\0")))
@@ -377,5 +517,6 @@ def unseen_files(root: Path, needed: Sequence[str]) -> Unseen | None:
         untracked=[f for f in missing if f not in ignored],
         ignored=[f for f in missing if f in ignored and f in named],
         nothing_tracked=not tracked,
+        in_submodule=in_submodule,
     )
-    return unseen if unseen.untracked or unseen.ignored else None
+    return unseen if unseen.untracked or unseen.ignored or in_submodule else None

@@ -10,25 +10,34 @@ derivations running now, the ones finished, and the last lines of each one's log
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 import attrs
+
+from nixgen.cmdline.output import terminal_safe
+from nixgen.core import bounded
 
 ACT_BUILD = 105
 RES_BUILD_LOG_LINE = 101
 LEVEL_ERROR = 0
 LEVEL_WARN = 1
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_FAILED = re.compile(r"builder for '(/nix/store/[^']+\.drv)' failed")
+_FAILED = re.compile(r"builder for '(/[^']+\.drv)' failed")
+#: The most lines that are no events kept (a failure report shows the last few).
+MAX_OTHER = 1000
+#: The longest log line kept (a runaway line of a build log is cut, not held whole).
+MAX_LINE = 64 * 1024
 
 
 def strip_ansi(text: str) -> str:
-    return readable(_ANSI.sub("", text))
+    """`text` as it may be printed: the binary framing of Nix 2.8's serialised errors made
+    readable (`readable`), then every terminal control sequence removed
+    (`nixgen.cmdline.output.terminal_safe`), and at most `MAX_LINE` characters."""
+    return terminal_safe(readable(text[:MAX_LINE]))
 
 
 #: A control character other than a tab, and the run of them.
@@ -92,22 +101,42 @@ class NixLog:
     on_line: Callable[[Build, str], None] | None = None
 
     def feed(self, line: str) -> tuple[str, Build] | None:
-        """Take one stderr line; return ``("start" | "stop", build)`` when one changes."""
+        """Take one stderr line; return ``("start" | "stop", build)`` when one changes.
+
+        A stop says whether the build failed only when Nix said so before it: Nix 2.8
+        stops a top-level derivation's activity at the very end of the run and reports
+        its failure after that, so a stop alone is no success (`nixgen build` waits for
+        Nix's exit before calling a variant done)."""
         line = line.rstrip("\n")
         if not line.startswith("@nix "):
             if line.strip():
-                self.other.append(strip_ansi(line))
+                self._other(line)
             return None
         try:
-            event = json.loads(line[5:])
+            event = bounded.json_loads(line[5:], limit=4 * MAX_LINE)
         except ValueError:
-            self.other.append(strip_ansi(line))
+            event = None
+        if not isinstance(event, dict):  # not an event: kept as text, like any other line
+            self._other(line)
             return None
+        return self._event(event)
+
+    def _other(self, line: str) -> None:
+        """Keep a line that is no event (the last `MAX_OTHER` of them)."""
+        self.other.append(strip_ansi(line))
+        if len(self.other) > 2 * MAX_OTHER:
+            del self.other[:-MAX_OTHER]
+
+    def _event(self, event: dict[str, Any]) -> tuple[str, Build] | None:
         action = event.get("action")
-        if action == "start" and event.get("type") == ACT_BUILD:
-            fields = event.get("fields") or [""]
-            machine = str(fields[1]) if len(fields) > 1 and fields[1] else ""
-            drv = str(fields[0])
+        fields = event.get("fields")
+        fields = fields if isinstance(fields, list) and fields else [""]
+        id_ = event.get("id")
+        if isinstance(id_, bool) or not isinstance(id_, int):
+            id_ = None  # an event without a usable id changes no activity
+        if action == "start" and event.get("type") == ACT_BUILD and id_ is not None:
+            machine = strip_ansi(str(fields[1])) if len(fields) > 1 and fields[1] else ""
+            drv = strip_ansi(str(fields[0]))
             remote = next(
                 (
                     b
@@ -119,24 +148,24 @@ class NixLog:
             if remote is not None and not machine:
                 # The builder's own activity for a build Nix handed to it (forwarded
                 # over ssh-ng): the same build, whose log lines arrive under this id.
-                self.relayed[event["id"]] = remote
+                self.relayed[id_] = remote
                 return None
             build = Build(drv=drv, started=self.clock(), machine=machine)
-            self.builds[event["id"]] = build
+            self.builds[id_] = build
             return ("start", build)
-        if action == "stop" and event.get("id") in self.relayed:
+        if action == "stop" and id_ in self.relayed:
             return None
-        if action == "stop" and event.get("id") in self.builds:
-            build = self.builds[event["id"]]
+        if action == "stop" and id_ in self.builds:
+            build = self.builds[id_]
             if build.finished is None:
                 build.finished = self.clock()
                 build.failed = build.drv in self.failed_drvs()
                 return ("stop", build)
             return None
         if action == "result" and event.get("type") == RES_BUILD_LOG_LINE:
-            target = self.builds.get(event.get("id")) or self.relayed.get(event.get("id"))
+            target = self.builds.get(id_) or self.relayed.get(id_)  # type: ignore[arg-type]
             if target is not None:
-                text = strip_ansi(str((event.get("fields") or [""])[0]))
+                text = strip_ansi(str(fields[0]))
                 target.log.append(text)
                 if self.on_line is not None:
                     self.on_line(target, text)

@@ -50,6 +50,20 @@ class Blocked:
         return f"{self.where} {self.reason}"
 
 
+def cache_home() -> str:
+    """nixgen's cache base: ``$XDG_CACHE_HOME`` when it is an absolute path (the XDG base
+    directory spec: a relative value is invalid and is ignored), else ``~/.cache`` when the
+    home directory is absolute; an ``OSError`` (no cache is used) otherwise. A relative
+    value would put the cache inside whatever directory nixgen runs in: a project."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(base):
+        return base
+    home = os.path.expanduser("~")
+    if not os.path.isabs(home):
+        raise OSError(errno.ENOENT, "no absolute cache directory (XDG_CACHE_HOME, HOME)")
+    return os.path.join(home, ".cache")
+
+
 def cwd_gone() -> bool:
     """Whether the working directory was deleted (a relative path then cannot be reached)."""
     try:

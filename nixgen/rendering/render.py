@@ -21,7 +21,7 @@ from typing import Any, ClassVar, cast
 import attrs
 
 from nixgen import __version__
-from nixgen.core import contract, jinja, tables
+from nixgen.core import contract, jinja, paths, tables
 from nixgen.core.errors import EXIT_INVALID, NixgenError
 from nixgen.core.marker import MARKER
 from nixgen.core.tables import PACKAGE, library_files, read_text, table
@@ -89,9 +89,8 @@ def _at(value: Any, indent: int) -> nixlit.Raw:
 def _bytecode_cache() -> Any:
     """Compiled templates, cached on disk per nixgen version: compiling the templates is
     most of a small render's work. A cache directory that cannot be made is not used."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    directory = os.path.join(base, "nixgen", f"jinja-{__version__}")
     try:
+        directory = os.path.join(paths.cache_home(), "nixgen", f"jinja-{__version__}")
         os.makedirs(directory, exist_ok=True)
     except OSError:
         return None

@@ -59,14 +59,17 @@ def code_digest() -> str:
 
 def location(root: str | os.PathLike[str], out_dir: str) -> str:
     """Where the stamp of (`root`, `out_dir`) lives in the cache directory."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = paths.cache_home()  # an OSError when there is none: no stamp
     key = _digest(os.fsencode(os.path.realpath(root)) + b"\0" + os.fsencode(out_dir))[:32]
     return os.path.join(base, "nixgen", "stamps", f"{key}.json")
 
 
 def save(root: str | os.PathLike[str], out_dir: str, data: bytes) -> None:
     """Store a stamp; a cache that cannot be written is simply not used."""
-    path = location(root, out_dir)
+    try:
+        path = location(root, out_dir)
+    except OSError:
+        return
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)

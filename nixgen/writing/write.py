@@ -210,22 +210,25 @@ def _check_targets(root: Path, rendered: Rendered) -> None:
     """Refuse an output directory, or the directory of a project-root file (`flake.nix`,
     a workflow), that is not a plain directory inside the project: a symlink (hostile or
     not) must never send nixgen's writes elsewhere."""
-    _check_inside(root, rendered.out_dir, what="the output directory")
+    check_inside(root, rendered.out_dir, what="the output directory")
     for name in rendered.root:
-        _check_inside(root, name.rpartition("/")[0], what=name)
+        check_inside(root, name.rpartition("/")[0], what=name)
 
 
-def _check_inside(root: Path, rel_dir: str, *, what: str) -> None:
+def check_inside(root: Path, rel_dir: str, *, what: str, option: str = "--out") -> None:
+    """Refuse `rel_dir` (relative to `root`) unless each of its components is a real
+    directory (or missing: it will be made) and it stays inside the project; `option` is
+    the flag that chose it. `nixgen build` checks its link directory with it too."""
     blocked = paths.check_dirs(root, rel_dir, last=True)  # the one path-walking rule
     if blocked is not None and not blocked.reason.startswith("cannot be read"):
         path = root / blocked.where
         if blocked.link:
             raise OutputError(
                 f"{path}: is a symbolic link; nixgen writes {what} into a real directory "
-                "inside the project (remove the link, or choose another --out)"
+                f"inside the project (remove the link, or choose another {option})"
             )
         raise OutputError(
-            f"{path}: exists and is not a directory (move it away, or choose another --out)"
+            f"{path}: exists and is not a directory (move it away, or choose another {option})"
         )
     path = root.joinpath(*paths.parts(rel_dir))
     real = os.path.realpath(path)

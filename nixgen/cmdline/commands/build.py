@@ -6,6 +6,7 @@ import json
 import os
 import shlex
 import shutil
+import stat
 import sys
 import time
 from collections.abc import Sequence
@@ -31,7 +32,7 @@ from nixgen.cmdline.cli import (
 from nixgen.cmdline.nixbuild import host_system
 from nixgen.cmdline.nixlog import Build, NixLog
 from nixgen.cmdline.output import status
-from nixgen.core import tables
+from nixgen.core import bounded, tables
 from nixgen.core.errors import (
     EXIT_INTERNAL,
     NixgenError,
@@ -43,6 +44,10 @@ from nixgen.core.errors import (
 from nixgen.planning.plan import SYSTEMS
 
 __all__ = ["build_command", "command", "host_system"]
+
+#: The largest --max-jobs and --cores passed to Nix (which reads them as 32-bit unsigned
+#: integers and fails on more, after the evaluation); beyond any machine.
+MAX_JOBS = 65536
 
 #: Where each variant is linked, relative to the project (what the `kernels` client and
 #: the tests of `nixgen init` look at).
@@ -131,7 +136,7 @@ def _label(drv_name: str, project: str, version: str, kernels: list[str]) -> str
 @click.option("--keep-going", is_flag=True, help="Build the other variants after a failure.")
 @click.option(
     "--max-jobs",
-    type=click.IntRange(0),
+    type=click.IntRange(0, MAX_JOBS),
     default=None,
     help="Derivations Nix builds at once on this machine (passed to nix build; default: "
     "Nix's setting; 0: every derivation on the --builders).",
@@ -147,7 +152,7 @@ def _label(drv_name: str, project: str, version: str, kernels: list[str]) -> str
 )
 @click.option(
     "--cores",
-    type=click.IntRange(0),
+    type=click.IntRange(0, MAX_JOBS),
     default=None,
     help="Cores of each derivation, $NIX_BUILD_CORES (passed to nix build; 0: all).",
 )
@@ -299,6 +304,8 @@ def build_command(
         raise ProblemError(unseen)
     if offline:
         offline_mod.check_inputs(root, [name for name, _ in overrides])
+    if not no_link:
+        _check_links(root, links, chosen)
     if shutil.which("nix") is None:
         raise NixgenError(
             "`nix` is not on PATH: install Nix (https://nixos.org/download), or run "
@@ -322,29 +329,39 @@ def build_command(
         progress.line(f"running: {shlex.join(evaluate)}")
     evaluated = nixbuild.run(evaluate, cwd=root)
     hinted = _hint_cache(evaluated.log, progress, accepted=accept_flake_config)
-    drvs = _drv_paths(evaluated, len(chosen))
+    drvs = _drv_paths(evaluated, chosen)
     if drvs is None:
         report = evaluated.log.failure_report(log_lines)
         for line in [*report, *offline_mod.notes(report, offline=offline)]:
             progress.line(line)
         raise BuildFailed(f"evaluating {meta.name} for {system} failed")
-    variant_of = dict(zip(drvs, chosen, strict=True))
+    # Variants whose derivation is the same one are built once and linked as each.
+    variants_of: dict[str, list[str]] = {}
+    for drv, name in zip(drvs, chosen, strict=True):
+        variants_of.setdefault(drv, []).append(name)
+    for names in variants_of.values():
+        if len(names) > 1:
+            progress.line(
+                f"nixgen: note: variants {', '.join(names)} are the same derivation; it is "
+                "built once and linked as each"
+            )
     done: list[str] = []
+    #: Variants whose derivation stopped with no failure said: done once Nix exits
+    #: without naming it (it stops a top-level build at the end, and reports the failure
+    #: after that stop).
+    stopped: list[str] = []
 
     def on_change(kind: str, build: Build) -> None:
-        variant = variant_of.get(build.drv)
+        names = variants_of.get(build.drv, [])
         what = label(build.name)
         if kind == "start":
             where = f" on {build.machine}" if build.machine else ""
-            progress.event(f"building {what}{where}" + (f" ({variant})" if variant else ""))
+            variant = f" ({', '.join(names)})" if names else ""
+            progress.event(f"building {what}{where}{variant}")
         elif build.failed:
             progress.event(f"{what} {progress.style('failed', fg='red')}")
-        elif variant is not None:
-            done.append(variant)
-            progress.line(
-                f"[{len(done)}/{len(chosen)}] {variant}: "
-                f"{progress.style('done', fg='green')} (total {progress.total_elapsed()})"
-            )
+        elif names:
+            stopped.extend(n for n in names if n not in stopped)
         else:
             progress.event(f"built {what} ({build.duration(time.monotonic()):.1f}s)")
 
@@ -357,10 +374,11 @@ def build_command(
     def on_line(build: Build, text: str) -> None:
         progress.line(f"{label(build.name)}> {text}")
 
+    unique = list(variants_of)
     if output.settings.verbosity > 0:
-        progress.line(f"running: {shlex.join(nix_build(drvs))}")
+        progress.line(f"running: {shlex.join(nix_build(unique))}")
     built = nixbuild.run(
-        nix_build(drvs),
+        nix_build(unique),
         cwd=root,
         on_change=on_change,
         on_tick=on_tick,
@@ -369,16 +387,16 @@ def build_command(
     if not hinted:
         _hint_cache(built.log, progress, accepted=accept_flake_config)
     ok_word = progress.style("done", fg="green")
-    broken = _broken_variants(built.log, variant_of) if built.code != 0 else set()
+    broken = _broken_variants(built.log, variants_of) if built.code != 0 else set()
     if built.code != 0 and not broken:
         broken = set(chosen)  # a failure Nix did not tie to a derivation: nothing is known
     if not no_link and len(broken) < len(chosen):
         (root / links).mkdir(parents=True, exist_ok=True)
-    for drv, name in variant_of.items():
+    for drv, name in zip(drvs, chosen, strict=True):
         if name in broken:
             continue
         if no_link:
-            if built.code != 0 and name not in done:
+            if built.code != 0 and name not in stopped:
                 broken.add(name)  # not known to be built
             elif name not in done:
                 done.append(name)
@@ -428,6 +446,30 @@ def _unknown_variant(build: Any, name: str, system: str, names: list[str]) -> Pr
         f"unknown variant `{name}` for {system}{did_you_mean(name, names)}; valid variants: "
         f"{', '.join(names) or 'none'}"
     )
+
+
+def _check_links(root: Path, links: str, variants: Sequence[str]) -> None:
+    """Refuse, before anything is built, a link directory reached through a symbolic link
+    or leaving the project (`write.check_inside`, the rule of every path nixgen writes),
+    and a variant's link path taken by something other than a link (a hand-written file
+    or directory, which Nix would not replace). An absolute --out-link is the user's own
+    choice of place and is not checked against the project."""
+    from nixgen.core import paths
+    from nixgen.core.errors import OutputError
+    from nixgen.writing import write
+
+    if os.path.isabs(links):
+        return
+    write.check_inside(root, links, what="the variant links", option="--out-link")
+    for name in variants:
+        rel = f"{links}/{name}"
+        found = paths.lstat_under(root, rel)
+        if isinstance(found, os.stat_result) and not stat.S_ISLNK(found.st_mode):
+            what = "a directory" if stat.S_ISDIR(found.st_mode) else "a file"
+            raise OutputError(
+                f"{root / rel}: is {what}, not a link to a build: nixgen links variant "
+                f"{name} there (move it away, or choose another --out-link)"
+            )
 
 
 def _other_systems(
@@ -506,11 +548,12 @@ def _unseen_problems(
     needed = [*generated, *sources, package]
     found = nixbuild.unseen_files(root, needed)
     new = [f for f in new if f not in (found.untracked if found else [])]
-    if found is None and not new:
-        return []
+    if found is None and (not new or nixbuild.git_work_tree(root) is None):
+        return []  # outside a git work tree, a flake sees every file
     untracked = [*(found.untracked if found else []), *new]
     ignored = found.ignored if found else []
     nothing_tracked = found.nothing_tracked if found else False
+    in_submodule = found.in_submodule if found else {}
 
     def shown(rel: str) -> str:
         return os.path.relpath(root / rel)
@@ -526,6 +569,19 @@ def _unseen_problems(
 
     problems: list[Problem] = []
     why = "Nix copies only the files git tracks into the store"
+    for rel, link in in_submodule.items():
+        message = (
+            f"is inside the git submodule `{link}`: committed there, but a flake does not "
+            "copy a submodule's files into the store (Nix fetches them only with "
+            "`submodules=1`), so the build would not see it; make it part of the "
+            "project's own repository"
+        )
+        if rel in sources:
+            problems.append(loaded.document.locate(error(f"`{rel}` {message}", sources[rel])))
+        else:
+            problems.append(error(message).located(shown(rel), None, None))
+    if not untracked and not ignored:
+        return problems
     for rel in [*untracked, *ignored]:
         what = "is ignored by git (.gitignore)" if rel in ignored else "is not tracked by git"
         if rel in sources:
@@ -571,31 +627,41 @@ def _unseen_problems(
     return problems
 
 
-def _drv_paths(result: nixbuild.Result, count: int) -> list[str] | None:
-    """The derivations `nix eval` printed, one per variant; None when it failed."""
+def _drv_paths(result: nixbuild.Result, variants: Sequence[str]) -> list[str] | None:
+    """The derivations `nix eval` printed, one per variant; None when it failed. Each must
+    be a store derivation path (`nixbuild.is_store_drv`): a value a flake evaluates to is
+    data, never an argument Nix could read as an option."""
     if result.code != 0:
         return None
     try:
-        drvs = json.loads(result.stdout)
-    except ValueError:
-        return None
-    if (
-        not isinstance(drvs, list)
-        or len(drvs) != count
-        or not all(isinstance(d, str) for d in drvs)
-    ):
-        return None
+        drvs = bounded.json_loads(result.stdout)
+    except ValueError as exc:
+        raise BuildFailed(f"`nix eval` printed no list of derivations ({exc})") from None
+    if not isinstance(drvs, list) or len(drvs) != len(variants):
+        raise BuildFailed(
+            f"`nix eval` printed no list of {len(variants)} derivation(s): is flake.nix "
+            "hand-written? (`nixgen render` writes it)"
+        )
+    store = nixbuild.store_dir()
+    for name, drv in zip(variants, drvs, strict=True):
+        if not isinstance(drv, str) or not nixbuild.is_store_drv(drv, store):
+            shown = json.dumps(drv)[:200]
+            raise BuildFailed(
+                f"the flake's packages.<system>.{name}.drvPath is {shown}, not a derivation "
+                f"in {store} (`{store}/<hash>-<name>.drv`): nothing was built; is flake.nix "
+                "hand-written? (`nixgen render` writes it)"
+            )
     return drvs
 
 
-def _broken_variants(log: NixLog, variant_of: dict[str, str]) -> set[str]:
+def _broken_variants(log: NixLog, variants_of: dict[str, list[str]]) -> set[str]:
     """Variants whose derivation failed, or was not built because a dependency failed
     (Nix names it in `N dependencies of derivation '…drv' failed to build`)."""
-    broken = {variant_of[d] for d in log.failed_drvs() if d in variant_of}
+    broken = {n for d in log.failed_drvs() for n in variants_of.get(d, [])}
     for message in log.errors:
-        for drv, name in variant_of.items():
+        for drv, names in variants_of.items():
             if f"'{drv}'" in message:
-                broken.add(name)
+                broken.update(names)
     return broken
 
 

@@ -45,7 +45,7 @@ from nixgen.cmdline.commands.variants import planned, system_option
 )
 @click.option(
     "--costs",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
     metavar="FILE",
     help="With --shards: balance by measured cost, a JSON object mapping each source "
@@ -106,27 +106,52 @@ def matrix_command(
     click.echo(matrix.to_json(result))
 
 
-def _read_costs(path: Path) -> dict[str, float]:
-    """The cost table of --costs: a JSON object of positive numbers."""
-    import json
+#: The largest --costs file read (a cost per source: real ones are a few KiB).
+MAX_COSTS_BYTES = 4 * 1024 * 1024
+#: The largest cost of one source, in seconds (a week): far above any compile.
+MAX_COST = 7 * 24 * 3600.0
 
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise click.BadParameter(f"{path}: not a JSON file ({exc})", param_hint="--costs") from None
-    if not isinstance(data, dict):
-        raise click.BadParameter(
-            f"{path}: expected a JSON object mapping source paths to seconds",
-            param_hint="--costs",
+
+def _read_costs(path: Path) -> dict[str, float]:
+    """The cost table of --costs: a JSON object of positive, finite numbers of seconds (at
+    most `MAX_COST` each), read from a regular file of at most `MAX_COSTS_BYTES` (a FIFO or
+    a device is refused, never read), parsed within `nixgen.core.bounded`'s limits."""
+    import json
+    import os
+
+    from nixgen.core import bounded, paths
+
+    def bad(message: str) -> click.BadParameter:
+        return click.BadParameter(f"{path}: {message}", param_hint="--costs")
+
+    # The user named this file: a link to it is fine, what it reaches must be a plain file.
+    data = paths.read_file(os.path.realpath(path), limit=MAX_COSTS_BYTES)
+    if data is None:
+        raise bad("no such file")
+    if isinstance(data, paths.Blocked):
+        raise bad(
+            f"{data.reason.removeprefix('is ')}; expected a JSON file"
+            if not data.too_large
+            else f"larger than {MAX_COSTS_BYTES} bytes; expected a JSON object of a cost per source"
         )
-    for key, value in data.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise click.BadParameter(
-                f"{path}: {json.dumps(key)}: expected a positive number of seconds, "
-                f"got {json.dumps(value)}",
-                param_hint="--costs",
+    try:
+        table = bounded.json_loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise bad(f"not a JSON file ({exc})") from None
+    if not isinstance(table, dict):
+        raise bad("expected a JSON object mapping source paths to seconds")
+    out = {}
+    for key, value in table.items():
+        seconds = bounded.number(value, low=0, high=MAX_COST)
+        if seconds is None:
+            shown = json.dumps(value)
+            shown = shown if len(shown) <= 40 else shown[:37] + "..."
+            raise bad(
+                f"{json.dumps(key)}: expected a positive number of seconds, at most "
+                f"{MAX_COST:.0f}, got {shown}"
             )
-    return {str(k): float(v) for k, v in data.items()}
+        out[str(key)] = seconds
+    return out
 
 
 command = matrix_command

@@ -79,7 +79,8 @@ def shell_command(
       nixgen shell --test -c 'python -m pytest tests'
 
     Renders the Nix files first when stale; in a git work tree, files git does not track
-    stop it as they stop `nixgen build`. Exit status: the shell's, or 2 invalid input.
+    stop it as they stop `nixgen build`. Exit status: the shell's (128 + N when signal N
+    ended it, as a shell reports it), or 2 invalid input.
     """
     from nixgen.cmdline import config
     from nixgen.cmdline import offline as offline_mod
@@ -158,12 +159,12 @@ def shell_command(
     # The shell takes Ctrl-C; nixgen waits for it and passes its exit status on.
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        code = subprocess.run(command, cwd=root, check=False).returncode
+        code = subprocess.run(command, cwd=root, check=False, env=nixbuild.clean_env()).returncode
     except OSError as exc:
         raise NixgenError(f"cannot run nix: {exc.strerror}") from None
     finally:
         signal.signal(signal.SIGINT, previous)
-    raise SystemExit(code)
+    raise SystemExit(nixbuild.exit_status(code))
 
 
 command = shell_command

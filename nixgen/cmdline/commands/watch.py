@@ -2,9 +2,10 @@
 
 Polls modification times (no extra dependency, works on every file system): a file counts
 as changed when its mtime, size or inode changes, or when it appears or disappears. The
-set of watched files is build.toml, every file the project lists and its Python package's
-``__init__.py``; it is re-read after each render that succeeds. A change is rendered once
-the files have settled, so an editor's save is not read half-written.
+set of watched files is build.toml, every file the project lists, its Python package's
+``__init__.py`` and every place a crate's `Cargo.lock` is looked for; it is re-read after
+each render that succeeds. A change is rendered once the files have settled, so an
+editor's save is not read half-written.
 """
 
 from __future__ import annotations
@@ -51,13 +52,17 @@ def snapshot(paths: list[Path]) -> dict[Path, Stamp]:
 
 
 def watched_files(root: Path, build_file: Path, build: Any) -> list[Path]:
-    """build.toml, the files `build` lists and its Python package's ``__init__.py``."""
+    """build.toml, the files `build` lists, its Python package's ``__init__.py``, and
+    every place a Rust kernel's unlisted `Cargo.lock` is looked for (one that appears
+    nearer the crate changes the render)."""
+    from nixgen.checking.validate import lock_search_paths
     from nixgen.reading.model import python_package_dir
 
     files = {build_file}
     if build is not None:
         files.update(root / rel for rel in build.source_files())
         files.add(root / python_package_dir(build) / "__init__.py")
+        files.update(root / rel for rel in lock_search_paths(build))
     return sorted(files)
 
 
