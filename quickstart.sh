@@ -30,7 +30,9 @@ if ! command -v nix >/dev/null 2>&1; then
   echo "Nix is not installed: stopping after render."
   exit 0
 fi
-export NIX_CONFIG=$'experimental-features = nix-command flakes\nsubstituters =\nbuild-users-group ='
+# The tests' settings: flakes, no substituters, and the sandbox with the stand-ins' host paths.
+NIX_CONFIG=$("$py" -c 'from tests.nixtools import NIX_CONFIG; print(NIX_CONFIG)')
+export NIX_CONFIG
 stub=$("$py" -c "from pathlib import Path; from tests.nixtools import make_stub; print(make_stub(Path('$work')))")
 variant=torch213-cxx11-cpu-$(uname -m)-linux
 echo "== nix build .#$variant (offline, test nixpkgs + test kernels toolchain)"
