@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -15,7 +14,7 @@ from typing import Any
 import attrs
 import click
 
-from nixgen.cmdline import nixbuild, output
+from nixgen.cmdline import nixbuild, nixcheck, output
 from nixgen.cmdline.cli import (
     accept_flake_config_option,
     built_out_option,
@@ -159,6 +158,7 @@ def _label(drv_name: str, project: str, version: str, kernels: list[str]) -> str
 )
 @accept_flake_config_option
 @nix_option_option
+@nixcheck.no_sandbox_check_option
 @click.option("--dry-run", is_flag=True, help="Print what would be rendered and run; do nothing.")
 @click.option("--json", "as_json", is_flag=True, help="With --dry-run: print the plan as JSON.")
 @handle_errors
@@ -178,6 +178,7 @@ def build_command(
     log_lines: int,
     accept_flake_config: bool,
     options: tuple[tuple[str, str], ...],
+    no_sandbox_check: bool,
     dry_run: bool,
     as_json: bool,
 ) -> None:
@@ -194,8 +195,10 @@ def build_command(
     In a git work tree, Nix sees only the files git tracks: files the build needs that
     are untracked (or ignored) stop the build first, with the `git add` that fixes it.
     When Nix ignores the flake's binary cache settings, a note says how to accept them
-    (--accept-flake-config, or nix.conf). Exit status: 0 built, 1 a build failed, 2
-    invalid input (untracked files included).
+    (--accept-flake-config, or nix.conf). Before building, checks the Nix it runs: Nix
+    2.18 or newer for the pinned nixpkgs, and on Linux the Nix sandbox on
+    (--no-sandbox-check builds without it). Exit status: 0 built, 1 a build failed, 2
+    invalid input (untracked files and an unfit Nix included).
     """
     from nixgen.cmdline.commands.render import prepare
     from nixgen.cmdline.pipeline import kept_warnings
@@ -290,11 +293,14 @@ def build_command(
     unseen = _unseen_problems(loaded, rendered, root)
     if unseen:
         raise ProblemError(unseen)
-    if shutil.which("nix") is None:
-        raise NixgenError(
-            "`nix` is not on PATH: install Nix (https://nixos.org/download), or run "
-            "`nixgen render` here and build the flake elsewhere"
+    print_problems(
+        nixcheck.check(
+            overrides=overrides,
+            options=nixbuild.nix_options(options),
+            sandbox_check=not no_sandbox_check,
+            hint=", or run `nixgen render` here and build the flake elsewhere",
         )
+    )
     err = sys.stderr
     progress = nixbuild.Progress(len(chosen), live=err.isatty(), color=use_color(err), stream=err)
     meta = loaded.build.general
