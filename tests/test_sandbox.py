@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import textwrap
+import uuid
 from pathlib import Path
 
 import pytest
@@ -81,8 +82,11 @@ def test_a_kernel_including_an_undeclared_host_header_fails_in_the_sandbox(
     (root / "torch-ext" / "leak").mkdir(parents=True)
     (root / "build.toml").write_text(LEAK_TOML)
     source = root / "leak" / "leak.cpp"
+    # A fresh source each run: a kernel built once outside the sandbox (a valid path in the
+    # store) would not be built again, so it could not fail.
     source.write_text(
         textwrap.dedent(f"""\
+            // {uuid.uuid4()}
             #include "{header}"
             int leaked() {{ return answer(); }}
         """)
@@ -103,3 +107,39 @@ def test_a_kernel_including_an_undeclared_host_header_fails_in_the_sandbox(
     assert result.exit_code == 1, result.output
     assert "kernel leak failed" in result.output
     assert f"{header}: No such file or directory" in result.output
+
+
+NOARCH_TOML = """\
+[general]
+name = "tri"
+version = 1
+edition = 6
+license = "MIT"
+backends = ["cpu"]
+
+[torch-noarch]
+"""
+
+
+@pytest.mark.skipif(not nixtools.have_nix(), reason="nix is not installed")
+@pytest.mark.build
+def test_a_noarch_kernel_builds_in_the_sandbox_bit_for_bit(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "tri"
+    (root / "torch-ext" / "tri").mkdir(parents=True)
+    (root / "build.toml").write_text(NOARCH_TOML)
+    (root / "torch-ext" / "tri" / "__init__.py").write_text("def one():\n    return 1\n")
+    stub = nixtools.make_stub(tmp_path / "stub")
+    monkeypatch.setenv("NIX_CONFIG", nixtools.NIX_CONFIG)
+    result = runner.invoke(main, ["build", str(root), *nixtools.overrides(stub)])
+    assert result.exit_code == 0, result.output
+    out = (root / "build" / "torch-cpu").resolve()
+    assert sorted(p.name for p in out.iterdir()) == ["__init__.py", "_ops.py", "metadata.json"]
+    assert "return 1" in (out / "__init__.py").read_text()
+    # Rebuilt outside the sandbox, in another build directory: the same bytes.
+    deriver = subprocess.run(
+        ["nix-store", "--query", "--deriver", str(out)],
+        env=nixtools.nix_env(), capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    nixtools.nix_build(file=deriver, check=True, sandbox=False)
