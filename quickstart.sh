@@ -30,7 +30,9 @@ if ! command -v nix >/dev/null 2>&1; then
   echo "Nix is not installed: stopping after render."
   exit 0
 fi
-export NIX_CONFIG=$'experimental-features = nix-command flakes\nsubstituters =\nbuild-users-group ='
+# The tests' settings: flakes, no substituters, and the sandbox with the stand-ins' host paths.
+NIX_CONFIG=$("$py" -c 'from tests.nixtools import NIX_CONFIG; print(NIX_CONFIG)')
+export NIX_CONFIG
 # The stand-ins laid out as a user would (README "Building offline").
 PYTHON="$py" scripts/offline-inputs.sh "$work" >/dev/null 2>&1
 stub="$work/nixpkgs"

@@ -5,7 +5,8 @@
 # host.nix that names this machine's compilers, CUDA and Python (tests/nixpkgs/make_host.py).
 # They build with the host's tools, not the real toolchain: for trying nixgen, not for
 # publishing kernels. Prints the nixgen.toml table (or the flags) that points a project
-# at them:
+# at them, and on stderr the host paths the Nix sandbox must let those builds see
+# (`extra-sandbox-paths`):
 #
 #   scripts/offline-inputs.sh ~/nixgen-offline >> my-kernel/nixgen.toml
 #   cd my-kernel && nixgen build --offline
@@ -29,7 +30,7 @@ import json
 import sys
 from pathlib import Path
 
-from tests.nixtools import kernel_builder, make_stub
+from tests.nixtools import kernel_builder, make_stub, sandbox_paths
 
 try:
     stub = make_stub(Path(sys.argv[1]))
@@ -42,4 +43,11 @@ for name, ref in inputs.items():
     print(f"{name} = {json.dumps(ref)}")
 flags = " ".join(f"--override-input {name} {ref}" for name, ref in inputs.items())
 print(f"or: nixgen build --offline {flags}", file=sys.stderr)
+# The stand-ins build with this machine's compilers, CUDA and Python: the Nix sandbox (on,
+# as it should be) must let builds see those host paths, and only those.
+paths = " ".join(sandbox_paths(sys.executable))
+print(
+    "and, for the sandbox, in nix.conf or NIX_CONFIG: extra-sandbox-paths = " + paths,
+    file=sys.stderr,
+)
 PY

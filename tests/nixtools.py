@@ -4,7 +4,11 @@ The stub is a strict, offline stand-in for nixpkgs (see ``tests/nixpkgs/README.m
 ``make_stub`` copies it to a temporary directory (outside any git work tree, so flakes see
 every file) and writes its ``host.nix``; the other helpers run ``nix-instantiate``,
 ``nix-build`` and ``nix`` with the settings these machines need (``NIX_CONFIG``: flakes on,
-no substituters, builds as root so the root-owned rustup toolchain is reachable).
+no substituters, builds as root so the root-owned rustup toolchain is reachable) and the one
+every user's Nix has on Linux: every build runs in the Nix sandbox (``sandbox = true``), which
+sees the store and only the host paths the stand-ins declare (``make_host.sandbox_paths``,
+as ``extra-sandbox-paths``), so a build that reads anything else (the project directory,
+``$HOME``, ``/tmp``, an undeclared host file) fails here as it would for a user.
 
 Nix 2.8 has no ``nix build --print-out-paths``: ``nix_build`` uses ``nix-build --no-out-link``
 and ``flake_build`` reads ``nix build --json``.
@@ -34,12 +38,6 @@ TESTS = Path(__file__).resolve().parent
 STUB_SOURCE = TESTS / "nixpkgs"
 #: The stand-in of the kernels toolchain flake (huggingface/kernels), copied next to the stub.
 KERNEL_BUILDER_SOURCE = TESTS / "kernel-builder"
-
-NIX_CONFIG = "experimental-features = nix-command flakes\nsubstituters =\nbuild-users-group ="
-
-# Host directories a sandboxed build needs besides the store (feasibility report §3):
-# /bin/sh, the compilers and libraries under /usr, /etc/alternatives for `cc`.
-_SANDBOX_BASE = ("/bin", "/lib", "/lib64", "/usr", "/etc/alternatives")
 
 
 #: A line of Nix's output that an evaluation warning wrote: ``builtins.trace "warning: …"``
@@ -274,32 +272,17 @@ def nix_eval_json(
 
 
 def sandbox_paths(python: str = sys.executable) -> list[str]:
-    """Host directories to bind into the build sandbox so stub builds find their tools:
-    the system directories, the rustup and cargo homes, the CUDA prefix and the
-    directories of ``python`` (interpreter, include directory, torch)."""
-    facts = host_facts(python)
-    dirs: list[str] = list(_SANDBOX_BASE)
-    rust = facts.get("rust") or {}
-    cuda = facts.get("cuda") or {}
-    py = facts.get("python") or {}
-    torch = facts.get("torch") or {}
-    candidates = [
-        rust.get("rustupHome"),
-        rust.get("cargoHome"),
-        rust.get("toolchainBin") and os.path.dirname(rust["toolchainBin"]),
-        cuda.get("prefix"),
-        py.get("include"),
-        py.get("executable") and os.path.dirname(os.path.dirname(py["executable"])),
-        torch.get("dir"),
-        # The unpacked CUDA and torch wheels (scripts/cuda_wheels.py).
-        facts.get("cudaWheels") and str(make_host.cuda_wheel_cache()),
-        sys.prefix,
-        sys.base_prefix,
-    ]
-    dirs += [c for c in candidates if c and os.path.isdir(c)]
-    dirs = [d for d in dict.fromkeys(dirs) if os.path.exists(d)]
-    # Bind only the outermost directories (a nested bind would be shadowed or redundant).
-    return [d for d in dirs if not any(d != o and d.startswith(o + "/") for o in dirs)]
+    """The host paths a sandboxed build of the stand-ins sees besides the store (what
+    ``make_host.sandbox_paths`` declares for this machine, ``python``'s installation)."""
+    return make_host.sandbox_paths(host_facts(python))
+
+
+#: The settings every Nix command of the tests runs with: flakes, no substituters, no build
+#: users, and the sandbox with only the stand-ins' declared host paths.
+NIX_CONFIG = (
+    "experimental-features = nix-command flakes\nsubstituters =\nbuild-users-group =\n"
+    "sandbox = true\nextra-sandbox-paths = " + " ".join(sandbox_paths())
+)
 
 
 def nix_build(
@@ -309,7 +292,7 @@ def nix_build(
     attr: str | None = None,
     cwd: Path | str | None = None,
     check: bool = False,
-    sandbox: bool = False,
+    sandbox: bool = True,
     max_jobs: int = 2,
     timeout: float = 600,
     extra_args: Sequence[str] = (),
@@ -318,20 +301,15 @@ def nix_build(
 
     Give either ``expr`` (a Nix expression) or ``file``; ``attr`` selects ``-A``.
     ``check=True`` rebuilds an existing output and fails if it differs (``--check``).
-    ``sandbox=True`` builds in the Nix sandbox with ``sandbox_paths()`` bound in.
+    Builds run in the sandbox (``NIX_CONFIG``); ``sandbox=False`` builds outside it, in a
+    build directory under ``/tmp`` rather than ``/build`` (a rebuild that way with ``check``
+    shows the output does not depend on where it was built).
     """
     if (expr is None) == (file is None):
         raise ValueError("give exactly one of expr or file")
     args = ["nix-build", "--no-out-link", "--max-jobs", str(max_jobs)]
-    if sandbox:
-        args += [
-            "--option",
-            "sandbox",
-            "true",
-            "--option",
-            "sandbox-paths",
-            " ".join(sandbox_paths()),
-        ]
+    if not sandbox:
+        args += ["--option", "sandbox", "false"]
     if check:
         args.append("--check")
     args += list(extra_args)

@@ -9,7 +9,9 @@ the host's (Debian's ``nix-bin`` lives in ``/usr/bin``, outside ``/nix``): an ``
 builder runs ``nix-daemon --stdio`` over SSH, which opens the builder's local store.
 
 The builder has its own ``nix.conf`` (``NIX_CONF_DIR``, set by the server's ``SetEnv``): no
-substituters and no build users, as this machine's tests use. Keys are generated for each
+substituters and no build users, as this machine's tests use, and the sandbox with the host
+paths the stand-ins declare (``tests/nixtools.py``'s ``sandbox_paths``), as this machine's
+own builds in the tests. Keys are generated for each
 run (an ed25519 host key and a client key); the machine spec names the client key and the
 host's public key (Nix writes it into a known_hosts file of its own), and ``NIX_SSHOPTS``
 gives the port (``-p``) and the host key's alias (Nix 2.8 parses no port in a store URI,
@@ -109,6 +111,15 @@ def placement(log: str) -> Placement:
     return Placement(remote=remote, local=frozenset(local), copied_back=frozenset(copied))
 
 
+def _sandbox_paths() -> list[str]:
+    """The host paths a sandboxed build of the stand-ins reads (one home: nixtools)."""
+    if __package__:
+        from .nixtools import sandbox_paths
+    else:  # run as a script: tests/ is on sys.path
+        from nixtools import sandbox_paths  # type: ignore[no-redef]
+    return sandbox_paths()
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -179,7 +190,8 @@ class RemoteBuilder:
             "experimental-features = nix-command flakes\n"
             "substituters =\n"
             + ("" if self.build_users else "build-users-group =\n")
-            + "sandbox = false\n"
+            + "sandbox = true\n"
+            f"extra-sandbox-paths = {' '.join(_sandbox_paths())}\n"
             f"cores = {self.cores}\n"
             f"max-jobs = {self.max_jobs}\n"
         )

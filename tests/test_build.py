@@ -9,14 +9,19 @@ PyPI wheels for CUDA 13.0 and 13.2 (scripts/cuda_wheels.py). CUDA 12.x variants 
 only: PyPI has no CUDA 12 compiler, so the stand-in's cudaPackages_12_6.cuda_nvcc fails. The
 CPU kernels are loaded with the PyPI `kernels` client and checked against torch; the CUDA
 ones (no GPU here) are checked for device code per capability and for linking against
-torch's real CUDA build; the CPU derivations are rebuilt with `nix-build --check`, which
-fails unless every output byte is the same.
+torch's real CUDA build. Every build is in the Nix sandbox (tests/nixtools.py); one
+derivation of each kind is rebuilt with `nix-build --check`, which fails unless every
+output byte is the same, from another client environment: the CPU kinds (C++ and Rust
+kernels, binding objects, an extension) outside the sandbox, in another build directory; a
+CUDA 13.0 kernel, binding and extension in it (nvcc's objects depend on the build
+directory). The examples copied to another path evaluate to the very derivations built.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -340,7 +345,24 @@ def _kernel_derivations(extension_drv: str, name: str) -> list[str]:
     return [line for line in done.stdout.split() if line.endswith(tuple(suffixes))]
 
 
-def test_cpu_outputs_are_bit_for_bit_reproducible(kernels: Path) -> None:
+#: A client environment unlike the one the build ran under: another TMPDIR (so, outside the
+#: sandbox, another build directory), HOME, umask and locale, and no SOURCE_DATE_EPOCH.
+def _elsewhere_env(tmp: Path) -> dict[str, str]:
+    env = nix_env()
+    env.pop("SOURCE_DATE_EPOCH", None)
+    for name in ("HOME", "TMPDIR"):
+        (tmp / f"another-{name.lower()}-directory").mkdir(parents=True, exist_ok=True)
+        env[name] = str(tmp / f"another-{name.lower()}-directory")
+    env.update(LANG="C.UTF-8", LC_ALL="C.UTF-8")
+    return env
+
+
+def _umask_077() -> None:
+    os.umask(0o077)
+
+
+def _cpu_derivations(kernels: Path) -> list[str]:
+    """One derivation of each kind the CPU examples build (already built)."""
     # relu-mixed's CPU variant covers every kind of CPU output: a C++ kernel archive, a
     # Rust staticlib, the binding's objects and the extension linking them all; relu-rust's
     # kernel adds features.
@@ -353,12 +375,70 @@ def test_cpu_outputs_are_bit_for_bit_reproducible(kernels: Path) -> None:
     ]
     # relu-mixed: extension, binding, 2 kernels; relu-rust: its kernel and its binding.
     assert len(drvs) == 6, drvs
-    done = _run(
-        ["nix-build", "--check", "--no-out-link", "--max-jobs", "2", *drvs],
-        env=nix_env(),
-        timeout=1800,
-    )
+    return drvs
+
+
+def _check(drvs: list[str], tmp_path: Path, *, sandbox: bool) -> None:
+    """Rebuild `drvs` with `nix-build --check` (which fails unless every output byte is
+    the same) from a client with another TMPDIR, HOME, umask and locale; outside the
+    sandbox, in a build directory under that TMPDIR instead of /build."""
+    done = subprocess.run(
+        ["nix-build", "--check", "--no-out-link", "--max-jobs", "2", "--keep-going",
+         "--option", "sandbox", "true" if sandbox else "false", *drvs],
+        env=_elsewhere_env(tmp_path), capture_output=True, text=True, check=False,
+        timeout=1800, preexec_fn=_umask_077,
+    )  # fmt: skip
     assert done.returncode == 0, f"not reproducible:\n{done.stderr[-4000:]}"
+
+
+def test_cpu_outputs_are_bit_for_bit_reproducible_in_another_build_directory(
+    kernels: Path, tmp_path: Path
+) -> None:
+    # Built in the sandbox (in /build), rebuilt outside it in another directory.
+    _check(_cpu_derivations(kernels), tmp_path, sandbox=False)
+
+
+@needs_cuda
+def test_cuda_outputs_are_bit_for_bit_reproducible_in_the_sandbox(
+    kernels: Path, tmp_path: Path
+) -> None:
+    # A CUDA 13.0 extension, its kernel's device code (fatbinaries) and its binding, rebuilt
+    # in the sandbox: nvcc writes a hash of the source's absolute path into the names of
+    # anonymous-namespace symbols (cudafe++ --orig_src_path_name, from the working
+    # directory) and its own process id into the objects (tmpxft_<pid>_… file symbols), so
+    # its objects are the same only in the same build directory (the sandbox's /build) and
+    # PID namespace: outside the sandbox every rebuild differs.
+    cuda_variants = _variants("relu-cuda", backend="cuda")
+    cu130 = min(v.name for v in cuda_variants if v.backend_version == "13.0")
+    cuda = _deriver((kernels / "relu-cuda" / cu130).resolve())
+    drvs = [cuda, *_kernel_derivations(cuda, "relu-cuda")]
+    assert len(drvs) == 3, drvs
+    _check(drvs, tmp_path, sandbox=True)
+
+
+def test_the_project_at_another_path_gives_the_same_derivations(
+    kernels: Path, repo: Path, stub: Path, tmp_path: Path
+) -> None:
+    # The same example at another path (another depth, another name), evaluated from a
+    # client with another TMPDIR, HOME, umask and locale: the very derivations already
+    # built, so the same outputs (store paths), whose bytes the rebuild above checks.
+    names = ["relu-mixed", *(["relu-cuda"] if HAVE_CUDA else [])]
+    env = _elsewhere_env(tmp_path)
+    for name in names:
+        moved = tmp_path / "somewhere" / "else" / f"{name}-copy"
+        shutil.copytree(repo / "examples" / name, moved, symlinks=True)
+        variants = [v.name for v in _variants(name)]
+        apply = "ps: map (n: ps.${n}.drvPath) [ " + " ".join(f'"{n}"' for n in variants) + " ]"
+        done = subprocess.run(
+            ["nix", "eval", "--json", f"path:{moved}#packages.{SYSTEM}", "--apply", apply,
+             "--override-input", "nixpkgs", f"path:{stub}",
+             "--override-input", "kernel-builder", f"path:{kernel_builder(stub)}"],
+            cwd=moved, env=env, capture_output=True, text=True, check=False, timeout=300,
+            preexec_fn=_umask_077,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        built = [_deriver((kernels / name / v).resolve()) for v in variants]
+        assert json.loads(done.stdout) == built, name
 
 
 # ------------------------------------------------------------------- more builds

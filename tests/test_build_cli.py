@@ -77,13 +77,21 @@ FAKE_NIX = """\
 #!{python}
 # A stand-in `nix`: `eval` prints one drvPath per variant named in --apply; `build` of
 # drvs replays each variant's scenario (then starts and stops the variant's own drv);
-# `build --max-jobs 0 --out-link L drv` links an output that exists.
+# `build --max-jobs 0 --out-link L drv` links an output that exists. `--version` and
+# `show-config` (what nixgen checks first, not recorded) answer a Nix 2.24 with the sandbox
+# on, or the scenario's "@version" and "@sandbox".
 import json, os, re, sys, time
 from pathlib import Path
 
 args = sys.argv[1:]
 root = Path(os.environ["FAKE_NIX_DIR"])
 scenario = json.loads((root / "scenario.json").read_text())
+if args[:1] == ["--version"]:
+    print(scenario.get("@version", "nix (Nix) 2.24.9"))
+    sys.exit(0)
+if args[:1] == ["show-config"] or args[:2] == ["config", "show"]:
+    print("sandbox = " + scenario.get("@sandbox", "true"))
+    sys.exit(0)
 ref = next((a.split("#", 1)[0] for a in args if "#" in a), None)
 flake = Path(os.getcwd()) / ref if ref else None
 with open(root / "calls.jsonl", "a") as calls:
@@ -526,7 +534,7 @@ def test_without_nix_on_path(runner, demo, tmp_path, monkeypatch):
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
     result = runner.invoke(main, ["build", str(demo)])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "`nix` is not on PATH" in result.output
 
 

@@ -30,7 +30,7 @@ NixValue = None | bool | int | str | list["NixValue"] | dict[str, "NixValue"]
 _STANDARD_PATH = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin")
 
 _PYTHON_PROBE = r"""
-import importlib.util, json, platform, re, sysconfig
+import importlib.util, json, platform, re, sys, sysconfig
 paths = sysconfig.get_paths()
 include = paths.get("include") or sysconfig.get_config_var("INCLUDEPY")
 torch_dir = torch_version = None
@@ -56,6 +56,8 @@ print(json.dumps({
     "tvm_ffi_dir": tvm_ffi_dir,
     "tvm_ffi_version": tvm_ffi_version,
     "version": platform.python_version(),
+    "prefix": sys.prefix,
+    "base_prefix": sys.base_prefix,
     "include": include,
     "torch_dir": torch_dir,
     "torch_version": torch_version,
@@ -178,6 +180,11 @@ def _detect_python(python: str) -> tuple[NixValue, NixValue]:
         "executable": os.path.abspath(python),
         "version": info["version"],
         "include": include,
+        # The installation (a venv) and the one it was made from: interpreter, standard
+        # library and site-packages, which a build reads (sandbox_paths binds them).
+        "prefixes": sorted(
+            {os.path.realpath(info["prefix"]), os.path.realpath(info["base_prefix"])}
+        ),
     }
     torch = None
     if info["torch_dir"] and os.path.isdir(os.path.join(info["torch_dir"], "include")):
@@ -273,6 +280,60 @@ def detect(python: str = sys.executable) -> dict[str, NixValue]:
         "icpx": os.path.realpath(icpx) if icpx else None,
         "abi": _detect_abi(path),
     }
+
+
+#: The host directories every stand-in build reads: the shell (`shell`), the C/C++ compilers
+#: with their headers and libraries (`cc`, `abi`), Debian's hipcc and ROCm (`hip`) and the host
+#: tools found on `path` (tests/nixpkgs/tools.nix), all under /usr, /bin and /lib; and
+#: /etc/alternatives, through which Debian's `cc`, `c++` and `ld` resolve.
+SYSTEM_DIRS = ("/bin", "/lib", "/lib64", "/usr", "/etc/alternatives")
+
+
+def sandbox_paths(facts: dict[str, NixValue]) -> list[str]:
+    """The host paths the stand-ins' builds read, for Nix's `extra-sandbox-paths`: the one
+    place each is declared, next to the detection that found it. Only what ``facts``
+    (``detect``) names and this machine has; a directory inside another listed one is left
+    out (its parent's bind already holds it). A build that reads any other host path fails
+    in the sandbox, as it would on a machine without that path."""
+
+    def get(value: NixValue, *keys: str) -> NixValue:
+        for key in keys:
+            value = value.get(key) if isinstance(value, dict) else None
+        return value
+
+    found: list[NixValue] = [*SYSTEM_DIRS]
+    # tests/nixpkgs/rust.nix: the rustup toolchain (RUSTUP_HOME) or a bare one (its sysroot).
+    found += [get(facts, "rust", "rustupHome"), get(facts, "rust", "cargoHome")]
+    toolchain_bin = get(facts, "rust", "toolchainBin")
+    if isinstance(toolchain_bin, str):
+        found.append(os.path.dirname(toolchain_bin))
+    # The host CUDA prefix (`cuda`), and NVIDIA's and torch's unpacked wheels
+    # (tests/nixpkgs/cuda-wheels.nix, python.nix's CUDA torch, the toolchain's CUTLASS).
+    found.append(get(facts, "cuda", "prefix"))
+    wheels = facts.get("cudaWheels")
+    if isinstance(wheels, dict):
+        found += [
+            get(c, "prefix") for s in wheels.values() if isinstance(s, dict) for c in s.values()
+        ]
+    # tests/kernel-builder/nix-builder/rocm-hip.nix: hipcc, the HIP headers and runtime.
+    hipcc = get(facts, "hip", "hipcc")
+    found += [get(facts, "hip", "include"), get(facts, "hip", "lib")]
+    if isinstance(hipcc, str):
+        found.append(os.path.dirname(hipcc))
+    # tests/nixpkgs/python.nix: the interpreter's installations, include directory, torch and
+    # tvm_ffi (realpaths: a venv's packages may live elsewhere).
+    prefixes = get(facts, "python", "prefixes")
+    found += prefixes if isinstance(prefixes, list) else []
+    found += [
+        get(facts, "python", "include"),
+        get(facts, "python", "tvmFfi", "dir"),
+        get(facts, "torch", "dir"),
+    ]
+    executable = get(facts, "python", "executable")
+    if isinstance(executable, str):
+        found.append(os.path.dirname(os.path.dirname(executable)))
+    dirs = [d for d in dict.fromkeys(f for f in found if isinstance(f, str)) if os.path.exists(d)]
+    return [d for d in dirs if not any(d != o and d.startswith(o.rstrip("/") + "/") for o in dirs)]
 
 
 def _nix_string(s: str) -> str:

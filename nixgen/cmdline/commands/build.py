@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import stat
 import sys
 import time
@@ -16,7 +15,7 @@ from typing import Any
 import attrs
 import click
 
-from nixgen.cmdline import nixbuild, output
+from nixgen.cmdline import nixbuild, nixcheck, output
 from nixgen.cmdline.cli import (
     accept_flake_config_option,
     built_out_option,
@@ -166,6 +165,7 @@ def _label(drv_name: str, project: str, version: str, kernels: list[str]) -> str
 @accept_flake_config_option
 @nix_option_option
 @offline_option
+@nixcheck.no_sandbox_check_option
 @click.option("--dry-run", is_flag=True, help="Print what would be rendered and run; do nothing.")
 @click.option("--json", "as_json", is_flag=True, help="With --dry-run: print the plan as JSON.")
 @handle_errors
@@ -186,6 +186,7 @@ def build_command(
     accept_flake_config: bool,
     options: tuple[tuple[str, str], ...],
     offline: bool,
+    no_sandbox_check: bool,
     dry_run: bool,
     as_json: bool,
 ) -> None:
@@ -202,8 +203,10 @@ def build_command(
     In a git work tree, Nix sees only the files git tracks: files the build needs that
     are untracked (or ignored) stop the build first, with the `git add` that fixes it.
     When Nix ignores the flake's binary cache settings, a note says how to accept them
-    (--accept-flake-config, or nix.conf). Exit status: 0 built, 1 a build failed, 2
-    invalid input (untracked files included).
+    (--accept-flake-config, or nix.conf). Before building, checks the Nix it runs: Nix
+    2.18 or newer for the pinned nixpkgs, and on Linux the Nix sandbox on
+    (--no-sandbox-check builds without it). Exit status: 0 built, 1 a build failed, 2
+    invalid input (untracked files and an unfit Nix included).
     """
     from nixgen.cmdline import config
     from nixgen.cmdline import offline as offline_mod
@@ -306,11 +309,14 @@ def build_command(
         offline_mod.check_inputs(root, [name for name, _ in overrides])
     if not no_link:
         _check_links(root, links, chosen)
-    if shutil.which("nix") is None:
-        raise NixgenError(
-            "`nix` is not on PATH: install Nix (https://nixos.org/download), or run "
-            "`nixgen render` here and build the flake elsewhere"
+    print_problems(
+        nixcheck.check(
+            overrides=overrides,
+            options=nixbuild.nix_options(options),
+            sandbox_check=not no_sandbox_check,
+            hint=", or run `nixgen render` here and build the flake elsewhere",
         )
+    )
     err = sys.stderr
     live = err.isatty() and output.settings.progress
     progress = nixbuild.Progress(len(chosen), live=live, color=use_color(err), stream=err)

@@ -4,14 +4,13 @@ generated flake's `devShells.<system>.<variant>`."""
 from __future__ import annotations
 
 import shlex
-import shutil
 import signal
 import subprocess
 from pathlib import Path
 
 import click
 
-from nixgen.cmdline import nixbuild, output
+from nixgen.cmdline import nixbuild, nixcheck, output
 from nixgen.cmdline.cli import (
     accept_flake_config_option,
     built_out_option,
@@ -54,6 +53,7 @@ from nixgen.core.errors import NixgenError, ProblemError, error
 @nix_option_option
 @offline_option
 @built_out_option
+@nixcheck.no_sandbox_check_option
 @click.option("--dry-run", is_flag=True, help="Print the `nix develop` command; run nothing.")
 @handle_errors
 def shell_command(
@@ -66,6 +66,7 @@ def shell_command(
     options: tuple[tuple[str, str], ...],
     offline: bool,
     out: str | None,
+    no_sandbox_check: bool,
     dry_run: bool,
 ) -> None:
     """Enter a development shell of PROJECT: a variant's compilers, torch, the `kernels`
@@ -79,8 +80,9 @@ def shell_command(
       nixgen shell --test -c 'python -m pytest tests'
 
     Renders the Nix files first when stale; in a git work tree, files git does not track
-    stop it as they stop `nixgen build`. Exit status: the shell's (128 + N when signal N
-    ended it, as a shell reports it), or 2 invalid input.
+    stop it as they stop `nixgen build`, and so does a Nix unfit for the flake (the checks
+    `nixgen build` makes; --no-sandbox-check enters without the sandbox). Exit status: the
+    shell's (128 + N when signal N ended it, as a shell reports it), or 2 invalid input.
     """
     from nixgen.cmdline import config
     from nixgen.cmdline import offline as offline_mod
@@ -153,8 +155,14 @@ def shell_command(
         raise ProblemError(unseen)
     if offline:
         offline_mod.check_inputs(root, [name for name, _ in overrides])
-    if shutil.which("nix") is None:
-        raise NixgenError("`nix` is not on PATH: install Nix (https://nixos.org/download)")
+    print_problems(
+        nixcheck.check(
+            overrides=overrides,
+            options=nixbuild.nix_options(options),
+            sandbox_check=not no_sandbox_check,
+            hint="",
+        )
+    )
     status(f"entering {shell} of {loaded.build.general.name} ({system})", level=1)
     # The shell takes Ctrl-C; nixgen waits for it and passes its exit status on.
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)

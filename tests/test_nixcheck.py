@@ -1,0 +1,137 @@
+"""The checks `nixgen build` and `nixgen shell` make of the Nix they run
+(`nixgen/cmdline/nixcheck.py`): each a one-line `nixgen: error:` with the fix, exit 2,
+before Nix evaluates anything. The first tests run this machine's real Nix (2.8, Debian's
+`sandbox = false` unless NIX_CONFIG says otherwise); the others a fake `nix` that answers
+the version and the settings a scenario gives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from nixgen.cmdline import nixcheck, scaffold
+from nixgen.cmdline.cli import main
+
+from . import nixtools
+from .test_build_cli import FakeNix, calls_of
+from .test_build_cli import fake_nix as fake_nix
+
+real_nix = pytest.mark.skipif(not nixtools.have_nix(), reason="nix is not installed")
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    root = tmp_path / "relu-demo"
+    scaffold.create(root, "relu-demo", ["cpp-cpu"])
+    return root
+
+
+def _sandbox_off() -> str:
+    return nixtools.NIX_CONFIG.replace("sandbox = true", "sandbox = false")
+
+
+@real_nix
+@pytest.mark.nix
+def test_real_nix_older_than_the_pinned_nixpkgs_needs_is_exit_2_naming_2_18(
+    runner: CliRunner, demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    version = nixcheck.nix_version()
+    assert version is not None
+    if version[:2] >= nixcheck.MINIMUM_NIX:
+        pytest.skip(f"this machine's Nix {version} is new enough")
+    monkeypatch.setenv("NIX_CONFIG", nixtools.NIX_CONFIG)
+    result = runner.invoke(main, ["build", str(demo), "--no-link"])
+    assert result.exit_code == 2, result.output
+    found = ".".join(map(str, version))
+    [line] = [line for line in result.output.splitlines() if "error" in line]
+    assert line.startswith(f"nixgen: error: Nix {found} is too old"), line
+    assert "needs Nix 2.18 or newer" in line
+    assert "lib/minver.nix" in line
+    assert "Traceback" not in result.output
+    # `nixgen shell` makes the same check.
+    shell = runner.invoke(main, ["shell", str(demo), "-c", "true"])
+    assert shell.exit_code == 2, shell.output
+    assert f"Nix {found} is too old" in shell.output
+
+
+@real_nix
+@pytest.mark.nix
+def test_real_nix_with_the_sandbox_off_is_exit_2_naming_sandbox_true(
+    runner: CliRunner, demo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The stand-in nixpkgs skips the version check; the sandbox is checked whatever the inputs.
+    stub = nixtools.make_stub(tmp_path / "stub")
+    args = ["build", str(demo), "--no-link", *nixtools.overrides(stub)]
+    monkeypatch.setenv("NIX_CONFIG", _sandbox_off())
+    result = runner.invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert "nixgen: error: the Nix sandbox is off (sandbox = false)" in result.output
+    assert "set `sandbox = true` in /etc/nix/nix.conf" in result.output
+    assert "--no-sandbox-check" in result.output
+    # A command line's `--option sandbox false` counts too, as it would for the build.
+    monkeypatch.setenv("NIX_CONFIG", nixtools.NIX_CONFIG)
+    option = runner.invoke(main, [*args, "--option", "sandbox", "false"])
+    assert option.exit_code == 2, option.output
+    assert "the Nix sandbox is off (sandbox = false)" in option.output
+
+
+def test_the_sandbox_setting_is_read_from_the_nix_config(
+    runner: CliRunner, fake_nix: FakeNix, demo: Path
+) -> None:
+    fake_nix.scenario(**{"@sandbox": "false", "*": {"stderr": [], "exit": 0}})
+    off = runner.invoke(main, ["build", str(demo), "--no-link"])
+    assert off.exit_code == 2, off.output
+    assert "the Nix sandbox is off (sandbox = false)" in off.output
+    assert calls_of(fake_nix, "eval") == [], "nothing is evaluated"
+    for setting in ("true", "relaxed"):
+        fake_nix.scenario(**{"@sandbox": setting, "*": {"stderr": [], "exit": 0}})
+        on = runner.invoke(main, ["build", str(demo), "--no-link"])
+        assert on.exit_code == 0, on.output
+        assert "sandbox" not in on.output
+
+
+def test_no_sandbox_check_builds_and_says_what_is_lost(
+    runner: CliRunner, fake_nix: FakeNix, demo: Path
+) -> None:
+    fake_nix.scenario(**{"@sandbox": "false", "*": {"stderr": [], "exit": 0}})
+    result = runner.invoke(main, ["build", str(demo), "--no-link", "--no-sandbox-check"])
+    assert result.exit_code == 0, result.output
+    assert "nixgen: warning: the Nix sandbox is off (sandbox = false)" in result.output
+    assert "not proven reproducible" in result.output
+    assert len(calls_of(fake_nix, "build")) == 1
+
+
+def test_a_new_enough_nix_passes_and_a_nixpkgs_override_skips_the_version_check(
+    runner: CliRunner, fake_nix: FakeNix, demo: Path, tmp_path: Path
+) -> None:
+    fake_nix.scenario(**{"@version": "nix (Nix) 2.18.0", "*": {"stderr": [], "exit": 0}})
+    assert runner.invoke(main, ["build", str(demo), "--no-link"]).exit_code == 0
+    fake_nix.scenario(**{"@version": "nix (Nix) 2.17.1", "*": {"stderr": [], "exit": 0}})
+    old = runner.invoke(main, ["build", str(demo), "--no-link"])
+    assert old.exit_code == 2
+    assert "Nix 2.17.1 is too old" in old.output
+    overridden = runner.invoke(
+        main, ["build", str(demo), "--no-link", "--override-input", "nixpkgs", f"path:{tmp_path}"]
+    )
+    assert overridden.exit_code == 0, overridden.output
+
+
+def test_shell_checks_the_sandbox_too(runner: CliRunner, fake_nix: FakeNix, demo: Path) -> None:
+    fake_nix.scenario(**{"@sandbox": "false", "*": {"stderr": [], "exit": 0}})
+    result = runner.invoke(main, ["shell", str(demo), "-c", "true"])
+    assert result.exit_code == 2, result.output
+    assert "the Nix sandbox is off" in result.output
+    assert fake_nix.calls() == [], "nix develop never runs"
+
+
+def test_without_nix_on_path_shell_is_exit_2(
+    runner: CliRunner, demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    result = runner.invoke(main, ["shell", str(demo), "-c", "true"])
+    assert result.exit_code == 2
+    assert "nixgen: error: `nix` is not on PATH: install Nix" in result.output
