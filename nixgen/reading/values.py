@@ -29,9 +29,10 @@ _SCP_URL = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^\s]+$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 #: A Windows drive (`C:\`, `c:/`) starts an absolute path.
 _DRIVE = re.compile(r"[A-Za-z]:[\\/]")
-#: Major and minor of at most three digits each: no capability has more (and a number of
-#: hundreds of digits cannot reach the float arithmetic of `plan`).
-_CUDA_CAPABILITY = re.compile(r"^([0-9]{1,3})\.([0-9]{1,3})([af]?)(\+PTX)?$")
+#: Major and minor of at most nine digits each: far past any capability (an unknown one such
+#: as the anchor's own `99999.0` example stays a warning), and a number of hundreds of digits
+#: never reaches the float arithmetic of `plan`.
+_CUDA_CAPABILITY = re.compile(r"^([0-9]{1,9})\.([0-9]{1,9})([af]?)(\+PTX)?$")
 _ROCM_ARCH = re.compile(r"^gfx([0-9][0-9a-f]{2,4}|[0-9]+(-[0-9]+)*-generic)(:[a-z0-9-]+[+-])*$")
 GIT_SCHEMES = ("https", "http", "git", "ssh", "git+ssh", "git+https", "git+http")
 GLOB_CHARS = set("*?[]{}")
