@@ -193,7 +193,7 @@ rec {
     ```
 
     `passthru.nixgen` holds `kernel`, `library`, `language`, `linkFlags` (what the
-    extension's link adds for the kernel: OpenMP's runtime), `plan` (for
+    extension's link adds for the kernel: OpenMP's runtime), `plan` and `objectKeys` (for
     `compile.withObjects`), and `capabilities` (CUDA) or `archs` (ROCm).
 
     # Inputs
@@ -224,6 +224,10 @@ rec {
 
     `archs`
     : the GPU targets to compile for (ROCm kernels)
+
+    `objectKeys`
+    : source → object key, when nixgen planned the kernel one derivation per object
+      (`KernelPlan.objects`; null: one derivation)
 
     # Type
 
@@ -267,6 +271,7 @@ rec {
       linkFlags ? [ ],
       capabilities ? null,
       archs ? null,
+      objectKeys ? null,
     }:
     let
       table = cppLanguages { inherit pkgs toolchain; };
@@ -339,7 +344,12 @@ rec {
           configurePhase = compile.configurePhase plan;
           installPhase = backend.installPhase or (compile.installArchivePhase name);
           passthru.nixgen = {
-            inherit language linkFlags plan;
+            inherit
+              language
+              linkFlags
+              plan
+              objectKeys
+              ;
             kernel = name;
             library = name;
           }

@@ -28,7 +28,7 @@ from click.testing import CliRunner
 from nixgen.checking import project
 from nixgen.cmdline.cli import main
 from nixgen.core.errors import ProblemError
-from nixgen.planning import matrix
+from nixgen.planning import matrix, plan
 from tests.nixtools import NIX_CONFIG, flake_eval, have_nix, make_stub, nix_env, overrides
 
 SYSTEM = "x86_64-linux"
@@ -195,11 +195,11 @@ def test_bad_shard_arguments_are_clear_errors(
 
 def test_a_project_without_large_kernels_has_nothing_to_shard(tmp_path: Path) -> None:
     root = tmp_path / "p"
-    write_project(root, sources=31)
+    write_project(root, sources=plan.OBJECT_THRESHOLD - 1)
     result = CliRunner().invoke(main, ["matrix", str(root), "--shards", "2"])
     assert result.exit_code == 2
     assert "no variant has a kernel built one derivation per object" in result.stderr
-    assert "at least 32 compiled sources" in result.stderr
+    assert f"at least {plan.OBJECT_THRESHOLD} compiled sources" in result.stderr
 
 
 def test_too_many_shard_jobs_name_the_largest_count(tmp_path: Path) -> None:
@@ -223,27 +223,20 @@ def test_pull_request_shards_only_its_variants(tmp_path: Path) -> None:
 @pytest.mark.nix
 @pytest.mark.skipif(not have_nix(), reason="nix is not installed")
 def test_the_object_rules_are_the_nix_librarys() -> None:
-    """Python names objects as the flake does (`project.objectKey`) and knows the
-    library's threshold (`compile.objectThreshold`) and what a binding compiles
-    (`compile.cxxExtensions`)."""
+    """Python knows what the library's binding compiles (`compile.cxxExtensions`); the
+    object keys are nixgen's alone (`plan.object_key`), plain hex whatever the file."""
     sources = ["big/s000.cpp", 'a b/$(x)".cu', "ünï/-x.cpp", "x" * 300 + ".cc"]
-    expr = (
-        "let n = import ./nix; in { threshold = n.compile.objectThreshold; "
-        "binding = n.compile.cxxExtensions; keys = map "
-        f"n.project.objectKey (builtins.fromJSON {json.dumps(json.dumps(sources))}); }}"
-    )
+    expr = "let n = import ./nix; in { binding = n.compile.cxxExtensions; }"
     done = subprocess.run(
         ["nix-instantiate", "--eval", "--strict", "--json", "--expr", expr],
         cwd=Path(__file__).resolve().parent.parent,
         env=nix_env(), capture_output=True, text=True, check=True,
     )  # fmt: skip
     got = json.loads(done.stdout)
-    assert got == {
-        "threshold": matrix.OBJECT_THRESHOLD,
-        "binding": list(matrix.BINDING_EXTENSIONS),
-        "keys": [matrix.object_key(s) for s in sources],
-    }
-    assert all(re.fullmatch("[0-9a-f]{16}", k) for k in got["keys"])
+    assert got == {"binding": list(matrix.BINDING_EXTENSIONS)}
+    keys = [plan.object_key(s) for s in sources]
+    assert all(re.fullmatch("[0-9a-f]{16}", k) for k in keys)
+    assert len(set(keys)) == len(keys)
 
 
 # --------------------------------------------------------------------- the workflow
@@ -459,7 +452,7 @@ def _large_corpus() -> list[Path]:
             build = project.read(path, check_files=False).build
         except ProblemError:  # the corpus holds projects that are rejected on purpose
             continue
-        if any(matrix.object_sources(k) for k in build.kernels.values()):
+        if any(plan.object_sources(k) for k in build.kernels.values()):
             out.append(path)
     return out
 

@@ -48,18 +48,32 @@ let
     in
     finalPackage;
   # A stand-in C++ kernel `kernel_a` of `sources` whose plan follows its final attributes.
-  fakeKernel =
-    sources:
+  fakeKernel = keyedKernel null;
+  # A stand-in kernel that nixgen planned one derivation per object: `keys` (source →
+  # object key, the kernel file's `objectKeys`), or null.
+  keyedKernel =
+    keys: sources:
     fakeDrv (finalAttrs: {
       pname = "p-kernel_a";
       configurePhase = "ninja mode";
       inherit sources;
       cxxFlags = [ ];
-      passthru.nixgen.plan = compile.cppCpu (kernelArgs {
-        name = "kernel_a";
-        inherit (finalAttrs) sources cxxFlags;
-      });
+      passthru.nixgen = {
+        plan = compile.cppCpu (kernelArgs {
+          name = "kernel_a";
+          inherit (finalAttrs) sources cxxFlags;
+        });
+        objectKeys = keys;
+      };
     });
+  # Every `.cpp` of `sources` keyed, as nixgen plans a large kernel.
+  plannedKernel =
+    sources:
+    keyedKernel (builtins.listToAttrs (
+      map (s: { name = s; value = builtins.substring 0 16 (builtins.hashString "sha256" s); }) (
+        builtins.filter (s: builtins.match ".*[.]cpp" s != null) sources
+      )
+    )) sources;
   # Whether the first compile command of `plan` matches `regex`.
   firstCommandMatches = regex: plan: builtins.match regex (builtins.head (commands plan)) != null;
 in
@@ -454,27 +468,42 @@ in
       };
     };
 
-  # The split is decided from the final plan too: a 40-source kernel overridden down to
-  # one source builds in one derivation (`objects` null, its own configure phase).
-  testWithObjectsDecidesTheSplitFromTheFinalPlan =
+  # The split is nixgen's plan (`objectKeys`), read from the final attributes: a planned
+  # 40-source kernel overridden down to one source it had not planned builds in one
+  # derivation (`objects` null, its own configure phase); one that gains a source keeps
+  # its objects and compiles the new source itself; an unplanned kernel, however large,
+  # stays whole.
+  testWithObjectsSplitsWhatNixgenPlanned =
     let
       lib = import ../../tests/nixpkgs/lib;
       root = ./fixtures/project;
-      auto = compile.withObjects { inherit lib root; } (
-        fakeKernel (builtins.genList (i: "kernel_a/s${toString i}.cpp") 40)
-      );
+      many = builtins.genList (i: "kernel_a/s${toString i}.cpp") 40;
+      auto = compile.withObjects { inherit lib root; } (plannedKernel many);
       small = auto.overrideAttrs { sources = [ "kernel_a/a.cpp" ]; };
+      # Planned: a.cpp; the override adds unused.cpp (real files: the phase is read).
+      more = (compile.withObjects { inherit lib root; } (plannedKernel [ "kernel_a/a.cpp" ])).overrideAttrs {
+        sources = [ "kernel_a/a.cpp" "kernel_a/unused.cpp" ];
+      };
+      unplanned = compile.withObjects { inherit lib root; } (fakeKernel many);
     in
     {
       expr = {
         large = builtins.length auto.passthru.nixgen.objects;
         small = small.passthru.nixgen.objects;
         phase = small.configurePhase;
+        more = builtins.length more.passthru.nixgen.objects;
+        compilesTheNewSource = builtins.length (builtins.split " -c kernel_a/unused.cpp " more.configurePhase) == 3;
+        compilesOnlyThat = builtins.length (builtins.split " -c " more.configurePhase) == 3;
+        unplanned = unplanned.passthru.nixgen.objects or null;
       };
       expected = {
         large = 40;
         small = null;
         phase = "ninja mode";
+        more = 1;
+        compilesTheNewSource = true;
+        compilesOnlyThat = true;
+        unplanned = null;
       };
     };
 

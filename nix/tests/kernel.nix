@@ -121,6 +121,7 @@ let
       passthru.nixgen = {
         kernel = "k";
         library = "k";
+        objectKeys = null;
         inherit language linkFlags;
       }
       // nixgen;

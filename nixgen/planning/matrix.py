@@ -18,10 +18,10 @@ Either way a workflow builds ``matrix.attrs``; ``attr`` is there for the common 
 `github_workflow` renders the workflow file for kernel projects.
 
 Shards (`github_shards`, `nixgen matrix --shards K`): a variant whose kernels build one
-derivation per object (the Nix library's `compile.withObjects`, from `OBJECT_THRESHOLD`
-compiled sources) is also split into K jobs that each build a disjoint part of its
-derivations (the flake output ``objects.<system>.<variant>``: each kernel object, its
-other kernels whole, the binding's objects) and push them to the project's binary
+derivation per object (as its plan says, `KernelPlan.objects`; the Nix library's
+`compile.withObjects` reads the same) is also split into K jobs that each build a
+disjoint part of its derivations (the flake output ``objects.<system>.<variant>``: each
+kernel object, its other kernels whole, the binding's objects) and push them to the project's binary
 cache; the variant's own job then substitutes every object and builds only the archives
 and the link. The parts are balanced by cost (one per source, or a measured cost per
 source): list scheduling, heaviest first, so every part's cost is within the largest
@@ -30,7 +30,6 @@ derivation's cost of the mean.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -40,7 +39,7 @@ import attrs
 
 from nixgen.core import tables
 from nixgen.core.marker import MARKER
-from nixgen.planning.plan import Variant
+from nixgen.planning.plan import OBJECT_THRESHOLD, Variant, kernel_plan
 from nixgen.reading import model
 
 #: GitHub Actions runs at most this many jobs per matrix.
@@ -139,33 +138,6 @@ def github(variants: Sequence[Variant], *, max_jobs: int = GITHUB_MAX_JOBS) -> d
 
 # ----------------------------------------------------------------------------- shards
 
-#: The Nix library's `compile.objectThreshold` (nix/compile.nix): from this many compiled
-#: sources on, a kernel builds one derivation per object (tests/test_shards.py compares).
-OBJECT_THRESHOLD = 32
-
-
-def object_key(source: str) -> str:
-    """The attribute name of `source`'s object derivation in the flake output ``objects``:
-    the first 16 hex digits of the SHA-256 of its path (the Nix library's
-    `project.objectKey`)."""
-    return hashlib.sha256(source.encode()).hexdigest()[:16]
-
-
-def object_sources(kernel: model.Kernel) -> list[str]:
-    """The sources of `kernel` that build one derivation each, in its order, or ``[]``
-    when it builds in one derivation: a C++-family kernel with at least
-    `OBJECT_THRESHOLD` compiled sources (`tables.COMPILED_EXTENSIONS`), unless its
-    objects need a file the kernel generates (a Metal kernel's shaders: its embedded
-    library), as `compile.withObjects` decides in mode ``"auto"``."""
-    compiled = tables.COMPILED_EXTENSIONS.get(kernel.language)
-    if compiled is None:
-        return []
-    if kernel.language == "cpp-metal" and any(s.endswith(".metal") for s in kernel.src):
-        return []
-    sources = [str(s) for s in kernel.src if "." in s and s.rpartition(".")[2] in compiled]
-    return sources if len(sources) >= OBJECT_THRESHOLD else []
-
-
 #: The extensions the Nix library's binding compiles (nix/compile.nix `cxxExtensions`):
 #: the `cxx` kind of data/source-kinds.json.
 BINDING_EXTENSIONS = tables.SOURCE_KINDS["cxx"]
@@ -184,18 +156,21 @@ def _objects(build: model.Build, variant: Variant) -> list[tuple[str, list[str]]
     its other kernels whole (``whole.<kernel>``; a crate lists no C++ source and costs
     one source), then the binding's objects (``binding``). Empty when no kernel is built
     per object (nothing worth a shard)."""
-    kernels = {str(name): kernel for name, kernel in build.kernels.items()}
+    kernels = {
+        str(name): (kernel, kernel_plan(build, str(name), kernel))
+        for name, kernel in build.kernels.items()
+    }
     names = sorted(name for name in variant.kernels if name in kernels)
     out = [
-        (f"kernels.{name}.{object_key(source)}", [source])
+        (f"kernels.{name}.{key}", [source])
         for name in names
-        for source in object_sources(kernels[name])
+        for source, key in (kernels[name][1].objects or {}).items()
     ]
     if not out:
         return []
     for name in names:
-        kernel = kernels[name]
-        if not object_sources(kernel):
+        kernel, planned = kernels[name]
+        if not planned.per_object:
             compiled = tables.COMPILED_EXTENSIONS.get(kernel.language, ())
             out.append((f"whole.{name}", [str(s) for s in kernel.src if _ext(s) in compiled]))
     binding = _binding_sources(build)

@@ -12,6 +12,7 @@ reads it. Names follow the anchor's scheme exactly, so the PyPI ``kernels`` clie
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -534,6 +535,45 @@ class KernelPlan:
     #: ROCm kernels: the GPU targets the builder supports, in the kernel's order.
     archs: tuple[str, ...] | None
     rust: RustPlan | None
+    #: Each compiled source's object key (`object_key`), in the kernel's order, when the
+    #: kernel builds one derivation per object (`object_sources`); None when it builds in
+    #: one derivation. The Nix library's `compile.withObjects` and the flake output
+    #: ``objects`` read it (the kernel file's `objectKeys`), as `nixgen matrix --shards` does.
+    objects: Mapping[str, str] | None = None
+
+    @property
+    def per_object(self) -> bool:
+        """Whether the kernel builds one derivation per object."""
+        return self.objects is not None
+
+
+#: From this many compiled sources on, a C++-family kernel builds one derivation per
+#: object (`KernelPlan.objects`). Below it, the cost of one derivation per object
+#: (evaluation, and a builder start per object) outweighs what it saves; see
+#: docs/build-performance.md for the measurements behind the number.
+OBJECT_THRESHOLD = 32
+
+
+def object_key(source: str) -> str:
+    """The attribute name of `source`'s object derivation in the flake output ``objects``:
+    the first 16 hex digits of the SHA-256 of its path (as build.toml lists it). Plain
+    ``[0-9a-f]``, so a flake attribute path holds it unquoted whatever the file is called."""
+    return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+
+def object_sources(kernel: model.Kernel) -> list[str]:
+    """The sources of `kernel` that build one derivation each, in its order, or ``[]``
+    when it builds in one derivation: a C++-family kernel with at least
+    `OBJECT_THRESHOLD` compiled sources (`tables.COMPILED_EXTENSIONS`), unless its
+    objects need a file the kernel generates (a Metal kernel's shaders: its embedded
+    library)."""
+    compiled = tables.COMPILED_EXTENSIONS.get(kernel.language)
+    if compiled is None:
+        return []
+    if kernel.language == "cpp-metal" and any(s.endswith(".metal") for s in kernel.src):
+        return []
+    sources = [str(s) for s in kernel.src if "." in s and s.rpartition(".")[2] in compiled]
+    return sources if len(sources) >= OBJECT_THRESHOLD else []
 
 
 @attrs.frozen(kw_only=True)
@@ -610,6 +650,7 @@ def kernel_plan(build: model.Build, name: str, kernel: model.Kernel) -> KernelPl
         capabilities=capabilities,
         archs=tuple(rocm_archs(kernel)) if isinstance(kernel, model.CppRocmKernel) else None,
         rust=rust,
+        objects={s: object_key(s) for s in split} if (split := object_sources(kernel)) else None,
     )
 
 

@@ -236,6 +236,9 @@ class KernelData:
     # GPU targets
     capabilities: dict[str, list[str]] | None = _omit()
     archs: list[str] | None = _omit()
+    #: A kernel built one derivation per object: each compiled source's object key
+    #: (`KernelPlan.objects`, read by `compile.withObjects` and the flake's `objects`).
+    object_keys: dict[str, str] | None = _omit("objectKeys")
 
 
 def kernel_data(kernel: KernelPlan) -> dict[str, Any]:
@@ -269,6 +272,8 @@ def kernel_data(kernel: KernelPlan) -> dict[str, Any]:
         fields["capabilities"] = {v: list(caps) for v, caps in kernel.capabilities.items()}
     if kernel.archs is not None:
         fields["archs"] = list(kernel.archs)
+    if kernel.objects is not None:
+        fields["object_keys"] = dict(kernel.objects)
     data = KernelData(
         name=kernel.name,
         pname=kernel.pname,

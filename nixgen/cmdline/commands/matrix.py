@@ -8,6 +8,7 @@ import click
 
 from nixgen.cmdline.cli import emit_result, handle_errors, json_option, project_argument
 from nixgen.cmdline.commands.variants import planned, system_option
+from nixgen.planning import plan
 
 
 @click.command(name="matrix")
@@ -40,8 +41,8 @@ from nixgen.cmdline.commands.variants import planned, system_option
     default=None,
     metavar="K",
     help="Also split each variant whose kernels build one derivation per object (C++ "
-    "kernels of 32 compiled sources or more) into K jobs that each build a disjoint part "
-    "of its objects (`shards` in the output), balanced by source count.",
+    f"kernels of {plan.OBJECT_THRESHOLD} compiled sources or more) into K jobs that each "
+    "build a disjoint part of its objects (`shards` in the output), balanced by source count.",
 )
 @click.option(
     "--costs",
