@@ -36,7 +36,7 @@ rec {
       variant (`nix flake check`);
     - `objects.<system>.<variant>`: the object derivations of a variant, which
       `nixgen matrix --shards K` splits into CI shards: `kernels.<kernel>.<key>` for the
-      kernels built one derivation per object (`<key>` is `objectKey` of the source),
+      kernels built one derivation per object (`<key>`: the object key nixgen planned),
       `whole.<kernel>` for the other kernels and `binding`, the binding's objects
       (`mkProject`'s `variantObjects`);
     - `variants.<system>`: the variant names (`nix eval .#variants.x86_64-linux --json`);

@@ -27,21 +27,6 @@ let
 in
 rec {
   /**
-    The attribute name of a source's object derivation in the flake output `objects`:
-    the first 16 hex digits of the SHA-256 of its path (as `build.toml` lists it). Plain
-    `[0-9a-f]`, so a flake attribute path holds it unquoted whatever the file is called;
-    `nixgen matrix --shards` (nixgen/planning/matrix.py `object_key`) names objects the same way.
-
-    # Examples
-
-    ```nix
-    objectKey "big/s000.cpp"
-    => "da4178093e0fc35a"
-    ```
-  */
-  objectKey = src: builtins.substring 0 16 (builtins.hashString "sha256" src);
-
-  /**
     The revision of the kernels toolchain flake (huggingface/kernels) generated flakes pin,
     and the nixpkgs revision its `flake.lock` holds (one nixpkgs for both: `follows`).
   */
@@ -399,7 +384,7 @@ rec {
       /**
         The object derivations of one variant (`args` as for `variantPackage`):
         `kernels.<kernel>.<key>` for each of its kernels built one derivation per object
-        (`nixgen.compile.withObjects`), keyed by `objectKey` of the object's source;
+        (`nixgen.compile.withObjects`), keyed by the object keys nixgen planned (`objectKeys`);
         `whole.<kernel>`: each of its other kernels, built in one derivation (compiled
         and archived together, rust crates too); and `binding`: the derivation of the
         binding's objects, when it has C++ sources. CI shards
@@ -413,19 +398,24 @@ rec {
           package = variantPackage args variant;
           kernels = package.nixgen.kernels or { };
           binding = package.nixgen.binding or null;
-          isPerObject = name: (kernels.${name}.nixgen.objects or null) != null;
+          # Split as nixgen planned it (`objectKeys`); a kernel split only by `objects =
+          # "objects"` has no keys and is listed whole.
+          isPerObject =
+            name:
+            (kernels.${name}.nixgen.objects or null) != null && (kernels.${name}.nixgen.objectKeys or null) != null;
           perObject = filter isPerObject (attrNames kernels);
           whole = filter (name: !isPerObject name) (attrNames kernels);
           keyed =
             kernel:
             let
-              inherit (kernel.nixgen) plan objects;
+              inherit (kernel.nixgen) objects objectKeys;
             in
+            # An object derivation's `sources` is its one source.
             listToAttrs (
-              builtins.genList (i: {
-                name = objectKey (builtins.elemAt plan.objects i).source;
-                value = builtins.elemAt objects i;
-              }) (builtins.length objects)
+              map (drv: {
+                name = objectKeys.${builtins.head drv.sources};
+                value = drv;
+              }) objects
             );
         in
         {

@@ -194,7 +194,7 @@ rec {
     ```
 
     `passthru.nixgen` holds `kernel`, `library`, `language`, `linkFlags` (what the
-    extension's link adds for the kernel: OpenMP's runtime), `plan` (for
+    extension's link adds for the kernel: OpenMP's runtime), `plan` and `objectKeys` (for
     `compile.withObjects`), and `capabilities` (CUDA) or `archs` (ROCm).
 
     # Inputs
@@ -225,6 +225,10 @@ rec {
 
     `archs`
     : the GPU targets to compile for (ROCm kernels)
+
+    `objectKeys`
+    : source → object key, when nixgen planned the kernel one derivation per object
+      (`KernelPlan.objects`; null: one derivation)
 
     # Type
 
@@ -268,6 +272,7 @@ rec {
       linkFlags ? [ ],
       capabilities ? null,
       archs ? null,
+      objectKeys ? null,
     }:
     let
       table = cppLanguages { inherit pkgs toolchain; };
@@ -340,7 +345,12 @@ rec {
           configurePhase = compile.configurePhase plan;
           installPhase = backend.installPhase or (compile.installArchivePhase name);
           passthru.nixgen = {
-            inherit language linkFlags plan;
+            inherit
+              language
+              linkFlags
+              plan
+              objectKeys
+              ;
             kernel = name;
             library = name;
           }

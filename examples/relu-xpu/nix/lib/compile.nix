@@ -468,17 +468,14 @@ rec {
     '';
 
   /**
-    Whether a plan's objects are each built by their own derivation (`withObjects`):
-    from `objectThreshold` compiled sources on. Below it, the cost of one derivation per
-    object (evaluation, and a builder start per object) outweighs what it saves; see
-    docs/build-performance.md for the measurements behind the number.
-  */
-  objectThreshold = 32;
-
-  /**
-    A kernel derivation whose objects are built one derivation each, when its plan
-    (`passthru.nixgen.plan`) has at least `objectThreshold` compiled sources (`mode`
-    `"auto"`), always (`"objects"`) or never (`"ninja"`). Each object derivation is the
+    A kernel derivation whose objects are built one derivation each, when nixgen planned it
+    so (`mode` `"auto"`: `passthru.nixgen.objectKeys` is not null; nixgen decides it,
+    `KernelPlan.objects` in nixgen/planning/plan.py), always (`"objects"`) or never
+    (`"ninja"`). The decision is the rendered plan's, read from the final attributes: each
+    final source with an object key gets its own derivation; one without (added by an
+    `overrideAttrs` of `sources`) is compiled by the kernel itself, and a kernel left with
+    no keyed source builds in one derivation (`objects` null). An override of
+    `passthru.nixgen.objectKeys` changes the split. Each object derivation is the
     kernel with its sources cut down to the one source (the kernel's headers come as one
     store path shared by every object), so editing one source rebuilds that object, the
     archive and the link, and objects can come from a binary cache. The archive is
@@ -515,15 +512,9 @@ rec {
     }:
     kernel:
     let
-      # Whether a plan is built one derivation per object.
-      use =
-        plan:
-        if mode == "objects" then
-          true
-        else
-          # Objects that need a file the kernel generates (an embedded Metal library)
-          # build together with it.
-          builtins.length plan.objects >= objectThreshold && plan.objectInputs or [ ] == [ ];
+      # Whether object `o` of the final kernel (its `passthru.nixgen`) is built by its own
+      # derivation: as nixgen planned it (a source with an object key).
+      separate = nixgen: o: mode == "objects" || (nixgen.objectKeys != null && nixgen.objectKeys ? ${o.source});
       storeName =
         s:
         substring 0 120 (
@@ -571,11 +562,13 @@ rec {
           plan = finalAttrs.passthru.nixgen.plan;
           # The headers go into every object: one store path shared by all of them.
           headers = if plan.headers == [ ] then null else sources.select lib root plan.headers;
+          own = separate finalAttrs.passthru.nixgen;
           built = map (o: {
             plan = o;
             drv = objectDrv finalAttrs.finalPackage plan headers o;
-          }) plan.objects;
-          on = use plan;
+          }) (filter own plan.objects);
+          drvs = builtins.listToAttrs (map (b: { name = b.plan.source; value = b.drv; }) built);
+          on = built != [ ];
         in
         # The same attribute names either way, at every level the plan is read through:
         # names must not depend on the fixed point.
@@ -585,7 +578,10 @@ rec {
               configurePhase (
                 plan
                 // {
-                  objects = map (b: b.plan // { prebuilt = "${b.drv}/${objectName b.plan.source}"; }) built;
+                  # A source without a key (an override's) compiles here.
+                  objects = map (
+                    o: if own o then o // { prebuilt = "${drvs.${o.source}}/${objectName o.source}"; } else o
+                  ) plan.objects;
                 }
               )
             else
