@@ -351,7 +351,12 @@ let
   id = x: x;
   # mkDerivation returns its attributes (`finalAttrs: { … }` as the fixed point).
   mk = f: if builtins.isFunction f then (let a = f a; in a) else f;
+  # What the library modules read of nixpkgs' lib: the stand-in's functions, and the
+  # shell quoting as the identity (as `shell.escapeShellArg` was before).
+  stubLib = import STUB_LIB;
   lib = {
+    inherit (stubLib) getAttrFromPath splitString getDev getLib getOutput concatStringsSep;
+    escapeShellArg = id;
     assertMsg = cond: _: cond;
     unique = id;
     concatMap = builtins.concatMap;
@@ -400,7 +405,7 @@ let
     };
     # Of the library only the kernels' builders are real, over the stand-ins below.
     nixgen = rec {
-      kernel = import KERNEL_NIX { inherit compile cuda sources rust torch tvmFfi extension; };
+      kernel = import KERNEL_NIX { inherit lib compile cuda sources rust torch tvmFfi extension; };
       sources.select = _: _: sources: { inherit sources; };
       sources.selectWithPackage =
         _: _: sources: moduleDir: pyext: { inherit sources moduleDir pyext; };
@@ -422,7 +427,7 @@ let
       torch.framework = _: "torch-framework";
       tvmFfi.framework = _: "tvm-ffi-framework";
       tvmFfi.includeFlags = _: [ "-Itvm-ffi" ];
-      rust = import RUST_NIX { inherit cuda sources compile; shell.escapeShellArg = id; };
+      rust = import RUST_NIX { inherit lib cuda sources compile; };
       extension = {
         archives = _: { whole = [ ]; plain = [ ]; linkFlags = [ ]; };
         archsOf = _: [ ];
@@ -470,6 +475,7 @@ def evaluate(outcomes: list[Outcome], work: Path) -> list[Any]:
         dirs.append(f"./p{index}")
     kernel_nix = Path(__file__).resolve().parent.parent / "nix" / "kernel.nix"
     fake = FAKE.replace("KERNEL_NIX", str(kernel_nix))
+    fake = fake.replace("STUB_LIB", str(Path(__file__).resolve().parent / "nixpkgs" / "lib"))
     (work / "fake.nix").write_text(fake.replace("RUST_NIX", str(kernel_nix.parent / "rust.nix")))
     (work / "all.nix").write_text("import ./fake.nix [\n" + "\n".join(dirs) + "\n]\n")
     done = subprocess.run(
