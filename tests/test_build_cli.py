@@ -19,8 +19,9 @@ import pytest
 
 from nixgen.checking import project
 from nixgen.cmdline import scaffold
+from nixgen.cmdline.building import label as _label
 from nixgen.cmdline.cli import main, use_color
-from nixgen.cmdline.commands.build import _label, host_system
+from nixgen.cmdline.commands.build import host_system
 from nixgen.cmdline.nixlog import NixLog, drv_name
 from nixgen.planning import plan
 

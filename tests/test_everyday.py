@@ -557,7 +557,7 @@ def test_shell_runs_nix_develop_on_the_variant_shell(
         ],
     )
     assert result.exit_code == 0, result.output
-    [call] = [c["args"] for c in fake_nix.calls()]
+    *_, call = [c["args"] for c in fake_nix.calls()]
     assert call[0] == "develop"
     assert f"{demo.resolve()}#devShells.{SYSTEM}.test-{variant}" in call
     assert call[-4:] == ["--command", "bash", "-c", "pytest"]

@@ -39,6 +39,14 @@ EXPERIMENTAL = "nix-command flakes"
 _PLAIN_PATH = re.compile(r"[A-Za-z0-9._~/+=@,:-]+")
 
 
+#: Options that leave only Nix's errors on its stderr: each `--quiet` lowers the verbosity
+#: one level, and three reach errors (Nix 2.8 prints the lock-file messages of every
+#: `--override-input` run, `warning: not writing modified lock file` and `• Added input`, as
+#: one warning, which `--no-write-lock-file` does not silence). For a `nix develop` after
+#: nixgen evaluated and built it, through its own log reader.
+ERRORS_ONLY = ("--quiet", "--quiet", "--quiet")
+
+
 def host_system() -> str:
     """This machine as a Nix system name (``x86_64-linux``, ``aarch64-darwin``, …)."""
     machine = {"arm64": "aarch64", "amd64": "x86_64"}.get(

@@ -172,6 +172,16 @@ def _kernels_for(build: model.Build, config: BuildConfig) -> tuple[str, ...]:
     return tuple(names)
 
 
+def default_shell_variant(variants: Sequence[Variant]) -> str:
+    """The variant of the flake's `devShells.<system>.default` and `.test` among `variants`
+    (one system's, in `variants` order, non-empty): the last (newest torch) bundled variant
+    of the first backend, or of every variant when none is bundled (nix/project.nix,
+    `devShells`, which reads this plan in the same order)."""
+    candidates = [v for v in variants if v.bundle] or list(variants)
+    first = candidates[0].backend
+    return [v for v in candidates if v.backend == first][-1].name
+
+
 def variants(build: model.Build, *, system: str | None = None) -> list[Variant]:
     """Every variant of `build` (for one `system`, or all), sorted by system then name.
 

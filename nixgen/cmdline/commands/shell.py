@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from nixgen.cmdline import nixbuild, nixcheck, output
+from nixgen.cmdline import building, nixbuild, nixcheck, output
 from nixgen.cmdline.cli import (
     accept_flake_config_option,
     built_out_option,
@@ -38,8 +38,8 @@ from nixgen.core.errors import NixgenError, ProblemError, error
 @click.option(
     "--test",
     is_flag=True,
-    help="The test shell: the variant built first and on $KERNEL_BUILD, where the "
-    "project's tests load it.",
+    help="The test shell: the variant built first (as `nixgen build` builds it) and on "
+    "$KERNEL_BUILD, where the project's tests load it.",
 )
 @click.option(
     "-c",
@@ -47,6 +47,13 @@ from nixgen.core.errors import NixgenError, ProblemError, error
     "command_",
     metavar="CMD",
     help="Run CMD (a shell command line) in the shell instead of an interactive shell.",
+)
+@click.option(
+    "--log-lines",
+    default=40,
+    show_default=True,
+    type=click.IntRange(0),
+    help="With --test: log lines of a failed derivation to show.",
 )
 @override_input_option
 @accept_flake_config_option
@@ -61,6 +68,7 @@ def shell_command(
     variant: str | None,
     test: bool,
     command_: str | None,
+    log_lines: int,
     overrides: tuple[tuple[str, str], ...],
     accept_flake_config: bool,
     options: tuple[tuple[str, str], ...],
@@ -72,7 +80,9 @@ def shell_command(
     """Enter a development shell of PROJECT: a variant's compilers, torch, the `kernels`
     client, pytest and the project's Python dependencies (`devShells.<system>.<variant>`
     of the generated flake). Nothing is built to enter it; with --test the variant is
-    built and $KERNEL_BUILD points at it, so `python -m pytest tests` tests the build.
+    built first, with `nixgen build`'s progress display, and $KERNEL_BUILD points at it,
+    so `python -m pytest tests` tests the build (that `nix develop` then prints Nix's
+    errors only, not its lock-file messages; -v keeps them).
 
     \b
       nixgen shell                         # the default variant's shell
@@ -121,8 +131,21 @@ def shell_command(
                 )
             ]
         )
-    shell = (f"test-{variant}" if test else variant) if variant else ("test" if test else "default")
     ref = nixbuild.flake_ref(root)
+    flag = [offline_mod.FLAG] if offline else []
+    if test:
+        # The variant the test shell puts on $KERNEL_BUILD, built first as `nixgen build`
+        # builds it (one evaluation, one `nix build`, the same progress display).
+        variant = variant or plan.default_shell_variant(plan.variants(loaded.build, system=system))
+        extra = flag + nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
+        evaluate = nixbuild.eval_command(ref, system, [variant], overrides, extra)
+        build_extra = flag + nixbuild.nix_options(options)
+        build_extra += building.cache_options() if accept_flake_config else []
+
+        def nix_build(drvs: list[str]) -> list[str]:
+            return nixbuild.build_command(drvs, extra=build_extra)
+
+    shell = (f"test-{variant}" if test else variant) if variant else "default"
     command = [
         "nix",
         "develop",
@@ -132,10 +155,14 @@ def shell_command(
     ]
     for name, value in overrides:
         command += ["--override-input", name, value]
-    command += [offline_mod.FLAG] if offline else []
+    command += flag
     command += nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
     if output.settings.build_logs:
         command.append("-L")
+    if test and output.settings.verbosity <= 0 and not output.settings.build_logs:
+        # Evaluated and built already, through nixgen's log reader: Nix's own messages
+        # (the lock file's, on every run with --override-input) would only repeat.
+        command += nixbuild.ERRORS_ONLY
     if command_ is not None:
         command += ["--command", "bash", "-c", command_]
     stale = write.plan(root, rendered)
@@ -144,6 +171,9 @@ def shell_command(
         if changed:
             status(f"would render {rendered.out_dir}/ ({len(changed)} file(s) stale)")
         cd = f"cd {shlex.quote(str(root))} && " if ref == "." else ""
+        if test:
+            click.echo(cd + shlex.join(evaluate))
+            click.echo(shlex.join(nix_build(["<drvPath of the variant>"])))
         click.echo(cd + shlex.join(command))
         return
     for note in kept_warnings(stale.kept):
@@ -163,6 +193,19 @@ def shell_command(
             hint="",
         )
     )
+    if test and variant is not None:
+        building.build_variants(
+            root,
+            loaded,
+            system,
+            [variant],
+            evaluate=evaluate,
+            nix_build=nix_build,
+            links=None,
+            log_lines=log_lines,
+            offline=offline,
+            accept_flake_config=accept_flake_config,
+        )
     status(f"entering {shell} of {loaded.build.general.name} ({system})", level=1)
     # The shell takes Ctrl-C; nixgen waits for it and passes its exit status on.
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)

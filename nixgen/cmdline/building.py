@@ -1,0 +1,246 @@
+"""Building chosen variants with Nix, with the progress display: one `nix eval` of their
+derivations, one `nix build` of them all driven by Nix's internal-json log (`nixlog`), each
+result linked. `nixgen build` runs it, and so does `nixgen shell --test` before it enters
+the test shell, so that shell has its variant built with the same display."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from nixgen.cmdline import nixbuild, output
+from nixgen.cmdline.cli import use_color
+from nixgen.cmdline.nixlog import Build, NixLog
+from nixgen.cmdline.output import status
+from nixgen.core import bounded
+from nixgen.core.errors import EXIT_INTERNAL, NixgenError
+
+
+class BuildFailed(NixgenError):
+    """`nix build` failed; the details were already printed."""
+
+    exit_code = EXIT_INTERNAL
+
+
+def label(drv_name: str, project: str, version: str, kernels: list[str]) -> str:
+    """What a derivation is, in the project's words: ``kernel relu_cpu``, ``extension``,
+    ``extension binding``."""
+    suffix = f"-{version}"
+    stem = drv_name.removesuffix(suffix)
+    if stem.startswith(f"{project}-"):
+        part = stem[len(project) + 1 :]
+        if part in kernels:
+            return f"kernel {part}"
+        if part in ("torch-ext", "tvm-ffi-ext"):
+            return "extension"
+        # The binding's objects (nixgen.extension.bindingObjects), compiled before the link.
+        if part in ("torch-binding", "tvm-ffi-binding"):
+            return "extension binding"
+        owner = next((k for k in kernels if part.startswith(f"{k}-")), None)
+        if owner is not None:
+            return f"kernel {owner}: object {part[len(owner) + 1 :]}"
+        if part.startswith("noarch"):
+            return "python package"
+    return drv_name
+
+
+def build_variants(
+    root: Any,
+    loaded: Any,
+    system: str,
+    chosen: Sequence[str],
+    *,
+    evaluate: list[str],
+    nix_build: Callable[[list[str]], list[str]],
+    links: str | None,
+    log_lines: int,
+    offline: bool,
+    accept_flake_config: bool,
+) -> None:
+    """Evaluate (`evaluate`, a `nixbuild.eval_command` of `chosen`) and build (`nix_build`
+    of the derivations) the variants `chosen` of the project `loaded` at `root`, showing
+    progress on stderr; link each as `links`/<variant> (None: no links). Raises
+    `BuildFailed` (the details printed) when one fails; ends with the summary line."""
+    from nixgen.cmdline import offline as offline_mod
+
+    err = sys.stderr
+    live = err.isatty() and output.settings.progress
+    progress = nixbuild.Progress(len(chosen), live=live, color=use_color(err), stream=err)
+    meta = loaded.build.general
+    kernels = sorted(loaded.build.kernels)
+
+    def label_of(drv_name: str) -> str:
+        return label(drv_name, meta.name, str(meta.version), kernels)
+
+    progress.line(
+        f"building {len(chosen)} variant{'s' if len(chosen) != 1 else ''} of {meta.name} "
+        f"for {system}"
+    )
+    progress.show("evaluating")
+    if output.settings.verbosity > 0:
+        progress.line(f"running: {shlex.join(evaluate)}")
+    evaluated = nixbuild.run(evaluate, cwd=root)
+    hinted = hint_cache(evaluated.log, progress, accepted=accept_flake_config)
+    drvs = drv_paths(evaluated, chosen)
+    if drvs is None:
+        report = evaluated.log.failure_report(log_lines)
+        for line in [*report, *offline_mod.notes(report, offline=offline)]:
+            progress.line(line)
+        raise BuildFailed(f"evaluating {meta.name} for {system} failed")
+    # Variants whose derivation is the same one are built once and linked as each.
+    variants_of: dict[str, list[str]] = {}
+    for drv, name in zip(drvs, chosen, strict=True):
+        variants_of.setdefault(drv, []).append(name)
+    for names in variants_of.values():
+        if len(names) > 1:
+            progress.line(
+                f"nixgen: note: variants {', '.join(names)} are the same derivation; it is "
+                "built once and linked as each"
+            )
+    done: list[str] = []
+    #: Variants whose derivation stopped with no failure said: done once Nix exits
+    #: without naming it (it stops a top-level build at the end, and reports the failure
+    #: after that stop).
+    stopped: list[str] = []
+
+    def on_change(kind: str, build: Build) -> None:
+        names = variants_of.get(build.drv, [])
+        what = label_of(build.name)
+        if kind == "start":
+            where = f" on {build.machine}" if build.machine else ""
+            variant = f" ({', '.join(names)})" if names else ""
+            progress.event(f"building {what}{where}{variant}")
+        elif build.failed:
+            progress.event(f"{what} {progress.style('failed', fg='red')}")
+        elif names:
+            stopped.extend(n for n in names if n not in stopped)
+        else:
+            progress.event(f"built {what} ({build.duration(time.monotonic()):.1f}s)")
+
+    def on_tick(log: NixLog) -> None:
+        running = ", ".join(label_of(b.name) for b in log.running()) or "waiting for Nix"
+        progress.show(
+            f"[{len(done)}/{len(chosen)} variants] {running} (total {progress.total_elapsed()})"
+        )
+
+    def on_line(build: Build, text: str) -> None:
+        progress.line(f"{label_of(build.name)}> {text}")
+
+    unique = list(variants_of)
+    if output.settings.verbosity > 0:
+        progress.line(f"running: {shlex.join(nix_build(unique))}")
+    built = nixbuild.run(
+        nix_build(unique),
+        cwd=root,
+        on_change=on_change,
+        on_tick=on_tick,
+        on_line=on_line if output.settings.build_logs else None,
+    )
+    if not hinted:
+        hint_cache(built.log, progress, accepted=accept_flake_config)
+    ok_word = progress.style("done", fg="green")
+    broken = broken_variants(built.log, variants_of) if built.code != 0 else set()
+    if built.code != 0 and not broken:
+        broken = set(chosen)  # a failure Nix did not tie to a derivation: nothing is known
+    if links is not None and len(broken) < len(chosen):
+        (root / links).mkdir(parents=True, exist_ok=True)
+    for drv, name in zip(drvs, chosen, strict=True):
+        if name in broken:
+            continue
+        if links is None:
+            if built.code != 0 and name not in stopped:
+                broken.add(name)  # not known to be built
+            elif name not in done:
+                done.append(name)
+                progress.line(f"[{len(done)}/{len(chosen)}] {name}: {ok_word}")
+            continue
+        link = root / links / name
+        if nixbuild.run(nixbuild.link_command(drv, link), cwd=root).code != 0:
+            broken.add(name)  # Nix stopped before building it
+            continue
+        if name not in done:
+            done.append(name)  # built before: Nix had nothing to do
+            progress.line(f"[{len(done)}/{len(chosen)}] {name}: {ok_word}")
+        if output.settings.verbosity >= 0:
+            progress.line(f"  {name} -> {os.path.relpath(link)}")
+    if built.code != 0:
+        report = built.log.failure_report(log_lines)
+        for line in [*report, *offline_mod.notes(report, offline=offline)]:
+            progress.line(line)
+    failed = [name for name in chosen if name in broken]
+    count = f"{len(chosen) - len(failed)} of {len(chosen)}"
+    summary = f"built {count} variant(s) in {progress.total_elapsed()}"
+    if failed:
+        raise BuildFailed(f"{summary}; failed: {', '.join(failed)}")
+    status(summary)
+
+
+def cache_options() -> list[str]:
+    """The kernels binary cache, as options of a `nix build` that reads no flake (the
+    settings of the generated flake's nixConfig)."""
+    from nixgen.rendering import render
+
+    return nixbuild.nix_options(
+        [
+            ("extra-substituters", render.SUBSTITUTER),
+            ("extra-trusted-public-keys", render.SUBSTITUTER_KEY),
+        ]
+    )
+
+
+def hint_cache(log: NixLog, progress: nixbuild.Progress, *, accepted: bool) -> bool:
+    """Say once how to use the binary cache when Nix ignored its settings."""
+    from nixgen.rendering import render
+
+    ignored = nixbuild.ignored_cache_settings(log.warnings)
+    if not ignored:
+        return False
+    hint = nixbuild.cache_hint(
+        render.SUBSTITUTER, render.SUBSTITUTER_KEY, ignored, accepted=accepted
+    )
+    for line in hint.splitlines():
+        progress.line(line)
+    return True
+
+
+def drv_paths(result: nixbuild.Result, variants: Sequence[str]) -> list[str] | None:
+    """The derivations `nix eval` printed, one per variant; None when it failed. Each must
+    be a store derivation path (`nixbuild.is_store_drv`): a value a flake evaluates to is
+    data, never an argument Nix could read as an option."""
+    if result.code != 0:
+        return None
+    try:
+        drvs = bounded.json_loads(result.stdout)
+    except ValueError as exc:
+        raise BuildFailed(f"`nix eval` printed no list of derivations ({exc})") from None
+    if not isinstance(drvs, list) or len(drvs) != len(variants):
+        raise BuildFailed(
+            f"`nix eval` printed no list of {len(variants)} derivation(s): is flake.nix "
+            "hand-written? (`nixgen render` writes it)"
+        )
+    store = nixbuild.store_dir()
+    for name, drv in zip(variants, drvs, strict=True):
+        if not isinstance(drv, str) or not nixbuild.is_store_drv(drv, store):
+            shown = json.dumps(drv)[:200]
+            raise BuildFailed(
+                f"the flake's packages.<system>.{name}.drvPath is {shown}, not a derivation "
+                f"in {store} (`{store}/<hash>-<name>.drv`): nothing was built; is flake.nix "
+                "hand-written? (`nixgen render` writes it)"
+            )
+    return drvs
+
+
+def broken_variants(log: NixLog, variants_of: dict[str, list[str]]) -> set[str]:
+    """Variants whose derivation failed, or was not built because a dependency failed
+    (Nix names it in `N dependencies of derivation '…drv' failed to build`)."""
+    broken = {n for d in log.failed_drvs() for n in variants_of.get(d, [])}
+    for message in log.errors:
+        for drv, names in variants_of.items():
+            if f"'{drv}'" in message:
+                broken.update(names)
+    return broken
