@@ -21,10 +21,10 @@ from typing import Any, ClassVar, cast
 import attrs
 
 from nixgen import __version__
-from nixgen.core import contract, jinja, paths, tables
+from nixgen.core import contract, jinja, paths
 from nixgen.core.errors import EXIT_INVALID, NixgenError
 from nixgen.core.marker import MARKER
-from nixgen.core.tables import PACKAGE, library_files, read_text, table
+from nixgen.core.tables import LANGUAGE_FLAGS, PACKAGE, library_files, read_text, table
 from nixgen.planning.plan import KernelPlan, Plan
 from nixgen.reading import model
 from nixgen.rendering import nixlit
@@ -58,7 +58,7 @@ LIB_DATA: tuple[str, ...] = (
 
 #: The argument of `nixgen.kernel.cpp` (lib/kernel.nix) that takes a C++ kernel language's
 #: backend flags (`KernelPlan.backend_flags`).
-BACKEND_FLAGS = {language: nix for language, (_, nix) in tables.LANGUAGE_FLAGS.items()}
+BACKEND_FLAGS = {language: nix for language, (_, nix) in LANGUAGE_FLAGS.items()}
 _OUT_DIR = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$")
 
 
@@ -252,8 +252,8 @@ def kernel_data(kernel: KernelPlan) -> dict[str, Any]:
             depends=list(kernel.depends),
             link_flags=list(kernel.link_flags),
         )
-        if kernel.language in tables.LANGUAGE_FLAGS:
-            field = tables.LANGUAGE_FLAGS[kernel.language][0].replace("-", "_")
+        if kernel.language in LANGUAGE_FLAGS:
+            field = LANGUAGE_FLAGS[kernel.language][0].replace("-", "_")
             fields[field] = list(kernel.backend_flags)
     else:
         fields.update(
