@@ -334,6 +334,18 @@ def _deriver(path: Path) -> str:
     return done.stdout.strip()
 
 
+def _extension_deriver(path: Path) -> str:
+    """The derivation of the extension of the variant built at `path`: its deriver, or, for
+    a variant whose `metadata.json` got the flake's provenance (`nixgen.provenance.stamp`,
+    a copy of the extension under the same name), the extension's derivation."""
+    drv = _deriver(path)
+    refs = _run(["nix-store", "--query", "--references", drv], env=nix_env())
+    assert refs.returncode == 0, refs.stderr
+    name = drv.split("-", 1)[1]
+    same = [ref for ref in refs.stdout.split() if ref.split("-", 1)[1] == name]
+    return same[0] if len(same) == 1 else drv
+
+
 def _kernel_derivations(extension_drv: str, name: str) -> list[str]:
     """The derivations of `name`'s kernels and of its binding's objects that the extension
     links."""
@@ -366,8 +378,8 @@ def _cpu_derivations(kernels: Path) -> list[str]:
     # relu-mixed's CPU variant covers every kind of CPU output: a C++ kernel archive, a
     # Rust staticlib, the binding's objects and the extension linking them all; relu-rust's
     # kernel adds features.
-    mixed = _deriver((kernels / "relu-mixed" / CPU_VARIANT).resolve())
-    rust = _deriver((kernels / "relu-rust" / CPU_VARIANT).resolve())
+    mixed = _extension_deriver((kernels / "relu-mixed" / CPU_VARIANT).resolve())
+    rust = _extension_deriver((kernels / "relu-rust" / CPU_VARIANT).resolve())
     drvs = [
         mixed,
         *_kernel_derivations(mixed, "relu-mixed"),
@@ -410,7 +422,7 @@ def test_cuda_outputs_are_bit_for_bit_reproducible_in_the_sandbox(
     # PID namespace: outside the sandbox every rebuild differs.
     cuda_variants = _variants("relu-cuda", backend="cuda")
     cu130 = min(v.name for v in cuda_variants if v.backend_version == "13.0")
-    cuda = _deriver((kernels / "relu-cuda" / cu130).resolve())
+    cuda = _extension_deriver((kernels / "relu-cuda" / cu130).resolve())
     drvs = [cuda, *_kernel_derivations(cuda, "relu-cuda")]
     assert len(drvs) == 3, drvs
     _check(drvs, tmp_path, sandbox=True)
