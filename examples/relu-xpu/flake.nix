@@ -25,5 +25,6 @@
       nixpkgs,
       kernel-builder,
     }:
-    (import ./nix).flakeOutputs { inherit nixpkgs kernel-builder; };
+    # `self`: the git commit (and whether the tree was dirty) goes into metadata.json.
+    (import ./nix).flakeOutputs { inherit self nixpkgs kernel-builder; };
 }

@@ -443,6 +443,11 @@ rec {
           inherit (variant) backend;
           sources = [ finalAttrs.src ];
         };
+        # What `metadata.json` holds (`nixgen.provenance.stamp` adds the build's provenance).
+        metadata = extension.metadata {
+          project = projectData;
+          inherit variant opsName;
+        };
       in
       {
         inherit pname version;
@@ -455,13 +460,10 @@ rec {
           # Fails the build on torch ops registered without `add_op_namespace_prefix`.
           python = pkgs.python3;
           compiled = false;
-          metadataFile = extension.metadataFile {
-            project = projectData;
-            inherit variant opsName;
-          };
+          metadataFile = extension.metadataFileOf metadata;
         };
         passthru.nixgen = {
-          inherit variant opsName;
+          inherit variant opsName metadata;
         };
       }
     );

@@ -128,9 +128,15 @@ rec {
     // optional (project.minver != null) { "kernels-minver" = project.minver; };
 
   /**
-    The `metadata.json` file of one variant, as a store path.
+    The `metadata.json` file of one variant, as a store path (`metadataFileOf` of what
+    `metadata` gives).
   */
-  metadataFile = args: toFile "metadata.json" (toJSON (metadata args) + "\n");
+  metadataFile = args: metadataFileOf (metadata args);
+
+  /**
+    A `metadata.json` file holding `attrs` (one line of JSON, keys sorted), as a store path.
+  */
+  metadataFileOf = attrs: toFile "metadata.json" (toJSON attrs + "\n");
 
   /**
     Build plan of a framework binding: its sources compiled for one backend, one step
@@ -658,6 +664,11 @@ rec {
         };
         archived = archives kernels';
         archs = archsOf kernels';
+        variantMetadata = metadata {
+          project = projectData;
+          inherit variant archs;
+          opsName = name;
+        };
         planArgs = {
           opsName = name;
           inherit (variant) backend;
@@ -714,11 +725,7 @@ rec {
           inherit framework;
           # Fails the build on torch ops registered without `add_op_namespace_prefix`.
           python = python3;
-          metadataFile = metadataFile {
-            project = projectData;
-            inherit variant archs;
-            opsName = name;
-          };
+          metadataFile = metadataFileOf variantMetadata;
         };
         passthru.nixgen = {
           inherit
@@ -728,6 +735,8 @@ rec {
             binding
             ;
           opsName = name;
+          # What `metadata.json` holds (`nixgen.provenance.stamp` adds the build's provenance).
+          metadata = variantMetadata;
         };
       }
     );

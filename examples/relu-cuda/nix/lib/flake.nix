@@ -62,6 +62,10 @@ rec {
       and before nixgen selects the variant's versions (`cudaPackages_X_Y`,
       `rocmPackages_X_Y`, `xpuPackages_X_Y_Z`, `torch-bin_X_Y`): the escape hatch to bring
       or replace a toolkit or torch
+
+    `self`
+    : the project flake's `self`: its git commit and dirty state go into each package's
+      `metadata.json` (`nixgen.provenance`); `null` (`nix-build`): none recorded
   */
   kernelOutputs =
     {
@@ -69,6 +73,7 @@ rec {
       kernel-builder ? null,
       project,
       overlays ? [ ],
+      self ? null,
     }:
     let
       inherit (project.project) systems;
@@ -76,14 +81,17 @@ rec {
     {
       packages = genAttrs systems (
         system:
-        project.packages {
-          inherit
-            nixpkgs
-            kernel-builder
-            system
-            overlays
-            ;
-        }
+        project.packages (
+          {
+            inherit
+              nixpkgs
+              kernel-builder
+              system
+              overlays
+              ;
+          }
+          // (if self == null then { } else { inherit self; })
+        )
       );
       # Development and test shells, and the project's tests as checks (nix/project.nix).
       devShells = genAttrs systems (

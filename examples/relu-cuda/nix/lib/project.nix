@@ -238,7 +238,7 @@ rec {
     A generated tree's entry point: its `default.nix` (`import ./nix`) is this call, with
     the paths of the tree's files. `mkProject`'s attributes, plus `nixgen` (this library)
     and `flakeOutputs`, which the project's flake calls:
-    `flakeOutputs { nixpkgs, kernel-builder ? null, overlays ? [ ] }` gives
+    `flakeOutputs { nixpkgs, kernel-builder ? null, overlays ? [ ], self ? null }` gives
     `packages.<system>` (one package per variant, `kernels`, `default`,
     `bundle-<backend>`), `variants.<system>` and `githubActions.{matrix,pullRequestMatrix}`.
 
@@ -271,9 +271,15 @@ rec {
           nixpkgs,
           kernel-builder ? null,
           overlays ? [ ],
+          self ? null,
         }:
         nixgen.flake.kernelOutputs {
-          inherit nixpkgs kernel-builder overlays;
+          inherit
+            nixpkgs
+            kernel-builder
+            overlays
+            self
+            ;
           project = built;
         };
     };
@@ -630,9 +636,23 @@ rec {
         let
           all = variants system;
           host = import nixpkgs { inherit system; };
+          # The flake's `self` (`flakeOutputs { self = …; }`): its git revision goes into
+          # each variant's `metadata.json` through a small derivation of its own
+          # (`nixgen.provenance.stamp`), so a new commit relinks nothing.
+          stamp =
+            if args ? self then
+              nixgen.provenance.stamp {
+                pkgs = host;
+                provenance = nixgen.provenance.record {
+                  inherit (project) nixgenVersion;
+                  kernel = nixgen.provenance.fromSelf args.self;
+                };
+              }
+            else
+              v: v;
           built = map (v: {
             inherit (v) name backend bundle;
-            path = variantPackage args v;
+            path = stamp (variantPackage (removeAttrs args [ "self" ]) v);
           }) all;
           bundle =
             name: selected:

@@ -12,7 +12,7 @@
 
   Modules: `versions`, `variants`, `cuda`, `sources`, `compile`, `kernel`,
   `extension`, `torch`, `tvmFfi`, `toolchains`, `rust`,
-  `project`, `flake`.
+  `project`, `flake`, `provenance`.
 */
 let
   # The library with nixpkgs `lib` (string and list functions of lib/strings.nix and
@@ -67,6 +67,7 @@ let
         };
         project = import ./project.nix { inherit nixgen; };
         flake = import ./flake.nix { inherit nixgen; };
+        provenance = import ./provenance.nix { inherit (nixgen) extension; };
 
         /**
           The library whose building modules use `lib` (nixpkgs' `lib`, e.g. `pkgs.lib`):
