@@ -180,9 +180,20 @@ def test_fixture_device_code_comes_from_the_variants_own_nvcc(
         assert stamps == {f"Cuda compilation tools, release {cuda}, V{version}".encode()}, cubin
 
 
+def _extension_drv(vdir: Path) -> str:
+    """The extension's derivation behind the variant built at `vdir` (a copy of it whose
+    `metadata.json` holds the flake's provenance, `nixgen.provenance.stamp`, of the same
+    name, references it)."""
+    stamp = _run(["nix-store", "--query", "--deriver", str(vdir)], env=nix_env()).stdout.strip()
+    refs = _run(["nix-store", "--query", "--references", stamp], env=nix_env()).stdout.split()
+    name = stamp.split("-", 1)[1]
+    [extension] = [ref for ref in refs if ref.split("-", 1)[1] == name] or [stamp]
+    return extension
+
+
 def test_fixture_extension_passed_the_abi_check(built: tuple[str, Path]) -> None:
     _, vdir = built
-    log = _run(["nix-store", "--read-log", str(vdir)], env=nix_env())
+    log = _run(["nix-store", "--read-log", _extension_drv(vdir)], env=nix_env())
     assert log.returncode == 0, log.stderr
     name = _library(vdir).name
     assert f"nixgen ABI check: {name}: libraries and unversioned symbols keep to" in log.stdout
@@ -209,3 +220,22 @@ def test_without_the_wheels_cuda_components_fail_naming_the_script(
     with pytest.raises(NixError) as failed:
         nix_build(f"{pkgs}.python3.pkgs.torch")
     assert "no CUDA build of torch is unpacked on this machine" in failed.value.stderr
+
+
+def test_a_kernel_of_several_cu_sources_rebuilds_bit_for_bit_in_the_sandbox(
+    built: tuple[str, Path],
+) -> None:
+    """The fixture's kernel compiles two `.cu` sources and a `.cpp` in one derivation. nvcc
+    writes its own process id into its objects (`tmpxft_<pid>_…`), so the kernel's edges
+    run one at a time (`compile.serialEdges`) and the sandbox's process ids repeat: a
+    rebuild (`nix-build --check`, which fails on any differing byte) is identical."""
+    _, vdir = built
+    refs = _run(["nix-store", "--query", "--references", _extension_drv(vdir)], env=nix_env())
+    assert refs.returncode == 0, refs.stderr
+    [kernel] = [r for r in refs.stdout.split() if r.endswith("-cuda-libs-axpy_gemv-1.drv")]
+    done = _run(
+        ["nix-build", "--check", "--no-out-link", "--option", "sandbox", "true", kernel],
+        env=nix_env(),
+        timeout=1800,
+    )
+    assert done.returncode == 0, f"not reproducible:\n{done.stderr[-3000:]}"

@@ -272,6 +272,40 @@ in
     };
   };
 
+  # nvcc writes its process id into its objects: beside any other compile in one
+  # derivation, the edges run one at a time (a ninja pool of depth 1), so the sandbox's
+  # process ids are the same from build to build; a lone source or a C++ kernel is not held.
+  testCudaEdgesRunOneAtATimeBesideOtherCompiles = {
+    expr =
+      let
+        cudaPlan = sources: compile.cppCuda (kernelArgs {
+          inherit sources;
+          cudaFlags = [ ];
+          capabilities = [ "8.0" "9.0" ];
+        });
+        serial = plan: contains "pool serial\n  depth = 1\n" (compile.configurePhase plan);
+        pooled = plan: (builtins.length (builtins.split "pool = serial" (compile.configurePhase plan)) - 1) / 2;
+      in
+      {
+        twoCu = serial (cudaPlan [ "k/a.cu" "k/b.cu" ]);
+        twoCuEdges = pooled (cudaPlan [ "k/a.cu" "k/b.cu" ]);
+        cuAndCpp = serial (cudaPlan [ "k/a.cu" "k/host.cpp" ]);
+        oneCu = serial (cudaPlan [ "k/a.cu" ]);
+        cpp = serial (cppPlan "CXX" [ "a.cpp" "b.cpp" ]);
+        # One at a time, each nvcc takes the build's cores for its two targets.
+        threads = contains "NIXGEN_NVCC_THREADS=$(( (NIX_BUILD_CORES + 1 - 1) / 1 ))" (compile.configurePhase (cudaPlan [ "k/a.cu" "k/b.cu" ]));
+      };
+    expected = {
+      twoCu = true;
+      # The two objects and the archive.
+      twoCuEdges = 3;
+      cuAndCpp = true;
+      oneCu = false;
+      cpp = false;
+      threads = true;
+    };
+  };
+
   testCppCudaGivesNvccThreadsForSeveralTargets = {
     expr =
       let
