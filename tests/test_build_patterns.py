@@ -232,7 +232,13 @@ CUDA_VARIANT = f"torch212-cxx11-cu130-{SYSTEM}"
 def test_cuda_kernel_using_guard_and_stream_compiles_and_links(workdir: Path, stub: Path) -> None:
     project = rendered(workdir, "cuda-guard")
     # The link step is in the build.ninja the configure phase writes.
-    phase = flake_eval(project, f"packages.{SYSTEM}.{CUDA_VARIANT}.configurePhase", stub=stub)
+    # The link step is the extension's, behind the variant's provenance stamp.
+    phase = flake_eval(
+        project,
+        f"packages.{SYSTEM}.{CUDA_VARIANT}",
+        stub=stub,
+        apply="v: (v.passthru.nixgen.unstamped or v).configurePhase",
+    )
     assert "-lc10_cuda" in phase and "-ltorch_cuda" in phase and "-lcudart" in phase
     library = _library(build(workdir, stub, "cuda-guard", CUDA_VARIANT) / CUDA_VARIANT)
     # Linked against torch's real CUDA build (torch 2.11.0's wheel): it needs c10_cuda, and

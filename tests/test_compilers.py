@@ -511,7 +511,9 @@ def test_xpu_extensions_link_with_icpx_fsycl_and_the_kernels_sycl_flags(tmp_path
         project,
         "packages.x86_64-linux.torch213-cxx11-xpu20260-x86_64-linux",
         stub=stub,
-        apply="p: let names = map (d: d.pname or d.name); in { configure = p.configurePhase;"
+        # The extension behind the variant's provenance stamp (`passthru.nixgen.unstamped`).
+        apply="v: let p = v.passthru.nixgen.unstamped or v;"
+        " names = map (d: d.pname or d.name); in { configure = p.configurePhase;"
         " native = names p.nativeBuildInputs;"
         " kernel = names p.passthru.nixgen.kernels.relu_xpu.nativeBuildInputs; }",
     )
@@ -529,10 +531,14 @@ def test_xpu_extensions_link_with_icpx_fsycl_and_the_kernels_sycl_flags(tmp_path
 
 # -- 5. Every system evaluated, as `nix flake check --all-systems` does ------------------------
 
-ALL_SYSTEMS_APPLY = """ps: builtins.mapAttrs (system: packages: builtins.mapAttrs (name: p: {
+# A variant's package is the extension with the flake's provenance stamped into its
+# metadata.json (`nixgen.provenance.stamp`); the link is the extension's own
+# (`passthru.nixgen.unstamped`).
+ALL_SYSTEMS_APPLY = """ps: builtins.mapAttrs (system: packages: builtins.mapAttrs (name: p:
+  let e = p.passthru.nixgen.unstamped or p; in {
   drv = p.drvPath;
   configure =
-    if system == "aarch64-darwin" && p ? passthru.nixgen.opsName then p.configurePhase else "";
+    if system == "aarch64-darwin" && e ? passthru.nixgen.opsName then e.configurePhase else "";
 }) packages) ps"""
 
 
