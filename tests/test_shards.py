@@ -403,10 +403,13 @@ def test_replay_shards_then_the_variant_compiles_nothing(stub: Path, tmp_path: P
         apply="o: map (d: d.drvPath) (builtins.attrValues o.kernels.big) ++ [ o.binding.drvPath ]",
     )  # fmt: skip
     archive = flake_eval(root, f"{attr}.nixgen.kernels.big.drvPath", stub=stub)
-    link = flake_eval(root, f"{attr}.drvPath", stub=stub)
+    # The link is the extension's; the variant's package copies it with the flake's
+    # provenance in its metadata.json (`nixgen.provenance.stamp`, a copy, no compile).
+    link = flake_eval(root, attr, stub=stub, apply="v: (v.passthru.nixgen.unstamped or v).drvPath")
+    stamp = flake_eval(root, f"{attr}.drvPath", stub=stub)
     assert len(objects) == len(big) + 1
     before = _dry_run(root, attr, stub)
-    assert set(objects) | {archive, link} <= set(before)
+    assert set(objects) | {archive, link, stamp} <= set(before)
 
     env = {**os.environ, "NIX_CONFIG": NIX_CONFIG}
     for row in rows:
@@ -418,7 +421,7 @@ def test_replay_shards_then_the_variant_compiles_nothing(stub: Path, tmp_path: P
         )  # fmt: skip
         assert done.returncode == 0, done.stderr[-3000:]
     after = _dry_run(root, attr, stub)
-    assert set(after) == {archive, link}, sorted(set(after) - {archive, link})
+    assert set(after) == {archive, link, stamp}, sorted(set(after) - {archive, link, stamp})
 
     done = subprocess.run(
         ["nix", "build", "--no-link", "-L", f"path:{root}#{attr}", *overrides(stub)],
@@ -426,10 +429,12 @@ def test_replay_shards_then_the_variant_compiles_nothing(stub: Path, tmp_path: P
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     log = done.stderr
-    # Nix built the two, and their ninja steps are the archive and the link: no object.
+    # Nix built the two and the stamp, and their ninja steps are the archive and the link:
+    # no object.
     assert set(re.findall(r"^building '(/nix/store/[^']+\.drv)'", log, re.MULTILINE)) == {
         archive,
         link,
+        stamp,
     }
     steps = re.findall(r"^shard-[a-z-]+> \[\d+/\d+\] (.*)$", log, re.MULTILINE)
     assert len(steps) == 2 and steps[0] == "libbig.a" and steps[1].endswith(".abi3.so"), steps
