@@ -417,6 +417,19 @@ def test_a_variant_of_another_system_says_so(runner: CliRunner, demo: Path) -> N
     variant = f"torch213-cxx11-cpu-{SYSTEM}"
     typo = runner.invoke(main, ["build", str(demo), "--variant", variant[:-1]])
     assert f"did you mean `{variant}`?" in typo.stderr
+    # The verbs without --system say which machine, and suggest no flag they lack.
+    for verb in ("shell", "compdb"):
+        other = runner.invoke(
+            main, [verb, str(demo), "--variant", "torch213-cpu-aarch64-darwin", "--dry-run"]
+        )
+        assert other.exit_code == 2, (verb, other.output)
+        assert (
+            "variant `torch213-cpu-aarch64-darwin` is for aarch64-darwin, not "
+            f"{SYSTEM}: run this on an aarch64-darwin machine" in other.stderr
+        ), (verb, other.stderr)
+        assert "--system" not in other.stderr, verb
+        typo = runner.invoke(main, [verb, str(demo), "--variant", variant[:-1], "--dry-run"])
+        assert f"did you mean `{variant}`?" in typo.stderr, verb
 
 
 def test_no_link_and_out_link_exclude_each_other(runner: CliRunner, demo: Path) -> None:

@@ -296,9 +296,12 @@ def build_command(
     )
 
 
-def _unknown_variant(build: Any, name: str, system: str, names: list[str]) -> Problem:
+def _unknown_variant(
+    build: Any, name: str, system: str, names: list[str], *, flag: bool = True
+) -> Problem:
     """The error for `--variant NAME` that is no variant of `system`: the system it is a
-    variant of, or the closest name."""
+    variant of, or the closest name (without `flag`, for a verb that has no --system: only
+    which machine it needs)."""
     from nixgen.core.errors import did_you_mean
     from nixgen.planning import plan
 
@@ -310,6 +313,10 @@ def _unknown_variant(build: Any, name: str, system: str, names: list[str]) -> Pr
         ),
         None,
     )
+    if owner is not None and not flag:
+        return error(
+            f"variant `{name}` is for {owner}, not {system}: run this on an {owner} machine"
+        )
     if owner is not None:
         return error(
             f"variant `{name}` is for {owner}, not {system}: pass --system {owner} (Nix builds "

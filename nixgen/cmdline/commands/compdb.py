@@ -21,9 +21,14 @@ from nixgen.cmdline.cli import (
     print_problems,
     project_argument,
 )
-from nixgen.cmdline.commands.build import _complete_variant, _other_systems, _unseen_problems
+from nixgen.cmdline.commands.build import (
+    _complete_variant,
+    _other_systems,
+    _unknown_variant,
+    _unseen_problems,
+)
 from nixgen.cmdline.output import status
-from nixgen.core.errors import NixgenError, ProblemError, did_you_mean, error
+from nixgen.core.errors import NixgenError, ProblemError, error
 
 #: How many lines of a failed Nix command's output an error shows.
 TAIL = 20
@@ -117,14 +122,7 @@ def compdb_command(
             ]
         )
     if variant is not None and variant not in names:
-        raise ProblemError(
-            [
-                error(
-                    f"unknown variant `{variant}` for {system}{did_you_mean(variant, names)}; "
-                    f"valid variants: {', '.join(names)}"
-                )
-            ]
-        )
+        raise ProblemError([_unknown_variant(loaded.build, variant, system, names, flag=False)])
     ref = nixbuild.flake_ref(root)
     extra = nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
     for name, value in overrides:

@@ -21,7 +21,12 @@ from nixgen.cmdline.cli import (
     print_problems,
     project_argument,
 )
-from nixgen.cmdline.commands.build import _complete_variant, _other_systems, _unseen_problems
+from nixgen.cmdline.commands.build import (
+    _complete_variant,
+    _other_systems,
+    _unknown_variant,
+    _unseen_problems,
+)
 from nixgen.cmdline.output import status
 from nixgen.core.errors import NixgenError, ProblemError, error
 
@@ -121,16 +126,7 @@ def shell_command(
             ]
         )
     if variant is not None and variant not in names:
-        from nixgen.core.errors import did_you_mean
-
-        raise ProblemError(
-            [
-                error(
-                    f"unknown variant `{variant}` for {system}{did_you_mean(variant, names)}; "
-                    f"valid variants: {', '.join(names)}"
-                )
-            ]
-        )
+        raise ProblemError([_unknown_variant(loaded.build, variant, system, names, flag=False)])
     ref = nixbuild.flake_ref(root)
     flag = [offline_mod.FLAG] if offline else []
     if test:
