@@ -89,7 +89,7 @@ def unknown_capability_project(root: Path) -> Path:
 def _private_cache(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Render stamps go to a per-session cache, never the user's ~/.cache."""
+    """nixgen's cache (compiled templates) is a per-session one, never the user's ~/.cache."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-cache"))
 
 

@@ -41,7 +41,7 @@ REPO = Path(__file__).resolve().parent.parent
 def private_cache(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Render stamps go to a private cache, not the user's (subprocesses inherit it)."""
+    """nixgen's cache (compiled templates) is a private one (subprocesses inherit it)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
 
 

@@ -43,7 +43,7 @@ Tree = dict[str, bytes]
 def private_cache(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Render stamps go to a private cache, not the user's (subprocesses inherit it)."""
+    """nixgen's cache (compiled templates) is a private one (subprocesses inherit it)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
 
 
@@ -187,7 +187,7 @@ def test_a_killed_render_leaves_the_old_tree_or_the_new_one(
         seen["old" if state == versions[current][1] else "new"] += 1
         if run_index % 4 < 2:
             render(root)
-        else:  # the installed way, with its render-stamp fast path
+        else:  # the installed way: a whole `nixgen render` process
             done = run(["render", "."], root)
             assert done.returncode == 0, done.stderr
         assert tree(root) == versions[target][1]

@@ -44,7 +44,7 @@ SECRET = b"TOP-SECRET-TOKEN-1234\n"
 def private_cache(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Render stamps go to a private cache (the subprocesses inherit it)."""
+    """nixgen's cache (compiled templates) is a private one (the subprocesses inherit it)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
 
 
@@ -180,8 +180,8 @@ def test_the_python_package_may_not_be_a_link(tmp_path: Path, where: str) -> Non
     ) in done.stderr
 
 
-def test_the_no_op_fast_path_refuses_what_a_full_render_refuses(tmp_path: Path) -> None:
-    """A stamp from an earlier render must not make nixgen accept a linked output tree."""
+def test_a_render_refuses_a_linked_output_tree_it_rendered_before(tmp_path: Path) -> None:
+    """An earlier render must not make nixgen accept a linked output tree."""
     root = project(tmp_path)
     assert nixgen("render", ".", cwd=root).returncode == 0
     copy = tmp_path / "copy-of-lib"
@@ -306,14 +306,14 @@ def test_a_symlink_loop_is_reported_as_a_loop(tmp_path: Path) -> None:
     assert "does not exist" not in done.stderr
 
 
-# ----------------------------------------------------- D: the stamp never claims freshness
+# ------------------------------------------ D: an edit during a render, rendered by the next
 
 
-def test_build_toml_edited_during_a_render_leaves_no_fresh_stamp(
+def test_build_toml_edited_during_a_render_is_rendered_by_the_next(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from nixgen.cmdline import pipeline
-    from nixgen.writing import stamp, write
+    from nixgen.writing import write
 
     root = project(tmp_path)
     real_write = write.write
@@ -325,23 +325,9 @@ def test_build_toml_edited_during_a_render_leaves_no_fresh_stamp(
 
     monkeypatch.setattr(write, "write", write_then_edit)
     assert pipeline.render_project(root) == 0
-    assert stamp.fresh(root, "nix") is None
     monkeypatch.undo()
     done = nixgen("render", ".", cwd=root)
     assert "up to date" not in done.stderr and "changed" in done.stderr
-
-
-def test_a_source_directory_made_unreadable_makes_the_stamp_stale(tmp_path: Path) -> None:
-    from nixgen.writing import stamp
-
-    root = project(tmp_path)
-    assert nixgen("render", ".", cwd=root).returncode == 0
-    assert stamp.fresh(root, "nix") is not None
-    os.chmod(root / "relu", 0o000)
-    try:
-        assert stamp.fresh(root, "nix") is None
-    finally:
-        os.chmod(root / "relu", 0o755)
 
 
 def test_nix_replaced_by_a_link_to_an_identical_copy_is_not_up_to_date(tmp_path: Path) -> None:

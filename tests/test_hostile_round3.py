@@ -60,7 +60,7 @@ def driver(code: str, *, cwd: Path, **kwargs: object) -> subprocess.CompletedPro
         cwd=cwd,
         capture_output=True,
         timeout=60,
-        env=env(NIXGEN_NO_STAMP="1"),
+        env=env(),
         **kwargs,  # type: ignore[arg-type]
     )
 
@@ -263,7 +263,7 @@ def rust_project(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("where", ["relu_rs/src", "relu_rs/src/inner"])
-def test_a_link_added_in_a_listed_rust_directory_defeats_the_stamp(
+def test_a_link_added_in_a_listed_rust_directory_fails_the_next_render(
     tmp_path: Path, where: str
 ) -> None:
     root = rust_project(tmp_path)
@@ -341,8 +341,8 @@ def test_watch_stopped_with_ctrl_c_exits_130(tmp_path: Path) -> None:
 def test_a_kill_between_the_tree_and_the_flake_is_repaired_and_reported(tmp_path: Path) -> None:
     """Killed after the `nix/` exchange, before `flake.nix` is written (the project-root
     files are written by `atomic_write`, after the tree): `--check` reports the flake, the
-    next render (through the stamp's fast path, which must not say "up to date") repairs
-    it, and nothing of the killed render is left in the tree."""
+    next render (which must not say "up to date") repairs it, and nothing of the killed
+    render is left in the tree."""
     root = project(tmp_path)
     assert nixgen("render", ".", cwd=root).returncode == 0
     old_flake = (root / "flake.nix").read_bytes()
@@ -750,7 +750,7 @@ def test_ctrl_c_at_random_moments_never_prints_a_traceback(tmp_path: Path, args:
             cwd=cwd,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=env(NIXGEN_NO_STAMP="1"),
+            env=env(),
         )
         assert child.stderr is not None
         assert child.stderr.readline() == b"ready\n"

@@ -239,9 +239,9 @@ def test_every_newtype_rule_is_read_from_the_values_table() -> None:
 def test_one_path_walking_rule() -> None:
     """`nixgen.core.paths.check_dirs` is the one rule for walking a project path component by
     component (`paths.walk` the one tree walk): `write` and `validate` call it, and
-    neither they nor the stamp walk with `is_symlink` or `os.walk` of their own."""
+    neither walks with `is_symlink` or `os.walk` of its own."""
     walkers = re.compile(r"\.is_symlink\(\)|\bos\.walk\(|\.rglob\(")
-    for module in ("writing/write.py", "checking/validate.py", "writing/stamp.py"):
+    for module in ("writing/write.py", "checking/validate.py"):
         found = walkers.findall((REPO / "nixgen" / module).read_text())
         assert not found, (module, found)
     for module in ("writing/write.py", "checking/validate.py"):

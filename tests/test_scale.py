@@ -25,7 +25,7 @@ MiB = 1024  # ru_maxrss is in KiB on Linux
 def private_cache(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Render stamps go to a private cache, not the user's (subprocesses inherit it)."""
+    """nixgen's cache (compiled templates) is a private one (subprocesses inherit it)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
 
 

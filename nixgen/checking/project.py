@@ -223,16 +223,13 @@ def read(
     check_files: bool = True,
     includes: bool = True,
     licenses: bool = False,
-    before_files: Callable[[Path, model.Build], object] | None = None,
 ) -> Project:
     """Read and validate the project at `project` (a directory or its build.toml).
 
     `includes=False` skips the scan of the sources' quoted includes (a warning that only
     `nixgen validate` needs: it reads every source); `licenses` adds the SPDX check of
-    general.license (`nixgen validate`'s too). `before_files(root, build)` is called once
-    the build is known, just before the project's files are checked. Every problem of
-    every stage is reported at once: a schema error does not hide the other problems
-    (`_beyond`)."""
+    general.license (`nixgen validate`'s too). Every problem of every stage is reported
+    at once: a schema error does not hide the other problems (`_beyond`)."""
     document = load.load(project)
     root = document.path.parent
     try:
@@ -249,8 +246,6 @@ def read(
     # A Rust crate's unlisted Cargo.lock, found where the anchor reads it (a warning).
     build, found = validate.listed_lock_files(build, root)
     warnings.extend(found)
-    if before_files is not None:
-        before_files(root, build)
     problems = validate.validate(build, root if check_files else None, includes=includes)
     if licenses:
         problems.extend(_licenses(build))

@@ -418,38 +418,6 @@ def _name_collisions(build: model.Build) -> list[Problem]:
 # ------------------------------------------------------------------------ file system
 
 
-@attrs.frozen(kw_only=True)
-class Inputs:
-    """What reading a project for a render looks at besides build.toml: `files`, the paths
-    whose existence and kind it checks (every listed path, the Python package and its
-    `__init__.py`, and each place a Rust crate's `Cargo.lock` was looked for before the
-    one found), and `dirs`,
-    the include directories that must stay directories. The render stamp
-    (`nixgen.writing.stamp`) records exactly these, so a change to any of them renders again."""
-
-    files: list[str]
-    dirs: list[str]
-
-
-def inputs(build: model.Build) -> Inputs:
-    """The `Inputs` of `build` (after `listed_lock_files`): one list, read by the stamp."""
-    package = model.python_package_dir(build)
-    locks = []  # where the search looked before the lock in `src` (or everywhere: none)
-    for kernel in build.kernels.values():
-        if isinstance(kernel, model.RUST_KERNELS):
-            listed = {p for p in kernel.src if p.rsplit("/", 1)[-1] == "Cargo.lock"}
-            for candidate in _lock_search(kernel):
-                if candidate in listed:
-                    break
-                locks.append(candidate)
-    fw = build.framework
-    dirs = {d for k in build.kernels.values() for d in model.kernel_includes(k)}
-    if isinstance(fw, (model.Torch, model.TvmFfi)):
-        dirs.update(fw.include)
-    files = dict.fromkeys([*build.source_files(), package, f"{package}/__init__.py", *locks])
-    return Inputs(files=list(files), dirs=sorted(dirs))
-
-
 def files(build: model.Build, root: Path, *, includes: bool = True) -> list[Problem]:
     """Every declared path exists and, symlinks resolved, stays inside `root`; with
     `includes`, quoted includes of unlisted project files are warnings."""

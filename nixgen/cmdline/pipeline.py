@@ -1,28 +1,24 @@
 """One project through every stage: read → plan → render → write (or check).
 
 This is what `nixgen render` does, shared with `build`, `watch` and `init`; the click
-command only parses options and calls `render_project` (or, for an unchanged project,
-`fresh_render`, which answers from the render stamp before cattrs or Jinja2 load).
+command only parses options and calls `render_project`. An unchanged project is rendered
+in full like any other: `nixgen.writing.write` then touches nothing.
 """
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from nixgen.cmdline import output
 
 
-def prepare(
-    project: Path | str, out: str, *, before_files: Callable[[Path, Any], object] | None = None
-) -> Any:
+def prepare(project: Path | str, out: str) -> Any:
     """Read, validate and plan `project`, then render it in memory.
 
     Returns ``(project, rendered, problems)``; raises `ProblemError` with every located
     problem when the project cannot be rendered, `OutDirError` for a bad `out`.
-    `before_files` is `nixgen.checking.project.read`'s.
     """
     from nixgen.checking import project as project_mod
     from nixgen.core.errors import ProblemError
@@ -31,37 +27,13 @@ def prepare(
 
     render.check_out_dir(out)
     # The include scan is `nixgen validate`'s: a render does not read every source.
-    loaded = project_mod.read(project, includes=False, before_files=before_files)
+    loaded = project_mod.read(project, includes=False)
     finished = plan.make(loaded.build)
     planned = loaded.document.locate_all(list(finished.problems))
     problems = [*loaded.warnings, *planned]
     if any(p.severity == "error" for p in planned):
         raise ProblemError(problems)
     return loaded, render.render(finished, out_dir=out), problems
-
-
-def fresh_render(project: Path | str, out: str) -> bool:
-    """Say that `out` is up to date and return True when the render stamp of `project`
-    (`nixgen.writing.stamp`) shows that nothing changed since the last render; else False, and
-    the render must run. ``NIXGEN_NO_STAMP=1`` always renders."""
-    import os
-
-    from nixgen.writing import stamp
-
-    if os.environ.get("NIXGEN_NO_STAMP"):
-        return False
-    project = str(project)
-    is_project_dir = os.path.isdir(project) and not project.endswith(".toml")
-    if not is_project_dir and os.path.basename(project) != "build.toml":
-        return False  # the stamp records build.toml; another file is always rendered
-    root = project if is_project_dir else os.path.dirname(project) or "."
-    found = stamp.fresh(root, out)
-    if found is None:
-        return False
-    if found["messages"]:
-        output.err(found["messages"])
-    output.status(f"{out}/ is up to date ({len(found['outputs'])} files)")
-    return True
 
 
 def with_github_workflow(loaded: Any, rendered: Any) -> Any:
@@ -87,15 +59,7 @@ def render_project(
     status (0, or 1 when `check` finds stale files). Failures raise."""
     from nixgen.writing import write
 
-    # The state of the listed files' directories just before the files are validated
-    # (see `save_stamp`).
-    states: list[dict[str, str] | None] = []
-
-    def take_states(root: Path, build: Any) -> None:
-        if not check:
-            states.append(_file_states(root, build))
-
-    loaded, rendered, problems = prepare(project, out, before_files=take_states)
+    loaded, rendered, problems = prepare(project, out)
     if ci == "github":
         rendered = with_github_workflow(loaded, rendered)
     output.print_problems(problems)
@@ -113,7 +77,6 @@ def render_project(
     notes = kept_warnings(result.kept, root)
     for note in notes:
         output.err(note)
-    save_stamp(loaded, rendered, problems, notes, validated=states[0] if states else None)
     output.status(summary(result, out))
     for kind, names in (
         ("added", result.added),
@@ -128,12 +91,15 @@ def render_project(
 def summary(result: Any, out: str) -> str:
     """What a write did, the files under `out` counted apart from the project-root
     files (``flake.nix``, the CI workflow), which are named."""
-    if not result.stale:
-        return f"{out}/ is up to date ({len(result.unchanged)} files)"
     prefix = f"{out}/"
 
     def inside(names: list[str]) -> list[str]:
         return [n for n in names if n.startswith(prefix)]
+
+    if not result.stale:
+        also = "".join(f"; {n} unchanged" for n in result.unchanged if not n.startswith(prefix))
+        count = len(inside(result.unchanged))
+        return f"{out}/ is up to date ({count} files{also}): nothing written"
 
     text = (
         f"rendered {out}/: {len(inside(result.added))} added, "
@@ -184,77 +150,3 @@ def kept_warnings(kept: list[str], root: Path | None = None) -> list[str]:
             note += f"To hand it over to nixgen, pass --force or remove {name}, then render again."
         notes.append(note)
     return notes
-
-
-def _stamp_files(build: Any) -> list[str]:
-    """The files a render's validity depends on (`nixgen.checking.validate.inputs`)."""
-    from nixgen.checking import validate
-
-    return validate.inputs(build).files
-
-
-def _file_states(root: Path, build: Any) -> dict[str, str] | None:
-    """`nixgen.writing.stamp.parent_states` of the files of `build`; None when they cannot be
-    taken."""
-    from nixgen.writing import stamp
-
-    try:
-        return stamp.parent_states(root, _stamp_files(build))
-    except OSError:
-        return None
-
-
-def save_stamp(
-    loaded: Any,
-    rendered: Any,
-    problems: list[Any],
-    notes: Sequence[str] = (),
-    *,
-    validated: dict[str, str] | None = None,
-) -> None:
-    """Record what this render used and wrote, so an unchanged re-render can stop early
-    (`nixgen.cmdline.entry`). `validated` is `_file_states` as taken just before the files of
-    `loaded` were validated, when known."""
-    from nixgen.checking import validate
-    from nixgen.core.errors import render_problems
-    from nixgen.core.marker import is_generated
-    from nixgen.writing import stamp
-
-    root, out, build = loaded.root, rendered.out_dir, loaded.build
-    # Taken now, recorded in the stamp: a change after this moment makes the stamp stale.
-    parents = _file_states(root, build)
-    if parents is None:
-        stamp.forget(root, out)
-        return
-    # The files were valid when checked; when any directory of theirs has changed since
-    # the states taken before that check (or those are unknown), check them again: a
-    # change before `parents` was taken must not hide behind the stamp.
-    if parents != validated and any(
-        p.severity == "error" for p in validate.files(build, root, includes=False)
-    ):
-        stamp.forget(root, out)
-        return
-    outputs = {f"{out}/{rel}": data for rel, data in rendered.tree.items()}
-    skipped = []
-    for name, data in rendered.root.items():
-        if is_generated(root / name):
-            outputs[name] = data
-        else:
-            skipped.append(name)
-    stamp.save(
-        root,
-        out,
-        stamp.make(
-            root=root,
-            # What was parsed, not what the file holds now: an edit during the render
-            # must leave a stamp that does not match the new content.
-            build_toml=loaded.document.text.encode(),
-            out_dir=out,
-            files=_stamp_files(build),
-            dirs=validate.inputs(build).dirs,
-            outputs=outputs,
-            skipped=skipped,
-            messages="\n".join([*([render_problems(problems)] if problems else []), *notes]),
-            parents=parents,
-        ),
-    )

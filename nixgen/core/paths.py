@@ -7,9 +7,6 @@ can neither receive nixgen's writes nor leak a file's content into ``--check``'s
 Files are opened ``O_NONBLOCK`` and must be regular files, so a FIFO or a device
 (``/dev/zero``) cannot hang a render or fill memory; reads are bounded. Directory walks
 are iterative, so a very deep hand-written tree cannot exhaust Python's recursion limit.
-
-This module is stdlib-only: the render stamp's fast path (`nixgen.writing.stamp`) uses it before
-anything heavy is imported.
 """
 
 from __future__ import annotations
@@ -102,20 +99,6 @@ def _lstat_mode(path: str) -> int | None:
         return os.lstat(path).st_mode
     except FileNotFoundError:
         return None
-
-
-def cached_modes() -> Callable[[str], int | None]:
-    """`check_dirs`' `mode_of`, remembering each path's mode: for one pass over many
-    paths that share their directories (a project lists hundreds of files in a handful
-    of directories), each directory is looked at once."""
-    modes: dict[str, int | None] = {}
-
-    def mode_of(path: str) -> int | None:
-        if path not in modes:
-            modes[path] = _lstat_mode(path)
-        return modes[path]
-
-    return mode_of
 
 
 def check_dirs(

@@ -55,10 +55,7 @@ def render_command(
     source = click.get_current_context().get_parameter_source("out")
     given = out if source is ParameterSource.COMMANDLINE else None
     out = config.out_dir(project, out)
-    if not (check or force or ci) and pipeline.fresh_render(project, out):
-        code = 0
-    else:
-        code = pipeline.render_project(project, out, check=check, force=force, ci=ci)
+    code = pipeline.render_project(project, out, check=check, force=force, ci=ci)
     if given is not None and not check:
         from nixgen.cmdline.output import status
         from nixgen.rendering.render import check_out_dir
