@@ -60,7 +60,7 @@ def read(project: Path | str) -> Settings:
     is not valid."""
     path = project_root(project) / FILE
     if not path.is_file():
-        return Settings()  # before any TOML reader loads (the fast path of `render`)
+        return Settings()  # no TOML reader is loaded for a project without nixgen.toml
     from nixgen.reading import load
 
     display = load.display_name(path)
