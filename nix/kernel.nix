@@ -16,6 +16,7 @@
   torch,
   tvmFfi,
   extension,
+  toolchains,
 }:
 let
   inherit (sources) select;
@@ -411,6 +412,10 @@ rec {
     `variant` and the project's data); the second its data: `pname`, `version`, `moduleDir`
     (the package's directory), `moduleName` and `pyext` (the extensions that ship).
 
+    The package is checked for torch ops registered without `add_op_namespace_prefix` by
+    the backend's toolchain's setup hook (`toolchains.<backend>.opsCheck`), after the
+    unpack, on the directory the derivation's `torchOpsCheckDir` names.
+
     # Type
 
     ```
@@ -453,11 +458,13 @@ rec {
         src = sources.selectWithPackage pkgs.lib root [ ] moduleDir pyext;
         dontConfigure = true;
         dontBuild = true;
+        # Fails the build on torch ops registered without `add_op_namespace_prefix`
+        # (`env.dontCheckPythonOps = "1";` skips it).
+        nativeBuildInputs = [ (toolchains.${variant.backend} pkgs).opsCheck ];
+        env.torchOpsCheckDir = moduleDir;
         installPhase = extension.installPhase {
           packageDir = moduleDir;
           inherit opsName;
-          # Fails the build on torch ops registered without `add_op_namespace_prefix`.
-          python = pkgs.python3;
           compiled = false;
           metadataFile = extension.metadataFileOf metadata;
         };
