@@ -24,7 +24,7 @@
   abi3, the torch stable ABI, the macOS minimum version), then on Linux nixgen's addition
   (support/abi_check.py: the libraries an extension may need, and unversioned symbols of a
   newer glibc). `opsCheck` is the torch ops check, a setup hook
-  (support/torch/ops-check-hook.sh) that runs after the unpack, as the toolchain's
+  (support/ops-check-hook.sh) that runs after the unpack, as the toolchain's
   `torch-ops-check` does, on the package directory the derivation names
   (`torchOpsCheckDir`). `compilers` are the extra compilers kernels need (oneAPI's `icpx` for XPU).
 */
@@ -102,7 +102,7 @@ let
     } ./support/abi-check-hook.sh;
 
   /**
-    The torch ops check hook (support/torch/ops-check-hook.sh): after the unpack, the
+    The torch ops check hook (support/ops-check-hook.sh): after the unpack, the
     Python package directory the derivation names (`torchOpsCheckDir`) is checked for torch
     ops registered without `add_op_namespace_prefix` (support/torch/ops_check.py), as the
     kernels toolchain's `torch-ops-check` hook checks its extensions.
@@ -115,7 +115,7 @@ let
         python = pkgs.buildPackages.python3.interpreter;
         checker = "${./support/torch/ops_check.py}";
       };
-    } ./support/torch/ops-check-hook.sh;
+    } ./support/ops-check-hook.sh;
 
   /**
     A Linux toolchain: the portable stdenv and the ABI check with nixgen's addition (on

@@ -1,4 +1,4 @@
-"""The torch ops check is a setup hook (nix/support/torch/ops-check-hook.sh, the toolchain's
+"""The torch ops check is a setup hook (nix/support/ops-check-hook.sh, the toolchain's
 `opsCheck`), like the ABI check: it runs after the unpack, on the package directory the
 derivation's own `torchOpsCheckDir` names, so an `overrideAttrs` of the phases keeps it and
 `env.dontCheckPythonOps` (the kernels toolchain's switch) turns it off. Real builds, through
