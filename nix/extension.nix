@@ -655,7 +655,7 @@ rec {
           framework = fw.flags deps;
           inherit bindingSources includes;
           cxxFlags = fw.defines variant ++ cxxFlags;
-          cxxFamily = toolchain.cxxFamily or "gcc";
+          inherit (toolchain) cxxFamily;
         };
         binding =
           if compiles then
@@ -700,8 +700,7 @@ rec {
             prebuiltObjects = binding;
             wholeArchives = archived.whole;
             linkFlags = toolchain.linkFlags ++ archived.linkFlags;
-            linker = toolchain.linker or "gnu";
-            linkDriver = toolchain.linkDriver or "$CXX";
+            inherit (toolchain) linker linkDriver;
           }
           // (if crateIsBinding then { exportedArchives = archived.plain; } else { plainArchives = archived.plain; })
         );

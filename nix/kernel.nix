@@ -92,7 +92,7 @@ rec {
     - `installPhase` (default: the archive) and `attrs` (more derivation attributes)
 
     A CUDA kernel's capabilities are read as nixgen planned them for the variant's toolkit
-    (`cuda.kernelCapabilities`): a kernel none of them can build was refused at render
+    (`cuda.capabilitiesFor`): a kernel none of them can build was refused at render
     (`plan.unbuildable_capabilities`); a toolkit the plan does not know fails, naming it.
 
     # Inputs
@@ -130,7 +130,7 @@ rec {
           # The kernel's capabilities that each CUDA toolkit of the build table can compile
           # for (planned by nixgen); this variant's toolkit picks its list (a toolkit the
           # plan lacks fails, naming it).
-          capabilities = cuda.kernelCapabilities kernel.name kernel.capabilities cudaVersion;
+          capabilities = cuda.capabilitiesFor kernel.capabilities cudaVersion;
         in
         builtins.seq capabilities {
           plan = compile.cppCuda;
@@ -323,8 +323,8 @@ rec {
               inherit (finalAttrs) includes cxxFlags depFlags;
               sources = finalAttrs.sources ++ others finalAttrs.sources;
             }
-            # The family of the toolchain's `$CXX` (compile.families); else the plan's default.
-            // (if toolchain ? cxxFamily then { inherit (toolchain) cxxFamily; } else { })
+            # The family of the toolchain's `$CXX` (compile.families).
+            // { inherit (toolchain) cxxFamily; }
             // (backend.planArgs or { })
           );
         in
