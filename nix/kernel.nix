@@ -430,7 +430,8 @@ rec {
       projectData,
     }:
     {
-      language ? "noarch",
+      # The key `build` dispatched on (always `"noarch"` here).
+      language,
       pname,
       version,
       moduleDir,
