@@ -544,11 +544,10 @@ rec {
       # Whether object `o` of the final kernel (its `passthru.nixgen`) is built by its own
       # derivation: as nixgen planned it (a source with an object key).
       separate = nixgen: o: mode == "objects" || (nixgen.objectKeys != null && nixgen.objectKeys ? ${o.source});
-      storeName =
-        s:
-        substring 0 120 (
-          concatStringsSep "-" (filter builtins.isString (builtins.split "[^A-Za-z0-9+._?=-]+" (baseNameOf s)))
-        );
+      # A source's file name as a store name (nixpkgs' `sanitizeDerivationName`: each run
+      # of characters a store path may not hold becomes `-`), cut to 120 characters so
+      # that the kernel's pname before it and the version after it still fit.
+      storeName = s: substring 0 120 (lib.strings.sanitizeDerivationName (baseNameOf s));
       # The derivation of object `o` of `plan`: `package` (the final kernel) with its
       # sources cut down to the object's; `headers` the kernel's headers (a store path).
       objectDrv =

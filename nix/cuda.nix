@@ -12,7 +12,10 @@ in
 rec {
   /**
     The capabilities a kernel is compiled for with the toolkit `cudaVersion`: its entry
-    in the kernel's planned table.
+    in the kernel's planned table, read as it is. Whether that entry may be empty is a
+    planning rule with one home, `nixgen.plan.unbuildable_capabilities`, which refuses the
+    render first; the library does not check it again. A toolkit the table lacks fails,
+    naming the ones it has.
 
     # Inputs
 
@@ -41,27 +44,6 @@ rec {
       "nixgen: CUDA ${cudaVersion} is not in the build table this project was rendered with "
       + "(${concatStringsSep ", " (attrNames planned)}); render again with a nixgen that knows it"
     ));
-
-  /**
-    The capabilities kernel `name` compiles for with CUDA `cudaVersion`: its planned
-    entry, read as it is (`capabilitiesFor`). Whether that entry may be empty is a
-    planning rule with one home, `nixgen.plan.unbuildable_capabilities`, which refuses
-    the render first; the library does not check it again.
-
-    # Type
-
-    ```
-    kernelCapabilities :: String -> { ${version} :: [ String ] } -> String -> [ String ]
-    ```
-
-    # Examples
-
-    ```nix
-    kernelCapabilities "gemm" { "13.0" = [ "9.0" ]; } "13.0"
-    => [ "9.0" ]
-    ```
-  */
-  kernelCapabilities = _name: capabilitiesFor;
 
   /**
     A capability without its `+PTX` suffix: `9.0+PTX` → `9.0`, `8.0` → `8.0`.

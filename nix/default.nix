@@ -41,6 +41,7 @@ let
             torch
             tvmFfi
             extension
+            toolchains
             ;
         };
         extension = import ./extension.nix {

@@ -347,21 +347,6 @@ rec {
   configurePhase = args: compile.configurePhase (plan args);
 
   /**
-    Shell text failing the build when the Python package registers torch ops under a
-    literal name instead of `add_op_namespace_prefix(...)` (support/torch/ops_check.py,
-    the rule of the anchor's torch-ops-check).
-
-    # Type
-
-    ```
-    opsCheck :: Derivation -> String -> String
-    ```
-  */
-  opsCheck =
-    python: packageDir:
-    "if [ -d ${lib.escapeShellArg packageDir} ]; then ${python.interpreter} ${./support/torch/ops_check.py} ${lib.escapeShellArg packageDir}; fi";
-
-  /**
     Install phase of a variant: the Python package, `_ops.py`, the extension module (if
     any) and `metadata.json`.
 
@@ -376,9 +361,6 @@ rec {
     `compiled`
     : whether an extension module was built
 
-    `python`
-    : an interpreter to run the op-registration check with (`opsCheck`); none: no check
-
     `framework`
     : `"torch"` or `"tvm-ffi"`: which `_ops.py` the package gets (a tvm-ffi one loads the
       library with `tvm_ffi.load_module`)
@@ -389,12 +371,10 @@ rec {
       opsName,
       metadataFile,
       compiled ? true,
-      python ? null,
       framework ? "torch",
     }:
     ''
       runHook preInstall
-      ${if python == null then "" else opsCheck python packageDir}
       mkdir -p "$out"
       if [ -d ${lib.escapeShellArg packageDir} ]; then
         cp -r ${lib.escapeShellArg packageDir}/. "$out/"
@@ -570,8 +550,9 @@ rec {
     Two derivations: `bindingObjects` compiles the binding (when it has C++ sources), and
     the extension links those objects with the kernels' archives (`plan` with
     `prebuiltObjects`), then installs the Python package, `_ops.py`, the module and
-    `metadata.json` (`installPhase`, which also runs the torch ops registration check; the ABI
-    check, `toolchain.abiCheck`, runs at installCheck). What differs between frameworks comes
+    `metadata.json` (`installPhase`). Two setup hooks check it: the torch ops registration
+    check (`toolchain.opsCheck`) after the unpack, and the ABI check (`toolchain.abiCheck`)
+    at installCheck. What differs between frameworks comes
     from `frameworks`.
 
     # Inputs
@@ -674,7 +655,7 @@ rec {
           framework = fw.flags deps;
           inherit bindingSources includes;
           cxxFlags = fw.defines variant ++ cxxFlags;
-          cxxFamily = toolchain.cxxFamily or "gcc";
+          inherit (toolchain) cxxFamily;
         };
         binding =
           if compiles then
@@ -695,6 +676,7 @@ rec {
         src = sources.selectWithPackage lib root [ ] moduleDir pyext;
         nativeBuildInputs = toolchain.nativeBuildInputs ++ [
           ninja
+          toolchain.opsCheck
           toolchain.abiCheck
         ];
         # The ABI check (toolchain.abiCheck) runs at installCheck, as the kernels toolchain's
@@ -702,8 +684,13 @@ rec {
         # (nix-builder/lib/extension/torch/arch.nix: `doAbiCheck`, and `torchStableAbiVersion`
         # for a variant built against the torch stable ABI).
         doInstallCheck = true;
+        # The torch ops check (toolchain.opsCheck) runs after the unpack, on the package
+        # directory this attribute names, as the kernels toolchain's torch-ops-check does
+        # (`env.dontCheckPythonOps = "1";` skips it): it fails the build on torch ops
+        # registered without `add_op_namespace_prefix`.
         env = {
           doAbiCheck = "1";
+          torchOpsCheckDir = moduleDir;
         }
         // (if stableAbi == null then { } else { torchStableAbiVersion = stableAbi; });
         buildInputs = frameworkInputs ++ [ python3 ] ++ toolchain.buildInputs ++ built;
@@ -713,8 +700,7 @@ rec {
             prebuiltObjects = binding;
             wholeArchives = archived.whole;
             linkFlags = toolchain.linkFlags ++ archived.linkFlags;
-            linker = toolchain.linker or "gnu";
-            linkDriver = toolchain.linkDriver or "$CXX";
+            inherit (toolchain) linker linkDriver;
           }
           // (if crateIsBinding then { exportedArchives = archived.plain; } else { plainArchives = archived.plain; })
         );
@@ -722,8 +708,6 @@ rec {
           packageDir = moduleDir;
           opsName = name;
           inherit framework;
-          # Fails the build on torch ops registered without `add_op_namespace_prefix`.
-          python = python3;
           metadataFile = metadataFileOf variantMetadata;
         };
         passthru.nixgen = {

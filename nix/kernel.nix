@@ -16,6 +16,7 @@
   torch,
   tvmFfi,
   extension,
+  toolchains,
 }:
 let
   inherit (sources) select;
@@ -91,7 +92,7 @@ rec {
     - `installPhase` (default: the archive) and `attrs` (more derivation attributes)
 
     A CUDA kernel's capabilities are read as nixgen planned them for the variant's toolkit
-    (`cuda.kernelCapabilities`): a kernel none of them can build was refused at render
+    (`cuda.capabilitiesFor`): a kernel none of them can build was refused at render
     (`plan.unbuildable_capabilities`); a toolkit the plan does not know fails, naming it.
 
     # Inputs
@@ -129,7 +130,7 @@ rec {
           # The kernel's capabilities that each CUDA toolkit of the build table can compile
           # for (planned by nixgen); this variant's toolkit picks its list (a toolkit the
           # plan lacks fails, naming it).
-          capabilities = cuda.kernelCapabilities kernel.name kernel.capabilities cudaVersion;
+          capabilities = cuda.capabilitiesFor kernel.capabilities cudaVersion;
         in
         builtins.seq capabilities {
           plan = compile.cppCuda;
@@ -322,8 +323,8 @@ rec {
               inherit (finalAttrs) includes cxxFlags depFlags;
               sources = finalAttrs.sources ++ others finalAttrs.sources;
             }
-            # The family of the toolchain's `$CXX` (compile.families); else the plan's default.
-            // (if toolchain ? cxxFamily then { inherit (toolchain) cxxFamily; } else { })
+            # The family of the toolchain's `$CXX` (compile.families).
+            // { inherit (toolchain) cxxFamily; }
             // (backend.planArgs or { })
           );
         in
@@ -411,6 +412,10 @@ rec {
     `variant` and the project's data); the second its data: `pname`, `version`, `moduleDir`
     (the package's directory), `moduleName` and `pyext` (the extensions that ship).
 
+    The package is checked for torch ops registered without `add_op_namespace_prefix` by
+    the backend's toolchain's setup hook (`toolchains.<backend>.opsCheck`), after the
+    unpack, on the directory the derivation's `torchOpsCheckDir` names.
+
     # Type
 
     ```
@@ -425,7 +430,8 @@ rec {
       projectData,
     }:
     {
-      language ? "noarch",
+      # The key `build` dispatched on (always `"noarch"` here).
+      language,
       pname,
       version,
       moduleDir,
@@ -453,11 +459,13 @@ rec {
         src = sources.selectWithPackage pkgs.lib root [ ] moduleDir pyext;
         dontConfigure = true;
         dontBuild = true;
+        # Fails the build on torch ops registered without `add_op_namespace_prefix`
+        # (`env.dontCheckPythonOps = "1";` skips it).
+        nativeBuildInputs = [ (toolchains.${variant.backend} pkgs).opsCheck ];
+        env.torchOpsCheckDir = moduleDir;
         installPhase = extension.installPhase {
           packageDir = moduleDir;
           inherit opsName;
-          # Fails the build on torch ops registered without `add_op_namespace_prefix`.
-          python = pkgs.python3;
           compiled = false;
           metadataFile = extension.metadataFileOf metadata;
         };

@@ -121,8 +121,10 @@ rec {
     The git provenance of the kernels toolchain flake input, `{ sha, dirty }` or null, as
     the toolchain derives it from its own `self` for its overlay (its
     `nix-builder/lib/flake-provenance.nix`: `rev`, else `dirtyRev` without `-dirty`, else
-    null). The overlay bakes it into `kernel-builder`, so with it the overlay's
-    `kernel-builder` (the ABI checker) is the derivation the toolchain's binary cache holds.
+    null): `provenance.fromSelf`, the rule the kernel's own provenance is read with, under
+    the toolchain's key names. The overlay bakes it into `kernel-builder`, so with it the
+    overlay's `kernel-builder` (the ABI checker) is the derivation the toolchain's binary
+    cache holds.
 
     # Examples
 
@@ -134,32 +136,28 @@ rec {
   builderProvenance =
     kernel-builder:
     let
-      dirtyRev = kernel-builder.dirtyRev;
-      length = builtins.stringLength dirtyRev;
-      suffix = "-dirty";
-      bare = builtins.stringLength suffix;
+      git = nixgen.provenance.fromSelf kernel-builder;
     in
-    if kernel-builder ? rev then
-      {
-        sha = kernel-builder.rev;
-        dirty = false;
-      }
-    else if kernel-builder ? dirtyRev then
-      {
-        sha =
-          if length >= bare && builtins.substring (length - bare) bare dirtyRev == suffix then
-            builtins.substring 0 (length - bare) dirtyRev
-          else
-            dirtyRev;
-        dirty = true;
-      }
+    if git == null then
+      null
     else
-      null;
+      {
+        sha = git.commit;
+        inherit (git) dirty;
+      };
 
   /**
     The overlays of the kernels toolchain flake: its `nix-builder/overlay.nix` and the
-    Rust overlay its build sets apply after it (its `rust-overlay` input, when it has one).
-    A missing toolchain fails with a message that names the flake input.
+    Rust overlay its build sets apply after it (its `rust-overlay` input, when it has one),
+    as its `mk-build-set.nix` applies them. A missing toolchain fails with a message that
+    names the flake input.
+
+    The overlay is imported by its path in the toolchain's source because the flake's
+    public outputs have no overlay (`lib` holds `genKernelFlakeOutputs` and
+    `allBuildVariantsJSON`; `packages`, `devShells`, `checks` and `formatter` are per
+    system), nor a function that builds one package set (`mk-build-set.nix` is not
+    exported either). tests/test_anchor_build_set.py reads the real flake's outputs and
+    fails once it exports `overlays`: then this takes that output instead.
   */
   toolchainOverlays =
     kernel-builder:

@@ -6,7 +6,9 @@
   about a dirty one).
 
   The commit comes from the flake's `self`, as the anchor's
-  nix-builder/lib/flake-provenance.nix takes it: `self.rev` (a clean git tree),
+  nix-builder/lib/flake-provenance.nix takes it (the one rule here, `fromSelf`, for the
+  kernel's flake and for the toolchain's, `project.builderProvenance`; held equal to the
+  anchor's file by tests/test_anchor_build_set.py): `self.rev` (a clean git tree),
   `self.dirtyRev` (`<commit>-dirty`, Nix ≥ 2.17), neither for a `path:` flake. The Nix
   sandbox has no `.git`, so it cannot be read at build time.
 
@@ -46,9 +48,18 @@ in
         dirty = false;
       }
     else if self ? dirtyRev then
+      let
+        # `<commit>-dirty`: the suffix is Nix's (libfetchers/git.cc), removed as the
+        # anchor removes it (`lib.removeSuffix "-dirty"`: a value without it is kept).
+        length = stringLength self.dirtyRev;
+        bare = length - stringLength "-dirty";
+      in
       {
-        # `<commit>-dirty`: the suffix is Nix's (libfetchers/git.cc).
-        commit = substring 0 (stringLength self.dirtyRev - 6) self.dirtyRev;
+        commit =
+          if bare >= 0 && substring bare 6 self.dirtyRev == "-dirty" then
+            substring 0 bare self.dirtyRev
+          else
+            self.dirtyRev;
         dirty = true;
       }
     else

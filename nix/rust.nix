@@ -233,7 +233,7 @@ rec {
         ];
       };
       # This variant's toolkit picks its planned list (a toolkit the plan lacks fails).
-      picked = cuda.kernelCapabilities name capabilities cudaPackages.cudaMajorMinorVersion;
+      picked = cuda.capabilitiesFor capabilities cudaPackages.cudaMajorMinorVersion;
       cudaHome = pkgs.symlinkJoin {
         name = "cuda-home";
         paths = [

@@ -3,8 +3,8 @@
 
   Each entry takes the variant's package set (nixgen.project.pkgsFor: nixpkgs with the
   kernels toolchain's overlay) and returns
-  `{ stdenv, compilers, nativeBuildInputs, buildInputs, linkFlags, abiCheck, cxxFamily,
-  linker, linkDriver }`: `cxxFamily` is the compiler family of the stdenv's `$CXX`/`$CC`
+  `{ stdenv, compilers, nativeBuildInputs, buildInputs, linkFlags, abiCheck, opsCheck,
+  cxxFamily, linker, linkDriver }`: `cxxFamily` is the compiler family of the stdenv's `$CXX`/`$CC`
   (`compile.families`: `"gcc"`, or `"clang"` when `stdenv.cc.isClang`, as on darwin),
   `linker` the linker family the extension's link speaks (`extension.linkers`: `"gnu"`, or
   `"ld64"` on darwin) and `linkDriver` the driver that links it (shell text: `$CXX`, or
@@ -23,7 +23,10 @@
   checks its own extensions: the toolchain's `kernel-builder check-abi` (manylinux, Python
   abi3, the torch stable ABI, the macOS minimum version), then on Linux nixgen's addition
   (support/abi_check.py: the libraries an extension may need, and unversioned symbols of a
-  newer glibc). `compilers` are the extra compilers kernels need (oneAPI's `icpx` for XPU).
+  newer glibc). `opsCheck` is the torch ops check, a setup hook
+  (support/ops-check-hook.sh) that runs after the unpack, as the toolchain's
+  `torch-ops-check` does, on the package directory the derivation names
+  (`torchOpsCheckDir`). `compilers` are the extra compilers kernels need (oneAPI's `icpx` for XPU).
 */
 let
   inherit (builtins) fromJSON readFile toFile toJSON;
@@ -99,6 +102,22 @@ let
     } ./support/abi-check-hook.sh;
 
   /**
+    The torch ops check hook (support/ops-check-hook.sh): after the unpack, the
+    Python package directory the derivation names (`torchOpsCheckDir`) is checked for torch
+    ops registered without `add_op_namespace_prefix` (support/torch/ops_check.py), as the
+    kernels toolchain's `torch-ops-check` hook checks its extensions.
+  */
+  opsCheckHook =
+    pkgs:
+    pkgs.makeSetupHook {
+      name = "nixgen-torch-ops-check-hook";
+      substitutions = {
+        python = pkgs.buildPackages.python3.interpreter;
+        checker = "${./support/torch/ops_check.py}";
+      };
+    } ./support/ops-check-hook.sh;
+
+  /**
     A Linux toolchain: the portable stdenv and the ABI check with nixgen's addition (on
     another system: the package set's stdenv and the toolchain's check).
   */
@@ -123,6 +142,7 @@ let
           ;
         nativeBuildInputs = compilers;
         abiCheck = abiCheckHook pkgs (additionPolicy runtimeLibraries);
+        opsCheck = opsCheckHook pkgs;
       }
       // families stdenv
     else
@@ -136,6 +156,7 @@ let
           ;
         nativeBuildInputs = compilers;
         abiCheck = abiCheckHook pkgs null;
+        opsCheck = opsCheckHook pkgs;
       }
       // families pkgs.stdenv;
 
@@ -216,6 +237,7 @@ let
         "Foundation"
       ];
       abiCheck = abiCheckHook pkgs null;
+      opsCheck = opsCheckHook pkgs;
     };
   };
 in

@@ -107,7 +107,7 @@ rec {
   abiDefines =
     variant:
     let
-      abi = variant.stableAbi or null;
+      abi = variant.stableAbi;
       parts = builtins.filter builtins.isString (builtins.split "\\." abi);
       # One byte as two lowercase hex digits (nixpkgs' `toHexString` is uppercase).
       hex2 =

@@ -402,10 +402,13 @@ let
       nativeBuildInputs = [ ];
       buildInputs = [ ];
       linkFlags = [ ];
+      cxxFamily = "gcc";
     };
     # Of the library only the kernels' builders are real, over the stand-ins below.
     nixgen = rec {
-      kernel = import KERNEL_NIX { inherit lib compile cuda sources rust torch tvmFfi extension; };
+      kernel = import KERNEL_NIX {
+        inherit lib compile cuda sources rust torch tvmFfi extension toolchains;
+      };
       sources.select = _: _: sources: { inherit sources; };
       sources.selectWithPackage =
         _: _: sources: moduleDir: pyext: { inherit sources moduleDir pyext; };
@@ -421,7 +424,7 @@ let
         copyPhase = from: to: { inherit from to; };
       };
       cuda.capabilitiesFor = planned: _: planned;
-      cuda.kernelCapabilities = _: planned: _: planned;
+      toolchains.cpu = _: { opsCheck = "ops-check"; };
       torch.includeFlags = _: [ "-Itorch" ];
       torch.abiDefines = _: [ ];
       torch.framework = _: "torch-framework";

@@ -645,7 +645,7 @@ let
   builder.mkDerivation = f: if builtins.isFunction f then (let a = f a; in a) else f;
   nixgen = rec {
     kernel = import LIB/kernel.nix {
-      inherit lib compile cuda sources rust torch tvmFfi extension;
+      inherit lib compile cuda sources rust torch tvmFfi extension toolchains;
     };
     sources.select = lib: root: files: { select = files; };
     sources.selectWithPackage = lib: root: files: dir: exts: { inherit files dir exts; };
@@ -657,7 +657,7 @@ let
       copyPhase = from: to: { copy = [ from to ]; };
     };
     cuda.capabilitiesFor = planned: version: planned;
-    cuda.kernelCapabilities = name: planned: version: planned;
+    toolchains.cpu = pkgs: { opsCheck = "OPS-CHECK"; };
     torch = {
       includeFlags = torch: [ "TORCH-FLAGS" ]; abiDefines = variant: [ ]; framework = same;
     };
@@ -699,7 +699,7 @@ let
     ninja = "ninja";
     toolchain = {
       stdenv = builder; compilers = [ ]; nativeBuildInputs = [ ]; buildInputs = [ ];
-      linkFlags = [ ];
+      linkFlags = [ ]; cxxFamily = "gcc";
     };
     kernels = { };
     variant = { backend = "cpu"; };

@@ -18,8 +18,8 @@ in
 
   # The library only reads the plan: an empty planned entry is returned as it is (the
   # "no buildable capability" rule lives in nixgen.plan alone; a second check here fails this).
-  testKernelCapabilitiesReadsThePlanWithoutCheckingIt = {
-    expr = map (cuda.kernelCapabilities "gemm" {
+  testCapabilitiesForReadsThePlanWithoutCheckingIt = {
+    expr = map (cuda.capabilitiesFor {
       "12.6" = [ ];
       "13.0" = [ "9.0" ];
     }) [ "12.6" "13.0" ];

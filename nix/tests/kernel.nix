@@ -53,6 +53,7 @@ let
   toolchain = {
     stdenv = { inherit mkDerivation; };
     compilers = [ "icpx" ];
+    cxxFamily = "gcc";
   };
   # The headers the project lists: one of the kernel's own, one of another kernel.
   headers = [
@@ -319,7 +320,13 @@ in
   };
 
   testMetalKernelInstallsItsMetallibOutsideTheSandbox = {
-    expr = shape (build "cpp-metal" { sources = [ "kernel_a/a.metal" "kernel_a/a.mm" ]; });
+    # Metal's toolchain compiles with Apple's clang (toolchains.metal's `cxxFamily`).
+    expr = shape (
+      kernel.cpp {
+        inherit pkgs root headers;
+        toolchain = toolchain // { cxxFamily = "clang"; };
+      } (data "cpp-metal" // { sources = [ "kernel_a/a.metal" "kernel_a/a.mm" ]; })
+    );
     expected =
       expectedShape "cpp-metal" {
         compilers = [ "python3" ];

@@ -235,6 +235,31 @@ in
       ];
   };
 
+  # The torch ops check is a setup hook of every toolchain, Linux and darwin alike (the
+  # anchor's torch extensions of every backend take `torch-ops-check`).
+  testEveryToolchainChecksTheTorchOps = {
+    expr = map (t: {
+      inherit (t.opsCheck) hook;
+      inherit (t.opsCheck.substitutions) python;
+    }) [
+      (toolchains.cpu linuxPkgs)
+      (toolchains.cuda linuxPkgs)
+      (toolchains.metal (linuxPkgs // { stdenv = fakeStdenv "darwin"; apple-sdk_26 = "sdk"; }))
+    ];
+    expected =
+      let
+        hook = {
+          hook = "nixgen-torch-ops-check-hook";
+          python = "/python3";
+        };
+      in
+      [
+        hook
+        hook
+        hook
+      ];
+  };
+
   testNoKernelBuilderIsAnError = {
     expr = (toolchains.cpu (removeAttrs linuxPkgs [ "kernel-builder" ])).abiCheck.substitutions.kernelBuilder;
     expectedError = true;

@@ -70,13 +70,11 @@ in
       { stableAbi = "2.9"; }
       { stableAbi = "10.255"; }
       { stableAbi = null; }
-      { }
     ];
     expected = [
       [ "-DTORCH_TARGET_VERSION=0x020b000000000000" ]
       [ "-DTORCH_TARGET_VERSION=0x0209000000000000" ]
       [ "-DTORCH_TARGET_VERSION=0x0aff000000000000" ]
-      [ ]
       [ ]
     ];
   };
