@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from nixgen.cmdline import output
+from nixgen.core.errors import EXIT_FAILURE
+from nixgen.core.paths import DEFAULT_OUT
 
 
 def prepare(
@@ -77,7 +79,7 @@ def with_github_workflow(loaded: Any, rendered: Any) -> Any:
 
 def render_project(
     project: Path | str,
-    out: str = "nix",
+    out: str = DEFAULT_OUT,
     *,
     check: bool = False,
     force: bool = False,
@@ -106,7 +108,7 @@ def render_project(
             output.out(result.diff, newline=False)
             stale = [*result.added, *result.changed, *result.removed]
             output.err(f"nixgen: {len(stale)} generated file(s) are stale: run `nixgen render`")
-            return 1
+            return EXIT_FAILURE
         output.status(f"{out}/ is up to date")
         return 0
     result = write.write(root, rendered, force=force)

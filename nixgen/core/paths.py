@@ -20,6 +20,10 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 
+#: Where the generated tree goes, relative to the project root, when neither `--out`,
+#: NIXGEN_OUT nor nixgen.toml's `out` says otherwise (the one home of that default).
+DEFAULT_OUT = "nix"
+
 #: The largest file nixgen reads from an output tree (generated files are a few KiB).
 MAX_READ = 16 * 1024 * 1024
 

@@ -24,13 +24,12 @@ from nixgen import __version__
 from nixgen.core import contract, jinja, paths
 from nixgen.core.errors import EXIT_INVALID, NixgenError
 from nixgen.core.marker import MARKER
+from nixgen.core.paths import DEFAULT_OUT
 from nixgen.core.tables import LANGUAGE_FLAGS, PACKAGE, library_files, read_text, table
 from nixgen.planning.plan import KernelPlan, Plan
 from nixgen.reading import model
 from nixgen.rendering import nixlit
 
-#: Where the generated tree goes, relative to the project root.
-DEFAULT_OUT = "nix"
 #: The revisions generated flakes pin and the toolchain's binary cache: one table, read by the
 #: Nix library too (`data/pins.json`).
 _PINS: dict[str, str] = table("pins.json")
@@ -509,7 +508,7 @@ def render(planned: Plan, *, out_dir: str = DEFAULT_OUT) -> Rendered:
             KernelFile(what=f"kernel.{kernel.name}, {kernel.language}", kernel=kernel_data(kernel))
         )
     fw = build.framework
-    pyext = list(fw.pyext) if fw is not None else ["py", "pyi"]
+    pyext = list(fw.pyext) if fw is not None else list(model.DEFAULT_PYEXT)
     if isinstance(fw, (model.Torch, model.TvmFfi)):
         tree["extension.nix"] = _template(
             ExtensionFile(
