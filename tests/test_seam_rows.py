@@ -5,7 +5,10 @@ keeps one home, and a test fails when a second one comes back (or evaluates both
   help texts, nixgen.toml's settings, the pipeline and the renderer;
 * row 12, the `pyext` default (`model.DEFAULT_PYEXT`) and GitHub's job limit
   (`matrix.GITHUB_MAX_JOBS`), each read by `render` and `nixgen matrix`;
-* the exit status of "not the user's input" failures is one name, `EXIT_FAILURE`.
+* the exit status of "not the user's input" failures is one name, `EXIT_FAILURE`;
+* row 8, the best (default) variant: `plan.best_variant`, the anchor's rule; `select_ci` takes
+  it per backend, and the plan marks each system's `default`, which nix/project.nix's dev
+  shell `default` reads (a test evaluates it).
 """
 
 from __future__ import annotations
@@ -13,16 +16,19 @@ from __future__ import annotations
 import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from nixgen.cmdline import config
 from nixgen.cmdline.cli import main
-from nixgen.core import errors, paths
+from nixgen.core import errors, paths, tables
 from nixgen.planning import matrix
 from nixgen.reading import model
 from nixgen.rendering import render
+
+from . import nixtools
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -80,3 +86,60 @@ def test_exit_status_one_is_named_for_every_failure_it_means() -> None:
     assert errors.EXIT_FAILURE == 1
     assert not hasattr(errors, "EXIT_INTERNAL")
     assert _written(r"\bEXIT_INTERNAL\b") == []
+
+
+# ------------------------------------------------------ row 8: the best (default) variant
+
+
+def test_the_best_variant_is_the_anchors(tmp_path: Path) -> None:
+    """The kernels toolchain's best variant (`bestBuildSet`): bundled, then CUDA before the
+    other backends, the newest torch, the oldest toolkit. A CPU + CUDA project's default
+    shell is CUDA's (it was the alphabetically first backend's, CPU's), and of the CUDA
+    variants with the newest torch the oldest toolkit's (it was the newest's)."""
+    from nixgen.checking import project
+    from nixgen.planning import plan
+
+    from .conftest import EXAMPLES
+
+    for example in ("relu-mixed", "relu-cuda"):
+        build = project.read(EXAMPLES / example).build
+        found = plan.variants(build, system="x86_64-linux")
+        best = plan.best_variant(found)
+        assert best.name == plan.default_shell_variant(found)
+        assert best.backend == "cuda" and best.bundle
+        newest = max(
+            (v for v in found if v.backend == "cuda" and v.bundle),
+            key=lambda v: tables.version_key(v.torch or ""),
+        ).torch
+        same_torch = [v for v in found if v.backend == "cuda" and v.bundle and v.torch == newest]
+        assert best == min(same_torch, key=lambda v: tables.version_key(v.backend_version or ""))
+        # select_ci keeps the same rule per backend: its CUDA pick is the best variant.
+        assert best in plan.select_ci(found)
+
+
+@pytest.mark.nix
+@pytest.mark.skipif(not nixtools.have_nix(), reason="nix is not installed")
+def test_the_default_dev_shell_is_the_variant_python_chose(
+    tmp_path: Path, copy_example: Any
+) -> None:
+    """nix/project.nix's `devShells.<system>.default` and `.test` are the shells of the
+    variant the plan marks `default`, for a project of two backends."""
+    from nixgen.checking import project
+    from nixgen.planning import plan
+
+    root = copy_example("relu-mixed")
+    assert CliRunner().invoke(main, ["render", str(root)]).exit_code == 0
+    stub = nixtools.make_stub(tmp_path / "stub")
+    build = project.read(root).build
+    for system in ("x86_64-linux", "aarch64-darwin"):
+        chosen = plan.default_shell_variant(plan.variants(build, system=system))
+        shells = nixtools.flake_eval(
+            root,
+            f"devShells.{system}",
+            stub=stub,
+            apply="s: { default = s.default.name; test = s.test.name; }",
+        )
+        assert shells == {
+            "default": f"{build.general.name}-{chosen}",
+            "test": f"{build.general.name}-test-{chosen}",
+        }, system

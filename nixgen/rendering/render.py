@@ -345,7 +345,8 @@ class ProjectData:
     #: the binding (written once here, not into each kernel's file).
     headers: list[str]
     systems: list[str]
-    #: The planned variants (`Variant.to_json`) with `ci`: the pull-request selection.
+    #: The planned variants (`Variant.to_json`) with `ci` (the pull-request selection) and
+    #: `default` (the variant of its system's default dev shell, `plan.default_variants`).
     variants: list[dict[str, Any]]
     github_actions: GithubActions = attrs.field(metadata=contract.nix("githubActions"))
     kernels: dict[str, KernelEntry]
@@ -362,6 +363,7 @@ def project_data(planned: Plan) -> dict[str, Any]:
     build = planned.build
     g = build.general
     selected = {(v.system, v.name) for v in planned.ci}
+    defaults = {(v.system, v.name) for v in planned.defaults}
     fw = build.framework
     torch = TorchBounds(minver=None, maxver=None, stable_abi={})
     if isinstance(fw, model.Torch):
@@ -417,7 +419,14 @@ def project_data(planned: Plan) -> dict[str, Any]:
         },
         headers=list(planned.headers),
         systems=list(planned.systems),
-        variants=[{**v.to_json(), "ci": (v.system, v.name) in selected} for v in planned.variants],
+        variants=[
+            {
+                **v.to_json(),
+                "ci": (v.system, v.name) in selected,
+                "default": (v.system, v.name) in defaults,
+            }
+            for v in planned.variants
+        ],
         github_actions=GithubActions(
             matrix=dict(planned.github_matrix),
             pull_request_matrix=dict(planned.pull_request_matrix),
