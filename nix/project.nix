@@ -574,20 +574,15 @@ rec {
 
       /**
         The shells of `system`: one per variant, `test-<variant>` with the variant built,
-        and `default` and `test`: those of the newest bundled variant of the first
-        backend. `args` as for `variantPackage`.
+        and `default` and `test`: those of the system's best variant, which the plan marks
+        `default` (nixgen.planning.plan.best_variant, the kernels toolchain's rule).
+        `args` as for `variantPackage`.
       */
       devShells =
         args@{ system, ... }:
         let
           all = variants system;
-          bundled = filter (v: v.bundle) all;
-          candidates = if bundled != [ ] then bundled else all;
-          # The newest torch of the first backend, as the kernels toolchain's default shell
-          # is its best variant.
-          firstBackend = (builtins.head candidates).backend;
-          ofBackend = filter (v: v.backend == firstBackend) candidates;
-          first = builtins.elemAt ofBackend (builtins.length ofBackend - 1);
+          first = builtins.head (filter (v: v.default) all);
           shells = listToAttrs (
             map (v: {
               inherit (v) name;

@@ -2,12 +2,13 @@
   The build variants of a kernel project, as `nixgen render` planned them.
 
   nixgen plans in one place (`nixgen/planning/plan.py`): the variants of every system, the
-  pull-request selection (`ci`) and the CI matrices are written into the project's data
+  pull-request selection (`ci`), each system's default dev shell (`default`) and the CI
+  matrices are written into the project's data
   (`project.nix`), and this module only reads them — so listing variants never imports
   nixpkgs and can never disagree with `nixgen variants`.
 
   A variant is `{ name; system; backend; framework; torch; backendVersion; tvmFfi;
-  stableAbi; bundle; kernels; ci; }`.
+  stableAbi; bundle; kernels; ci; default; }`.
 */
 let
   inherit (builtins) filter map;

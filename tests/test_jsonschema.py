@@ -20,6 +20,7 @@ import attrs
 import jsonschema as js
 import pytest
 import tomli
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -30,6 +31,7 @@ from nixgen.core import tables
 from nixgen.core.errors import ProblemError
 from nixgen.reading import convert, jsonschema, load, model, values
 
+from . import test_bad_input as _bad
 from .conftest import CORPUS_FILES, EXAMPLES
 
 SCHEMA = jsonschema.schema()
@@ -279,8 +281,8 @@ BAD: dict[str, str] = {
     + '\n[kernel.k]\nlanguage = "cpp-rocm"\nsrc = ["k.hip"]\nrocm-archs = ["gfx942", "mi300"]\n',
     "no supported rocm arch": _general(backends='["rocm"]')
     + '\n[kernel.k]\nlanguage = "cpp-rocm"\nsrc = ["k.hip"]\nrocm-archs = ["gfx900"]\n',
-    "rust without Cargo.lock": BASE
-    + '\n[kernel.r]\nlanguage = "rust-cpu"\nsrc = ["r/Cargo.toml", "r/src/lib.rs"]\n',
+    "rust with two lock files": BASE + '\n[kernel.r]\nlanguage = "rust-cpu"\n'
+    'src = ["r/Cargo.toml", "r/Cargo.lock", "Cargo.lock", "r/src/lib.rs"]\n',
     # two are a crate and its workspace (next to Cargo.lock); three are too many
     "rust with three manifests": BASE + '\n[kernel.r]\nlanguage = "rust-cpu"\n'
     'src = ["r/Cargo.toml", "s/Cargo.toml", "Cargo.toml", "Cargo.lock", "r/src/lib.rs"]\n',
@@ -341,6 +343,9 @@ NOT_EXPRESSED = {
     + CPU
     + CPU.replace("[kernel.relu_cpu]", "[kernel.relu-cpu]"),
     "a NUL character": _general(license='"MIT\\u0000"'),
+    # validate finds an unlisted lock on disk (a warning); with none there it is an error
+    "rust without Cargo.lock": BASE
+    + '\n[kernel.r]\nlanguage = "rust-cpu"\nsrc = ["r/Cargo.toml", "r/src/lib.rs"]\n',
 }
 
 
@@ -419,3 +424,54 @@ def test_taplo_uses_the_schema_through_the_schema_directive(tmp_path):
     wrong = check(BASE + CPU + 'cuda-flags = ["-O3"]\n')
     assert wrong.returncode != 0
     assert "'cuda-flags' was unexpected" in wrong.stderr
+
+
+# ------------------------------------- the schema accepts whatever `nixgen validate` accepts
+
+#: Inputs `nixgen validate` accepts with a warning, in the bad-input table's project tree
+#: (`test_bad_input.TREE`, where `relu_rs/Cargo.lock` exists): the schema accepts them too.
+WARNED = {
+    "an unlisted Cargo.lock next to the crate": _bad.kernel(
+        'language = "rust-cpu"\nsrc = ["relu_rs/Cargo.toml", "relu_rs/src/lib.rs"]'
+    ),
+    "an unknown CUDA capability beside a known one": _bad.UNKNOWN_CAPABILITY,
+    "a backend listed twice": _bad.edit(
+        'backends = ["cpu", "cuda", "rocm", "xpu", "metal"]',
+        'backends = ["cpu", "cpu", "cuda", "rocm", "xpu", "metal"]',
+    ),
+}
+
+
+def _validate_in_tree(text: str | bytes | None, setup: Any, root: Path) -> tuple[int, str]:
+    root.mkdir()
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("XDG_CACHE_HOME", str(root.parent / "cache"))
+        _bad.make_tree(root, _bad.Case("x", text, "", "", (), setup=setup), monkeypatch)
+        monkeypatch.chdir(root)
+        result = CliRunner().invoke(main, ["validate", "."])
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize("name", sorted(WARNED))
+def test_the_schema_accepts_what_validate_accepts_with_a_warning(name, tmp_path):
+    code, output = _validate_in_tree(WARNED[name], None, tmp_path / "project")
+    assert code == 0 and ": warning: " in output, output
+    assert schema_errors(WARNED[name]) == []
+
+
+@pytest.mark.parametrize("case", _bad.CASES, ids=[c.id for c in _bad.CASES])
+def test_the_schema_accepts_every_bad_input_row_validate_accepts(case, tmp_path):
+    """The bad-input table's rows are meant to fail; one that `nixgen validate` accepts
+    (warnings allowed) must pass the schema too."""
+    if not isinstance(case.input, str):
+        pytest.skip("no TOML text to give the schema")
+    code, output = _validate_in_tree(case.input, case.setup, tmp_path / "project")
+    if code == 0:
+        assert schema_errors(case.input) == [], output
+
+
+@pytest.mark.parametrize("path", LOADING, ids=lambda p: p.stem)
+def test_the_schema_accepts_every_corpus_file_validate_accepts(path):
+    after = migrate.plan(path).after
+    if model_errors(after) == []:
+        assert schema_errors(after) == []

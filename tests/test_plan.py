@@ -462,10 +462,11 @@ def test_nix_library_reads_the_plan_unchanged(tmp_path: Path) -> None:
       let
         lib = import {REPO / "nix/variants.nix"};
         projects = import {tmp_path / "projects.nix"};
-        plain = map (v: removeAttrs v [ "ci" ]);
+        plain = map (v: removeAttrs v [ "ci" "default" ]);
       in map (p: {{
         all = plain (lib.variants p null);
         ci = plain (builtins.filter (v: v.ci) (lib.variants p null));
+        defaults = plain (builtins.filter (v: v.default) (lib.variants p null));
         x86 = plain (lib.variants p "x86_64-linux");
       }}) projects
     """
@@ -474,6 +475,7 @@ def test_nix_library_reads_the_plan_unchanged(tmp_path: Path) -> None:
         found = plan.variants(build)
         assert nix["all"] == [v.to_json() for v in found], nix_project(build)
         assert nix["ci"] == [v.to_json() for v in plan.select_ci(found)]
+        assert nix["defaults"] == [v.to_json() for v in plan.default_variants(found)]
         assert nix["x86"] == [v.to_json() for v in plan.variants(build, system="x86_64-linux")]
 
 

@@ -31,9 +31,10 @@ import pytest
 from nixgen import __version__
 from nixgen.checking import project
 from nixgen.cmdline.commands.render import prepare
-from nixgen.core import tables
+from nixgen.core import marker, tables
 from nixgen.core.errors import ProblemError
-from nixgen.planning import plan
+from nixgen.core.marker import MARKER
+from nixgen.planning import matrix, plan
 from nixgen.reading import model
 from nixgen.reading.model import shared_headers
 from nixgen.rendering import render
@@ -342,7 +343,7 @@ def test_static_library_parses() -> None:
 def test_library_copy_is_the_static_library_byte_for_byte(
     rendered_cases: dict[str, render.Rendered],
 ) -> None:
-    header = f"{render.MARKER} {__version__} (a copy of its static library); do not edit."
+    header = f"{MARKER} {__version__} (a copy of its static library); do not edit."
     expected: dict[str, bytes] = {}
     for name in render.LIB_FILES:
         source = (REPO / "nix" / name).read_bytes()
@@ -357,7 +358,7 @@ def test_library_copy_is_the_static_library_byte_for_byte(
         assert code == expected, case
         for name in render.LIB_DATA:
             stamped = json.loads(library[f"lib/data/{name}"])
-            assert stamped.pop("_generated").startswith(render.MARKER)
+            assert stamped.pop("_generated").startswith(MARKER)
             assert stamped == json.loads((REPO / "nixgen" / "data" / name).read_text())
 
 
@@ -403,12 +404,41 @@ def test_output_has_no_absolute_path_or_timestamp(
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_every_file_carries_the_marker_in_its_first_lines(
+def test_every_file_carries_the_header_core_marker_reads_back(
     case: str, rendered_cases: dict[str, render.Rendered]
 ) -> None:
-    for rel, data in all_files(rendered_cases[case]).items():
-        head = b"\n".join(data.splitlines()[:3])
-        assert render.MARKER.encode() in head, rel
+    """Every kind of generated file (kernel, extension, noarch, project, entry point and
+    flake files; the library's Nix, C and JSON copies; the CI workflow) starts with the
+    header `marker.parse` reads: this nixgen's version and what the file is."""
+    files = all_files(rendered_cases[case])
+    files[matrix.GITHUB_WORKFLOW] = matrix.github_workflow("relu", nixgen_version=__version__)
+    kinds: dict[str, str] = {}
+    for rel, data in files.items():
+        header = marker.parse(data)
+        assert header is not None, (rel, data[:200])
+        assert header.version == __version__, rel
+        kinds[rel] = header.what
+    out = rendered_cases[case].out_dir
+    assert kinds[f"{out}/project.nix"] == "project data"
+    assert kinds[f"{out}/default.nix"] == "entry point"
+    assert kinds["flake.nix"] == "flake"
+    assert kinds[f"{out}/noarch.nix"] == "pure-Python variants"
+    assert kinds[matrix.GITHUB_WORKFLOW] == "GitHub Actions workflow"
+    for rel in (k for k in kinds if k.startswith(f"{out}/kernels/")):
+        name = rel.rpartition("/")[2].removesuffix(".nix")
+        assert kinds[rel].startswith(f"kernel.{name}, "), rel
+    assert kinds[f"{out}/extension.nix"] in {"[torch]", "[tvm-ffi]", "no compiled extension"}
+    assert {kinds[k] for k in kinds if k.startswith(f"{out}/lib/data/")} == {""}
+    assert {kinds[k] for k in kinds if k.startswith(f"{out}/lib/") and "/data/" not in k} == {
+        marker.LIBRARY_COPY
+    }
+
+
+def test_a_header_edited_by_hand_is_not_read_as_nixgens() -> None:
+    text = marker.header("1.2.3", "project data").encode() + b"{ }\n"
+    assert marker.parse(text) == marker.Header("1.2.3", "project data")
+    assert marker.parse(text.replace(b"Do not edit", b"Edit freely")) is None
+    assert marker.parse(b"# a hand-written file\n" + text) is None
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -23,6 +23,7 @@ from click.testing import CliRunner
 from nixgen.checking import project
 from nixgen.cmdline.cli import main
 from nixgen.core.errors import OutputError
+from nixgen.core.marker import MARKER
 from nixgen.planning import plan
 from nixgen.rendering import render
 from nixgen.writing import write
@@ -48,8 +49,6 @@ cxx-flags = ["-DA=1"]
 language = "cpp-cpu"
 src = ["b/b.cpp"]
 """
-
-MARKER = render.MARKER
 
 
 @pytest.fixture

@@ -422,7 +422,7 @@ def files(build: model.Build, root: Path, *, includes: bool = True) -> list[Prob
     """Every declared path exists and, symlinks resolved, stays inside `root`; with
     `includes`, quoted includes of unlisted project files are warnings."""
     out: list[Problem] = []
-    resolver = _Resolver(os.path.realpath(root))
+    resolver = paths.Resolver(os.path.realpath(root))
     fw = build.framework
     if isinstance(fw, (model.Torch, model.TvmFfi)):
         out.extend(_paths(resolver, fw.src, (fw.table, "src"), want_dir=False))
@@ -553,7 +553,7 @@ _QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULT
 _SCAN_BYTES = 256 * 1024
 
 
-def unlisted_includes(build: model.Build, resolver: _Resolver) -> list[Problem]:
+def unlisted_includes(build: model.Build, resolver: paths.Resolver) -> list[Problem]:
     """Warnings for quoted `#include "x.h"` lines that name a file of the project which no
     list names: the build would not see it (each derivation holds only listed files).
 
@@ -574,11 +574,7 @@ def unlisted_includes(build: model.Build, resolver: _Resolver) -> list[Problem]:
         real, info = resolver.resolve(rel)
         if info is None or not stat.S_ISREG(info.st_mode) or not resolver.inside(real):
             continue
-        try:
-            with open(real, "rb") as handle:
-                head = handle.read(_SCAN_BYTES)
-        except OSError:
-            continue
+        head = paths.head(real, _SCAN_BYTES)  # never blocks: a FIFO swapped in reads empty
         for match in _QUOTED_INCLUDE.finditer(head):
             included = match.group(1).decode("utf-8", "replace")
             line = head.count(b"\n", 0, match.start()) + 1
@@ -607,57 +603,6 @@ def unlisted_includes(build: model.Build, resolver: _Resolver) -> list[Problem]:
     return out
 
 
-class _Resolver:
-    """Resolves project paths like `os.path.realpath`, but each directory only once: a
-    project lists hundreds of files in a handful of directories."""
-
-    def __init__(self, root: str):
-        self.root = root
-        self._dirs: dict[str, str] = {"": root, ".": root}
-        #: `lstat` modes of the path prefixes `_through_link` walked (None: missing).
-        self.modes: dict[str, int | None] = {}
-        #: Why a path that `resolve` found missing could not be looked at (an errno).
-        self.errors: dict[str, int] = {}
-
-    def mode(self, path: str) -> int | None:
-        """The `lstat` mode of `path` (absolute), once per path; None when it is missing."""
-        if path not in self.modes:
-            try:
-                self.modes[path] = os.lstat(path).st_mode
-            except OSError:
-                self.modes[path] = None
-        return self.modes[path]
-
-    def real_dir(self, rel: str) -> str:
-        if rel not in self._dirs:
-            self._dirs[rel] = os.path.realpath(os.path.join(self.root, rel))
-        return self._dirs[rel]
-
-    def resolve(self, rel: str) -> tuple[str, os.stat_result | None]:
-        """The real path of `rel` and its status (None when it does not exist)."""
-        parent, _, name = rel.rpartition("/")
-        full = os.path.join(self.real_dir(parent), name)
-        try:
-            info = os.lstat(full)
-        except OSError as exc:
-            self.modes.setdefault(full, None)
-            if exc.errno is not None and exc.errno != errno.ENOENT:
-                self.errors[full] = exc.errno
-            return full, None
-        # `_through_link` walks the same path (unless a directory on the way is a link).
-        self.modes.setdefault(full, info.st_mode)
-        if stat.S_ISLNK(info.st_mode):
-            full = os.path.realpath(full)
-            try:
-                info = os.stat(full)
-            except OSError:
-                return full, None
-        return full, info
-
-    def inside(self, real: str) -> bool:
-        return paths.inside(self.root, real)
-
-
 def _is_loop(path: str) -> bool:
     try:
         os.stat(path)
@@ -666,7 +611,7 @@ def _is_loop(path: str) -> bool:
     return False
 
 
-def _through_link(resolver: _Resolver, rel: str) -> str | None:
+def _through_link(resolver: paths.Resolver, rel: str) -> str | None:
     """The first component of `rel` (itself included) that is a symbolic link, if any
     (`nixgen.core.paths.check_dirs`, over the resolver's cached modes)."""
     blocked = paths.check_dirs(resolver.root, rel, last=True, mode_of=resolver.mode)
@@ -686,7 +631,7 @@ _UNREADABLE = {
 
 
 def _paths(
-    resolver: _Resolver,
+    resolver: paths.Resolver,
     paths: Sequence[str],
     base: tuple[str | int, ...],
     *,
@@ -740,15 +685,17 @@ def _paths(
     return out
 
 
-def _tree(resolver: _Resolver, rel: str, real: str, where: tuple[str | int, ...]) -> list[Problem]:
+def _tree(
+    resolver: paths.Resolver, rel: str, real: str, where: tuple[str | int, ...]
+) -> list[Problem]:
     """Problems of the files under the listed source directory `rel` (sorted walk)."""
     out = []
     for below, dirs, names in paths.walk(real):  # links are listed as files, not followed
         for name in sorted([*dirs, *names]):
             full = os.path.join(real, below, name)
-            if not os.path.islink(full):
+            target = paths.link_target(full)
+            if target is None:
                 continue
-            target = os.path.realpath(full)
             inner = f"{rel}/{os.path.join(below, name)}"
             if not resolver.inside(target):
                 out.append(

@@ -18,13 +18,13 @@ from nixgen.cmdline.cli import use_color
 from nixgen.cmdline.nixlog import Build, NixLog
 from nixgen.cmdline.output import status
 from nixgen.core import bounded
-from nixgen.core.errors import EXIT_INTERNAL, NixgenError
+from nixgen.core.errors import EXIT_FAILURE, NixgenError
 
 
 class BuildFailed(NixgenError):
     """`nix build` failed; the details were already printed."""
 
-    exit_code = EXIT_INTERNAL
+    exit_code = EXIT_FAILURE
 
 
 def label(drv_name: str, project: str, version: str, kernels: list[str]) -> str:

@@ -39,6 +39,7 @@ from nixgen.cmdline.output import (
     report,
     use_color,
 )
+from nixgen.core.paths import DEFAULT_OUT
 
 __all__ = [
     "emit_json",
@@ -115,7 +116,7 @@ built_out_option = click.option(
     default=None,
     envvar="NIXGEN_OUT",
     help="Where the project's generated Nix lives, relative to PROJECT (as for render; "
-    "default: env NIXGEN_OUT, else nixgen.toml's `out`, else nix).",
+    f"default: env NIXGEN_OUT, else nixgen.toml's `out`, else {DEFAULT_OUT}).",
 )
 offline_option = click.option(
     "--offline",

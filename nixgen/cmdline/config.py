@@ -24,9 +24,9 @@ from pathlib import Path
 import attrs
 
 from nixgen.core.errors import Problem, ProblemError, did_you_mean, error, one_of
+from nixgen.core.paths import DEFAULT_OUT
 
 FILE = "nixgen.toml"
-DEFAULT_OUT = "nix"
 KEYS = ("offline", "out", "override-input")
 
 

@@ -263,10 +263,10 @@ def write(migration: Migration) -> None:
     data = migration.after.encode("utf-8")
     try:
         path = link
-        if os.path.islink(link):
-            project_root = os.path.realpath(link.parent)
-            path = Path(os.path.realpath(link))
-            if not str(path).startswith(project_root.rstrip("/") + "/"):
+        target = paths.link_target(link)
+        if target is not None:
+            path = Path(target)
+            if not paths.inside(os.path.realpath(link.parent), target):
                 raise OutputError(
                     f"{display}: is a symbolic link to `{path}`, outside the project; nixgen "
                     "never writes outside the project: migrate that file itself, or replace "

@@ -14,10 +14,12 @@ from __future__ import annotations
 import contextlib
 import os
 import platform
+import posixpath
 import queue
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import threading
 import time
@@ -29,7 +31,7 @@ import attrs
 import click
 
 from nixgen.cmdline.nixlog import Build, NixLog
-from nixgen.core import bounded
+from nixgen.core import bounded, paths
 from nixgen.core.errors import NixgenError
 from nixgen.rendering import nixlit
 
@@ -486,13 +488,14 @@ def unseen_files(root: Path, needed: Sequence[str]) -> Unseen | None:
     #: Files named in `needed` themselves (not found under a directory of it).
     named: set[str] = set()
     for rel in needed:
-        path = root / rel
-        if path.is_dir() and not path.is_symlink():
-            for directory, dirs, names in sorted(os.walk(path)):
-                dirs.sort()
-                base = Path(directory).relative_to(root)
-                files.extend(str(base / name) for name in sorted(names))
-        elif path.exists() or path.is_symlink():
+        # `nixgen.core.paths` walks the project: no link is followed, and a link (to a
+        # file or a directory) is itself a file git tracks or not.
+        found = paths.lstat_under(root, rel)
+        if isinstance(found, os.stat_result) and stat.S_ISDIR(found.st_mode):
+            for directory, _, names in paths.walk(root / rel):
+                base = posixpath.join(rel, directory) if directory else rel
+                files.extend(posixpath.normpath(posixpath.join(base, n)) for n in names)
+        elif found is not None:
             files.append(rel)
             named.add(rel)
     files = list(dict.fromkeys(files))

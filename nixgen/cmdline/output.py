@@ -17,7 +17,7 @@ from typing import Any
 
 from nixgen.core import paths
 from nixgen.core.errors import (
-    EXIT_INTERNAL,
+    EXIT_FAILURE,
     EXIT_INVALID,
     NixgenError,
     Problem,
@@ -314,7 +314,7 @@ def _report(exc: BaseException, *, as_json: bool) -> int:
         emit_json(envelope(ok=False, problems=[error(message, hint=hint)]))
     else:
         err(error(message, hint=hint).render())
-    return EXIT_INTERNAL
+    return EXIT_FAILURE
 
 
 def _problems_of(exc: NixgenError) -> list[Problem]:

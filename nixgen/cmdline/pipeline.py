@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from nixgen.cmdline import output
+from nixgen.core.errors import EXIT_FAILURE
+from nixgen.core.paths import DEFAULT_OUT
 
 
 def prepare(project: Path | str, out: str) -> Any:
@@ -49,7 +51,7 @@ def with_github_workflow(loaded: Any, rendered: Any) -> Any:
 
 def render_project(
     project: Path | str,
-    out: str = "nix",
+    out: str = DEFAULT_OUT,
     *,
     check: bool = False,
     force: bool = False,
@@ -70,7 +72,7 @@ def render_project(
             output.out(result.diff, newline=False)
             stale = [*result.added, *result.changed, *result.removed]
             output.err(f"nixgen: {len(stale)} generated file(s) are stale: run `nixgen render`")
-            return 1
+            return EXIT_FAILURE
         output.status(f"{out}/ is up to date")
         return 0
     result = write.write(root, rendered, force=force)

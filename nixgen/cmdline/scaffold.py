@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from functools import cache
@@ -345,7 +346,8 @@ def _write_into(
         if undo:
             for entry in set(os.listdir(root)) - before:
                 path = root / entry
-                if path.is_dir() and not path.is_symlink():
+                found = paths.lstat_under(root, entry)
+                if isinstance(found, os.stat_result) and stat.S_ISDIR(found.st_mode):
                     paths.remove_tree(path)
                 else:
                     with contextlib.suppress(OSError):

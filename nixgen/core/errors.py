@@ -19,9 +19,9 @@ Severity = Literal["error", "warning"]
 
 #: Exit status for input the user must fix: an invalid build.toml, an unwritable output.
 EXIT_INVALID = 2
-#: Exit status for nixgen's own failures (a bug, a missing tool), and for `--check` when
-#: files on disk are stale (like `git diff --exit-code`).
-EXIT_INTERNAL = 1
+#: Exit status for every other failure: nixgen's own (a bug, a missing tool), a Nix build
+#: that failed, and `--check` finding stale files on disk (like `git diff --exit-code`).
+EXIT_FAILURE = 1
 
 PathPart = str | int
 
@@ -152,7 +152,7 @@ def warning(message: str, path: Sequence[PathPart] = (), hint: str | None = None
 class NixgenError(Exception):
     """Base class of every error nixgen reports without a traceback."""
 
-    exit_code = EXIT_INTERNAL
+    exit_code = EXIT_FAILURE
 
     def render(self) -> str:
         return Problem(message=str(self)).render()

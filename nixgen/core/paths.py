@@ -17,6 +17,10 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 
+#: Where the generated tree goes, relative to the project root, when neither `--out`,
+#: NIXGEN_OUT nor nixgen.toml's `out` says otherwise (the one home of that default).
+DEFAULT_OUT = "nix"
+
 #: The largest file nixgen reads from an output tree (generated files are a few KiB).
 MAX_READ = 16 * 1024 * 1024
 
@@ -30,15 +34,25 @@ class Blocked:
     """Why a path cannot be read as a plain file: `reason` is a short phrase
     (``is a symbolic link``), `where` the project-relative component it is about."""
 
-    __slots__ = ("link", "reason", "too_large", "where")
+    __slots__ = ("error", "link", "reason", "too_large", "where")
 
-    def __init__(self, where: str, reason: str, *, too_large: bool = False, link: bool = False):
+    def __init__(
+        self,
+        where: str,
+        reason: str,
+        *,
+        too_large: bool = False,
+        link: bool = False,
+        error: int | None = None,
+    ):
         self.where = where
         self.reason = reason
         #: A regular file, refused only for its size.
         self.too_large = too_large
         #: `where` is a symbolic link.
         self.link = link
+        #: The errno of the system call that failed, when one did (``cannot be read``).
+        self.error = error
 
     def __repr__(self) -> str:
         return f"Blocked({self.where!r}, {self.reason!r})"
@@ -136,6 +150,17 @@ def inside(root: str, real: str) -> bool:
     return real == root or real.startswith(root.rstrip("/") + "/")
 
 
+def link_target(path: str | os.PathLike[str]) -> str | None:
+    """The real path the symbolic link `path` leads to (every link on the way resolved);
+    None when `path` is no link. Whether it stays inside a root is `inside`'s to say."""
+    try:
+        if not stat.S_ISLNK(os.lstat(path).st_mode):
+            return None
+    except OSError:
+        return None
+    return os.path.realpath(path)
+
+
 def lstat_under(
     base: str | os.PathLike[str],
     rel: str,
@@ -210,17 +235,23 @@ def read_under(
         return _read_at(dirfd, names[-1], rel, limit)
 
 
-def read_file(path: str | os.PathLike[str], *, limit: int = MAX_READ) -> bytes | Blocked | None:
+def read_file(
+    path: str | os.PathLike[str], *, limit: int = MAX_READ, follow: bool = False
+) -> bytes | Blocked | None:
     """`read_under` for one file given by its path, following no link in its last
-    component (the directories above it are the caller's business)."""
+    component (the directories above it are the caller's business). With `follow`, a
+    link is followed (the file a user names on the command line, `build.toml`); the file
+    it leads to must still be a regular one, and is read bounded, never blocking."""
     path = os.fspath(path)
+    if follow:  # opened by its path: its directory need not be listable, only searchable
+        return _read_at(None, path, path, limit, follow=True)
     parent, name = os.path.split(path)
     try:
         dirfd = os.open(parent or ".", os.O_RDONLY | _DIRECTORY | _CLOEXEC)
     except FileNotFoundError:
         return None
     except OSError as exc:
-        return Blocked(parent, f"cannot be read ({exc.strerror})")
+        return Blocked(parent, f"cannot be read ({exc.strerror})", error=exc.errno)
     try:
         return _read_at(dirfd, name, path, limit)
     finally:
@@ -228,18 +259,25 @@ def read_file(path: str | os.PathLike[str], *, limit: int = MAX_READ) -> bytes |
 
 
 def _read_at(
-    dirfd: int, name: str, rel: str, limit: int, *, first: int | None = None
+    dirfd: int | None,
+    name: str,
+    rel: str,
+    limit: int,
+    *,
+    first: int | None = None,
+    follow: bool = False,
 ) -> bytes | Blocked | None:
+    flags = os.O_RDONLY | _NONBLOCK | _CLOEXEC | (0 if follow else _NOFOLLOW)
     try:
-        fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC, dir_fd=dirfd)
+        fd = os.open(name, flags, dir_fd=dirfd)
     except FileNotFoundError:
         return None
     except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.EMLINK):
+        if not follow and exc.errno in (errno.ELOOP, errno.EMLINK):
             return Blocked(rel, "is a symbolic link")
         if exc.errno == errno.EISDIR:
             return Blocked(rel, "is a directory")
-        return Blocked(rel, f"cannot be read ({exc.strerror})")
+        return Blocked(rel, f"cannot be read ({exc.strerror})", error=exc.errno)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -260,7 +298,7 @@ def _read_at(
             return Blocked(rel, f"is larger than {limit} bytes", too_large=True)
         return b"".join(chunks)
     except OSError as exc:
-        return Blocked(rel, f"cannot be read ({exc.strerror})")
+        return Blocked(rel, f"cannot be read ({exc.strerror})", error=exc.errno)
     finally:
         os.close(fd)
 
@@ -329,3 +367,55 @@ def remove_tree(top: str | os.PathLike[str]) -> None:
                 os.unlink(os.path.join(directory, name))
         with contextlib.suppress(OSError):
             os.rmdir(directory)
+
+
+class Resolver:
+    """Resolves project paths (relative to the real directory `root`) like
+    `os.path.realpath`, but each directory only once: a project lists hundreds of files in
+    a handful of directories. `nixgen validate` checks every listed path with it."""
+
+    def __init__(self, root: str):
+        self.root = root
+        self._dirs: dict[str, str] = {"": root, ".": root}
+        #: `lstat` modes of the path prefixes `_through_link` walked (None: missing).
+        self.modes: dict[str, int | None] = {}
+        #: Why a path that `resolve` found missing could not be looked at (an errno).
+        self.errors: dict[str, int] = {}
+
+    def mode(self, path: str) -> int | None:
+        """The `lstat` mode of `path` (absolute), once per path; None when it is missing."""
+        if path not in self.modes:
+            try:
+                self.modes[path] = os.lstat(path).st_mode
+            except OSError:
+                self.modes[path] = None
+        return self.modes[path]
+
+    def real_dir(self, rel: str) -> str:
+        if rel not in self._dirs:
+            self._dirs[rel] = os.path.realpath(os.path.join(self.root, rel))
+        return self._dirs[rel]
+
+    def resolve(self, rel: str) -> tuple[str, os.stat_result | None]:
+        """The real path of `rel` and its status (None when it does not exist)."""
+        parent, _, name = rel.rpartition("/")
+        full = os.path.join(self.real_dir(parent), name)
+        try:
+            info = os.lstat(full)
+        except OSError as exc:
+            self.modes.setdefault(full, None)
+            if exc.errno is not None and exc.errno != errno.ENOENT:
+                self.errors[full] = exc.errno
+            return full, None
+        # `_through_link` walks the same path (unless a directory on the way is a link).
+        self.modes.setdefault(full, info.st_mode)
+        if stat.S_ISLNK(info.st_mode):
+            full = os.path.realpath(full)
+            try:
+                info = os.stat(full)
+            except OSError:
+                return full, None
+        return full, info
+
+    def inside(self, real: str) -> bool:
+        return inside(self.root, real)

@@ -37,8 +37,7 @@ from typing import Any
 
 import attrs
 
-from nixgen.core import tables
-from nixgen.core.marker import MARKER
+from nixgen.core import marker, tables
 from nixgen.planning.plan import OBJECT_THRESHOLD, Variant, kernel_plan
 from nixgen.reading import model
 
@@ -323,9 +322,8 @@ def github_workflow(project_name: str, *, nixgen_version: str) -> bytes:
         workflow_name=f"nixgen: {project_name}", branches=["main"], actions=action_pins()
     )
     # The header is nixgen's own text (no project data), so it is not a YAML value.
-    header = (
-        f"# {MARKER} {nixgen_version} from build.toml (GitHub Actions workflow).\n"
-        "# Do not edit: change build.toml and run `nixgen render --ci github`.\n"
+    header = marker.header(
+        nixgen_version, "GitHub Actions workflow", rerun="nixgen render --ci github"
     )
     lines = [line.rstrip() for line in (header + body).splitlines()]
     return ("\n".join(lines).rstrip("\n") + "\n").encode()

@@ -174,12 +174,28 @@ def _kernels_for(build: model.Build, config: BuildConfig) -> tuple[str, ...]:
 
 def default_shell_variant(variants: Sequence[Variant]) -> str:
     """The variant of the flake's `devShells.<system>.default` and `.test` among `variants`
-    (one system's, in `variants` order, non-empty): the last (newest torch) bundled variant
-    of the first backend, or of every variant when none is bundled (nix/project.nix,
-    `devShells`, which reads this plan in the same order)."""
-    candidates = [v for v in variants if v.bundle] or list(variants)
-    first = candidates[0].backend
-    return [v for v in candidates if v.backend == first][-1].name
+    (one system's, non-empty): the best one (`best_variant`). The plan writes it into the
+    project's data (each variant's `default`), which nix/project.nix's `devShells` reads."""
+    return best_variant(variants).name
+
+
+#: The anchor's order of backends when it picks its best variant (`frameworkOrder` in
+#: huggingface/kernels nix-builder/lib/gen-flake-outputs.nix): CUDA, ROCm, XPU, Metal, then
+#: every other backend.
+_BACKEND_ORDER = {"cuda": 0, "rocm": 1, "xpu": 2, "metal": 3}
+
+
+def best_variant(variants_: Sequence[Variant]) -> Variant:
+    """The best of `variants_` (non-empty), by the anchor's rule (`bestBuildSet` in
+    huggingface/kernels nix-builder/lib/gen-flake-outputs.nix): bundled first, then the
+    backend (`_BACKEND_ORDER`), the newest torch, the oldest backend version; ties go to
+    the earlier variant. The one rule of "the best variant": `select_ci` takes the best of
+    each (system, backend), the default dev shell the best of a system."""
+    best = variants_[0]
+    for variant in variants_[1:]:
+        if _rank(variant) > _rank(best):
+            best = variant
+    return best
 
 
 def variants(build: model.Build, *, system: str | None = None) -> list[Variant]:
@@ -290,19 +306,27 @@ def select_ci(variants_: list[Variant]) -> list[Variant]:
 
     Ties go to the earlier variant; the result is sorted like `variants`.
     """
-    best: dict[tuple[str, str], Variant] = {}
+    groups: dict[tuple[str, str], list[Variant]] = {}
     for variant in variants_:
-        key = (variant.system, variant.backend)
-        if key not in best or _rank(variant) > _rank(best[key]):
-            best[key] = variant
-    return sorted(best.values(), key=lambda v: (v.system, v.name))
+        groups.setdefault((variant.system, variant.backend), []).append(variant)
+    return sorted(map(best_variant, groups.values()), key=lambda v: (v.system, v.name))
+
+
+def default_variants(variants_: Sequence[Variant]) -> list[Variant]:
+    """The variant of each system's default dev shell (`default_shell_variant`), sorted by
+    system; a system without variants has none."""
+    systems: dict[str, list[Variant]] = {}
+    for variant in variants_:
+        systems.setdefault(variant.system, []).append(variant)
+    return [best_variant(found) for _, found in sorted(systems.items())]
 
 
 def _rank(variant: Variant) -> tuple[Any, ...]:
     torch = tables.version_key(variant.torch) if variant.torch else ()
     backend = tables.version_key(variant.backend_version) if variant.backend_version else ()
     padded = (*backend, *(0,) * (4 - len(backend)))
-    return (variant.bundle, torch, tuple(-x for x in padded))
+    order = _BACKEND_ORDER.get(variant.backend, len(_BACKEND_ORDER))
+    return (variant.bundle, -order, torch, tuple(-x for x in padded))
 
 
 def check(build: model.Build) -> list[Problem]:
@@ -597,6 +621,8 @@ class Plan:
     variants: tuple[Variant, ...]
     #: One variant per (system, backend), for quick pull-request builds (`select_ci`).
     ci: tuple[Variant, ...]
+    #: The variant of each system's default dev shell (`default_variants`).
+    defaults: tuple[Variant, ...]
     kernels: tuple[KernelPlan, ...]
     #: GitHub Actions matrices (`nixgen.planning.matrix.github`) of every variant and of `ci`.
     github_matrix: Mapping[str, Any]
@@ -620,6 +646,7 @@ def make(build: model.Build) -> Plan:
         systems=SYSTEMS,
         variants=tuple(all_variants),
         ci=tuple(ci),
+        defaults=tuple(default_variants(all_variants)),
         kernels=tuple(kernel_plan(build, n, k) for n, k in sorted(build.kernels.items())),
         github_matrix=matrix.github(all_variants),
         pull_request_matrix=matrix.github(ci),

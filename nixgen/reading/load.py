@@ -7,6 +7,7 @@ permission, not UTF-8, too big, not TOML) becomes a located `Problem`, never a t
 from __future__ import annotations
 
 import ast
+import errno
 import os
 import re
 import stat
@@ -79,43 +80,36 @@ def read_text(path: Path, display: str) -> str:
     def fail(message: str, line: int | None = None, column: int | None = None) -> ProblemError:
         return ProblemError([Problem(message=message, file=display, line=line, column=column)])
 
-    def os_failure(exc: OSError) -> ProblemError:
-        if isinstance(exc, FileNotFoundError):
-            if path.is_symlink():
-                return fail(f"is a symbolic link to `{os.readlink(path)}`, which does not exist")
-            if not path.is_absolute() and paths.cwd_gone():
-                return fail(
-                    "the current directory no longer exists (it was deleted or moved); cd "
-                    "to the project, or give its path as an absolute one"
-                )
-            return fail("no such file; a kernel project needs a build.toml at its root")
-        if isinstance(exc, PermissionError):
-            return fail("permission denied while reading the file")
-        if isinstance(exc, IsADirectoryError):
-            return fail("is a directory, expected a build.toml file")
-        return fail(f"cannot read the file: {exc.strerror or exc}")
-
-    try:
-        # O_NONBLOCK: a FIFO (or a device) must be refused, not block nixgen forever.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise os_failure(exc) from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise fail("is a directory, expected a build.toml file")
-        if not stat.S_ISREG(mode):
-            raise fail(
-                "is not a regular file (a FIFO, socket or device); expected a build.toml file"
+    def not_found() -> ProblemError:
+        found = paths.lstat_under(path.parent, path.name)
+        if isinstance(found, os.stat_result) and stat.S_ISLNK(found.st_mode):
+            return fail(f"is a symbolic link to `{os.readlink(path)}`, which does not exist")
+        if not path.is_absolute() and paths.cwd_gone():
+            return fail(
+                "the current directory no longer exists (it was deleted or moved); cd "
+                "to the project, or give its path as an absolute one"
             )
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            raw = handle.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise os_failure(exc) from None
-    finally:
-        os.close(fd)
-    if len(raw) > MAX_BYTES:
-        raise fail(f"file is larger than {MAX_BYTES // (1024 * 1024)} MiB; refusing to parse it")
+        return fail("no such file; a kernel project needs a build.toml at its root")
+
+    # The one reader of project files (`nixgen.core.paths`): never blocks on a FIFO or a
+    # device, reads at most MAX_BYTES + 1 bytes. build.toml may be a link (followed).
+    raw = paths.read_file(path, limit=MAX_BYTES, follow=True)
+    if raw is None:
+        raise not_found()
+    if isinstance(raw, paths.Blocked):
+        if raw.too_large:
+            raise fail(
+                f"file is larger than {MAX_BYTES // (1024 * 1024)} MiB; refusing to parse it"
+            )
+        if raw.error == errno.ENOENT:
+            raise not_found()
+        if raw.error in (errno.EACCES, errno.EPERM):
+            raise fail("permission denied while reading the file")
+        if raw.reason == "is a directory" or raw.error == errno.EISDIR:
+            raise fail("is a directory, expected a build.toml file")
+        if raw.error is not None:
+            raise fail(f"cannot read the file: {os.strerror(raw.error)}")
+        raise fail("is not a regular file (a FIFO, socket or device); expected a build.toml file")
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
     try:

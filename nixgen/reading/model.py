@@ -148,10 +148,15 @@ def _unset(doc: str) -> Any:
     return attrs.field(default=None, metadata=_doc(doc))
 
 
+#: The extensions a framework ships from its package directory when build.toml's `pyext`
+#: is not given, and those of the pure-Python variants of a project without a framework.
+DEFAULT_PYEXT = ("py", "pyi")
+
+
 def _pyext(package_dir: str) -> Any:
-    """A framework's `pyext` field (default: `py` and `pyi`)."""
+    """A framework's `pyext` field (default: `DEFAULT_PYEXT`)."""
     return attrs.field(
-        factory=lambda: ["py", "pyi"],
+        factory=lambda: list(DEFAULT_PYEXT),
         metadata=_doc(
             f"Extensions of the files under `{package_dir}/<module>/` that ship with the kernel."
         ),

@@ -5,8 +5,9 @@ generated file is data for one entry of the static Nix library. The templates ge
 built from the plan's typed fields, in the Jinja2 environment of `nixgen.core.jinja`; every
 ``{{ value }}`` goes through the Nix literal module (`nixgen.rendering.nixlit`), so a string from
 build.toml can only ever become a quoted Nix string, and a path only a checked path literal
-(`nixlit.path`). nixgen's own text reaches a template only through the named filters `raw`
-(the header comment's words) and `at` (a literal laid out at an indentation).
+(`nixlit.path`). nixgen's own text reaches a template only through the named filter `at` (a
+literal laid out at an indentation); the header every file starts with is
+`nixgen.core.marker.header`'s, put before the template's text.
 """
 
 from __future__ import annotations
@@ -21,16 +22,14 @@ from typing import Any, ClassVar, cast
 import attrs
 
 from nixgen import __version__
-from nixgen.core import contract, jinja, paths
+from nixgen.core import contract, jinja, marker, paths
 from nixgen.core.errors import EXIT_INVALID, NixgenError
-from nixgen.core.marker import MARKER
+from nixgen.core.paths import DEFAULT_OUT
 from nixgen.core.tables import LANGUAGE_FLAGS, PACKAGE, library_files, read_text, table
 from nixgen.planning.plan import KernelPlan, Plan
 from nixgen.reading import model
 from nixgen.rendering import nixlit
 
-#: Where the generated tree goes, relative to the project root.
-DEFAULT_OUT = "nix"
 #: The revisions generated flakes pin and the toolchain's binary cache: one table, read by the
 #: Nix library too (`data/pins.json`).
 _PINS: dict[str, str] = table("pins.json")
@@ -74,13 +73,6 @@ class Rendered:
 # ------------------------------------------------------------------------- jinja setup
 
 
-def _raw(text: str) -> nixlit.Raw:
-    """nixgen's own text (version numbers, comment fragments) — never build.toml data."""
-    if "\n" in text or "\r" in text:
-        raise ValueError("raw template text must be one line")
-    return nixlit.raw(text)
-
-
 def _at(value: Any, indent: int) -> nixlit.Raw:
     return nixlit.raw(nixlit.value(value, indent))
 
@@ -107,12 +99,12 @@ def environment() -> Any:
         finalize=nixlit.finalize,
         bytecode_cache=_bytecode_cache(),
     )
-    env.filters.update(raw=_raw, at=_at)
+    env.filters.update(at=_at)
     return env
 
 
-# Each template's context, typed: a template sees exactly its class's fields (and
-# `nixgen_version`); `what` says in the header which part of build.toml the file is.
+# Each template's context, typed: a template sees exactly its class's fields; `what` says
+# in the header (`marker.header`) which part of build.toml the file is.
 
 
 @attrs.frozen(kw_only=True)
@@ -189,8 +181,9 @@ Context = (
 def _template(context: Context) -> bytes:
     """`context`'s template, rendered with its fields."""
     fields = attrs.asdict(context, recurse=False)
-    text = environment().get_template(context.template).render(nixgen_version=__version__, **fields)
-    return jinja.canonical(text).encode()
+    what = fields.pop("what")
+    text = environment().get_template(context.template).render(**fields)
+    return jinja.canonical(marker.header(__version__, what) + text).encode()
 
 
 # ----------------------------------------------------------------------------- context
@@ -352,7 +345,8 @@ class ProjectData:
     #: the binding (written once here, not into each kernel's file).
     headers: list[str]
     systems: list[str]
-    #: The planned variants (`Variant.to_json`) with `ci`: the pull-request selection.
+    #: The planned variants (`Variant.to_json`) with `ci` (the pull-request selection) and
+    #: `default` (the variant of its system's default dev shell, `plan.default_variants`).
     variants: list[dict[str, Any]]
     github_actions: GithubActions = attrs.field(metadata=contract.nix("githubActions"))
     kernels: dict[str, KernelEntry]
@@ -369,6 +363,7 @@ def project_data(planned: Plan) -> dict[str, Any]:
     build = planned.build
     g = build.general
     selected = {(v.system, v.name) for v in planned.ci}
+    defaults = {(v.system, v.name) for v in planned.defaults}
     fw = build.framework
     torch = TorchBounds(minver=None, maxver=None, stable_abi={})
     if isinstance(fw, model.Torch):
@@ -424,7 +419,14 @@ def project_data(planned: Plan) -> dict[str, Any]:
         },
         headers=list(planned.headers),
         systems=list(planned.systems),
-        variants=[{**v.to_json(), "ci": (v.system, v.name) in selected} for v in planned.variants],
+        variants=[
+            {
+                **v.to_json(),
+                "ci": (v.system, v.name) in selected,
+                "default": (v.system, v.name) in defaults,
+            }
+            for v in planned.variants
+        ],
         github_actions=GithubActions(
             matrix=dict(planned.github_matrix),
             pull_request_matrix=dict(planned.pull_request_matrix),
@@ -456,19 +458,13 @@ def _library() -> dict[str, bytes]:
     for name in LIB_FILES:
         with open(os.path.join(lib, name), encoding="utf-8") as handle:
             text = handle.read()
-        out[f"lib/{name}"] = (_comment_header(name) + text).encode()
+        comment = "//" if name.endswith(".h") else "#"
+        out[f"lib/{name}"] = (marker.copy_header(__version__, comment=comment) + text).encode()
     for name in LIB_DATA:
         data = json.loads(read_text(name))
-        stamped = {"_generated": f"{MARKER} {__version__}; do not edit", **data}
+        stamped = {**marker.json_stamp(__version__), **data}
         out[f"lib/data/{name}"] = (json.dumps(stamped, indent=2) + "\n").encode()
     return out
-
-
-def _comment_header(name: str) -> str:
-    line = f"{MARKER} {__version__} (a copy of its static library); do not edit."
-    if name.endswith(".h"):
-        return f"// {line}\n"
-    return f"# {line}\n"
 
 
 class OutDirError(NixgenError, ValueError):
@@ -509,7 +505,7 @@ def render(planned: Plan, *, out_dir: str = DEFAULT_OUT) -> Rendered:
             KernelFile(what=f"kernel.{kernel.name}, {kernel.language}", kernel=kernel_data(kernel))
         )
     fw = build.framework
-    pyext = list(fw.pyext) if fw is not None else ["py", "pyi"]
+    pyext = list(fw.pyext) if fw is not None else list(model.DEFAULT_PYEXT)
     if isinstance(fw, (model.Torch, model.TvmFfi)):
         tree["extension.nix"] = _template(
             ExtensionFile(

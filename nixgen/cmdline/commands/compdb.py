@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
+import stat
 import subprocess
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from nixgen.cmdline.commands.build import (
     _unseen_problems,
 )
 from nixgen.cmdline.output import status
+from nixgen.core import paths
 from nixgen.core.errors import NixgenError, ProblemError, error
 
 #: How many lines of a failed Nix command's output an error shows.
@@ -100,7 +102,14 @@ def compdb_command(
     print_problems(problems)
     root = loaded.root.resolve()
     target = Path(output_path)
-    if target.is_absolute() or ".." in target.parts or (root / target).is_symlink():
+    # `nixgen.core.paths`: no link on the way to the file, nor the file itself.
+    found = None if target.is_absolute() else paths.lstat_under(root, str(target))
+    if (
+        target.is_absolute()
+        or ".." in target.parts
+        or isinstance(found, paths.Blocked)
+        or (found is not None and stat.S_ISLNK(found.st_mode))
+    ):
         raise ProblemError(
             [
                 error(

@@ -10,6 +10,7 @@ import click
 from nixgen.cmdline.cli import handle_errors, print_problems
 from nixgen.cmdline.output import status
 from nixgen.cmdline.scaffold import INIT_LANGUAGES
+from nixgen.core.paths import DEFAULT_OUT
 
 
 def _name(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -102,7 +103,7 @@ def init(
     def render_nix(made: Path) -> None:
         # `made` is where the project is being made (a hidden directory next to `root`
         # until it is complete): the render is part of init's one transaction.
-        loaded, rendered, problems = prepare(made, "nix")
+        loaded, rendered, problems = prepare(made, DEFAULT_OUT)
         done[:] = [write.write(loaded.root, rendered, force=force), problems, loaded.build]
 
     written = scaffold.create(

@@ -8,7 +8,7 @@ import click
 
 from nixgen.cmdline.cli import emit_result, handle_errors, json_option, project_argument
 from nixgen.cmdline.commands.variants import planned, system_option
-from nixgen.planning import plan
+from nixgen.planning import matrix, plan
 
 
 @click.command(name="matrix")
@@ -30,10 +30,11 @@ from nixgen.planning import plan
 @system_option
 @click.option(
     "--max-jobs",
-    type=click.IntRange(1, 256),
-    default=256,
+    type=click.IntRange(1, matrix.GITHUB_MAX_JOBS),
+    default=matrix.GITHUB_MAX_JOBS,
     show_default=True,
-    help="Group variants into at most this many jobs (GitHub allows 256 per matrix).",
+    help="Group variants into at most this many jobs (GitHub allows "
+    f"{matrix.GITHUB_MAX_JOBS} per matrix).",
 )
 @click.option(
     "--shards",
@@ -82,8 +83,6 @@ def matrix_command(
     job only the archives and the link. Save it as `.github/nixgen-shards.json` for the
     workflow of `nixgen render --ci github` (re-run it when sources change).
     """
-    from nixgen.planning import matrix, plan
-
     loaded, found, problems = planned(project, system)
     if pull_request:
         found = plan.select_ci(found)

@@ -10,6 +10,7 @@ import click
 from nixgen.cmdline.cli import handle_errors, print_problems, project_argument
 from nixgen.cmdline.commands.init import license_value
 from nixgen.cmdline.output import status
+from nixgen.core.errors import EXIT_FAILURE
 
 
 @click.command()
@@ -80,7 +81,7 @@ def migrate(
         if flake is not None:
             status(f"would replace {flake.describe()}")
         if check:
-            sys.exit(1)
+            sys.exit(EXIT_FAILURE)
         return
     if migration.changed:
         migrate_mod.write(migration)

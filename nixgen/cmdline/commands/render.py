@@ -9,6 +9,7 @@ import click
 
 from nixgen.cmdline.cli import handle_errors, project_argument
 from nixgen.cmdline.pipeline import prepare, with_github_workflow
+from nixgen.core.paths import DEFAULT_OUT
 
 __all__ = ["command", "prepare", "with_github_workflow"]
 
@@ -20,7 +21,7 @@ __all__ = ["command", "prepare", "with_github_workflow"]
     default=None,
     envvar="NIXGEN_OUT",
     help="Output directory, relative to PROJECT (default: env NIXGEN_OUT, else nixgen.toml's "
-    "`out`, else nix); "
+    f"`out`, else {DEFAULT_OUT}); "
     "recorded in nixgen.toml, so later verbs use it too.",
 )
 @click.option(

@@ -20,6 +20,7 @@ import click
 
 from nixgen.cmdline.cli import handle_errors, print_problems, project_argument, use_color
 from nixgen.core.errors import NixgenError, ProblemError
+from nixgen.core.paths import DEFAULT_OUT
 
 Stamp = tuple[int, int, int] | None
 #: A change is rendered once the files look the same twice this far apart.
@@ -181,7 +182,7 @@ def _describe(changed: list[Path], root: Path) -> str:
     default=None,
     envvar="NIXGEN_OUT",
     help="Output directory, relative to PROJECT (default: env NIXGEN_OUT, else nixgen.toml's "
-    "`out`, else nix).",
+    f"`out`, else {DEFAULT_OUT}).",
 )
 @click.option(
     "--interval",

@@ -226,6 +226,7 @@
       backendVersion = "12.6";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "defaults" "gemm" ];
       name = "torch212-cxx11-cu126-aarch64-linux";
@@ -239,6 +240,7 @@
       backendVersion = "13.0";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "defaults" "fp4" "gemm" ];
       name = "torch212-cxx11-cu130-aarch64-linux";
@@ -252,6 +254,7 @@
       backendVersion = "13.2";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "defaults" "fp4" "gemm" ];
       name = "torch212-cxx11-cu132-aarch64-linux";
@@ -265,6 +268,7 @@
       backendVersion = "12.6";
       bundle = true;
       ci = true;
+      default = true;
       framework = "torch";
       kernels = [ "defaults" "gemm" ];
       name = "torch213-cxx11-cu126-aarch64-linux";
@@ -278,6 +282,7 @@
       backendVersion = "13.0";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "defaults" "fp4" "gemm" ];
       name = "torch213-cxx11-cu130-aarch64-linux";
@@ -291,6 +296,7 @@
       backendVersion = "13.2";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "defaults" "fp4" "gemm" ];
       name = "torch213-cxx11-cu132-aarch64-linux";
@@ -304,6 +310,7 @@
       backendVersion = "12.6";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "defaults" "gemm" ];
       name = "torch212-cxx11-cu126-x86_64-linux";
@@ -317,6 +324,7 @@
       backendVersion = "13.0";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "defaults" "fp4" "gemm" ];
       name = "torch212-cxx11-cu130-x86_64-linux";
@@ -330,6 +338,7 @@
       backendVersion = "13.2";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "defaults" "fp4" "gemm" ];
       name = "torch212-cxx11-cu132-x86_64-linux";
@@ -343,6 +352,7 @@
       backendVersion = "12.6";
       bundle = true;
       ci = true;
+      default = true;
       framework = "torch";
       kernels = [ "defaults" "gemm" ];
       name = "torch213-cxx11-cu126-x86_64-linux";
@@ -356,6 +366,7 @@
       backendVersion = "13.0";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "defaults" "fp4" "gemm" ];
       name = "torch213-cxx11-cu130-x86_64-linux";
@@ -369,6 +380,7 @@
       backendVersion = "13.2";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "defaults" "fp4" "gemm" ];
       name = "torch213-cxx11-cu132-x86_64-linux";

@@ -90,6 +90,7 @@
       backendVersion = null;
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_metal" ];
       name = "torch212-metal-aarch64-darwin";
@@ -103,6 +104,7 @@
       backendVersion = null;
       bundle = true;
       ci = true;
+      default = true;
       framework = "torch";
       kernels = [ "relu_metal" ];
       name = "torch213-metal-aarch64-darwin";

@@ -126,6 +126,7 @@
       backendVersion = "7.1";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "all_archs" "attn_rocm" ];
       name = "torch212-cxx11-rocm71-x86_64-linux";
@@ -139,6 +140,7 @@
       backendVersion = "7.2";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "all_archs" "attn_rocm" ];
       name = "torch212-cxx11-rocm72-x86_64-linux";
@@ -152,6 +154,7 @@
       backendVersion = "7.1";
       bundle = true;
       ci = true;
+      default = true;
       framework = "torch";
       kernels = [ "all_archs" "attn_rocm" ];
       name = "torch213-cxx11-rocm71-x86_64-linux";
@@ -165,6 +168,7 @@
       backendVersion = "7.2";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "all_archs" "attn_rocm" ];
       name = "torch213-cxx11-rocm72-x86_64-linux";

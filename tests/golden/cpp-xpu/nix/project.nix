@@ -96,6 +96,7 @@
       backendVersion = "2025.3.2";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "gemm_xpu" ];
       name = "torch212-cxx11-xpu20253-x86_64-linux";
@@ -109,6 +110,7 @@
       backendVersion = "2026.0.0";
       bundle = true;
       ci = true;
+      default = true;
       framework = "torch";
       kernels = [ "gemm_xpu" ];
       name = "torch213-cxx11-xpu20260-x86_64-linux";

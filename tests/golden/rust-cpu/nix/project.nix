@@ -166,6 +166,7 @@
       backendVersion = null;
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "at_root" "relu-rs" ];
       name = "torch212-cpu-aarch64-darwin";
@@ -179,6 +180,7 @@
       backendVersion = null;
       bundle = true;
       ci = true;
+      default = true;
       framework = "torch";
       kernels = [ "at_root" "relu-rs" ];
       name = "torch213-cpu-aarch64-darwin";
@@ -192,6 +194,7 @@
       backendVersion = null;
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "at_root" "relu-rs" ];
       name = "torch212-cxx11-cpu-aarch64-linux";
@@ -205,6 +208,7 @@
       backendVersion = null;
       bundle = true;
       ci = true;
+      default = true;
       framework = "torch";
       kernels = [ "at_root" "relu-rs" ];
       name = "torch213-cxx11-cpu-aarch64-linux";
@@ -218,6 +222,7 @@
       backendVersion = null;
       bundle = false;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "at_root" "relu-rs" ];
       name = "torch211-cxx11-cpu-x86_64-linux";
@@ -231,6 +236,7 @@
       backendVersion = null;
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "at_root" "relu-rs" ];
       name = "torch212-cxx11-cpu-x86_64-linux";
@@ -244,6 +250,7 @@
       backendVersion = null;
       bundle = true;
       ci = true;
+      default = true;
       framework = "torch";
       kernels = [ "at_root" "relu-rs" ];
       name = "torch213-cxx11-cpu-x86_64-linux";

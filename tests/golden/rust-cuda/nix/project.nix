@@ -206,6 +206,7 @@
       backendVersion = null;
       bundle = true;
       ci = true;
+      default = true;
       framework = "tvm-ffi";
       kernels = [ "relu_rust" ];
       name = "tvm-ffi01-cpu-aarch64-darwin";
@@ -219,6 +220,7 @@
       backendVersion = null;
       bundle = true;
       ci = true;
+      default = false;
       framework = "tvm-ffi";
       kernels = [ "relu_rust" ];
       name = "tvm-ffi01-cpu-aarch64-linux";
@@ -232,6 +234,7 @@
       backendVersion = "12.6";
       bundle = true;
       ci = true;
+      default = true;
       framework = "tvm-ffi";
       kernels = [ "relu_oxide" ];
       name = "tvm-ffi01-cu126-aarch64-linux";
@@ -245,6 +248,7 @@
       backendVersion = "13.0";
       bundle = true;
       ci = false;
+      default = false;
       framework = "tvm-ffi";
       kernels = [ "relu_oxide" ];
       name = "tvm-ffi01-cu130-aarch64-linux";
@@ -258,6 +262,7 @@
       backendVersion = "13.2";
       bundle = true;
       ci = false;
+      default = false;
       framework = "tvm-ffi";
       kernels = [ "relu_oxide" ];
       name = "tvm-ffi01-cu132-aarch64-linux";
@@ -271,6 +276,7 @@
       backendVersion = null;
       bundle = true;
       ci = true;
+      default = false;
       framework = "tvm-ffi";
       kernels = [ "relu_rust" ];
       name = "tvm-ffi01-cpu-x86_64-linux";
@@ -284,6 +290,7 @@
       backendVersion = "12.6";
       bundle = true;
       ci = true;
+      default = true;
       framework = "tvm-ffi";
       kernels = [ "relu_oxide" ];
       name = "tvm-ffi01-cu126-x86_64-linux";
@@ -297,6 +304,7 @@
       backendVersion = "13.0";
       bundle = true;
       ci = false;
+      default = false;
       framework = "tvm-ffi";
       kernels = [ "relu_oxide" ];
       name = "tvm-ffi01-cu130-x86_64-linux";
@@ -310,6 +318,7 @@
       backendVersion = "13.2";
       bundle = true;
       ci = false;
+      default = false;
       framework = "tvm-ffi";
       kernels = [ "relu_oxide" ];
       name = "tvm-ffi01-cu132-x86_64-linux";

@@ -133,6 +133,7 @@
       backendVersion = null;
       bundle = true;
       ci = true;
+      default = true;
       framework = "torch-noarch";
       kernels = [ ];
       name = "torch-cuda";
@@ -146,6 +147,7 @@
       backendVersion = null;
       bundle = true;
       ci = true;
+      default = true;
       framework = "torch-noarch";
       kernels = [ ];
       name = "torch-cuda";
@@ -159,6 +161,7 @@
       backendVersion = null;
       bundle = true;
       ci = true;
+      default = false;
       framework = "torch-noarch";
       kernels = [ ];
       name = "torch-rocm";
@@ -172,6 +175,7 @@
       backendVersion = null;
       bundle = true;
       ci = true;
+      default = false;
       framework = "torch-noarch";
       kernels = [ ];
       name = "torch-xpu";

@@ -1,0 +1,145 @@
+"""The rows of the round-4 review's §3 table ("rules with two homes") answered here: each rule
+keeps one home, and a test fails when a second one comes back (or evaluates both sides).
+
+* row 11, the default output directory: `nixgen.core.paths.DEFAULT_OUT`, read by the CLI's
+  help texts, nixgen.toml's settings, the pipeline and the renderer;
+* row 12, the `pyext` default (`model.DEFAULT_PYEXT`) and GitHub's job limit
+  (`matrix.GITHUB_MAX_JOBS`), each read by `render` and `nixgen matrix`;
+* the exit status of "not the user's input" failures is one name, `EXIT_FAILURE`;
+* row 8, the best (default) variant: `plan.best_variant`, the anchor's rule; `select_ci` takes
+  it per backend, and the plan marks each system's `default`, which nix/project.nix's dev
+  shell `default` reads (a test evaluates it).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from nixgen.cmdline import config
+from nixgen.cmdline.cli import main
+from nixgen.core import errors, paths, tables
+from nixgen.planning import matrix
+from nixgen.reading import model
+from nixgen.rendering import render
+
+from . import nixtools
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _package_sources() -> dict[str, str]:
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--", "nixgen"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return {
+        rel: (REPO / rel).read_text()
+        for rel in listed.split("\0")
+        if rel.endswith(".py") and (REPO / rel).is_file()
+    }
+
+
+def _written(pattern: str) -> list[str]:
+    found = re.compile(pattern)
+    return sorted(rel for rel, text in _package_sources().items() if found.search(text))
+
+
+def test_the_default_output_directory_has_one_home() -> None:
+    assert render.DEFAULT_OUT is paths.DEFAULT_OUT
+    assert config.DEFAULT_OUT is paths.DEFAULT_OUT
+    # No module spells the default again: not as an argument default, not in a help text.
+    assert _written(r'out(?:_dir)?: str = "nix"') == []
+    assert _written(r"else nix\b") == []
+    assert _written(r'DEFAULT_OUT = "') == ["nixgen/core/paths.py"]
+
+
+@pytest.mark.parametrize("verb", ["render", "watch", "build", "shell"])
+def test_every_verb_names_the_one_default_output_directory(verb: str) -> None:
+    shown = CliRunner().invoke(main, [verb, "--help"], terminal_width=400)
+    assert shown.exit_code == 0, shown.output
+    assert f"`out`, else {paths.DEFAULT_OUT})" in " ".join(shown.output.split())
+
+
+def test_the_pyext_default_has_one_home() -> None:
+    assert model.Torch(src=["a.cpp"]).pyext == list(model.DEFAULT_PYEXT)
+    assert _written(r'\["py", "pyi"\]') == []
+
+
+def test_githubs_job_limit_has_one_home() -> None:
+    assert _written(r"(?<![-\w])256\b(?! \*)") == ["nixgen/planning/matrix.py"]
+    shown = CliRunner().invoke(main, ["matrix", "--help"], terminal_width=400)
+    text = " ".join(shown.output.split())
+    limit = matrix.GITHUB_MAX_JOBS
+    assert f"(GitHub allows {limit} per matrix). [default: {limit}; 1<=x<={limit}]" in text
+
+
+def test_exit_status_one_is_named_for_every_failure_it_means() -> None:
+    assert errors.EXIT_FAILURE == 1
+    assert not hasattr(errors, "EXIT_INTERNAL")
+    assert _written(r"\bEXIT_INTERNAL\b") == []
+
+
+# ------------------------------------------------------ row 8: the best (default) variant
+
+
+def test_the_best_variant_is_the_anchors(tmp_path: Path) -> None:
+    """The kernels toolchain's best variant (`bestBuildSet`): bundled, then CUDA before the
+    other backends, the newest torch, the oldest toolkit. A CPU + CUDA project's default
+    shell is CUDA's (it was the alphabetically first backend's, CPU's), and of the CUDA
+    variants with the newest torch the oldest toolkit's (it was the newest's)."""
+    from nixgen.checking import project
+    from nixgen.planning import plan
+
+    from .conftest import EXAMPLES
+
+    for example in ("relu-mixed", "relu-cuda"):
+        build = project.read(EXAMPLES / example).build
+        found = plan.variants(build, system="x86_64-linux")
+        best = plan.best_variant(found)
+        assert best.name == plan.default_shell_variant(found)
+        assert best.backend == "cuda" and best.bundle
+        newest = max(
+            (v for v in found if v.backend == "cuda" and v.bundle),
+            key=lambda v: tables.version_key(v.torch or ""),
+        ).torch
+        same_torch = [v for v in found if v.backend == "cuda" and v.bundle and v.torch == newest]
+        assert best == min(same_torch, key=lambda v: tables.version_key(v.backend_version or ""))
+        # select_ci keeps the same rule per backend: its CUDA pick is the best variant.
+        assert best in plan.select_ci(found)
+
+
+@pytest.mark.nix
+@pytest.mark.skipif(not nixtools.have_nix(), reason="nix is not installed")
+def test_the_default_dev_shell_is_the_variant_python_chose(
+    tmp_path: Path, copy_example: Any
+) -> None:
+    """nix/project.nix's `devShells.<system>.default` and `.test` are the shells of the
+    variant the plan marks `default`, for a project of two backends."""
+    from nixgen.checking import project
+    from nixgen.planning import plan
+
+    root = copy_example("relu-mixed")
+    assert CliRunner().invoke(main, ["render", str(root)]).exit_code == 0
+    stub = nixtools.make_stub(tmp_path / "stub")
+    build = project.read(root).build
+    for system in ("x86_64-linux", "aarch64-darwin"):
+        chosen = plan.default_shell_variant(plan.variants(build, system=system))
+        shells = nixtools.flake_eval(
+            root,
+            f"devShells.{system}",
+            stub=stub,
+            apply="s: { default = s.default.name; test = s.test.name; }",
+        )
+        assert shells == {
+            "default": f"{build.general.name}-{chosen}",
+            "test": f"{build.general.name}-test-{chosen}",
+        }, system
