@@ -21,6 +21,8 @@ from pathlib import Path
 
 import attrs
 
+from nixgen.core import console
+
 #: The toolchain's output functions (its top-level `flake.nix`: `genFlakeOutputs` was
 #: renamed `genKernelFlakeOutputs` and now throws, saying so).
 FUNCTIONS = ("genKernelFlakeOutputs", "genFlakeOutputs")
@@ -256,7 +258,7 @@ class Takeover:
     def apply(self) -> None:
         """Keep the old flake (unless not `backup`), then render: nixgen writes its flake
         and nix/. A render that fails puts the old flake.nix back."""
-        from nixgen.cmdline import output, pipeline
+        from nixgen.cmdline import pipeline
         from nixgen.writing.write import atomic_write
 
         flake = self.root / "flake.nix"
@@ -269,7 +271,7 @@ class Takeover:
             if not flake.exists():
                 atomic_write(flake, self.old)
             raise
-        output.status(f"replaced {self.describe()}")
+        console.status(f"replaced {self.describe()}")
 
 
 def takeover(root: Path, *, backup: bool) -> Takeover | None:
@@ -277,7 +279,6 @@ def takeover(root: Path, *, backup: bool) -> Takeover | None:
     None for no flake, nixgen's own, or a hand-written one (kept, with a warning that
     gives the command to take it over). Raises `OutputError` when the backup would
     overwrite a file."""
-    from nixgen.cmdline import output
     from nixgen.core import paths
     from nixgen.core.errors import OutputError
 
@@ -286,7 +287,7 @@ def takeover(root: Path, *, backup: bool) -> Takeover | None:
         return None
     old, verdict = found
     if not verdict.standard:
-        output.err(
+        console.err(
             f"{root / 'flake.nix'}: warning: hand-written, and not kernel-builder's standard "
             f"flake ({verdict.why}), so nixgen keeps it and `nixgen build` uses it; to hand it "
             f"over to nixgen: {take_over_command(root)}"

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from nixgen.cmdline import output
+from nixgen.core import console
 
 
 def prepare(
@@ -59,8 +59,8 @@ def fresh_render(project: Path | str, out: str) -> bool:
     if found is None:
         return False
     if found["messages"]:
-        output.err(found["messages"])
-    output.status(f"{out}/ is up to date ({len(found['outputs'])} files)")
+        console.err(found["messages"])
+    console.status(f"{out}/ is up to date ({len(found['outputs'])} files)")
     return True
 
 
@@ -98,30 +98,30 @@ def render_project(
     loaded, rendered, problems = prepare(project, out, before_files=take_states)
     if ci == "github":
         rendered = with_github_workflow(loaded, rendered)
-    output.print_problems(problems)
+    console.print_problems(problems)
     root = loaded.root
     if check:
         result = write.plan(root, rendered, force=True, replace_root=False)
         if result.stale:
-            output.out(result.diff, newline=False)
+            console.out(result.diff, newline=False)
             stale = [*result.added, *result.changed, *result.removed]
-            output.err(f"nixgen: {len(stale)} generated file(s) are stale: run `nixgen render`")
+            console.err(f"nixgen: {len(stale)} generated file(s) are stale: run `nixgen render`")
             return 1
-        output.status(f"{out}/ is up to date")
+        console.status(f"{out}/ is up to date")
         return 0
     result = write.write(root, rendered, force=force)
     notes = kept_warnings(result.kept, root)
     for note in notes:
-        output.err(note)
+        console.err(note)
     save_stamp(loaded, rendered, problems, notes, validated=states[0] if states else None)
-    output.status(summary(result, out))
+    console.status(summary(result, out))
     for kind, names in (
         ("added", result.added),
         ("changed", result.changed),
         ("removed", result.removed),
     ):
         for name in names:
-            output.status(f"  {kind} {name}", level=1)
+            console.status(f"  {kind} {name}", level=1)
     return 0
 
 

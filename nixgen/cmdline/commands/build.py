@@ -25,8 +25,8 @@ from nixgen.cmdline.cli import (
     project_argument,
 )
 from nixgen.cmdline.nixbuild import host_system
-from nixgen.cmdline.output import status
 from nixgen.core import tables
+from nixgen.core.console import status
 from nixgen.core.errors import (
     Problem,
     ProblemError,

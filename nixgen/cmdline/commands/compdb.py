@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from nixgen.cmdline import nixbuild, output
+from nixgen.cmdline import nixbuild
 from nixgen.cmdline.cli import (
     accept_flake_config_option,
     built_out_option,
@@ -27,7 +27,8 @@ from nixgen.cmdline.commands.build import (
     _unknown_variant,
     _unseen_problems,
 )
-from nixgen.cmdline.output import status
+from nixgen.core import console
+from nixgen.core.console import status
 from nixgen.core.errors import NixgenError, ProblemError, error
 
 #: How many lines of a failed Nix command's output an error shows.
@@ -206,7 +207,7 @@ def _run(command: list[str], root: Path, what: str) -> str:
     if done.returncode != 0:
         lines = [line.replace("\0", "") for line in done.stderr.splitlines() if line.strip()]
         for line in lines[-TAIL:]:
-            output.err(f"  {line}")
+            console.err(f"  {line}")
         raise NixgenError(f"{what} failed (nix exited {done.returncode}; its output is above)")
     return done.stdout
 

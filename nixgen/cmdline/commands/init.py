@@ -8,8 +8,8 @@ from typing import Any
 import click
 
 from nixgen.cmdline.cli import handle_errors, print_problems
-from nixgen.cmdline.output import status
 from nixgen.cmdline.scaffold import INIT_LANGUAGES
+from nixgen.core.console import status
 
 
 def _name(ctx: click.Context, param: click.Parameter, value: str) -> str:

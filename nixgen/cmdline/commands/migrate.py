@@ -9,7 +9,7 @@ import click
 
 from nixgen.cmdline.cli import handle_errors, print_problems, project_argument
 from nixgen.cmdline.commands.init import license_value
-from nixgen.cmdline.output import status
+from nixgen.core.console import status
 
 
 @click.command()

@@ -60,7 +60,7 @@ def render_command(
     else:
         code = pipeline.render_project(project, out, check=check, force=force, ci=ci)
     if given is not None and not check:
-        from nixgen.cmdline.output import status
+        from nixgen.core.console import status
         from nixgen.rendering.render import check_out_dir
 
         check_out_dir(given)

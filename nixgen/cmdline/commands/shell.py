@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from nixgen.cmdline import building, nixbuild, nixcheck, output
+from nixgen.cmdline import building, nixbuild, nixcheck
 from nixgen.cmdline.cli import (
     accept_flake_config_option,
     built_out_option,
@@ -27,7 +27,8 @@ from nixgen.cmdline.commands.build import (
     _unknown_variant,
     _unseen_problems,
 )
-from nixgen.cmdline.output import status
+from nixgen.core import console
+from nixgen.core.console import status
 from nixgen.core.errors import NixgenError, ProblemError, error
 
 
@@ -153,9 +154,9 @@ def shell_command(
         command += ["--override-input", name, value]
     command += flag
     command += nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
-    if output.settings.build_logs:
+    if console.settings.build_logs:
         command.append("-L")
-    if test and output.settings.verbosity <= 0 and not output.settings.build_logs:
+    if test and console.settings.verbosity <= 0 and not console.settings.build_logs:
         # Evaluated and built already, through nixgen's log reader: Nix's own messages
         # (the lock file's, on every run with --override-input) would only repeat.
         command += nixbuild.ERRORS_ONLY
@@ -173,7 +174,7 @@ def shell_command(
         click.echo(cd + shlex.join(command))
         return
     for note in kept_warnings(stale.kept):
-        output.err(note)
+        console.err(note)
     if stale.stale:
         status(summary(write.write(root, rendered), rendered.out_dir))
     unseen = _unseen_problems(loaded, rendered, root)

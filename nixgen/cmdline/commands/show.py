@@ -30,7 +30,7 @@ def show(project: Path, as_json: bool, defaults: bool, no_file_checks: bool) -> 
     (nixgen.toml's) follow on stderr."""
     from nixgen.checking import project as project_mod
     from nixgen.cmdline import config
-    from nixgen.cmdline.output import status
+    from nixgen.core.console import status
     from nixgen.reading.schema import v6
 
     settings = config.read(project)

@@ -14,7 +14,7 @@ from nixgen.cmdline.cli import (
     print_problems,
     project_argument,
 )
-from nixgen.cmdline.output import status
+from nixgen.core.console import status
 from nixgen.core.errors import Problem
 
 

@@ -14,7 +14,8 @@ from nixgen.cmdline.cli import (
     print_problems,
     project_argument,
 )
-from nixgen.cmdline.output import status
+from nixgen.core import console
+from nixgen.core.console import status
 from nixgen.core.tables import BACKENDS
 from nixgen.planning.plan import SYSTEMS
 
@@ -67,7 +68,6 @@ def variants_command(
     as bundled make up `packages.<system>.kernels`. With -q, the table has no header
     line; --names prints the names alone.
     """
-    from nixgen.cmdline import output
 
     if names and as_json:
         raise click.UsageError("--names and --json exclude each other: pass one")
@@ -99,7 +99,7 @@ def variants_command(
         )
     text = table(rows)
     # The header is a status line's kind of text: -q leaves only the data.
-    click.echo(text.split("\n", 1)[1] if output.settings.verbosity < 0 else text)
+    click.echo(text.split("\n", 1)[1] if console.settings.verbosity < 0 else text)
     bundled = sum(v.bundle for v in found)
     status(f"{len(found)} variant(s), {bundled} in the bundle")
 
