@@ -17,7 +17,7 @@ from nixgen.cmdline import scaffold
 from nixgen.cmdline.cli import main
 from nixgen.cmdline.commands.build import host_system
 from nixgen.cmdline.scaffold import LANGUAGES
-from nixgen.reading import jsonschema
+from nixgen.rendering import jsonschema
 
 from . import nixtools
 from .conftest import REPO

@@ -28,7 +28,8 @@ from nixgen.cmdline import migrate
 from nixgen.cmdline.cli import main
 from nixgen.core import tables
 from nixgen.core.errors import ProblemError
-from nixgen.reading import convert, jsonschema, load, model, values
+from nixgen.reading import convert, load, model, values
+from nixgen.rendering import jsonschema
 
 from .conftest import CORPUS_FILES, EXAMPLES
 

@@ -6,7 +6,7 @@ that document: keys that stay keep their comments, order and layout; renamed key
 (``backend`` → ``language``) keep their place; new keys go next to their edition-6
 neighbours. The new text must
 parse to exactly the target before anything is written, and it is written atomically.
-The format-preserving edit itself is `nixgen.cmdline.tomledit`; this module decides what changes.
+The format-preserving edit itself is `nixgen.core.tomledit`; this module decides what changes.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import attrs
 import tomli
 
 from nixgen.checking import project, validate
-from nixgen.cmdline import edition5, tomledit
-from nixgen.core import paths, tables
+from nixgen.cmdline import edition5
+from nixgen.core import paths, tables, tomledit
 from nixgen.core.errors import NixgenError, OutputError, Problem, ProblemError, warning
 from nixgen.reading import load, model, schema, upgrade, values
 
@@ -236,7 +236,7 @@ def _is_license_placeholder_warning(problem: Problem) -> bool:
 
 def rewrite(text: str, wanted: dict[str, Any], renames: dict[str, str] = RENAMES) -> str:
     """`text` edited so that it parses to the document `wanted`, keeping comments, key
-    order and layout of everything that does not change (`nixgen.cmdline.tomledit`);
+    order and layout of everything that does not change (`nixgen.core.tomledit`);
     `renames` maps a key that goes to the one that takes its place."""
     try:
         return tomledit.rewrite(text, wanted, renames)

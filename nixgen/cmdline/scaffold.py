@@ -227,7 +227,7 @@ def files(
     def render(template: str, **extra: Any) -> str:
         return env.get_template(template).render(**context, **extra)
 
-    from nixgen.reading import jsonschema
+    from nixgen.rendering import jsonschema
 
     out = {
         "README.md": render("README.md.j2"),
