@@ -55,8 +55,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.synth import big_kernel  # noqa: E402
+from nixgen.building.nixlog import NixLog  # noqa: E402
 from nixgen.checking import project  # noqa: E402
-from nixgen.cmdline.nixlog import NixLog  # noqa: E402
 from nixgen.planning import plan  # noqa: E402
 from tests.nixtools import make_stub, nix_env, overrides  # noqa: E402
 from tests.remote_builder import RemoteBuilder, placement  # noqa: E402

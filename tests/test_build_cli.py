@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
+from nixgen.app import scaffold
+from nixgen.building.builds import label as _label
+from nixgen.building.nixlog import NixLog, drv_name
 from nixgen.checking import project
-from nixgen.cmdline import scaffold
-from nixgen.cmdline.building import label as _label
 from nixgen.cmdline.cli import main, use_color
 from nixgen.cmdline.commands.build import host_system
-from nixgen.cmdline.nixlog import NixLog, drv_name
 from nixgen.planning import plan
 
 from . import nixtools

@@ -8,7 +8,7 @@ import attrs
 import pytest
 import tomli
 
-from nixgen.cmdline import migrate
+from nixgen.app import migrate
 from nixgen.reading import convert, model
 from nixgen.rendering import docs, jsonschema
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from nixgen.cmdline import scaffold
+from nixgen.app import scaffold
 from nixgen.cmdline.cli import main
 from nixgen.rendering import jsonschema
 

@@ -312,7 +312,7 @@ def test_a_symlink_loop_is_reported_as_a_loop(tmp_path: Path) -> None:
 def test_build_toml_edited_during_a_render_leaves_no_fresh_stamp(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from nixgen.cmdline import pipeline
+    from nixgen.app import pipeline
     from nixgen.writing import stamp, write
 
     root = project(tmp_path)

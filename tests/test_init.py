@@ -12,11 +12,11 @@ from pathlib import Path
 import jsonschema as js
 import pytest
 
+from nixgen.app import scaffold
+from nixgen.app.scaffold import LANGUAGES
 from nixgen.checking import project
-from nixgen.cmdline import scaffold
 from nixgen.cmdline.cli import main
 from nixgen.cmdline.commands.build import host_system
-from nixgen.cmdline.scaffold import LANGUAGES
 from nixgen.rendering import jsonschema
 
 from . import nixtools

@@ -23,8 +23,8 @@ import tomli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from nixgen.app import migrate
 from nixgen.checking import project, validate
-from nixgen.cmdline import migrate
 from nixgen.cmdline.cli import main
 from nixgen.core import tables
 from nixgen.core.errors import ProblemError

@@ -137,7 +137,7 @@ def test_render_warns_about_a_kept_hand_written_flake_and_hands_it_over(
     assert "pass --force or remove flake.nix" in first.output
     assert (root / "flake.nix").read_bytes() == mine
     # The fast path (render stamp) repeats the warning.
-    from nixgen.cmdline import pipeline
+    from nixgen.app import pipeline
 
     assert stamp.fresh(root, "nix") is not None
     assert pipeline.fresh_render(root, "nix")

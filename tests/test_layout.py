@@ -31,7 +31,18 @@ RULES: dict[str, set[str]] = {
     "planning": {"core", "reading", "checking"},
     "rendering": {"core", "reading", "checking", "planning"},
     "writing": {"core", "reading", "checking", "planning", "rendering"},
-    "cmdline": {"core", "reading", "checking", "planning", "rendering", "writing"},
+    "app": {"core", "reading", "checking", "planning", "rendering", "writing"},
+    "building": {"core", "reading", "checking", "planning", "rendering", "writing"},
+    "cmdline": {
+        "core",
+        "reading",
+        "checking",
+        "planning",
+        "rendering",
+        "writing",
+        "app",
+        "building",
+    },
 }
 
 #: Entries of nixgen/ outside the stage folders: the package's own files and the package

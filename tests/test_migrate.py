@@ -16,8 +16,8 @@ import pytest
 import tomli
 from click.testing import CliRunner, Result
 
+from nixgen.app import migrate
 from nixgen.checking import project
-from nixgen.cmdline import migrate
 from nixgen.cmdline.cli import main
 from nixgen.core import tomledit
 from nixgen.core.errors import OutputError, ProblemError

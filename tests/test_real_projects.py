@@ -13,8 +13,8 @@ import pytest
 import tomli
 from click.testing import CliRunner
 
+from nixgen.app import migrate
 from nixgen.checking import project
-from nixgen.cmdline import migrate
 from nixgen.cmdline.cli import main
 from nixgen.core import tables
 from nixgen.core.errors import ProblemError

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import tomli
 
+from nixgen.app import migrate
 from nixgen.checking import project
-from nixgen.cmdline import migrate
 from nixgen.core.errors import ProblemError
 from nixgen.planning import plan
 from nixgen.rendering import render

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from nixgen.building.nixbuild import ERRORS_ONLY
 from nixgen.checking import project
 from nixgen.cmdline.cli import main
-from nixgen.cmdline.nixbuild import ERRORS_ONLY
 from nixgen.planning import plan
 
 from . import nixtools

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from nixgen.cmdline import pipeline
+from nixgen.app import pipeline
 from nixgen.cmdline.cli import main
 from nixgen.writing import stamp
 
@@ -196,7 +196,7 @@ def test_a_source_deleted_during_the_render_leaves_no_stamp(
 ) -> None:
     """A listed file removed after it was validated (here: while the tree is written) must
     not hide behind a stamp: the next render is a full one, and fails."""
-    from nixgen.cmdline import pipeline
+    from nixgen.app import pipeline
     from nixgen.writing import write
 
     project = copy_example("relu-mixed")
@@ -217,8 +217,8 @@ def test_an_undisturbed_render_validates_the_files_once(
 ) -> None:
     """When no directory of a listed file changed since the files were validated, the
     stamp is saved without checking them again (a render's files are checked once)."""
+    from nixgen.app import pipeline
     from nixgen.checking import validate
-    from nixgen.cmdline import pipeline
 
     project = copy_example("relu-mixed")
     calls = []

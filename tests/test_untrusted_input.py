@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from nixgen.building.nixlog import NixLog
 from nixgen.checking import spdx
 from nixgen.cmdline.cli import main
-from nixgen.cmdline.nixlog import NixLog
 from nixgen.core import bounded
 from nixgen.core.console import terminal_safe
 

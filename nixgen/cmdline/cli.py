@@ -145,6 +145,33 @@ nix_option_option = click.option(
 )
 
 
+#: `--no-sandbox-check`: build on Linux even with the Nix sandbox off.
+no_sandbox_check_option = click.option(
+    "--no-sandbox-check",
+    is_flag=True,
+    help="Run Nix on Linux even with its sandbox off (sandbox = false): builds may then "
+    "read undeclared host files and are not proven reproducible.",
+)
+
+
+def complete_variant(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Variant names for shell completion, computed in Python (no Nix evaluation)."""
+    from click.shell_completion import CompletionItem
+
+    try:
+        from nixgen.building import nixbuild
+        from nixgen.checking import project as project_mod
+        from nixgen.planning import plan
+
+        root = ctx.params.get("project") or Path(".")
+        build = project_mod.read(root, check_files=False).build
+        system = ctx.params.get("system") or nixbuild.host_system()
+        names = [v.name for v in plan.variants(build, system=system)]
+    except Exception:
+        return []
+    return [CompletionItem(n) for n in names if n.startswith(incomplete)]
+
+
 def handle_errors(fn: F) -> F:
     """Turn every failure into a message and an exit status; never a traceback."""
 

@@ -1,5 +1,5 @@
 """`nixgen compdb`: write `compile_commands.json` (for clangd, clang-tidy) from a variant's
-planned compile commands (`nixgen.cmdline.compdb`)."""
+planned compile commands (`nixgen.app.compdb`)."""
 
 from __future__ import annotations
 
@@ -11,21 +11,16 @@ from pathlib import Path
 
 import click
 
-from nixgen.cmdline import nixbuild
+from nixgen.building import gitfiles, nixbuild, selection
 from nixgen.cmdline.cli import (
     accept_flake_config_option,
     built_out_option,
+    complete_variant,
     handle_errors,
     nix_option_option,
     override_input_option,
     print_problems,
     project_argument,
-)
-from nixgen.cmdline.commands.build import (
-    _complete_variant,
-    _other_systems,
-    _unknown_variant,
-    _unseen_problems,
 )
 from nixgen.core import console
 from nixgen.core.console import status
@@ -40,7 +35,7 @@ TAIL = 20
 @click.option(
     "--variant",
     metavar="NAME",
-    shell_complete=_complete_variant,
+    shell_complete=complete_variant,
     help="The variant whose commands to write (default: `nixgen shell`'s, the newest "
     "bundled variant of the first backend).",
 )
@@ -88,9 +83,9 @@ def compdb_command(
     `nix build --no-link`, so every include path exists. Renders the Nix files first when
     stale. Exit status: 0 written, 1 Nix failed, 2 invalid input.
     """
-    from nixgen.cmdline import compdb, config
+    from nixgen.app import compdb, config
+    from nixgen.app.pipeline import kept_warnings, summary
     from nixgen.cmdline.commands.render import prepare
-    from nixgen.cmdline.pipeline import kept_warnings, summary
     from nixgen.planning import plan
     from nixgen.writing import write
 
@@ -118,12 +113,14 @@ def compdb_command(
                 error(
                     f"{loaded.build.general.name} has no variants for {system}, so no "
                     "compile commands",
-                    hint=_other_systems(loaded.build, system),
+                    hint=selection.other_systems(loaded.build, system),
                 )
             ]
         )
     if variant is not None and variant not in names:
-        raise ProblemError([_unknown_variant(loaded.build, variant, system, names, flag=False)])
+        raise ProblemError(
+            [selection.unknown_variant(loaded.build, variant, system, names, flag=False)]
+        )
     ref = nixbuild.flake_ref(root)
     extra = nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
     for name, value in overrides:
@@ -151,7 +148,7 @@ def compdb_command(
         click.echo(note, err=True)
     if stale.stale:
         status(summary(write.write(root, rendered), rendered.out_dir))
-    unseen = _unseen_problems(loaded, rendered, root)
+    unseen = gitfiles.unseen_problems(loaded, rendered, root)
     if unseen:
         raise ProblemError(unseen)
     if shutil.which("nix") is None:

@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
+from nixgen.app.scaffold import INIT_LANGUAGES
 from nixgen.cmdline.cli import handle_errors, print_problems
-from nixgen.cmdline.scaffold import INIT_LANGUAGES
 from nixgen.core.console import status
 
 
@@ -24,7 +24,7 @@ def _name(ctx: click.Context, param: click.Parameter, value: str) -> str:
 def license_value(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """A ``--license`` argument, stripped and checked (`init` and `migrate`); None when the
     option is not given."""
-    from nixgen.cmdline import scaffold
+    from nixgen.app import scaffold
 
     problem = scaffold.check_license(value.strip()) if value is not None else None
     if problem:
@@ -88,7 +88,8 @@ def init(
     """
     import attrs
 
-    from nixgen.cmdline import nixbuild, scaffold
+    from nixgen.app import scaffold
+    from nixgen.building import gitfiles, nixbuild
     from nixgen.cmdline.commands.render import prepare
     from nixgen.writing import write
 
@@ -121,7 +122,7 @@ def init(
     status("next:")
     if root.resolve() != Path.cwd().resolve():
         status(f"  cd {root}")
-    if nixbuild.git_work_tree(root) is not None:
+    if gitfiles.git_work_tree(root) is not None:
         # A flake in a git work tree sees only the files git tracks (`nixgen build` checks).
         status("  git add .                 # Nix sees only files git tracks (or: git add -N .)")
     from nixgen.planning import plan

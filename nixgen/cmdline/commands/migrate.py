@@ -54,8 +54,8 @@ def migrate(
     is kept, and the command to take it over is printed (not with --edition 5, which
     goes back to kernel-builder).
     """
-    from nixgen.cmdline import anchorflake as flake_mod
-    from nixgen.cmdline import migrate as migrate_mod
+    from nixgen.app import anchorflake as flake_mod
+    from nixgen.app import migrate as migrate_mod
 
     migration = migrate_mod.plan(project, license=license_, to_edition=int(edition))
     print_problems(migration.warnings)
@@ -86,7 +86,9 @@ def migrate(
         migrate_mod.write(migration)
         status(f"migrated {display} {migration.reason}")
     if flake is not None:
-        flake.apply()
+        from nixgen.app import pipeline
+
+        flake.apply(pipeline.render_project)
 
 
 command = migrate

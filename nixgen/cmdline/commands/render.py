@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
+from nixgen.app.pipeline import prepare, with_github_workflow
 from nixgen.cmdline.cli import handle_errors, project_argument
-from nixgen.cmdline.pipeline import prepare, with_github_workflow
 
 __all__ = ["command", "prepare", "with_github_workflow"]
 
@@ -49,7 +49,7 @@ def render_command(
     """
     from click.core import ParameterSource
 
-    from nixgen.cmdline import config, pipeline
+    from nixgen.app import config, pipeline
 
     # Only an --out on the command line is recorded (not NIXGEN_OUT's).
     source = click.get_current_context().get_parameter_source("out")

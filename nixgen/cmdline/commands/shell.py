@@ -10,22 +10,19 @@ from pathlib import Path
 
 import click
 
-from nixgen.cmdline import building, nixbuild, nixcheck
+from nixgen.building import builds as building
+from nixgen.building import gitfiles, nixbuild, nixcheck, selection
 from nixgen.cmdline.cli import (
     accept_flake_config_option,
     built_out_option,
+    complete_variant,
     handle_errors,
     nix_option_option,
+    no_sandbox_check_option,
     offline_option,
     override_input_option,
     print_problems,
     project_argument,
-)
-from nixgen.cmdline.commands.build import (
-    _complete_variant,
-    _other_systems,
-    _unknown_variant,
-    _unseen_problems,
 )
 from nixgen.core import console
 from nixgen.core.console import status
@@ -37,7 +34,7 @@ from nixgen.core.errors import NixgenError, ProblemError, error
 @click.option(
     "--variant",
     metavar="NAME",
-    shell_complete=_complete_variant,
+    shell_complete=complete_variant,
     help="The variant whose shell to enter (default: the flake's default, the newest "
     "bundled variant of the first backend).",
 )
@@ -66,7 +63,7 @@ from nixgen.core.errors import NixgenError, ProblemError, error
 @nix_option_option
 @offline_option
 @built_out_option
-@nixcheck.no_sandbox_check_option
+@no_sandbox_check_option
 @click.option("--dry-run", is_flag=True, help="Print the `nix develop` command; run nothing.")
 @handle_errors
 def shell_command(
@@ -100,10 +97,10 @@ def shell_command(
     `nixgen build` makes; --no-sandbox-check enters without the sandbox). Exit status: the
     shell's (128 + N when signal N ended it, as a shell reports it), or 2 invalid input.
     """
-    from nixgen.cmdline import config
-    from nixgen.cmdline import offline as offline_mod
+    from nixgen.app import config
+    from nixgen.app.pipeline import kept_warnings, summary
+    from nixgen.building import offline as offline_mod
     from nixgen.cmdline.commands.render import prepare
-    from nixgen.cmdline.pipeline import kept_warnings, summary
     from nixgen.planning import plan
     from nixgen.writing import write
 
@@ -122,12 +119,14 @@ def shell_command(
             [
                 error(
                     f"{loaded.build.general.name} has no variants for {system}, so no shell",
-                    hint=_other_systems(loaded.build, system, flag=False),
+                    hint=selection.other_systems(loaded.build, system, flag=False),
                 )
             ]
         )
     if variant is not None and variant not in names:
-        raise ProblemError([_unknown_variant(loaded.build, variant, system, names, flag=False)])
+        raise ProblemError(
+            [selection.unknown_variant(loaded.build, variant, system, names, flag=False)]
+        )
     ref = nixbuild.flake_ref(root)
     flag = [offline_mod.FLAG] if offline else []
     if test:
@@ -177,7 +176,7 @@ def shell_command(
         console.err(note)
     if stale.stale:
         status(summary(write.write(root, rendered), rendered.out_dir))
-    unseen = _unseen_problems(loaded, rendered, root)
+    unseen = gitfiles.unseen_problems(loaded, rendered, root)
     if unseen:
         raise ProblemError(unseen)
     if offline:

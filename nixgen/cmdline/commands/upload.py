@@ -58,8 +58,8 @@ def upload_command(
     The token is huggingface_hub's: $HF_TOKEN, else the `hf auth login` one; $HF_ENDPOINT
     picks another Hub. Exit status: 0 uploaded, 1 the Hub refused or failed, 2 invalid input.
     """
+    from nixgen.app import upload as upload_mod
     from nixgen.checking import project as project_mod
-    from nixgen.cmdline import upload as upload_mod
     from nixgen.core.errors import ProblemError, error
     from nixgen.reading import load
 

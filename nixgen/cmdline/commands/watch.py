@@ -207,7 +207,7 @@ def watch(project: Path, out: str | None, interval: float, max_renders: int | No
     next change. Runs until interrupted (Ctrl-C); with --max-renders, its exit status is
     the last render's (0 rendered, 2 invalid input).
     """
-    from nixgen.cmdline import config
+    from nixgen.app import config
     from nixgen.rendering.render import check_out_dir
 
     out = config.out_dir(project, out)

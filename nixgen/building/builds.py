@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from nixgen.cmdline import nixbuild
-from nixgen.cmdline.nixlog import Build, NixLog
+from nixgen.building import nixbuild
+from nixgen.building.nixlog import Build, NixLog
 from nixgen.core import bounded, console
 from nixgen.core.console import status
 from nixgen.core.errors import EXIT_INTERNAL, NixgenError
@@ -65,7 +65,7 @@ def build_variants(
     of the derivations) the variants `chosen` of the project `loaded` at `root`, showing
     progress on stderr; link each as `links`/<variant> (None: no links). Raises
     `BuildFailed` (the details printed) when one fails; ends with the summary line."""
-    from nixgen.cmdline import offline as offline_mod
+    from nixgen.building import offline as offline_mod
 
     err = sys.stderr
     live = err.isatty() and console.settings.progress

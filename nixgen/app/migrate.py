@@ -21,8 +21,8 @@ from typing import Any
 import attrs
 import tomli
 
+from nixgen.app import edition5
 from nixgen.checking import project, validate
-from nixgen.cmdline import edition5
 from nixgen.core import paths, tables, tomledit
 from nixgen.core.errors import NixgenError, OutputError, Problem, ProblemError, warning
 from nixgen.reading import load, model, schema, upgrade, values
@@ -48,7 +48,7 @@ class Migration:
     warnings: list[Problem]
     #: The lock files added to Rust kernels' `src` (found where `src` did not list them).
     listed: list[str] = attrs.field(factory=list)
-    #: The edition written: the current one, or 5 (`nixgen.cmdline.edition5`).
+    #: The edition written: the current one, or 5 (`nixgen.app.edition5`).
     to_edition: int = schema.CURRENT
 
     @property
@@ -88,7 +88,7 @@ def plan(
     path: Path | str, *, license: str | None = None, to_edition: int = schema.CURRENT
 ) -> Migration:
     """Read the build.toml at `path` and work out its text in `to_edition` (the current one,
-    or 5 for the ecosystem's parser: `nixgen.cmdline.edition5`); writes nothing.
+    or 5 for the ecosystem's parser: `nixgen.app.edition5`); writes nothing.
 
     Raises `ProblemError` with located problems when the file is invalid.
     """

@@ -17,6 +17,7 @@ are exactly the pattern, so nothing that could do more is ever taken for it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
@@ -255,10 +256,10 @@ class Takeover:
         kept = f", keeping it as {BACKUP}" if self.backup else ""
         return f"kernel-builder's standard flake.nix with nixgen's{kept}"
 
-    def apply(self) -> None:
-        """Keep the old flake (unless not `backup`), then render: nixgen writes its flake
-        and nix/. A render that fails puts the old flake.nix back."""
-        from nixgen.cmdline import pipeline
+    def apply(self, render: Callable[[Path], object]) -> None:
+        """Keep the old flake (unless not `backup`), then `render` the project (the render
+        use case, `nixgen.app.pipeline.render_project`): nixgen writes its flake and nix/.
+        A render that fails puts the old flake.nix back."""
         from nixgen.writing.write import atomic_write
 
         flake = self.root / "flake.nix"
@@ -266,7 +267,7 @@ class Takeover:
             atomic_write(self.root / BACKUP, self.old)
         try:
             flake.unlink()
-            pipeline.render_project(self.root)
+            render(self.root)
         except BaseException:
             if not flake.exists():
                 atomic_write(flake, self.old)

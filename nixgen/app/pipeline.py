@@ -166,7 +166,7 @@ def kept_warnings(kept: list[str], root: Path | None = None) -> list[str]:
             f"kept it and did not write its own; `nixgen build` uses it as it is. "
         )
         if root is not None and name == "flake.nix":
-            from nixgen.cmdline import anchorflake
+            from nixgen.app import anchorflake
 
             found = anchorflake.check(root)
             if found is not None and found[1].standard:
