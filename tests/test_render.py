@@ -33,7 +33,7 @@ from nixgen.checking import project
 from nixgen.cmdline.commands.render import prepare
 from nixgen.core import tables
 from nixgen.core.errors import ProblemError
-from nixgen.planning import plan
+from nixgen.planning import kernels, plan
 from nixgen.reading import model
 from nixgen.reading.model import shared_headers
 from nixgen.rendering import render
@@ -765,7 +765,7 @@ def test_every_string_reaches_nix_unchanged(hostile: tuple[Path, model.Build]) -
             assert phase["syclFlags"] == kernel.sycl_flags
         if isinstance(kernel, model.CppCudaKernel):
             assert phase["capabilities"] == {
-                version: plan.cuda_capabilities(kernel, version)
+                version: kernels.cuda_capabilities(kernel, version)
                 for version in tables.cuda_versions()
             }
         assert args["installPhase"] == {"install": name}

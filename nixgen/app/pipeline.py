@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from nixgen.core import console
+from nixgen.rendering import workflow
 
 
 def prepare(
@@ -69,10 +70,9 @@ def with_github_workflow(loaded: Any, rendered: Any) -> Any:
     import attrs
 
     from nixgen import __version__
-    from nixgen.planning import matrix
 
-    workflow = matrix.github_workflow(loaded.build.general.name, nixgen_version=__version__)
-    return attrs.evolve(rendered, root={**rendered.root, matrix.GITHUB_WORKFLOW: workflow})
+    text = workflow.github_workflow(loaded.build.general.name, nixgen_version=__version__)
+    return attrs.evolve(rendered, root={**rendered.root, workflow.GITHUB_WORKFLOW: text})
 
 
 def render_project(

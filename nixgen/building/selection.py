@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from nixgen.core.errors import Problem, error
-from nixgen.planning.plan import SYSTEMS
+from nixgen.planning import variants
+from nixgen.planning.variants import SYSTEMS
 
 
 def unknown_variant(
@@ -18,13 +19,12 @@ def unknown_variant(
     variant of, or the closest name (without `flag`, for a verb that has no --system: only
     which machine it needs)."""
     from nixgen.core.errors import did_you_mean
-    from nixgen.planning import plan
 
     owner = next(
         (
             s
             for s in SYSTEMS
-            if s != system and name in {v.name for v in plan.variants(build, system=s)}
+            if s != system and name in {v.name for v in variants.variants(build, system=s)}
         ),
         None,
     )
@@ -48,13 +48,12 @@ def other_systems(
 ) -> str | None:
     """Which `--system` to pass instead, when other systems have variants (without `flag`,
     for a verb that has no --system: which machine it needs)."""
-    from nixgen.planning import plan
 
     others = [
         s
         for s in SYSTEMS
         if s != system
-        and any(not backends or v.backend in backends for v in plan.variants(build, system=s))
+        and any(not backends or v.backend in backends for v in variants.variants(build, system=s))
     ]
     if not others:
         return None

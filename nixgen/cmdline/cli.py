@@ -34,6 +34,7 @@ from nixgen.cmdline import output
 from nixgen.cmdline.output import emit_result, expected, report
 from nixgen.core import console
 from nixgen.core.console import emit_json, print_problems, use_color
+from nixgen.planning import variants
 
 __all__ = [
     "emit_json",
@@ -161,12 +162,11 @@ def complete_variant(ctx: click.Context, param: click.Parameter, incomplete: str
     try:
         from nixgen.building import nixbuild
         from nixgen.checking import project as project_mod
-        from nixgen.planning import plan
 
         root = ctx.params.get("project") or Path(".")
         build = project_mod.read(root, check_files=False).build
         system = ctx.params.get("system") or nixbuild.host_system()
-        names = [v.name for v in plan.variants(build, system=system)]
+        names = [v.name for v in variants.variants(build, system=system)]
     except Exception:
         return []
     return [CompletionItem(n) for n in names if n.startswith(incomplete)]

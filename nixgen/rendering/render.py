@@ -25,7 +25,8 @@ from nixgen.core import contract, jinja, paths
 from nixgen.core.errors import EXIT_INVALID, NixgenError
 from nixgen.core.marker import MARKER
 from nixgen.core.tables import LANGUAGE_FLAGS, PACKAGE, library_files, read_text, table
-from nixgen.planning.plan import KernelPlan, Plan
+from nixgen.planning.kernels import KernelPlan
+from nixgen.planning.plan import Plan
 from nixgen.reading import model
 from nixgen.rendering import nixlit
 

@@ -34,7 +34,7 @@ from nixgen.core.errors import (
     error,
     sort_problems,
 )
-from nixgen.planning.plan import SYSTEMS
+from nixgen.planning.variants import SYSTEMS
 
 __all__ = ["build_command", "command", "host_system"]
 
@@ -162,7 +162,7 @@ def build_command(
     from nixgen.app.pipeline import summary as render_summary
     from nixgen.building import offline as offline_mod
     from nixgen.cmdline.commands.render import prepare
-    from nixgen.planning import plan
+    from nixgen.planning import variants as variants_mod
     from nixgen.writing import write
 
     if as_json and not dry_run:
@@ -179,7 +179,7 @@ def build_command(
     loaded, rendered, problems = prepare(project, out)
     print_problems(problems)
     root = loaded.root.resolve()  # Nix runs in the project: links must not be relative
-    available = plan.variants(loaded.build, system=system)
+    available = variants_mod.variants(loaded.build, system=system)
     names = [v.name for v in available]
     if backends:
         available = [v for v in available if v.backend in backends]

@@ -25,6 +25,7 @@ from nixgen.cmdline.cli import (
 from nixgen.core import console
 from nixgen.core.console import status
 from nixgen.core.errors import NixgenError, ProblemError, error
+from nixgen.planning import variants
 
 #: How many lines of a failed Nix command's output an error shows.
 TAIL = 20
@@ -86,7 +87,6 @@ def compdb_command(
     from nixgen.app import compdb, config
     from nixgen.app.pipeline import kept_warnings, summary
     from nixgen.cmdline.commands.render import prepare
-    from nixgen.planning import plan
     from nixgen.writing import write
 
     out = config.out_dir(project, out)
@@ -106,7 +106,7 @@ def compdb_command(
                 )
             ]
         )
-    names = [v.name for v in plan.variants(loaded.build, system=system)]
+    names = [v.name for v in variants.variants(loaded.build, system=system)]
     if not names:
         raise ProblemError(
             [

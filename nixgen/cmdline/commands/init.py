@@ -10,6 +10,7 @@ import click
 from nixgen.app.scaffold import INIT_LANGUAGES
 from nixgen.cmdline.cli import handle_errors, print_problems
 from nixgen.core.console import status
+from nixgen.planning import variants
 
 
 def _name(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -125,12 +126,11 @@ def init(
     if gitfiles.git_work_tree(root) is not None:
         # A flake in a git work tree sees only the files git tracks (`nixgen build` checks).
         status("  git add .                 # Nix sees only files git tracks (or: git add -N .)")
-    from nixgen.planning import plan
 
     system = nixbuild.host_system()
-    if not plan.variants(build, system=system):
+    if not variants.variants(build, system=system):
         # No variant builds here (cpp-metal on Linux): say so rather than `nixgen build`.
-        others = sorted({v.system for v in plan.variants(build)})
+        others = sorted({v.system for v in variants.variants(build)})
         status(
             f"  nixgen variants           # none is for {system}: they are for {', '.join(others)}"
         )

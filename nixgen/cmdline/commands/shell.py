@@ -27,6 +27,7 @@ from nixgen.cmdline.cli import (
 from nixgen.core import console
 from nixgen.core.console import status
 from nixgen.core.errors import NixgenError, ProblemError, error
+from nixgen.planning import variants
 
 
 @click.command(name="shell")
@@ -101,7 +102,6 @@ def shell_command(
     from nixgen.app.pipeline import kept_warnings, summary
     from nixgen.building import offline as offline_mod
     from nixgen.cmdline.commands.render import prepare
-    from nixgen.planning import plan
     from nixgen.writing import write
 
     out = config.out_dir(project, out)
@@ -113,7 +113,7 @@ def shell_command(
     loaded, rendered, problems = prepare(project, out)
     print_problems(problems)
     root = loaded.root.resolve()
-    names = [v.name for v in plan.variants(loaded.build, system=system)]
+    names = [v.name for v in variants.variants(loaded.build, system=system)]
     if not names:
         raise ProblemError(
             [
@@ -132,7 +132,9 @@ def shell_command(
     if test:
         # The variant the test shell puts on $KERNEL_BUILD, built first as `nixgen build`
         # builds it (one evaluation, one `nix build`, the same progress display).
-        variant = variant or plan.default_shell_variant(plan.variants(loaded.build, system=system))
+        variant = variant or variants.default_shell_variant(
+            variants.variants(loaded.build, system=system)
+        )
         extra = flag + nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
         evaluate = nixbuild.eval_command(ref, system, [variant], overrides, extra)
         build_extra = flag + nixbuild.nix_options(options)

@@ -17,7 +17,8 @@ from nixgen.cmdline.cli import (
 from nixgen.core import console
 from nixgen.core.console import status
 from nixgen.core.tables import BACKENDS
-from nixgen.planning.plan import SYSTEMS
+from nixgen.planning import variants
+from nixgen.planning.variants import SYSTEMS
 
 system_option = click.option(
     "--system", type=click.Choice(SYSTEMS), help="Only variants for this Nix system."
@@ -34,7 +35,7 @@ def planned(project: Path, system: str | None) -> tuple[Any, list[Any], list[Any
     loaded = project_mod.read(project, check_files=False)
     problems = [*loaded.warnings, *loaded.document.locate_all(plan.check(loaded.build))]
     print_problems(problems)
-    return loaded, plan.variants(loaded.build, system=system), problems
+    return loaded, variants.variants(loaded.build, system=system), problems
 
 
 def table(rows: list[list[str]]) -> str:
