@@ -26,10 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import click
 
 from nixgen.building.nixlog import Build, NixLog
-from nixgen.core import bounded
+from nixgen.core import bounded, console
 from nixgen.core.errors import NixgenError
 from nixgen.rendering import nixlit
 
@@ -228,8 +227,8 @@ class Progress:
         self.start = time.monotonic()
         self.status = ""
 
-    def style(self, text: str, **kwargs: Any) -> str:
-        return click.style(text, **kwargs) if self.color else text
+    def style(self, text: str, *, fg: str) -> str:
+        return console.style(text, fg=fg) if self.color else text
 
     def _clear(self) -> None:
         if self.live and self.status:

@@ -21,6 +21,8 @@ from nixgen.core.errors import Problem, render_problems
 _RED_BOLD = "\033[31m\033[1m"
 _YELLOW = "\033[33m"
 _RESET = "\033[0m"
+#: The foreground colours `style` writes (ANSI SGR codes, as click.style writes them).
+_FOREGROUND = {"red": 31, "green": 32, "yellow": 33}
 
 
 #: What a terminal would act on in text another program wrote (a build log): ECMA-48
@@ -94,6 +96,11 @@ def use_color(stream: Any = None) -> bool:
         return forced
     stream = stream or sys.stderr
     return hasattr(stream, "isatty") and stream.isatty()
+
+
+def style(text: str, *, fg: str) -> str:
+    """`text` in the foreground colour `fg` (``red``, ``green``, ``yellow``)."""
+    return f"\033[{_FOREGROUND[fg]}m{text}{_RESET}"
 
 
 def colorize(line: str) -> str:
