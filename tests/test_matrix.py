@@ -304,7 +304,7 @@ def examples(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         shutil.copytree(
             EXAMPLES / name, root, ignore=shutil.ignore_patterns("nix", "flake.nix", "build")
         )
-        loaded, rendered, _ = prepare(root, "nix")
+        loaded, rendered, _, _ = prepare(root, "nix")
         rendered = with_github_workflow(loaded, rendered)
         files = {**{f"nix/{k}": v for k, v in rendered.tree.items()}, **rendered.root}
         for rel, data in files.items():

@@ -219,7 +219,7 @@ def case_root(case: str, tmp: Path) -> Path:
 
 
 def render_case(case: str, tmp: Path) -> render.Rendered:
-    _, rendered, problems = prepare(case_root(case, tmp), "nix")
+    _, rendered, problems, _ = prepare(case_root(case, tmp), "nix")
     assert not [p for p in problems if p.severity == "error"]
     return rendered
 
@@ -429,7 +429,7 @@ _DIGEST = """
 import hashlib, sys
 from pathlib import Path
 from nixgen.cmdline.commands.render import prepare
-_, rendered, _ = prepare(Path(sys.argv[1]), "nix")
+_, rendered, _, _ = prepare(Path(sys.argv[1]), "nix")
 files = {**{"nix/" + k: v for k, v in rendered.tree.items()}, **rendered.root}
 h = hashlib.sha256()
 for k in sorted(files):

@@ -10,19 +10,25 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nixgen.core import console
-from nixgen.rendering import workflow
+
+if TYPE_CHECKING:
+    from nixgen.checking.project import Project
+    from nixgen.core.errors import Problem
+    from nixgen.planning.plan import Plan
+    from nixgen.rendering.render import Rendered
 
 
 def prepare(
     project: Path | str, out: str, *, before_files: Callable[[Path, Any], object] | None = None
-) -> Any:
+) -> tuple[Project, Rendered, list[Problem], Plan]:
     """Read, validate and plan `project`, then render it in memory.
 
-    Returns ``(project, rendered, problems)``; raises `ProblemError` with every located
-    problem when the project cannot be rendered, `OutDirError` for a bad `out`.
+    Returns ``(project, rendered, problems, plan)``: the plan is the one rendered, so a
+    verb reads its variants from it instead of planning again. Raises `ProblemError` with
+    every located problem when the project cannot be rendered, `OutDirError` for a bad `out`.
     `before_files` is `nixgen.checking.project.read`'s.
     """
     from nixgen.checking import project as project_mod
@@ -38,7 +44,7 @@ def prepare(
     problems = [*loaded.warnings, *planned]
     if any(p.severity == "error" for p in planned):
         raise ProblemError(problems)
-    return loaded, render.render(finished, out_dir=out), problems
+    return loaded, render.render(finished, out_dir=out), problems, finished
 
 
 def fresh_render(project: Path | str, out: str) -> bool:
@@ -70,6 +76,7 @@ def with_github_workflow(loaded: Any, rendered: Any) -> Any:
     import attrs
 
     from nixgen import __version__
+    from nixgen.rendering import workflow
 
     text = workflow.github_workflow(loaded.build.general.name, nixgen_version=__version__)
     return attrs.evolve(rendered, root={**rendered.root, workflow.GITHUB_WORKFLOW: text})
@@ -95,7 +102,7 @@ def render_project(
         if not check:
             states.append(_file_states(root, build))
 
-    loaded, rendered, problems = prepare(project, out, before_files=take_states)
+    loaded, rendered, problems, _ = prepare(project, out, before_files=take_states)
     if ci == "github":
         rendered = with_github_workflow(loaded, rendered)
     console.print_problems(problems)

@@ -1,30 +1,29 @@
 """Which variants of a project a verb can build here: the error for a `--variant` that is no
 variant of this system, and the hint naming the systems that have some (`nixgen build`,
-`shell`, `compdb`)."""
+`shell`, `compdb`), read from the project's plan (no planning again)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
-from nixgen.core.errors import Problem, error
-from nixgen.planning import variants
-from nixgen.planning.variants import SYSTEMS
+from nixgen.core.errors import Problem, did_you_mean, error
+
+if TYPE_CHECKING:
+    from nixgen.planning.plan import Plan
 
 
 def unknown_variant(
-    build: Any, name: str, system: str, names: list[str], *, flag: bool = True
+    planned: Plan, name: str, system: str, names: list[str], *, flag: bool = True
 ) -> Problem:
     """The error for `--variant NAME` that is no variant of `system`: the system it is a
     variant of, or the closest name (without `flag`, for a verb that has no --system: only
     which machine it needs)."""
-    from nixgen.core.errors import did_you_mean
-
     owner = next(
         (
             s
-            for s in SYSTEMS
-            if s != system and name in {v.name for v in variants.variants(build, system=s)}
+            for s in planned.systems
+            if s != system and name in {v.name for v in planned.for_system(s)}
         ),
         None,
     )
@@ -44,16 +43,14 @@ def unknown_variant(
 
 
 def other_systems(
-    build: Any, system: str, backends: Sequence[str] = (), *, flag: bool = True
+    planned: Plan, system: str, backends: Sequence[str] = (), *, flag: bool = True
 ) -> str | None:
     """Which `--system` to pass instead, when other systems have variants (without `flag`,
     for a verb that has no --system: which machine it needs)."""
-
     others = [
         s
-        for s in SYSTEMS
-        if s != system
-        and any(not backends or v.backend in backends for v in variants.variants(build, system=s))
+        for s in planned.systems
+        if s != system and any(not backends or v.backend in backends for v in planned.for_system(s))
     ]
     if not others:
         return None

@@ -34,7 +34,6 @@ from nixgen.cmdline import output
 from nixgen.cmdline.output import emit_result, expected, report
 from nixgen.core import console
 from nixgen.core.console import emit_json, print_problems, use_color
-from nixgen.planning import variants
 
 __all__ = [
     "emit_json",
@@ -162,6 +161,7 @@ def complete_variant(ctx: click.Context, param: click.Parameter, incomplete: str
     try:
         from nixgen.building import nixbuild
         from nixgen.checking import project as project_mod
+        from nixgen.planning import variants
 
         root = ctx.params.get("project") or Path(".")
         build = project_mod.read(root, check_files=False).build

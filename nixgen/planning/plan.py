@@ -50,6 +50,10 @@ class Plan:
     module_dir: str
     problems: tuple[Problem, ...]
 
+    def for_system(self, system: str) -> list[Variant]:
+        """The variants of `system` (what `variants.variants(build, system=system)` gives)."""
+        return [v for v in self.variants if v.system == system]
+
 
 def make(build: model.Build) -> Plan:
     """The finished plan of `build`: computed here once, only laid out by
@@ -66,17 +70,17 @@ def make(build: model.Build) -> Plan:
         pull_request_matrix=ci.github(pull_request),
         headers=tuple(model.shared_headers(build)),
         module_dir=model.python_package_dir(build),
-        problems=tuple(_problems(build, all_variants)),
+        problems=tuple(problems(build, all_variants)),
     )
 
 
 def check(build: model.Build) -> list[Problem]:
     """Planning problems: nothing to build, a [tvm-ffi] backend without kernels, a CUDA
     kernel whose capabilities no toolkit in the matrix supports."""
-    return list(make(build).problems)
+    return problems(build, variants(build))
 
 
-def _problems(build: model.Build, all_variants: list[Variant]) -> list[Problem]:
+def problems(build: model.Build, all_variants: list[Variant]) -> list[Problem]:
     problems: list[Problem] = []
     if not all_variants and build.general.backends:
         problems.append(

@@ -162,7 +162,6 @@ def build_command(
     from nixgen.app.pipeline import summary as render_summary
     from nixgen.building import offline as offline_mod
     from nixgen.cmdline.commands.render import prepare
-    from nixgen.planning import variants as variants_mod
     from nixgen.writing import write
 
     if as_json and not dry_run:
@@ -176,10 +175,10 @@ def build_command(
     offline = config.offline(project, offline)
     if offline:
         options = (*offline_mod.SETTINGS, *options)
-    loaded, rendered, problems = prepare(project, out)
+    loaded, rendered, problems, planned = prepare(project, out)
     print_problems(problems)
     root = loaded.root.resolve()  # Nix runs in the project: links must not be relative
-    available = variants_mod.variants(loaded.build, system=system)
+    available = planned.for_system(system)
     names = [v.name for v in available]
     if backends:
         available = [v for v in available if v.backend in backends]
@@ -187,7 +186,7 @@ def build_command(
         unknown = [v for v in variants if v not in names]
         if unknown:
             raise ProblemError(
-                [selection.unknown_variant(loaded.build, v, system, names) for v in unknown]
+                [selection.unknown_variant(planned, v, system, names) for v in unknown]
             )
         chosen = list(dict.fromkeys(variants))
     else:
@@ -198,7 +197,7 @@ def build_command(
             [
                 error(
                     f"{loaded.build.general.name} has no variants{which} for {system}",
-                    hint=selection.other_systems(loaded.build, system, backends),
+                    hint=selection.other_systems(planned, system, backends),
                 )
             ]
         )

@@ -25,7 +25,6 @@ from nixgen.cmdline.cli import (
 from nixgen.core import console
 from nixgen.core.console import status
 from nixgen.core.errors import NixgenError, ProblemError, error
-from nixgen.planning import variants
 
 #: How many lines of a failed Nix command's output an error shows.
 TAIL = 20
@@ -92,7 +91,7 @@ def compdb_command(
     out = config.out_dir(project, out)
     overrides = config.overrides(project, overrides)
     system = nixbuild.host_system()
-    loaded, rendered, problems = prepare(project, out)
+    loaded, rendered, problems, planned = prepare(project, out)
     print_problems(problems)
     root = loaded.root.resolve()
     target = Path(output_path)
@@ -106,21 +105,19 @@ def compdb_command(
                 )
             ]
         )
-    names = [v.name for v in variants.variants(loaded.build, system=system)]
+    names = [v.name for v in planned.for_system(system)]
     if not names:
         raise ProblemError(
             [
                 error(
                     f"{loaded.build.general.name} has no variants for {system}, so no "
                     "compile commands",
-                    hint=selection.other_systems(loaded.build, system),
+                    hint=selection.other_systems(planned, system),
                 )
             ]
         )
     if variant is not None and variant not in names:
-        raise ProblemError(
-            [selection.unknown_variant(loaded.build, variant, system, names, flag=False)]
-        )
+        raise ProblemError([selection.unknown_variant(planned, variant, system, names, flag=False)])
     ref = nixbuild.flake_ref(root)
     extra = nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
     for name, value in overrides:

@@ -10,7 +10,6 @@ import click
 from nixgen.app.scaffold import INIT_LANGUAGES
 from nixgen.cmdline.cli import handle_errors, print_problems
 from nixgen.core.console import status
-from nixgen.planning import variants
 
 
 def _name(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -92,6 +91,7 @@ def init(
     from nixgen.app import scaffold
     from nixgen.building import gitfiles, nixbuild
     from nixgen.cmdline.commands.render import prepare
+    from nixgen.planning import variants
     from nixgen.writing import write
 
     chosen = list(dict.fromkeys(languages)) or ["cpp-cpu"]
@@ -104,7 +104,7 @@ def init(
     def render_nix(made: Path) -> None:
         # `made` is where the project is being made (a hidden directory next to `root`
         # until it is complete): the render is part of init's one transaction.
-        loaded, rendered, problems = prepare(made, "nix")
+        loaded, rendered, problems, _ = prepare(made, "nix")
         done[:] = [write.write(loaded.root, rendered, force=force), problems, loaded.build]
 
     written = scaffold.create(

@@ -27,7 +27,6 @@ from nixgen.cmdline.cli import (
 from nixgen.core import console
 from nixgen.core.console import status
 from nixgen.core.errors import NixgenError, ProblemError, error
-from nixgen.planning import variants
 
 
 @click.command(name="shell")
@@ -102,6 +101,7 @@ def shell_command(
     from nixgen.app.pipeline import kept_warnings, summary
     from nixgen.building import offline as offline_mod
     from nixgen.cmdline.commands.render import prepare
+    from nixgen.planning import variants
     from nixgen.writing import write
 
     out = config.out_dir(project, out)
@@ -110,31 +110,27 @@ def shell_command(
     if offline:
         options = (*offline_mod.SETTINGS, *options)
     system = nixbuild.host_system()
-    loaded, rendered, problems = prepare(project, out)
+    loaded, rendered, problems, planned = prepare(project, out)
     print_problems(problems)
     root = loaded.root.resolve()
-    names = [v.name for v in variants.variants(loaded.build, system=system)]
+    names = [v.name for v in planned.for_system(system)]
     if not names:
         raise ProblemError(
             [
                 error(
                     f"{loaded.build.general.name} has no variants for {system}, so no shell",
-                    hint=selection.other_systems(loaded.build, system, flag=False),
+                    hint=selection.other_systems(planned, system, flag=False),
                 )
             ]
         )
     if variant is not None and variant not in names:
-        raise ProblemError(
-            [selection.unknown_variant(loaded.build, variant, system, names, flag=False)]
-        )
+        raise ProblemError([selection.unknown_variant(planned, variant, system, names, flag=False)])
     ref = nixbuild.flake_ref(root)
     flag = [offline_mod.FLAG] if offline else []
     if test:
         # The variant the test shell puts on $KERNEL_BUILD, built first as `nixgen build`
         # builds it (one evaluation, one `nix build`, the same progress display).
-        variant = variant or variants.default_shell_variant(
-            variants.variants(loaded.build, system=system)
-        )
+        variant = variant or variants.default_shell_variant(planned.for_system(system))
         extra = flag + nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
         evaluate = nixbuild.eval_command(ref, system, [variant], overrides, extra)
         build_extra = flag + nixbuild.nix_options(options)

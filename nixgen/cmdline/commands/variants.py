@@ -33,9 +33,11 @@ def planned(project: Path, system: str | None) -> tuple[Any, list[Any], list[Any
     from nixgen.planning import plan
 
     loaded = project_mod.read(project, check_files=False)
-    problems = [*loaded.warnings, *loaded.document.locate_all(plan.check(loaded.build))]
+    every = variants.variants(loaded.build)
+    found = loaded.document.locate_all(plan.problems(loaded.build, every))
+    problems = [*loaded.warnings, *found]
     print_problems(problems)
-    return loaded, variants.variants(loaded.build, system=system), problems
+    return loaded, [v for v in every if system is None or v.system == system], problems
 
 
 def table(rows: list[list[str]]) -> str:

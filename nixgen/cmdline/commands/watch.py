@@ -91,7 +91,7 @@ class Watcher:
         stamp = self.style(time.strftime("[%H:%M:%S]"), dim=True)
         why = f" ({_describe(changed, self.root)})" if changed else ""
         try:
-            loaded, rendered, problems = prepare(self.build_file, self.out)
+            loaded, rendered, problems, _ = prepare(self.build_file, self.out)
             result = write.write(loaded.root, rendered)
         except ProblemError as exc:
             self.code = exc.exit_code
