@@ -22,7 +22,10 @@ from pathlib import Path
 
 import attrs
 
-from nixgen.core import console
+from nixgen.core import console, paths
+from nixgen.core.errors import OutputError
+from nixgen.core.marker import has_marker
+from nixgen.writing.write import atomic_write
 
 #: The toolchain's output functions (its top-level `flake.nix`: `genFlakeOutputs` was
 #: renamed `genKernelFlakeOutputs` and now throws, saying so).
@@ -216,9 +219,6 @@ MAX_FLAKE = 64 * 1024
 def check(root: Path) -> tuple[bytes, Verdict] | None:
     """The hand-written `flake.nix` of the project at `root` and its verdict; None when
     there is none, or it is nixgen's own (generated) or no regular file."""
-    from nixgen.core import paths
-    from nixgen.core.marker import has_marker
-
     data = paths.read_file(root / "flake.nix", limit=MAX_FLAKE)
     if data is None:
         return None
@@ -260,8 +260,6 @@ class Takeover:
         """Keep the old flake (unless not `backup`), then `render` the project (the render
         use case, `nixgen.app.pipeline.render_project`): nixgen writes its flake and nix/.
         A render that fails puts the old flake.nix back."""
-        from nixgen.writing.write import atomic_write
-
         flake = self.root / "flake.nix"
         if self.backup:
             atomic_write(self.root / BACKUP, self.old)
@@ -280,9 +278,6 @@ def takeover(root: Path, *, backup: bool) -> Takeover | None:
     None for no flake, nixgen's own, or a hand-written one (kept, with a warning that
     gives the command to take it over). Raises `OutputError` when the backup would
     overwrite a file."""
-    from nixgen.core import paths
-    from nixgen.core.errors import OutputError
-
     found = check(root)
     if found is None:
         return None

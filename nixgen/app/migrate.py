@@ -26,6 +26,7 @@ from nixgen.checking import project, validate
 from nixgen.core import paths, tables, tomledit
 from nixgen.core.errors import NixgenError, OutputError, Problem, ProblemError, warning
 from nixgen.reading import load, model, schema, upgrade, values
+from nixgen.writing.write import Changed, replace_unchanged
 
 BOM = b"\xef\xbb\xbf"
 
@@ -256,8 +257,6 @@ def write(migration: Migration) -> None:
     (the link stays); one that leads outside the project is refused: nixgen never writes
     outside the project (the target may be shared by other projects).
     """
-    from nixgen.writing.write import Changed, replace_unchanged
-
     link = migration.document.path
     display = migration.document.display
     data = migration.after.encode("utf-8")

@@ -14,10 +14,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from nixgen.building import nixbuild
+from nixgen.building import offline as offline_mod
 from nixgen.building.nixlog import Build, NixLog
 from nixgen.core import bounded, console
 from nixgen.core.console import status
 from nixgen.core.errors import EXIT_INTERNAL, NixgenError
+from nixgen.rendering import render
 
 
 class BuildFailed(NixgenError):
@@ -65,8 +67,6 @@ def build_variants(
     of the derivations) the variants `chosen` of the project `loaded` at `root`, showing
     progress on stderr; link each as `links`/<variant> (None: no links). Raises
     `BuildFailed` (the details printed) when one fails; ends with the summary line."""
-    from nixgen.building import offline as offline_mod
-
     err = sys.stderr
     live = err.isatty() and console.settings.progress
     progress = nixbuild.Progress(len(chosen), live=live, color=console.use_color(err), stream=err)
@@ -182,8 +182,6 @@ def build_variants(
 def cache_options() -> list[str]:
     """The kernels binary cache, as options of a `nix build` that reads no flake (the
     settings of the generated flake's nixConfig)."""
-    from nixgen.rendering import render
-
     return nixbuild.nix_options(
         [
             ("extra-substituters", render.SUBSTITUTER),
@@ -194,8 +192,6 @@ def cache_options() -> list[str]:
 
 def hint_cache(log: NixLog, progress: nixbuild.Progress, *, accepted: bool) -> bool:
     """Say once how to use the binary cache when Nix ignored its settings."""
-    from nixgen.rendering import render
-
     ignored = nixbuild.ignored_cache_settings(log.warnings)
     if not ignored:
         return False

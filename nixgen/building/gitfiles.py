@@ -15,7 +15,9 @@ from typing import Any
 import attrs
 
 from nixgen.building.nixbuild import clean_env
+from nixgen.checking import validate
 from nixgen.core.errors import Problem, error
+from nixgen.reading import model
 
 
 def _git(root: Path, *args: str, stdin: str | None = None) -> str | None:
@@ -117,8 +119,6 @@ def unseen_files(root: Path, needed: Sequence[str]) -> Unseen | None:
 
 def source_keys(build: Any) -> dict[str, tuple[str | int, ...]]:
     """The key path where each listed file is named first (``kernel.relu.src[0]``)."""
-    from nixgen.checking import validate
-
     keys: dict[str, tuple[str | int, ...]] = {}
     for path, rel in validate.listed_files(build):
         keys.setdefault(rel, path)
@@ -131,8 +131,6 @@ def unseen_problems(
     """Located problems for the files the build needs that the flake would not see,
     because the project is in a git work tree and git does not track them; `new` are
     files a render would add (untracked by definition). Empty outside a git work tree."""
-    from nixgen.reading import model
-
     build = loaded.build
     generated = [f"{rendered.out_dir}/{rel}" for rel in sorted(rendered.tree)]
     generated += sorted(rendered.root)

@@ -19,6 +19,7 @@ from nixgen.core.errors import (
     EXIT_INTERNAL,
     EXIT_INVALID,
     NixgenError,
+    OutputError,
     Problem,
     error,
     sort_problems,
@@ -66,8 +67,6 @@ def os_error(exc: OSError) -> NixgenError:
     """The one translation of an operating-system error nixgen did not expect at its
     place (a name too long, a full disk, a permission) into a located message with exit
     status 2: the file it is about, the system's words, and what to do."""
-    from nixgen.core.errors import OutputError
-
     where = exc.filename if exc.filename is not None else None
     what = exc.strerror or str(exc)
     hint = _OS_HINTS.get(exc.errno or 0)

@@ -22,7 +22,7 @@ import attrs
 
 from nixgen import __version__
 from nixgen.core import contract, jinja, paths
-from nixgen.core.errors import EXIT_INVALID, NixgenError
+from nixgen.core.errors import EXIT_INVALID, NixgenError, Problem
 from nixgen.core.marker import MARKER
 from nixgen.core.tables import LANGUAGE_FLAGS, PACKAGE, library_files, read_text, table
 from nixgen.planning.kernels import KernelPlan
@@ -478,8 +478,6 @@ class OutDirError(NixgenError, ValueError):
     exit_code = EXIT_INVALID
 
     def render(self) -> str:
-        from nixgen.core.errors import Problem
-
         return Problem(message=f"--out: {self}").render()
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from nixgen.core import tables
+from nixgen.core import jinja, tables
 from nixgen.core.marker import MARKER
 
 #: Where `nixgen render --ci github` writes the workflow, relative to the project.
@@ -58,8 +58,6 @@ def github_workflow(project_name: str, *, nixgen_version: str) -> bytes:
     Every value from the project passes through JSON quoting.
     """
     import jinja2
-
-    from nixgen.core import jinja
 
     env = jinja.environment(jinja2.PackageLoader("nixgen", "templates"), finalize=_yaml_value)
     body = env.get_template("ci-github.yml.j2").render(
