@@ -23,9 +23,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from nixgen.app.pipeline import prepare
 from nixgen.checking import project
 from nixgen.cmdline.cli import main
-from nixgen.cmdline.commands.render import prepare
 from nixgen.core.errors import ProblemError
 from nixgen.planning import ci, variants
 from nixgen.rendering import render
@@ -295,7 +295,7 @@ def stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def examples(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Rendered copies of the examples (with the GitHub workflow), outside any git tree."""
-    from nixgen.cmdline.commands.render import with_github_workflow
+    from nixgen.app.pipeline import with_github_workflow
 
     base = tmp_path_factory.mktemp("examples")
     out = {}

@@ -29,8 +29,8 @@ from typing import Any
 import pytest
 
 from nixgen import __version__
+from nixgen.app.pipeline import prepare
 from nixgen.checking import project
-from nixgen.cmdline.commands.render import prepare
 from nixgen.core import tables
 from nixgen.core.errors import ProblemError
 from nixgen.planning import kernels, plan
@@ -428,7 +428,7 @@ def test_output_does_not_depend_on_where_the_project_is(tmp_path: Path) -> None:
 _DIGEST = """
 import hashlib, sys
 from pathlib import Path
-from nixgen.cmdline.commands.render import prepare
+from nixgen.app.pipeline import prepare
 _, rendered, _, _ = prepare(Path(sys.argv[1]), "nix")
 files = {**{"nix/" + k: v for k, v in rendered.tree.items()}, **rendered.root}
 h = hashlib.sha256()

@@ -26,9 +26,9 @@ from click.testing import CliRunner
 from kernels.backends import CPU, CUDA, XPU, Metal, ROCm
 from kernels.variants import ArchVariant, NoarchVariant, TorchStableAbi, TvmFfi, parse_variant
 
+from nixgen.app.pipeline import prepare
 from nixgen.checking import project
 from nixgen.cmdline.cli import main
-from nixgen.cmdline.commands.render import prepare
 from nixgen.core.errors import ProblemError
 from nixgen.planning import variants
 from tests.nixtools import (

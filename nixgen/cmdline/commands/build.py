@@ -158,10 +158,9 @@ def build_command(
     invalid input (untracked files and an unfit Nix included).
     """
     from nixgen.app import config
-    from nixgen.app.pipeline import kept_warnings
+    from nixgen.app.pipeline import kept_warnings, prepare
     from nixgen.app.pipeline import summary as render_summary
     from nixgen.building import offline as offline_mod
-    from nixgen.cmdline.commands.render import prepare
     from nixgen.writing import write
 
     if as_json and not dry_run:

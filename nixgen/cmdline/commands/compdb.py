@@ -84,8 +84,7 @@ def compdb_command(
     stale. Exit status: 0 written, 1 Nix failed, 2 invalid input.
     """
     from nixgen.app import compdb, config
-    from nixgen.app.pipeline import kept_warnings, summary
-    from nixgen.cmdline.commands.render import prepare
+    from nixgen.app.pipeline import kept_warnings, prepare, summary
     from nixgen.writing import write
 
     out = config.out_dir(project, out)

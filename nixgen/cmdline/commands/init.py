@@ -89,8 +89,8 @@ def init(
     import attrs
 
     from nixgen.app import scaffold
+    from nixgen.app.pipeline import prepare
     from nixgen.building import gitfiles, nixbuild
-    from nixgen.cmdline.commands.render import prepare
     from nixgen.planning import variants
     from nixgen.writing import write
 

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import click
 
-from nixgen.app.pipeline import prepare, with_github_workflow
 from nixgen.cmdline.cli import handle_errors, project_argument
 
-__all__ = ["command", "prepare", "with_github_workflow"]
+__all__ = ["command"]
 
 
 @click.command(name="render")

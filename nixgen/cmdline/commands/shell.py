@@ -98,9 +98,8 @@ def shell_command(
     shell's (128 + N when signal N ended it, as a shell reports it), or 2 invalid input.
     """
     from nixgen.app import config
-    from nixgen.app.pipeline import kept_warnings, summary
+    from nixgen.app.pipeline import kept_warnings, prepare, summary
     from nixgen.building import offline as offline_mod
-    from nixgen.cmdline.commands.render import prepare
     from nixgen.planning import variants
     from nixgen.writing import write
 

@@ -85,7 +85,7 @@ class Watcher:
 
     def render_once(self, changed: list[Path]) -> tuple[str, list[Any]]:
         """Render now; returns the line to print and the problems to show."""
-        from nixgen.cmdline.commands.render import prepare
+        from nixgen.app.pipeline import prepare
         from nixgen.writing import write
 
         stamp = self.style(time.strftime("[%H:%M:%S]"), dim=True)
