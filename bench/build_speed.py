@@ -44,7 +44,7 @@ if _VENV_PYTHON.exists() and Path(sys.prefix).resolve() != (REPO / ".venv").reso
 sys.path.insert(0, str(REPO))
 
 from nixgen.checking import project  # noqa: E402
-from nixgen.planning import plan  # noqa: E402
+from nixgen.planning import variants as variants_mod  # noqa: E402
 from tests.conftest import CORPUS, materialize  # noqa: E402
 from tests.nixtools import kernel_builder, make_stub, nix_env  # noqa: E402
 
@@ -151,7 +151,9 @@ class Kernel:
         run([PYTHON, "-m", "nixgen", "render", str(self.root)])
         build = project.read(self.root).build
         self.variant = next(
-            v.name for v in plan.variants(build, system=SYSTEM) if v.backend == "cpu" and v.bundle
+            v.name
+            for v in variants_mod.variants(build, system=SYSTEM)
+            if v.backend == "cpu" and v.bundle
         )
         (self.root.parent / "kernel.nix").write_text(KERNEL_EXPR)
 
@@ -357,7 +359,7 @@ def variants(work: Path, stub: Path, runs: int) -> None:
         toml += f'\n[kernel.{k}]\nlanguage = "cpp-cpu"\nsrc = ["{k}/{k}.cpp"]\n'
     (root / "build.toml").write_text(toml)
     build = project.read(root).build
-    names = [v.name for v in plan.variants(build, system=SYSTEM) if v.bundle]
+    names = [v.name for v in variants_mod.variants(build, system=SYSTEM) if v.bundle]
     log = work / "nixlog"
     bin_dir = work / "bin"
     bin_dir.mkdir()

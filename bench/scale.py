@@ -55,9 +55,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.synth import big_kernel  # noqa: E402
+from nixgen.building.nixlog import NixLog  # noqa: E402
 from nixgen.checking import project  # noqa: E402
-from nixgen.cmdline.nixlog import NixLog  # noqa: E402
-from nixgen.planning import plan  # noqa: E402
+from nixgen.planning import variants  # noqa: E402
 from tests.nixtools import make_stub, nix_env, overrides  # noqa: E402
 from tests.remote_builder import RemoteBuilder, placement  # noqa: E402
 
@@ -126,7 +126,9 @@ class Project:
         self.name = name
         build = project.read(root).build
         chosen = [
-            v.name for v in plan.variants(build, system=SYSTEM) if v.bundle and v.backend == backend
+            v.name
+            for v in variants.variants(build, system=SYSTEM)
+            if v.bundle and v.backend == backend
         ]
         if not chosen:
             raise SystemExit(f"scale: {name} has no bundled {backend} variant for {SYSTEM}")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything nixgen and its test suite need on a fresh Debian-like machine:
 #   - Nix (Debian's nix-bin, Nix 2.8) and ninja (ninja-build) when missing and apt is usable,
-#   - .venv with nixgen (editable), its test extras and its dev extras (ruff, mypy),
+#   - .venv with nixgen (editable), its test extras and its dev extras (ruff, mypy, import-linter),
 #   - torch 2.13.0+cpu, installed first and pinned so nothing pulls a CUDA torch,
 #     the PyPI `kernels` client and numpy (to load built kernels),
 #   - cuobjdump (PyPI nvidia-cuda-cuobjdump; optional: its test skips without it),

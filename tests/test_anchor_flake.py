@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from nixgen.cmdline import anchorflake
+from nixgen.app import anchorflake
 from nixgen.cmdline.cli import main
 from nixgen.core.marker import MARKER
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from nixgen.core import tables
-from nixgen.planning import plan
+from nixgen.planning import plan, variants
 from nixgen.reading import model
 from nixgen.rendering import render
 
@@ -45,7 +45,7 @@ def test_python_reads_the_one_table() -> None:
     assert {
         k: r["flags"]["nix"] for k, r in TABLE["languages"].items() if r["flags"]
     } == render.BACKEND_FLAGS
-    assert set(plan.CONFIG_BACKENDS) == {
+    assert set(variants.CONFIG_BACKENDS) == {
         b for b, r in TABLE["backends"].items() if r["buildSet"] is not None
     }
     for language, row in TABLE["languages"].items():

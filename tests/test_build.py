@@ -34,6 +34,7 @@ import pytest
 
 from nixgen.checking import project
 from nixgen.planning import plan
+from nixgen.planning import variants as variants_mod
 
 from .conftest import EXAMPLES, UNKNOWN_CAPABILITY, unknown_capability_project
 from .cudatools import (
@@ -95,12 +96,12 @@ def _non_contiguous(torch: Any, generator: Any) -> list[Any]:
 
 def _variants(
     name: str, *, backend: str | None = None, buildable: bool = True
-) -> list[plan.Variant]:
+) -> list[variants_mod.Variant]:
     """The bundled variants of an example on SYSTEM, as `nixgen variants` lists them; with
     `buildable`, those the stand-ins can build (not CUDA 12.x)."""
     return [
         v
-        for v in plan.variants(project.read(EXAMPLES / name).build, system=SYSTEM)
+        for v in variants_mod.variants(project.read(EXAMPLES / name).build, system=SYSTEM)
         if v.bundle
         and (backend is None or v.backend == backend)
         and not (buildable and v.backend == "cuda" and is_cuda12(v.backend_version))
@@ -517,7 +518,7 @@ def test_project_with_an_unknown_capability_builds_its_cpu_variant(
         "warning: kernel.relu_cuda.cuda-capabilities[1]: unknown CUDA capability "
         f"`{UNKNOWN_CAPABILITY}`" in rendered.output
     )
-    variants = {v.name for v in plan.variants(project.read(root).build, system=SYSTEM)}
+    variants = {v.name for v in variants_mod.variants(project.read(root).build, system=SYSTEM)}
     assert CPU_VARIANT in variants and any("-cu" in name for name in variants)
     [out] = flake_build(root, CPU_VARIANT, stub=stub, timeout=3600)
     layout = tmp_path / "built"

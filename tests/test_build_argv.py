@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 
-from nixgen.cmdline import nixbuild, scaffold
+from nixgen.app import scaffold
+from nixgen.building import nixbuild
 from nixgen.cmdline.cli import main
 
 from .conftest import REPO

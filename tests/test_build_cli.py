@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
+from nixgen.app import scaffold
+from nixgen.building.builds import label as _label
+from nixgen.building.nixlog import NixLog, drv_name
 from nixgen.checking import project
-from nixgen.cmdline import scaffold
-from nixgen.cmdline.building import label as _label
 from nixgen.cmdline.cli import main, use_color
 from nixgen.cmdline.commands.build import host_system
-from nixgen.cmdline.nixlog import NixLog, drv_name
-from nixgen.planning import plan
+from nixgen.planning import variants
 
 from . import nixtools
 from .conftest import REPO
@@ -200,7 +200,7 @@ def demo(tmp_path: Path) -> Path:
 
 def bundled(root: Path, system: str = SYSTEM) -> list[str]:
     build = project.read(root).build
-    return [v.name for v in plan.variants(build, system=system) if v.bundle]
+    return [v.name for v in variants.variants(build, system=system) if v.bundle]
 
 
 # ------------------------------------------------------------------------ log parsing
@@ -357,7 +357,7 @@ def test_backend_selects_its_variants(runner, fake_nix, tmp_path):
     all_ = bundled(root)
     cpu = [
         v.name
-        for v in plan.variants(project.read(root).build, system=SYSTEM)
+        for v in variants.variants(project.read(root).build, system=SYSTEM)
         if v.bundle and v.backend == "cpu"
     ]
     assert cpu and len(cpu) < len(all_)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from nixgen.cmdline import compdb
+from nixgen.app import compdb
 from nixgen.cmdline.cli import main
 
 from . import nixtools

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nixgen.cmdline import scaffold
+from nixgen.app import scaffold
 from nixgen.cmdline.cli import main
 
 MARKERS = {

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from nixgen import __version__
+from nixgen.planning import variants
 from nixgen.rendering import render
 
 from .conftest import EXAMPLES
@@ -161,9 +162,8 @@ def test_each_flag_field_of_the_kernel_data_is_the_tables() -> None:
 def test_a_variant_holds_every_key_the_library_reads() -> None:
     """Variants are written whole (no key left to a Nix `or` default), by the library's
     names."""
-    from nixgen.planning import plan
 
-    variant = plan.Variant(
+    variant = variants.Variant(
         name="torch-cpu",
         system="x86_64-linux",
         backend="cpu",

@@ -8,8 +8,9 @@ import attrs
 import pytest
 import tomli
 
-from nixgen.cmdline import migrate
-from nixgen.reading import convert, docs, jsonschema, model
+from nixgen.app import migrate
+from nixgen.reading import convert, model
+from nixgen.rendering import docs, jsonschema
 
 from .conftest import REPO
 
@@ -19,7 +20,7 @@ GUIDE = REPO / "docs" / "migrating-from-edition-5.md"
 
 def test_committed_reference_is_fresh():
     assert REFERENCE.read_text(encoding="utf-8") == docs.reference(), (
-        "docs/build-toml.md is stale: run `python -m nixgen.reading.docs docs/build-toml.md`"
+        "docs/build-toml.md is stale: run `python -m nixgen.rendering.docs docs/build-toml.md`"
     )
 
 

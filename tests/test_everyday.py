@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from nixgen.cmdline import scaffold
+from nixgen.app import scaffold
 from nixgen.cmdline.cli import main
-from nixgen.reading import jsonschema
+from nixgen.rendering import jsonschema
 
 from . import nixtools
 from .conftest import REPO

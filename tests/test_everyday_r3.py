@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from nixgen.cmdline import scaffold
+from nixgen.app import scaffold
+from nixgen.building.nixlog import NixLog
 from nixgen.cmdline.cli import main
-from nixgen.cmdline.nixlog import NixLog
 
 from . import nixtools
 from .conftest import REPO
@@ -210,7 +210,7 @@ def test_offline_passes_nix_its_offline_settings(
 def test_a_locked_input_in_the_store_is_not_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from nixgen.cmdline import offline
+    from nixgen.building import offline
 
     store = tmp_path / "store"
     store.mkdir()
@@ -233,7 +233,7 @@ def test_a_locked_input_in_the_store_is_not_missing(
 
 
 def test_the_store_path_of_a_locked_input_is_nixs(tmp_path: Path) -> None:
-    from nixgen.cmdline import offline
+    from nixgen.building import offline
 
     # What `nix hash path` and `nix store add-path --name source` give for one file `a`
     # holding "hi\n" (Nix 2.8); the same with Nix at hand.
@@ -262,7 +262,7 @@ GARBLED = (
 
 
 def test_a_stand_in_without_host_nix_gets_a_clear_message() -> None:
-    from nixgen.cmdline import offline
+    from nixgen.building import offline
 
     state = NixLog()
     drv = "/nix/store/zcgn88sbs053if0fj31ivcmshc5kfpdy-stub-host-tools.drv"
@@ -283,7 +283,7 @@ def test_a_stand_in_without_host_nix_gets_a_clear_message() -> None:
 
 
 def test_a_failed_download_points_at_offline() -> None:
-    from nixgen.cmdline import offline
+    from nixgen.building import offline
 
     message = (
         "unable to download 'https://api.github.com/repos/huggingface/kernels/tarball/8ac69f': "

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from nixgen.checking import project
 from nixgen.cmdline.cli import main
-from nixgen.planning import plan
+from nixgen.planning import variants
 from nixgen.rendering.render import KERNEL_BUILDER_URL, NIXPKGS_URL, SUBSTITUTER, SUBSTITUTER_KEY
 
 from .conftest import EXAMPLES
@@ -102,8 +102,8 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return copy_worktree(tmp_path_factory.mktemp("worktree") / "nixgen")
 
 
-def _variants(name: str, system: str = SYSTEM) -> list[plan.Variant]:
-    return plan.variants(project.read(EXAMPLES / name).build, system=system)
+def _variants(name: str, system: str = SYSTEM) -> list[variants.Variant]:
+    return variants.variants(project.read(EXAMPLES / name).build, system=system)
 
 
 @needs_nix

@@ -312,7 +312,7 @@ def test_a_symlink_loop_is_reported_as_a_loop(tmp_path: Path) -> None:
 def test_build_toml_edited_during_a_render_is_rendered_by_the_next(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from nixgen.cmdline import pipeline
+    from nixgen.app import pipeline
     from nixgen.writing import write
 
     root = project(tmp_path)

@@ -662,7 +662,7 @@ def test_ctrl_c_inside_a_finalizer_is_no_traceback(tmp_path: Path) -> None:
     done = driver(
         """
         import os, signal, sys, time
-        import nixgen.cmdline.pipeline as pipeline
+        import nixgen.app.pipeline as pipeline
         real = pipeline.prepare
         class Finalized:
             def __del__(self):
@@ -768,7 +768,7 @@ def test_ctrl_c_at_random_moments_never_prints_a_traceback(tmp_path: Path, args:
 def test_the_flake_of_a_project_whose_path_holds_a_space_evaluates(tmp_path: Path) -> None:
     """`nixgen build`'s evaluation, run for real (the build itself is the same `nix build`
     of derivation paths as for any project): the flake reference Nix gets is valid."""
-    from nixgen.cmdline import nixbuild
+    from nixgen.building import nixbuild
     from tests.nixtools import kernel_builder, make_stub, nix_env
 
     root = project(tmp_path / "sp ace", name="relu demo")

@@ -12,12 +12,12 @@ from pathlib import Path
 import jsonschema as js
 import pytest
 
+from nixgen.app import scaffold
+from nixgen.app.scaffold import LANGUAGES
 from nixgen.checking import project
-from nixgen.cmdline import scaffold
 from nixgen.cmdline.cli import main
 from nixgen.cmdline.commands.build import host_system
-from nixgen.cmdline.scaffold import LANGUAGES
-from nixgen.reading import jsonschema
+from nixgen.rendering import jsonschema
 
 from . import nixtools
 from .conftest import REPO

@@ -24,12 +24,13 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from nixgen.app import migrate
 from nixgen.checking import project, validate
-from nixgen.cmdline import migrate
 from nixgen.cmdline.cli import main
 from nixgen.core import tables
 from nixgen.core.errors import ProblemError
-from nixgen.reading import convert, jsonschema, load, model, values
+from nixgen.reading import convert, load, model, values
+from nixgen.rendering import jsonschema
 
 from . import test_bad_input as _bad
 from .conftest import CORPUS_FILES, EXAMPLES

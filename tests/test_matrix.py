@@ -24,13 +24,14 @@ import yaml
 from click.testing import CliRunner
 
 from nixgen import __version__
+from nixgen.app.pipeline import prepare
 from nixgen.checking import project
 from nixgen.cmdline.cli import main
-from nixgen.cmdline.commands.render import prepare
 from nixgen.core import marker
 from nixgen.core.errors import ProblemError
-from nixgen.planning import matrix, plan
+from nixgen.planning import ci, variants
 from nixgen.rendering import render
+from nixgen.rendering import workflow as workflow_mod
 from tests.nixtools import (
     NIX_CONFIG,
     flake_check,
@@ -102,21 +103,21 @@ def validate_matrix(value: dict[str, Any]) -> None:
         assert row["attrs"] == row["attr"].split(" ")
         assert row["variants"] == row["variant"].split(" ")
         assert row["attrs"] == [f"packages.{row['system']}.{v}" for v in row["variants"]]
-        assert row["runner"] == matrix.runner(row["system"])
+        assert row["runner"] == ci.runner(row["system"])
     names = [row["name"] for row in value["include"]]
     assert len(set(names)) == len(names), "job names must tell jobs apart"
 
 
-def variants_of(path: Path) -> list[plan.Variant]:
-    return plan.variants(project.read(path, check_files=False).build)
+def variants_of(path: Path) -> list[variants.Variant]:
+    return variants.variants(project.read(path, check_files=False).build)
 
 
-def fake_variants(per_group: dict[tuple[str, str], int]) -> list[plan.Variant]:
+def fake_variants(per_group: dict[tuple[str, str], int]) -> list[variants.Variant]:
     out = []
     for (system, backend), count in per_group.items():
         for index in range(count):
             out.append(
-                plan.Variant(
+                variants.Variant(
                     name=f"torch2{index}-cxx11-{backend}-{system}",
                     system=system,
                     backend=backend,
@@ -137,7 +138,7 @@ def fake_variants(per_group: dict[tuple[str, str], int]) -> list[plan.Variant]:
 
 def test_one_job_per_variant() -> None:
     found = variants_of(EXAMPLES / "relu-mixed")
-    value = matrix.github(found)
+    value = ci.github(found)
     validate_matrix(value)
     rows = value["include"]
     assert [r["variant"] for r in rows] == [v.name for v in found]
@@ -155,7 +156,7 @@ def test_one_job_per_variant() -> None:
 
 def test_noarch_jobs_are_named_with_their_system() -> None:
     path = next(p for p in CORPUS_FILES if p.stem == "community__einops")
-    rows = matrix.github(variants_of(path))["include"]
+    rows = ci.github(variants_of(path))["include"]
     assert "torch-cuda (x86_64-linux)" in [r["name"] for r in rows]
     validate_matrix({"include": rows})
 
@@ -169,7 +170,7 @@ def test_beyond_the_limit_variants_are_grouped() -> None:
             ("aarch64-darwin", "metal"): 7,
         }
     )
-    value = matrix.github(found)
+    value = ci.github(found)
     validate_matrix(value)
     rows = value["include"]
     assert len(rows) <= 256
@@ -190,23 +191,23 @@ def test_beyond_the_limit_variants_are_grouped() -> None:
 
 def test_the_limit_itself_is_one_job_per_variant() -> None:
     found = fake_variants({("x86_64-linux", "cuda"): 256})
-    assert all("attr" in row for row in matrix.github(found)["include"])
-    assert len(matrix.github(found + fake_variants({("x86_64-linux", "cpu"): 1}))["include"]) < 256
+    assert all("attr" in row for row in ci.github(found)["include"])
+    assert len(ci.github(found + fake_variants({("x86_64-linux", "cpu"): 1}))["include"]) < 256
 
 
 def test_too_few_jobs_for_the_groups() -> None:
     found = fake_variants({("x86_64-linux", "cuda"): 2, ("x86_64-linux", "cpu"): 2})
-    with pytest.raises(matrix.MatrixError, match="2 \\(system, backend\\) pairs"):
-        matrix.github(found, max_jobs=1)
+    with pytest.raises(ci.MatrixError, match="2 \\(system, backend\\) pairs"):
+        ci.github(found, max_jobs=1)
 
 
 def test_unknown_system_has_no_runner() -> None:
-    with pytest.raises(matrix.MatrixError, match="no GitHub runner"):
-        matrix.runner("riscv64-linux")
+    with pytest.raises(ci.MatrixError, match="no GitHub runner"):
+        ci.runner("riscv64-linux")
 
 
 def test_the_runner_table_covers_every_system() -> None:
-    assert all(matrix.runner(s) for s in plan.SYSTEMS)
+    assert all(ci.runner(s) for s in variants.SYSTEMS)
 
 
 def _loads(path: Path) -> bool:
@@ -220,13 +221,13 @@ def _loads(path: Path) -> bool:
 @pytest.mark.parametrize("path", [p for p in CORPUS_FILES if _loads(p)], ids=lambda p: p.stem)
 def test_corpus_matrices_are_valid(path: Path) -> None:
     found = variants_of(path)
-    validate_matrix(matrix.github(found))
-    validate_matrix(matrix.github(plan.select_ci(found)))
-    validate_matrix(matrix.github(found, max_jobs=8) if len(found) > 8 else matrix.github(found))
+    validate_matrix(ci.github(found))
+    validate_matrix(ci.github(variants.select_ci(found)))
+    validate_matrix(ci.github(found, max_jobs=8) if len(found) > 8 else ci.github(found))
 
 
 def test_the_schema_rejects_what_github_rejects() -> None:
-    good = matrix.github(variants_of(EXAMPLES / "relu-cpu"))
+    good = ci.github(variants_of(EXAMPLES / "relu-cpu"))
     validate_matrix(good)
     too_many = {"include": good["include"][:1] * 257}
     with pytest.raises(jsonschema.ValidationError):
@@ -251,7 +252,7 @@ def test_cli_prints_one_line_of_json(runner: CliRunner) -> None:
     assert result.exit_code == 0
     assert result.stdout.count("\n") == 1  # safe for `echo "matrix=…" >> $GITHUB_OUTPUT`
     value = json.loads(result.stdout)
-    assert value == matrix.github(variants_of(EXAMPLES / "relu-mixed"))
+    assert value == ci.github(variants_of(EXAMPLES / "relu-mixed"))
 
 
 def test_cli_pull_request_and_system(runner: CliRunner) -> None:
@@ -296,7 +297,7 @@ def stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def examples(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Rendered copies of the examples (with the GitHub workflow), outside any git tree."""
-    from nixgen.cmdline.commands.render import with_github_workflow
+    from nixgen.app.pipeline import with_github_workflow
 
     base = tmp_path_factory.mktemp("examples")
     out = {}
@@ -305,7 +306,7 @@ def examples(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         shutil.copytree(
             EXAMPLES / name, root, ignore=shutil.ignore_patterns("nix", "flake.nix", "build")
         )
-        loaded, rendered, _ = prepare(root, "nix")
+        loaded, rendered, _, _ = prepare(root, "nix")
         rendered = with_github_workflow(loaded, rendered)
         files = {**{f"nix/{k}": v for k, v in rendered.tree.items()}, **rendered.root}
         for rel, data in files.items():
@@ -415,7 +416,7 @@ def test_render_ci_github_writes_the_workflow(copy_example: Any, runner: CliRunn
     root = copy_example("relu-cpu")
     result = runner.invoke(main, ["render", str(root), "--ci", "github"])
     assert result.exit_code == 0, result.output
-    path = root / matrix.GITHUB_WORKFLOW
+    path = root / workflow_mod.GITHUB_WORKFLOW
     text = path.read_text()
     assert marker.parse(text.encode()) == marker.Header(__version__, "GitHub Actions workflow")
     workflow = load_yaml(path)
@@ -435,8 +436,8 @@ def test_render_ci_github_writes_the_workflow(copy_example: Any, runner: CliRunn
     assert build["env"]["ATTRS"] == "${{ join(matrix.attrs, ' ') }}"
     # Every `matrix.<key>` the workflow reads is in every row nixgen emits.
     used = {"name", "runner", "attrs"}
-    single = matrix.github(variants_of(root))["include"]
-    grouped = matrix.github(variants_of(root), max_jobs=3)["include"]
+    single = ci.github(variants_of(root))["include"]
+    grouped = ci.github(variants_of(root), max_jobs=3)["include"]
     assert all(used <= set(row) for row in single + grouped)
     # Rendering again changes nothing; --check agrees.
     again = runner.invoke(main, ["render", str(root), "--ci", "github"])
@@ -449,7 +450,7 @@ def test_workflow_uses_the_kernels_cache_and_pushes_only_with_a_secret(
 ) -> None:
     root = copy_example("relu-cpu")
     assert runner.invoke(main, ["render", str(root), "--ci", "github"]).exit_code == 0
-    workflow = load_yaml(root / matrix.GITHUB_WORKFLOW)
+    workflow = load_yaml(root / workflow_mod.GITHUB_WORKFLOW)
     flake = (root / "flake.nix").read_text()
     assert f'extra-substituters = [ "{render.SUBSTITUTER}" ];' in flake
     assert f'extra-trusted-public-keys = [ "{render.SUBSTITUTER_KEY}" ];' in flake
@@ -474,11 +475,11 @@ def test_workflow_is_protected_and_checked(copy_example: Any, runner: CliRunner)
     root = copy_example("relu-cpu")
     assert runner.invoke(main, ["render", str(root)]).exit_code == 0
     # Without --ci the workflow is not written; --check with --ci reports it missing.
-    assert not (root / matrix.GITHUB_WORKFLOW).exists()
+    assert not (root / workflow_mod.GITHUB_WORKFLOW).exists()
     stale = runner.invoke(main, ["render", str(root), "--ci", "github", "--check"])
     assert stale.exit_code == 1 and ".github/workflows/nixgen.yml" in stale.stdout
     # A hand-written workflow (no marker) is the user's: kept as is.
-    path = root / matrix.GITHUB_WORKFLOW
+    path = root / workflow_mod.GITHUB_WORKFLOW
     path.parent.mkdir(parents=True)
     path.write_text("name: mine\n")
     assert runner.invoke(main, ["render", str(root), "--ci", "github"]).exit_code == 0
@@ -486,7 +487,7 @@ def test_workflow_is_protected_and_checked(copy_example: Any, runner: CliRunner)
 
 
 def test_workflow_values_are_json_quoted() -> None:
-    text = matrix.github_workflow("a: b # c", nixgen_version="0.0.0").decode()
+    text = workflow_mod.github_workflow("a: b # c", nixgen_version="0.0.0").decode()
     assert load_yaml_text(text)["name"] == "nixgen: a: b # c"
 
 
@@ -513,7 +514,7 @@ def write_fake_nix(directory: Path, body: str) -> Path:
 
 
 def step_script(root: Path, job: str, index: int) -> str:
-    return load_yaml(root / matrix.GITHUB_WORKFLOW)["jobs"][job]["steps"][index]["run"]
+    return load_yaml(root / workflow_mod.GITHUB_WORKFLOW)["jobs"][job]["steps"][index]["run"]
 
 
 @pytest.mark.nix
@@ -553,7 +554,7 @@ def test_workflow_steps_run_against_the_flake(
 
     record = tmp_path / "build-args"
     bin_dir = write_fake_nix(tmp_path / "build-bin", f'printf "%s\\n" "$@" > {record}\n')
-    for row in [value["include"][0], matrix.github(variants_of(root), max_jobs=5)["include"][-1]]:
+    for row in [value["include"][0], ci.github(variants_of(root), max_jobs=5)["include"][-1]]:
         env["PATH"] = f"{bin_dir}:{os.environ['PATH']}"
         env["ATTRS"] = " ".join(row["attrs"])  # ${{ join(matrix.attrs, ' ') }}
         done = subprocess.run(

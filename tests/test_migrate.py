@@ -16,9 +16,10 @@ import pytest
 import tomli
 from click.testing import CliRunner, Result
 
+from nixgen.app import migrate
 from nixgen.checking import project
-from nixgen.cmdline import migrate, tomledit
 from nixgen.cmdline.cli import main
+from nixgen.core import tomledit
 from nixgen.core.errors import OutputError, ProblemError
 from nixgen.reading import load
 from nixgen.reading.schema import v6

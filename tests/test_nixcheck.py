@@ -1,5 +1,5 @@
 """The checks `nixgen build` and `nixgen shell` make of the Nix they run
-(`nixgen/cmdline/nixcheck.py`): each a one-line `nixgen: error:` with the fix, exit 2,
+(`nixgen/building/nixcheck.py`): each a one-line `nixgen: error:` with the fix, exit 2,
 before Nix evaluates anything. The first tests run this machine's real Nix (2.8, Debian's
 `sandbox = false` unless NIX_CONFIG says otherwise); the others a fake `nix` that answers
 the version and the settings a scenario gives."""
@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from nixgen.cmdline import nixcheck, scaffold
+from nixgen.app import scaffold
+from nixgen.building import nixcheck
 from nixgen.cmdline.cli import main
 
 from . import nixtools

@@ -14,19 +14,20 @@ from pathlib import Path
 import pytest
 
 from nixgen.checking import project
+from nixgen.planning import kernels as kernels_mod
 from nixgen.planning import plan
 from nixgen.rendering import render
 from tests import nixtools
 from tests.test_shards import write_project
 
 
-def _kernels(root: Path) -> dict[str, plan.KernelPlan]:
+def _kernels(root: Path) -> dict[str, kernels_mod.KernelPlan]:
     return {k.name: k for k in plan.make(project.read(root).build).kernels}
 
 
 def test_a_kernel_at_the_threshold_is_planned_per_object_with_its_keys(tmp_path: Path) -> None:
     root = tmp_path / "p"
-    names = write_project(root, sources=plan.OBJECT_THRESHOLD)
+    names = write_project(root, sources=kernels_mod.OBJECT_THRESHOLD)
     kernels = _kernels(root)
     big = kernels["big"]
     assert big.per_object
@@ -42,7 +43,7 @@ def test_a_kernel_at_the_threshold_is_planned_per_object_with_its_keys(tmp_path:
 
 def test_a_kernel_below_the_threshold_builds_in_one_derivation(tmp_path: Path) -> None:
     root = tmp_path / "p"
-    write_project(root, sources=plan.OBJECT_THRESHOLD - 1, small=False)
+    write_project(root, sources=kernels_mod.OBJECT_THRESHOLD - 1, small=False)
     assert _kernels(root)["big"].objects is None
 
 
@@ -53,7 +54,7 @@ def test_a_metal_kernel_with_shaders_is_never_split(tmp_path: Path) -> None:
     (root / "torch-ext" / "mk").mkdir(parents=True)
     (root / "torch-ext" / "mk" / "__init__.py").write_text("")
     (root / "torch-ext" / "torch_binding.cpp").write_text("// binding\n")
-    sources = [f"m/s{i:02d}.mm" for i in range(plan.OBJECT_THRESHOLD)]
+    sources = [f"m/s{i:02d}.mm" for i in range(kernels_mod.OBJECT_THRESHOLD)]
     for s in [*sources, "m/k.metal"]:
         (root / s).write_text("// x\n")
     listed = ", ".join(f'"{s}"' for s in sources)

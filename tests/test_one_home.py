@@ -202,9 +202,10 @@ def test_every_newtype_rule_is_read_from_the_values_table() -> None:
     into its patterns."""
     import typing
 
-    from nixgen.reading import jsonschema, model, values
+    from nixgen.reading import model, values
     from nixgen.reading.convert import problems_from
     from nixgen.reading.schema import common, unknown
+    from nixgen.rendering import jsonschema
 
     declared = {v for v in vars(model).values() if isinstance(v, typing.NewType)}
     assert declared == set(values.NEWTYPES)

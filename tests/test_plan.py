@@ -1,7 +1,7 @@
 """The plan stage: which variants a project builds, and what they are called.
 
 The rules are the anchor's (reference/anchor-hf-kernels.md §3.2–3.3) plus nixgen's few
-additions (documented on `plan.variants`). The plan is made here only: `project.nix` carries
+additions (documented on `variants.variants`). The plan is made here only: `project.nix` carries
 it and the Nix library (nix/variants.nix) reads it; the flakes' outputs are compared with
 `nixgen variants` / `nixgen matrix` for the examples and the corpus in test_variants_cli.py
 and test_matrix.py.
@@ -23,7 +23,7 @@ from kernels.variants import parse_variant
 
 from nixgen.checking import project
 from nixgen.core import tables
-from nixgen.planning import plan
+from nixgen.planning import kernels, plan, variants
 from nixgen.reading import model
 from nixgen.rendering import nixlit, render
 from tests.nixtools import have_nix, nix_eval_json
@@ -71,7 +71,7 @@ def build_of(make_project: Callable[..., Path]) -> Callable[..., model.Build]:
 TORCH = '[torch]\nsrc = ["torch-ext/torch_binding.cpp"]\n'
 
 
-def names(variants: list[plan.Variant], system: str | None = None) -> list[str]:
+def names(variants: list[variants.Variant], system: str | None = None) -> list[str]:
     return [v.name for v in variants if system is None or v.system == system]
 
 
@@ -81,20 +81,20 @@ def names(variants: list[plan.Variant], system: str | None = None) -> list[str]:
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
-        (plan.torch_variant_name("2.13", "cuda", "13.0", "x86_64-linux"),
+        (variants.torch_variant_name("2.13", "cuda", "13.0", "x86_64-linux"),
          "torch213-cxx11-cu130-x86_64-linux"),
-        (plan.torch_variant_name("2.13", "cpu", None, "aarch64-darwin"),
+        (variants.torch_variant_name("2.13", "cpu", None, "aarch64-darwin"),
          "torch213-cpu-aarch64-darwin"),
-        (plan.torch_variant_name("2.12", "xpu", "2025.3.2", "x86_64-linux"),
+        (variants.torch_variant_name("2.12", "xpu", "2025.3.2", "x86_64-linux"),
          "torch212-cxx11-xpu20253-x86_64-linux"),
-        (plan.torch_variant_name("2.13", "rocm", "7.1", "x86_64-linux"),
+        (variants.torch_variant_name("2.13", "rocm", "7.1", "x86_64-linux"),
          "torch213-cxx11-rocm71-x86_64-linux"),
-        (plan.stable_abi_variant_name("2.11", "cuda", "12.6", "x86_64-linux"),
+        (variants.stable_abi_variant_name("2.11", "cuda", "12.6", "x86_64-linux"),
          "torch-stable-abi211-cu126-x86_64-linux"),
-        (plan.tvm_ffi_variant_name("0.1", "cuda", "12.6", "x86_64-linux"),
+        (variants.tvm_ffi_variant_name("0.1", "cuda", "12.6", "x86_64-linux"),
          "tvm-ffi01-cu126-x86_64-linux"),
-        (plan.noarch_variant_name("cuda"), "torch-cuda"),
-        (plan.torch_variant_name("2", "cuda", "13", "x86_64-linux"),
+        (variants.noarch_variant_name("cuda"), "torch-cuda"),
+        (variants.torch_variant_name("2", "cuda", "13", "x86_64-linux"),
          "torch20-cxx11-cu130-x86_64-linux"),
     ],
 )  # fmt: skip
@@ -137,7 +137,7 @@ def test_the_anchors_default_bundle_matrix() -> None:
         },
     )  # fmt: skip
     got: dict[str, dict[str, list[str]]] = {}
-    for v in plan.variants(build):
+    for v in variants.variants(build):
         if v.bundle:
             got.setdefault(v.system, {}).setdefault(v.backend, []).append(v.name)
     assert got == ANCHOR_BUNDLE
@@ -150,11 +150,11 @@ def test_the_anchors_default_bundle_matrix() -> None:
 
 def test_only_listed_backends(build_of: Callable[..., model.Build]) -> None:
     build = build_of(["cpu"], TORCH + kernel("k", "cpp-cpu"))
-    assert {v.backend for v in plan.variants(build)} == {"cpu"}
+    assert {v.backend for v in variants.variants(build)} == {"cpu"}
     # torch 2.11 cpu exists (x86_64-linux only) but is not part of the bundle.
-    by_name = {(v.name, v.system): v for v in plan.variants(build)}
+    by_name = {(v.name, v.system): v for v in variants.variants(build)}
     assert by_name[("torch211-cxx11-cpu-x86_64-linux", "x86_64-linux")].bundle is False
-    assert names(plan.variants(build), "aarch64-darwin") == [
+    assert names(variants.variants(build), "aarch64-darwin") == [
         "torch212-cpu-aarch64-darwin",
         "torch213-cpu-aarch64-darwin",
     ]
@@ -166,8 +166,8 @@ def test_torch_bounds(build_of: Callable[..., model.Build]) -> None:
         ["cuda"],
         '[torch]\nsrc = ["b.cpp"]\nminver = "2.12"\nmaxver = "2.12"\n' + kernel("k", "cpp-cuda"),
     )
-    assert {v.torch for v in plan.variants(build)} == {"2.12"}
-    assert names(plan.variants(build), "x86_64-linux") == [
+    assert {v.torch for v in variants.variants(build)} == {"2.12"}
+    assert names(variants.variants(build), "x86_64-linux") == [
         "torch212-cxx11-cu126-x86_64-linux",
         "torch212-cxx11-cu130-x86_64-linux",
         "torch212-cxx11-cu132-x86_64-linux",
@@ -180,10 +180,10 @@ def test_cuda_bounds(build_of: Callable[..., model.Build]) -> None:
         TORCH + kernel("k", "cpp-cuda") + kernel("c", "cpp-cpu"),
         general='[general.cuda]\nminver = "12.8"\nmaxver = "13.0"\n',
     )
-    cuda = {v.backend_version for v in plan.variants(build) if v.backend == "cuda"}
+    cuda = {v.backend_version for v in variants.variants(build) if v.backend == "cuda"}
     assert cuda == {"13.0"}
     # CUDA bounds never touch other backends.
-    assert "torch213-cxx11-cpu-x86_64-linux" in names(plan.variants(build))
+    assert "torch213-cxx11-cpu-x86_64-linux" in names(variants.variants(build))
 
 
 def test_stable_abi_keeps_the_newest_torch_per_backend_version(
@@ -195,7 +195,7 @@ def test_stable_abi_keeps_the_newest_torch_per_backend_version(
         + kernel("k", "cpp-cuda")
         + kernel("x", "cpp-xpu"),
     )
-    found = plan.variants(build, system="x86_64-linux")
+    found = variants.variants(build, system="x86_64-linux")
     assert names(found) == [
         "torch-stable-abi211-cu126-x86_64-linux",
         "torch-stable-abi211-cu130-x86_64-linux",
@@ -215,7 +215,7 @@ def test_stable_abi_per_backend(build_of: Callable[..., model.Build]) -> None:
         + kernel("k", "cpp-cuda")
         + kernel("c", "cpp-cpu"),
     )
-    found = names(plan.variants(build), "x86_64-linux")
+    found = names(variants.variants(build), "x86_64-linux")
     assert "torch-stable-abi212-cu130-x86_64-linux" in found
     assert "torch212-cxx11-cpu-x86_64-linux" in found  # cpu keeps every torch
     assert not any(n.startswith("torch213-cxx11-cu") for n in found)
@@ -228,7 +228,7 @@ def test_a_torch_older_than_the_stable_abi_is_not_built(
         ["xpu"], '[torch]\nsrc = ["b.cpp"]\nstable-abi = "2.13"\n' + kernel("x", "cpp-xpu")
     )
     # xpu 2025.3.2 only exists with torch 2.12, which cannot target the 2.13 ABI.
-    assert names(plan.variants(build)) == ["torch-stable-abi213-xpu20260-x86_64-linux"]
+    assert names(variants.variants(build)) == ["torch-stable-abi213-xpu20260-x86_64-linux"]
 
 
 def test_pure_python_variants_target_no_abi(build_of: Callable[..., model.Build]) -> None:
@@ -238,7 +238,9 @@ def test_pure_python_variants_target_no_abi(build_of: Callable[..., model.Build]
     )
     # No torch in the table reaches ABI 2.14, so no CUDA variant; metal has no kernel,
     # its pure-Python variant needs no ABI and stays.
-    assert [(v.name, v.system) for v in plan.variants(build)] == [("torch-metal", "aarch64-darwin")]
+    assert [(v.name, v.system) for v in variants.variants(build)] == [
+        ("torch-metal", "aarch64-darwin")
+    ]
 
 
 def test_cuda_minver_leaves_a_kernel_out(build_of: Callable[..., model.Build]) -> None:
@@ -248,7 +250,7 @@ def test_cuda_minver_leaves_a_kernel_out(build_of: Callable[..., model.Build]) -
     )
     by_version = {
         v.backend_version: v.kernels
-        for v in plan.variants(build, system="x86_64-linux")
+        for v in variants.variants(build, system="x86_64-linux")
         if v.torch == "2.13"
     }
     assert by_version == {"12.6": ("old",), "13.0": ("new", "old"), "13.2": ("new", "old")}
@@ -258,12 +260,12 @@ def test_a_configuration_without_any_kernel_is_not_built(
     build_of: Callable[..., model.Build],
 ) -> None:
     build = build_of(["cuda"], TORCH + kernel("new", "cpp-cuda", 'cuda-minver = "13.0"'))
-    assert {v.backend_version for v in plan.variants(build)} == {"13.0", "13.2"}
+    assert {v.backend_version for v in variants.variants(build)} == {"13.0", "13.2"}
 
 
 def test_a_backend_without_kernels_is_noarch(build_of: Callable[..., model.Build]) -> None:
     build = build_of(["cpu", "metal", "tpu"], TORCH + kernel("c", "cpp-cpu"))
-    found = plan.variants(build)
+    found = variants.variants(build)
     noarch = {(v.name, v.system): v for v in found if v.framework == "torch-noarch"}
     assert sorted(noarch) == [("torch-metal", "aarch64-darwin"), ("torch-tpu", "x86_64-linux")]
     metal = noarch[("torch-metal", "aarch64-darwin")]
@@ -277,12 +279,12 @@ def test_a_noarch_project(build_of: Callable[..., model.Build]) -> None:
         ["cpu", "cuda"], "[torch-noarch]\n", general='[general.cuda]\nminver = "99.0"\n'
     )
     # CUDA bounds apply to noarch projects too (as in the anchor): no CUDA variant left.
-    assert sorted((v.name, v.system) for v in plan.variants(build)) == [
+    assert sorted((v.name, v.system) for v in variants.variants(build)) == [
         ("torch-cpu", "aarch64-darwin"),
         ("torch-cpu", "aarch64-linux"),
         ("torch-cpu", "x86_64-linux"),
     ]
-    assert all(v.bundle for v in plan.variants(build))
+    assert all(v.bundle for v in variants.variants(build))
 
 
 def test_tvm_ffi(build_of: Callable[..., model.Build]) -> None:
@@ -290,7 +292,7 @@ def test_tvm_ffi(build_of: Callable[..., model.Build]) -> None:
         ["cuda", "metal"],
         '[tvm-ffi]\nsrc = ["tvm-ffi-ext/b.cpp"]\n' + kernel("k", "cpp-cuda"),
     )
-    found = plan.variants(build, system="x86_64-linux")
+    found = variants.variants(build, system="x86_64-linux")
     assert names(found) == [
         "tvm-ffi01-cu126-x86_64-linux",
         "tvm-ffi01-cu130-x86_64-linux",
@@ -300,20 +302,20 @@ def test_tvm_ffi(build_of: Callable[..., model.Build]) -> None:
     assert {v.torch for v in found} == {"2.12"}
     assert all(v.tvm_ffi == "0.1" and v.framework == "tvm-ffi" for v in found)
     # metal has no kernel and tvm-ffi has no pure-Python variant: nothing, and a warning.
-    assert not [v for v in plan.variants(build) if v.backend == "metal"]
+    assert not [v for v in variants.variants(build) if v.backend == "metal"]
     warnings = [p.message for p in plan.check(build)]
     assert any("backend `metal` has no kernel" in m for m in warnings)
 
 
 def test_system_filter_is_a_filter(build_of: Callable[..., model.Build]) -> None:
     build = build_of(["cpu", "cuda", "tpu"], TORCH + kernel("k", "cpp-cuda"))
-    every = plan.variants(build)
-    for system in plan.SYSTEMS:
-        assert plan.variants(build, system=system) == [v for v in every if v.system == system]
+    every = variants.variants(build)
+    for system in variants.SYSTEMS:
+        assert variants.variants(build, system=system) == [v for v in every if v.system == system]
 
 
 def test_systems_constant_matches_the_table() -> None:
-    assert set(plan.SYSTEMS) == {s for c in plan.build_configs() for s in c.systems}
+    assert set(variants.SYSTEMS) == {s for c in variants.build_configs() for s in c.systems}
 
 
 # ------------------------------------------------------------------------ CI selection
@@ -321,7 +323,7 @@ def test_systems_constant_matches_the_table() -> None:
 
 def test_select_ci_one_per_system_and_backend(build_of: Callable[..., model.Build]) -> None:
     build = build_of(["cpu", "cuda"], TORCH + kernel("k", "cpp-cuda") + kernel("c", "cpp-cpu"))
-    picked = plan.select_ci(plan.variants(build))
+    picked = variants.select_ci(variants.variants(build))
     assert names(picked) == [
         "torch213-cpu-aarch64-darwin",
         "torch213-cxx11-cpu-aarch64-linux",
@@ -335,13 +337,15 @@ def test_select_ci_prefers_bundled_variants(build_of: Callable[..., model.Build]
     build = build_of(
         ["cpu"], '[torch]\nsrc = ["b.cpp"]\nmaxver = "2.12"\n' + kernel("c", "cpp-cpu")
     )
-    picked = plan.select_ci(plan.variants(build, system="x86_64-linux"))
+    picked = variants.select_ci(variants.variants(build, system="x86_64-linux"))
     assert names(picked) == ["torch212-cxx11-cpu-x86_64-linux"]
     # With maxver 2.11 the unbundled torch 2.11 build is all there is, and is picked.
     only_211 = build_of(
         ["cpu"], '[torch]\nsrc = ["b.cpp"]\nmaxver = "2.11"\n' + kernel("c", "cpp-cpu")
     )
-    assert names(plan.select_ci(plan.variants(only_211))) == ["torch211-cxx11-cpu-x86_64-linux"]
+    assert names(variants.select_ci(variants.variants(only_211))) == [
+        "torch211-cxx11-cpu-x86_64-linux"
+    ]
 
 
 # ------------------------------------------------------------------------------ check
@@ -351,7 +355,7 @@ def test_check_warns_when_nothing_is_built(build_of: Callable[..., model.Build])
     build = build_of(
         ["cuda"], TORCH + kernel("k", "cpp-cuda"), general='[general.cuda]\nminver = "99"\n'
     )
-    assert plan.variants(build) == []
+    assert variants.variants(build) == []
     [problem] = plan.check(build)
     assert problem.severity == "warning" and "nothing will be built" in problem.message
 
@@ -429,7 +433,7 @@ def test_random_projects_keep_the_invariants() -> None:
     rng = random.Random(5)
     for _ in range(300):
         build = random_project(rng)
-        found = plan.variants(build)
+        found = variants.variants(build)
         assert len({(v.name, v.system) for v in found}) == len(found)
         for v in found:
             parsed = parse_variant(v.name)
@@ -472,11 +476,11 @@ def test_nix_library_reads_the_plan_unchanged(tmp_path: Path) -> None:
     """
     got = nix_eval_json(expr)
     for build, nix in zip(builds, got, strict=True):
-        found = plan.variants(build)
+        found = variants.variants(build)
         assert nix["all"] == [v.to_json() for v in found], nix_project(build)
-        assert nix["ci"] == [v.to_json() for v in plan.select_ci(found)]
-        assert nix["defaults"] == [v.to_json() for v in plan.default_variants(found)]
-        assert nix["x86"] == [v.to_json() for v in plan.variants(build, system="x86_64-linux")]
+        assert nix["ci"] == [v.to_json() for v in variants.select_ci(found)]
+        assert nix["defaults"] == [v.to_json() for v in variants.default_variants(found)]
+        assert nix["x86"] == [v.to_json() for v in variants.variants(build, system="x86_64-linux")]
 
 
 # --------------------------------------------- CUDA capabilities and ROCm targets
@@ -527,39 +531,43 @@ def _cuda(capabilities: list[str] | None) -> model.CppCudaKernel:
 
 
 def test_cuda_capabilities_keep_the_kernels_order_and_drop_per_toolkit() -> None:
-    assert plan.cuda_capabilities(_cuda(["9.0", "7.0", "8.0"]), "13.0") == ["9.0", "8.0"]
-    assert plan.cuda_capabilities(_cuda(["7.0", "8.0", "9.0a"]), "12.6") == ["7.0", "8.0", "9.0a"]
-    assert plan.cuda_capabilities(_cuda(["7.0", "7.2"]), "13.0") == []
+    assert kernels.cuda_capabilities(_cuda(["9.0", "7.0", "8.0"]), "13.0") == ["9.0", "8.0"]
+    assert kernels.cuda_capabilities(_cuda(["7.0", "8.0", "9.0a"]), "12.6") == [
+        "7.0",
+        "8.0",
+        "9.0a",
+    ]
+    assert kernels.cuda_capabilities(_cuda(["7.0", "7.2"]), "13.0") == []
 
 
 def test_cuda_capabilities_default_to_the_anchors_list_for_the_toolkit() -> None:
     # kernel-builder/src/pyproject/templates/torch/preamble.cmake, CUDA_DEFAULT_KERNEL_ARCHS
-    assert plan.cuda_capabilities(_cuda(None), "12.6") == [
+    assert kernels.cuda_capabilities(_cuda(None), "12.6") == [
         "7.0", "7.2", "7.5", "8.0", "8.6", "8.7", "8.9", "9.0+PTX",
     ]  # fmt: skip
-    assert plan.cuda_capabilities(_cuda(None), "12.8") == [
+    assert kernels.cuda_capabilities(_cuda(None), "12.8") == [
         "7.0", "7.2", "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "12.0+PTX",
     ]  # fmt: skip
     for cuda in ("13.0", "13.2"):
-        assert plan.cuda_capabilities(_cuda(None), cuda) == [
+        assert kernels.cuda_capabilities(_cuda(None), cuda) == [
             "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "11.0", "12.0", "12.1+PTX",
         ]  # fmt: skip
 
 
 def test_a_ptx_capability_is_planned_where_the_toolkit_supports_its_base() -> None:
-    assert plan.cuda_capabilities(_cuda(["8.0", "9.0+PTX"]), "12.6") == ["8.0", "9.0+PTX"]
+    assert kernels.cuda_capabilities(_cuda(["8.0", "9.0+PTX"]), "12.6") == ["8.0", "9.0+PTX"]
     # 7.0 left CUDA 13.0: neither its SASS nor its PTX can be built there (nvcc refuses
     # compute_70), so the entry drops out as a plain 7.0 does; 12.0 came with 12.8.
-    assert plan.cuda_capabilities(_cuda(["7.0+PTX", "8.0"]), "13.0") == ["8.0"]
-    assert plan.cuda_capabilities(_cuda(["8.0", "12.0+PTX"]), "12.6") == ["8.0"]
-    assert plan.cuda_capabilities(_cuda(["9.0a+PTX"]), "12.6") == ["9.0a+PTX"]
-    assert plan.cuda_capabilities(_cuda(["11.8+PTX"]), "13.0") == []
+    assert kernels.cuda_capabilities(_cuda(["7.0+PTX", "8.0"]), "13.0") == ["8.0"]
+    assert kernels.cuda_capabilities(_cuda(["8.0", "12.0+PTX"]), "12.6") == ["8.0"]
+    assert kernels.cuda_capabilities(_cuda(["9.0a+PTX"]), "12.6") == ["9.0a+PTX"]
+    assert kernels.cuda_capabilities(_cuda(["11.8+PTX"]), "13.0") == []
 
 
 def test_a_capability_listed_with_and_without_ptx_is_planned_once_with_it() -> None:
     # The anchor's cuda_archs_loose_intersection strips `+PTX`, dedupes, then reapplies it.
-    assert plan.cuda_capabilities(_cuda(["9.0", "8.0", "9.0+PTX"]), "13.0") == ["9.0+PTX", "8.0"]
-    assert plan.cuda_capabilities(_cuda(["9.0+PTX", "9.0"]), "13.0") == ["9.0+PTX"]
+    assert kernels.cuda_capabilities(_cuda(["9.0", "8.0", "9.0+PTX"]), "13.0") == ["9.0+PTX", "8.0"]
+    assert kernels.cuda_capabilities(_cuda(["9.0+PTX", "9.0"]), "13.0") == ["9.0+PTX"]
 
 
 def test_every_kernel_file_carries_its_capabilities_for_every_toolkit_of_the_table() -> None:
@@ -570,7 +578,7 @@ def test_every_kernel_file_carries_its_capabilities_for_every_toolkit_of_the_tab
     )
     text = render.render(plan.make(build)).tree["kernels/k.nix"].decode()
     for version in tables.cuda_versions():
-        planned = plan.cuda_capabilities(_cuda(["7.0", "9.0"]), version)
+        planned = kernels.cuda_capabilities(_cuda(["7.0", "9.0"]), version)
         listed = "".join(f' "{c}"' for c in planned)
         assert f'"{version}" = [{listed} ];' in text
 
@@ -580,9 +588,9 @@ def test_rocm_archs_are_the_kernels_supported_targets_in_its_order() -> None:
         return model.CppRocmKernel(language="cpp-rocm", src=["k.hip"], rocm_archs=archs)
 
     supported = tables.supported_rocm_archs()
-    assert plan.rocm_archs(rocm(["gfx942", "gfx941", "gfx906"])) == ["gfx942", "gfx906"]
-    assert plan.rocm_archs(rocm(None)) == supported
-    assert plan.rocm_archs(rocm(["gfx900", "gfx941"])) == []
+    assert kernels.rocm_archs(rocm(["gfx942", "gfx941", "gfx906"])) == ["gfx942", "gfx906"]
+    assert kernels.rocm_archs(rocm(None)) == supported
+    assert kernels.rocm_archs(rocm(["gfx900", "gfx941"])) == []
 
 
 @settings(
@@ -592,8 +600,8 @@ def test_rocm_archs_are_the_kernels_supported_targets_in_its_order() -> None:
 @given(seed=st.integers(min_value=0, max_value=2**32 - 1))
 def test_select_ci_picks_the_best_of_each_group(seed: int) -> None:
     build = random_project(random.Random(seed))
-    found = plan.variants(build)
-    picked = plan.select_ci(found)
+    found = variants.variants(build)
+    picked = variants.select_ci(found)
     assert len({(v.system, v.backend) for v in picked}) == len(picked)
     assert {(v.system, v.backend) for v in picked} == {(v.system, v.backend) for v in found}
     for choice in picked:

@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from nixgen.checking import project, validate
 from nixgen.core import tables as data_tables
 from nixgen.core.errors import ProblemError
-from nixgen.planning import plan
+from nixgen.planning import kernels, plan
 from nixgen.reading import load, model, positions
 from nixgen.rendering import nixlit, render
 
@@ -279,7 +279,7 @@ def expected_kernel(build: model.Build, name: str) -> dict[str, Any]:
     if isinstance(kernel, model.CppCudaKernel):
         phase["cudaFlags"] = list(kernel.cuda_flags)
         phase["capabilities"] = {
-            version: plan.cuda_capabilities(kernel, version)
+            version: kernels.cuda_capabilities(kernel, version)
             for version in data_tables.cuda_versions()
         }
     if isinstance(kernel, model.CppRocmKernel):

@@ -13,12 +13,12 @@ import pytest
 import tomli
 from click.testing import CliRunner
 
+from nixgen.app import migrate
 from nixgen.checking import project
-from nixgen.cmdline import migrate
 from nixgen.cmdline.cli import main
 from nixgen.core import tables
 from nixgen.core.errors import ProblemError
-from nixgen.planning import plan
+from nixgen.planning import kernels, plan
 from nixgen.rendering import render
 
 from .nixtools import have_nix, nix_eval_json
@@ -78,7 +78,7 @@ def test_a_ptx_capability_is_read_planned_and_rendered_in_every_edition(
     kernel = loaded.build.kernels["k"]
     assert kernel.cuda_capabilities == ["8.0", "9.0+PTX"]
     assert not [p for p in loaded.warnings if "9.0+PTX" in p.message]
-    assert plan.cuda_capabilities(kernel, "13.0") == ["8.0", "9.0+PTX"]  # type: ignore[arg-type]
+    assert kernels.cuda_capabilities(kernel, "13.0") == ["8.0", "9.0+PTX"]  # type: ignore[arg-type]
     file = render.render(plan.make(loaded.build)).tree["kernels/k.nix"].decode()
     assert '"13.0" = [ "8.0" "9.0+PTX" ];' in file
 
@@ -116,7 +116,7 @@ def test_a_capability_listed_with_and_without_ptx_warns_and_builds_once(
         "9.0 is built once, with its PTX (`9.0+PTX`)" in output
     )
     kernel = project.read(root).build.kernels["k"]
-    assert plan.cuda_capabilities(kernel, "13.0") == ["9.0+PTX", "8.0"]  # type: ignore[arg-type]
+    assert kernels.cuda_capabilities(kernel, "13.0") == ["9.0+PTX", "8.0"]  # type: ignore[arg-type]
 
 
 def test_an_unknown_ptx_capability_warns_with_the_closest_known_one(

@@ -22,7 +22,7 @@ import pytest
 
 from bench.synth import big_kernel
 from nixgen.checking import project
-from nixgen.planning import plan
+from nixgen.planning import variants
 
 from . import nixtools
 from .remote_builder import RemoteBuilder, missing_tools, placement
@@ -128,7 +128,9 @@ def test_objects_compile_on_a_builder_with_build_users_against_torch_headers(
     on the builder."""
     root, stub = _project(tmp_path, torch=True)
     env = nixtools.nix_env()
-    name = next(v.name for v in plan.variants(project.read(root).build, system=SYSTEM) if v.bundle)
+    name = next(
+        v.name for v in variants.variants(project.read(root).build, system=SYSTEM) if v.bundle
+    )
     kernel = f"path:{root}#packages.{SYSTEM}.{name}.nixgen.kernels.big"
     overrides = nixtools.overrides(stub)
     drv = json.loads(

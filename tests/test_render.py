@@ -29,15 +29,15 @@ from typing import Any
 import pytest
 
 from nixgen import __version__
+from nixgen.app.pipeline import prepare
 from nixgen.checking import project
-from nixgen.cmdline.commands.render import prepare
 from nixgen.core import marker, tables
 from nixgen.core.errors import ProblemError
 from nixgen.core.marker import MARKER
-from nixgen.planning import matrix, plan
+from nixgen.planning import kernels, plan
 from nixgen.reading import model
 from nixgen.reading.model import shared_headers
-from nixgen.rendering import render
+from nixgen.rendering import render, workflow
 from nixgen.writing import write
 
 from .conftest import EXAMPLES, materialize
@@ -220,7 +220,7 @@ def case_root(case: str, tmp: Path) -> Path:
 
 
 def render_case(case: str, tmp: Path) -> render.Rendered:
-    _, rendered, problems = prepare(case_root(case, tmp), "nix")
+    _, rendered, problems, _ = prepare(case_root(case, tmp), "nix")
     assert not [p for p in problems if p.severity == "error"]
     return rendered
 
@@ -411,7 +411,7 @@ def test_every_file_carries_the_header_core_marker_reads_back(
     flake files; the library's Nix, C and JSON copies; the CI workflow) starts with the
     header `marker.parse` reads: this nixgen's version and what the file is."""
     files = all_files(rendered_cases[case])
-    files[matrix.GITHUB_WORKFLOW] = matrix.github_workflow("relu", nixgen_version=__version__)
+    files[workflow.GITHUB_WORKFLOW] = workflow.github_workflow("relu", nixgen_version=__version__)
     kinds: dict[str, str] = {}
     for rel, data in files.items():
         header = marker.parse(data)
@@ -423,7 +423,7 @@ def test_every_file_carries_the_header_core_marker_reads_back(
     assert kinds[f"{out}/default.nix"] == "entry point"
     assert kinds["flake.nix"] == "flake"
     assert kinds[f"{out}/noarch.nix"] == "pure-Python variants"
-    assert kinds[matrix.GITHUB_WORKFLOW] == "GitHub Actions workflow"
+    assert kinds[workflow.GITHUB_WORKFLOW] == "GitHub Actions workflow"
     for rel in (k for k in kinds if k.startswith(f"{out}/kernels/")):
         name = rel.rpartition("/")[2].removesuffix(".nix")
         assert kinds[rel].startswith(f"kernel.{name}, "), rel
@@ -458,8 +458,8 @@ def test_output_does_not_depend_on_where_the_project_is(tmp_path: Path) -> None:
 _DIGEST = """
 import hashlib, sys
 from pathlib import Path
-from nixgen.cmdline.commands.render import prepare
-_, rendered, _ = prepare(Path(sys.argv[1]), "nix")
+from nixgen.app.pipeline import prepare
+_, rendered, _, _ = prepare(Path(sys.argv[1]), "nix")
 files = {**{"nix/" + k: v for k, v in rendered.tree.items()}, **rendered.root}
 h = hashlib.sha256()
 for k in sorted(files):
@@ -795,7 +795,7 @@ def test_every_string_reaches_nix_unchanged(hostile: tuple[Path, model.Build]) -
             assert phase["syclFlags"] == kernel.sycl_flags
         if isinstance(kernel, model.CppCudaKernel):
             assert phase["capabilities"] == {
-                version: plan.cuda_capabilities(kernel, version)
+                version: kernels.cuda_capabilities(kernel, version)
                 for version in tables.cuda_versions()
             }
         assert args["installPhase"] == {"install": name}

@@ -30,7 +30,7 @@ import pytest
 from nixgen.checking import project
 from nixgen.core import tables
 from nixgen.core.errors import ProblemError
-from nixgen.planning import plan
+from nixgen.planning import kernels, plan, variants
 from nixgen.reading import model
 from nixgen.reading.model import shared_headers
 from nixgen.rendering import render
@@ -206,7 +206,7 @@ def _is_dependency(dep: str, got: dict[str, str]) -> bool:
     """Whether build input `got` is the nixpkgs package of `depends` entry `dep`."""
     if dep.startswith("cutlass_"):
         return got["name"].startswith("cutlass-" + dep.removeprefix("cutlass_").replace("_", "."))
-    return got["pname"] == plan.DEPENDENCY_ATTRS.get(dep, dep).rpartition(".")[2]
+    return got["pname"] == kernels.DEPENDENCY_ATTRS.get(dep, dep).rpartition(".")[2]
 
 
 def _commands(commands: list[str]) -> list[list[str]]:
@@ -290,7 +290,7 @@ def _check_cuda(kernel: Any, got: dict[str, Any], v: dict[str, Any], commands: A
     # The variant's toolkit: cuda_nvcc is named after its CUDA version.
     nvcc_input = next(i for i in got["nativeBuildInputs"] if i["pname"] == "cuda_nvcc")
     assert nvcc_input["name"].startswith(f"cuda{v['backendVersion']}-"), nvcc_input
-    expected = plan.cuda_capabilities(kernel, v["backendVersion"])
+    expected = kernels.cuda_capabilities(kernel, v["backendVersion"])
     assert got["capabilities"] == expected, v["name"]
     for argv in commands:
         if argv[0] != "nvcc":
@@ -379,7 +379,7 @@ EXTENSION_BUILDER = {
 
 def check_project(root: Path, build: model.Build, summary: list[dict[str, Any]]) -> None:
     """Every variant instantiates, is the variant nixgen plans, and is built right."""
-    planned = {(v.name, v.system): v for v in plan.variants(build)}
+    planned = {(v.name, v.system): v for v in variants.variants(build)}
     assert {(v["name"], v["system"]) for v in summary} == set(planned)
     seen_src: set[str] = set()
     for v in summary:

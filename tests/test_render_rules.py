@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from nixgen.core import tables
-from nixgen.planning import matrix, plan
+from nixgen.planning import ci, kernels, plan, variants
 from nixgen.reading import model
 
 REPO = Path(__file__).resolve().parent.parent
@@ -28,8 +28,10 @@ TEMPLATES = REPO / "nixgen" / "templates"
 #: constants, never call their functions.
 PLANNING = {
     "nixgen.planning.plan": plan,
+    "nixgen.planning.variants": variants,
+    "nixgen.planning.kernels": kernels,
     "nixgen.core.tables": tables,
-    "nixgen.planning.matrix": matrix,
+    "nixgen.planning.ci": ci,
     "nixgen.reading.model": model,
 }
 #: Functions of those modules render may call, and why: reading the library's shipped data
@@ -49,7 +51,8 @@ def _is_type_or_constant(value: object) -> bool:
 def _planning_uses(source: str) -> list[str]:
     """What `source` (a module's text) takes from the planning modules that is a function:
     imported by name, reached as an attribute of an imported module, or a module import
-    of `plan`, `tables` or `matrix` as a whole (whose functions would then be in reach)."""
+    of `plan`, `variants`, `kernels`, `tables` or `ci` as a whole (whose functions would
+    then be in reach)."""
     tree = ast.parse(source)
     found: list[str] = []
     aliases: dict[str, str] = {}  # local name -> planning module
@@ -97,7 +100,7 @@ def test_render_imports_no_planning_function() -> None:
         "from nixgen.planning import plan\n",
         "from nixgen.planning.plan import cuda_capabilities\n",
         "from nixgen.core.tables import cuda_versions\n",
-        "import nixgen.planning.matrix\n",
+        "import nixgen.planning.ci\n",
         "from nixgen.reading import model\nmodel.shared_headers(build)\n",
         "def f():\n    from nixgen.planning.plan import variants\n",
     ],
@@ -127,7 +130,14 @@ def _getattr_with_default(source: str) -> list[int]:
 
 @pytest.mark.parametrize(
     "module",
-    ["rendering/render.py", "planning/plan.py", "planning/matrix.py", "checking/validate.py"],
+    [
+        "rendering/render.py",
+        "planning/plan.py",
+        "planning/variants.py",
+        "planning/kernels.py",
+        "planning/ci.py",
+        "checking/validate.py",
+    ],
 )
 def test_no_getattr_with_a_default(module: str) -> None:
     """Kernel fields are read through the typed plan (mypy checks them), never by name

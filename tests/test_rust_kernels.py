@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 import tomli
 
+from nixgen.app import migrate
 from nixgen.checking import project
-from nixgen.cmdline import migrate
 from nixgen.core.errors import ProblemError
-from nixgen.planning import plan
+from nixgen.planning import plan, variants
 from nixgen.rendering import render
 
 from .nixtools import have_nix, host_facts, make_stub, nix_build, toolchain_input
@@ -566,7 +566,6 @@ def test_tvm_ffi_crate_is_the_binding_builds_loads_and_matches_torch(
     from click.testing import CliRunner
 
     from nixgen.cmdline.cli import main
-    from nixgen.planning import plan
 
     root = tmp_path / "relu-tvm"
     done = CliRunner().invoke(
@@ -577,7 +576,7 @@ def test_tvm_ffi_crate_is_the_binding_builds_loads_and_matches_torch(
     assert tomli.loads((root / "build.toml").read_text())["tvm-ffi"] == {}
     [variant] = [
         v
-        for v in plan.variants(project.read(root).build, system=SYSTEM)
+        for v in variants.variants(project.read(root).build, system=SYSTEM)
         if v.backend == "cpu" and v.bundle
     ]
     expr = f"""

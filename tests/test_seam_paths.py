@@ -1,4 +1,4 @@
-"""The path rule has one home (review r4 §3 row 16): `migrate.write`, `nixbuild.unseen_files`,
+"""The path rule has one home (review r4 §3 row 16): `migrate.write`, `gitfiles.unseen_files`,
 `load.read_text` and `validate`'s resolver reach project files only through
 `nixgen.core.paths`. One hostile case per rerouted reader: a link or a FIFO where it reads.
 """
@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from nixgen.building import gitfiles
 from nixgen.checking import validate
-from nixgen.cmdline import nixbuild
 from nixgen.cmdline.cli import main
 from nixgen.core import paths
 from nixgen.core.errors import ProblemError
@@ -104,7 +104,7 @@ def test_a_build_toml_linked_through_the_project_to_outside_is_not_migrated(
     assert (project / "build.toml").is_symlink() and (project / "hop.toml").is_symlink()
 
 
-# ------------------------------------------------------------- nixbuild.unseen_files
+# ------------------------------------------------------------- gitfiles.unseen_files
 
 
 def test_an_untracked_link_in_the_package_is_a_file_the_flake_would_not_see(
@@ -121,7 +121,7 @@ def test_an_untracked_link_in_the_package_is_a_file_the_flake_would_not_see(
     _git(tmp_path, "add", "torch-ext", "shared")
     (package / "data").symlink_to("../../shared")
 
-    found = nixbuild.unseen_files(tmp_path, ["torch-ext/relu"])
+    found = gitfiles.unseen_files(tmp_path, ["torch-ext/relu"])
 
     assert found is not None
     assert found.untracked == ["torch-ext/relu/data"]
@@ -214,9 +214,10 @@ def test_the_rerouted_readers_do_not_walk_or_open_project_paths_themselves() -> 
     )
     for module in (
         "cmdline/commands/compdb.py",
-        "cmdline/scaffold.py",
-        "cmdline/migrate.py",
-        "cmdline/nixbuild.py",
+        "app/scaffold.py",
+        "app/migrate.py",
+        "building/gitfiles.py",
+        "building/nixbuild.py",
         "reading/load.py",
         "checking/validate.py",
     ):

@@ -28,7 +28,8 @@ from click.testing import CliRunner
 from nixgen.checking import project
 from nixgen.cmdline.cli import main
 from nixgen.core.errors import ProblemError
-from nixgen.planning import matrix, plan
+from nixgen.planning import ci, kernels, variants
+from nixgen.rendering import workflow as workflow_mod
 from tests.nixtools import NIX_CONFIG, flake_eval, have_nix, make_stub, nix_env, overrides
 
 SYSTEM = "x86_64-linux"
@@ -74,13 +75,12 @@ def units(root: Path, variant: str) -> dict[str, list[str]]:
     build = project.read(root).build
     found = next(v for v in project_variants(root) if v.name == variant)
     prefix = f"objects.{found.system}.{found.name}."
-    return {prefix + attr: sources for attr, sources in matrix._objects(build, found)}
+    return {prefix + attr: sources for attr, sources in ci._objects(build, found)}
 
 
 def project_variants(root: Path) -> list[Any]:
-    from nixgen.planning import plan
 
-    return plan.variants(project.read(root).build)
+    return variants.variants(project.read(root).build)
 
 
 # ----------------------------------------------------------------------- the matrix
@@ -115,10 +115,8 @@ def test_shards_are_disjoint_covering_and_balanced(tmp_path: Path, count: int) -
         largest = max(len(s) for s in expected.values())
         assert all(abs(c - mean) <= largest for c in costs), costs
         for row in mine:
-            assert row["runner"] == matrix.runner(row["system"])
-            assert (
-                row["name"] == f"{matrix.job_name(_variant(root, variant))} objects {row['shard']}"
-            )
+            assert row["runner"] == ci.runner(row["system"])
+            assert row["name"] == f"{ci.job_name(_variant(root, variant))} objects {row['shard']}"
     names = [row["name"] for row in rows]
     assert len(set(names)) == len(names)
 
@@ -195,11 +193,11 @@ def test_bad_shard_arguments_are_clear_errors(
 
 def test_a_project_without_large_kernels_has_nothing_to_shard(tmp_path: Path) -> None:
     root = tmp_path / "p"
-    write_project(root, sources=plan.OBJECT_THRESHOLD - 1)
+    write_project(root, sources=kernels.OBJECT_THRESHOLD - 1)
     result = CliRunner().invoke(main, ["matrix", str(root), "--shards", "2"])
     assert result.exit_code == 2
     assert "no variant has a kernel built one derivation per object" in result.stderr
-    assert f"at least {plan.OBJECT_THRESHOLD} compiled sources" in result.stderr
+    assert f"at least {kernels.OBJECT_THRESHOLD} compiled sources" in result.stderr
 
 
 def test_too_many_shard_jobs_name_the_largest_count(tmp_path: Path) -> None:
@@ -224,7 +222,7 @@ def test_pull_request_shards_only_its_variants(tmp_path: Path) -> None:
 @pytest.mark.skipif(not have_nix(), reason="nix is not installed")
 def test_the_object_rules_are_the_nix_librarys() -> None:
     """Python knows what the library's binding compiles (`compile.cxxExtensions`); the
-    object keys are nixgen's alone (`plan.object_key`), plain hex whatever the file."""
+    object keys are nixgen's alone (`kernels.object_key`), plain hex whatever the file."""
     sources = ["big/s000.cpp", 'a b/$(x)".cu', "ünï/-x.cpp", "x" * 300 + ".cc"]
     expr = "let n = import ./nix; in { binding = n.compile.cxxExtensions; }"
     done = subprocess.run(
@@ -233,8 +231,8 @@ def test_the_object_rules_are_the_nix_librarys() -> None:
         env=nix_env(), capture_output=True, text=True, check=True,
     )  # fmt: skip
     got = json.loads(done.stdout)
-    assert got == {"binding": list(matrix.BINDING_EXTENSIONS)}
-    keys = [plan.object_key(s) for s in sources]
+    assert got == {"binding": list(ci.BINDING_EXTENSIONS)}
+    keys = [kernels.object_key(s) for s in sources]
     assert all(re.fullmatch("[0-9a-f]{16}", k) for k in keys)
     assert len(set(keys)) == len(keys)
 
@@ -243,7 +241,7 @@ def test_the_object_rules_are_the_nix_librarys() -> None:
 
 
 def workflow() -> dict[str, Any]:
-    data = yaml.safe_load(matrix.github_workflow("shard", nixgen_version="0.0.0"))
+    data = yaml.safe_load(workflow_mod.github_workflow("shard", nixgen_version="0.0.0"))
     assert isinstance(data, dict)
     return data
 
@@ -268,7 +266,7 @@ def test_workflow_has_shard_jobs_that_the_builds_need() -> None:
 
 
 def test_workflow_is_byte_identical() -> None:
-    assert matrix.github_workflow("x", nixgen_version="1") == matrix.github_workflow(
+    assert workflow_mod.github_workflow("x", nixgen_version="1") == workflow_mod.github_workflow(
         "x", nixgen_version="1"
     )
 
@@ -457,7 +455,7 @@ def _large_corpus() -> list[Path]:
             build = project.read(path, check_files=False).build
         except ProblemError:  # the corpus holds projects that are rejected on purpose
             continue
-        if any(plan.object_sources(k) for k in build.kernels.values()):
+        if any(kernels.object_sources(k) for k in build.kernels.values()):
             out.append(path)
     return out
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from nixgen.building.nixbuild import ERRORS_ONLY
 from nixgen.checking import project
 from nixgen.cmdline.cli import main
-from nixgen.cmdline.nixbuild import ERRORS_ONLY
-from nixgen.planning import plan
+from nixgen.planning import variants
 
 from . import nixtools
 from .test_build_cli import SYSTEM, FakeNix, calls_of, drv
@@ -25,7 +25,9 @@ OVERRIDE = ("--override-input", "nixpkgs", "path:/stub")
 
 
 def _default(root: Path) -> str:
-    return plan.default_shell_variant(plan.variants(project.read(root).build, system=SYSTEM))
+    return variants.default_shell_variant(
+        variants.variants(project.read(root).build, system=SYSTEM)
+    )
 
 
 def test_shell_test_builds_the_variant_with_builds_progress_before_nix_develop(

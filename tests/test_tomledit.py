@@ -1,11 +1,11 @@
-"""nixgen.cmdline.tomledit: format-preserving edits of TOML text (used by `nixgen migrate`)."""
+"""nixgen.core.tomledit: format-preserving edits of TOML text (used by `nixgen migrate`)."""
 
 from __future__ import annotations
 
 import pytest
 import tomli
 
-from nixgen.cmdline import tomledit
+from nixgen.core import tomledit
 
 
 def test_unchanged_keys_keep_comments_order_and_layout() -> None:

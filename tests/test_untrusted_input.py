@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from nixgen.building.nixlog import NixLog
 from nixgen.checking import spdx
 from nixgen.cmdline.cli import main
-from nixgen.cmdline.nixlog import NixLog
-from nixgen.cmdline.output import terminal_safe
 from nixgen.core import bounded
+from nixgen.core.console import terminal_safe
 
 from .conftest import REPO
 from .test_build_argv import Fake, build, drv, event, install_fake, make_demo

@@ -26,11 +26,11 @@ from click.testing import CliRunner
 from kernels.backends import CPU, CUDA, XPU, Metal, ROCm
 from kernels.variants import ArchVariant, NoarchVariant, TorchStableAbi, TvmFfi, parse_variant
 
+from nixgen.app.pipeline import prepare
 from nixgen.checking import project
 from nixgen.cmdline.cli import main
-from nixgen.cmdline.commands.render import prepare
 from nixgen.core.errors import ProblemError
-from nixgen.planning import plan
+from nixgen.planning import variants
 from tests.nixtools import (
     flake_eval,
     have_nix,
@@ -135,13 +135,13 @@ def check_parses(v: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("path", LOADING, ids=lambda p: p.stem)
 def test_corpus_names_parse_in_the_kernels_client(path: Path) -> None:
-    for v in plan.variants(project.read(path, check_files=False).build):
+    for v in variants.variants(project.read(path, check_files=False).build):
         check_parses(v.to_json())
 
 
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_example_names_parse_in_the_kernels_client(name: str) -> None:
-    found = plan.variants(project.read(EXAMPLES / name).build)
+    found = variants.variants(project.read(EXAMPLES / name).build)
     assert found
     for v in found:
         check_parses(v.to_json())
@@ -153,7 +153,7 @@ def test_example_names_parse_in_the_kernels_client(name: str) -> None:
 def test_json_is_the_plan(runner: CliRunner) -> None:
     build = project.read(EXAMPLES / "relu-mixed").build
     out = json.loads(variants_json(runner, EXAMPLES / "relu-mixed"))
-    assert out == [v.to_json() for v in plan.variants(build)]
+    assert out == [v.to_json() for v in variants.variants(build)]
     assert len(out) == 19
 
 
@@ -279,7 +279,7 @@ def stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def render_into(root: Path) -> Path:
     """Render the project at `root` and return `root`. Files are written plainly: the
     write stage's fsyncs would triple this module's run time and are tested elsewhere."""
-    _, rendered, _ = prepare(root, "nix")
+    _, rendered, _, _ = prepare(root, "nix")
     files = {**{f"nix/{k}": v for k, v in rendered.tree.items()}, **rendered.root}
     for rel, data in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -307,7 +307,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def python_variants(root: Path, system: str | None = None) -> list[dict[str, Any]]:
     build = project.read(root, check_files=False).build
-    return [v.to_json() for v in plan.variants(build, system=system)]
+    return [v.to_json() for v in variants.variants(build, system=system)]
 
 
 def test_the_sample_is_big_enough() -> None:
@@ -317,10 +317,10 @@ def test_the_sample_is_big_enough() -> None:
 @pytest.mark.nix
 @pytest.mark.skipif(not have_nix(), reason="nix is not installed")
 def test_nix_library_lists_the_same_variants(generated: dict[str, Path]) -> None:
-    """``(import <generated>/nix).variants system`` equals plan.variants, field for field,
+    """``(import <generated>/nix).variants system`` equals variants.variants, field for field,
     for every system and for all at once (one nix-instantiate for every project)."""
     roots = sorted(generated.items())
-    systems = [None, *plan.SYSTEMS]
+    systems = [None, *variants.SYSTEMS]
     expr = "[ " + " ".join(
         "(let p = import " + str(root / "nix") + "; in ["
         + " ".join(
@@ -348,7 +348,7 @@ def test_flake_outputs_equal_nixgen_variants_and_matrix(
     root = generated[name]
     got = flake_eval(root, "variants", stub=stub)
     expected = {
-        system: [v["name"] for v in python_variants(root, system)] for system in plan.SYSTEMS
+        system: [v["name"] for v in python_variants(root, system)] for system in variants.SYSTEMS
     }
     assert got == expected
     runner = CliRunner()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from nixgen.cmdline import scaffold
+from nixgen.app import scaffold
 from nixgen.cmdline.cli import main
 from nixgen.cmdline.commands.watch import Watcher, snapshot, watched_files
 

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 
 from nixgen.cmdline.cli import main
 from nixgen.core import tables
-from nixgen.planning import matrix
+from nixgen.rendering import workflow as workflow_mod
 
 ROOT = Path(__file__).resolve().parent.parent
 OWN_WORKFLOW = ROOT / ".github" / "workflows" / "ci.yml"
@@ -73,7 +73,7 @@ def rendered_workflows(tmp_path: Path) -> dict[str, Path]:
         shutil.copytree(ROOT / "examples" / name, root)
         result = CliRunner().invoke(main, ["render", str(root), "--ci", "github"])
         assert result.exit_code == 0, result.output
-        out[name] = root / matrix.GITHUB_WORKFLOW
+        out[name] = root / workflow_mod.GITHUB_WORKFLOW
     return out
 
 
@@ -125,5 +125,5 @@ def test_action_table_entries_are_well_formed(repo: str) -> None:
     assert entry["version"] == entry["track"] or entry["version"].startswith(entry["track"] + ".")
     assert re.fullmatch(r"v\d+(\.\d+)*", entry["version"]), entry
     # The pin is written raw into YAML: nothing in it may start a new token.
-    assert str(matrix.action_pins()[repo]) == f"{repo}@{entry['commit']} # {entry['version']}"
+    assert str(workflow_mod.action_pins()[repo]) == f"{repo}@{entry['commit']} # {entry['version']}"
     json.dumps(entry)

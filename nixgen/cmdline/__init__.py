@@ -1,1 +1,1 @@
-"""The command line: the verbs, what they print, running Nix. May import: core to writing."""
+"""The command line: argv and printing; the verbs in commands/. May import: core to building."""

@@ -31,14 +31,9 @@ from click.core import ParameterSource
 
 from nixgen import __version__
 from nixgen.cmdline import output
-from nixgen.cmdline.output import (
-    emit_json,
-    emit_result,
-    expected,
-    print_problems,
-    report,
-    use_color,
-)
+from nixgen.cmdline.output import emit_result, expected, report
+from nixgen.core import console
+from nixgen.core.console import emit_json, print_problems, use_color
 from nixgen.core.paths import DEFAULT_OUT
 
 __all__ = [
@@ -93,7 +88,7 @@ def _find_project(ctx: click.Context, param: click.Parameter, value: Path) -> Pa
         if found.st_uid not in owners:
             break  # a build.toml that is not the user's: no project is found
         shown = Path(os.path.relpath(directory))
-        output.status(f"using the project at {shown} (the nearest build.toml above {here})")
+        console.status(f"using the project at {shown} (the nearest build.toml above {here})")
         return shown
     return value
 
@@ -151,12 +146,39 @@ nix_option_option = click.option(
 )
 
 
+#: `--no-sandbox-check`: build on Linux even with the Nix sandbox off.
+no_sandbox_check_option = click.option(
+    "--no-sandbox-check",
+    is_flag=True,
+    help="Run Nix on Linux even with its sandbox off (sandbox = false): builds may then "
+    "read undeclared host files and are not proven reproducible.",
+)
+
+
+def complete_variant(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Variant names for shell completion, computed in Python (no Nix evaluation)."""
+    from click.shell_completion import CompletionItem
+
+    try:
+        from nixgen.building import nixbuild
+        from nixgen.checking import project as project_mod
+        from nixgen.planning import variants
+
+        root = ctx.params.get("project") or Path(".")
+        build = project_mod.read(root, check_files=False).build
+        system = ctx.params.get("system") or nixbuild.host_system()
+        names = [v.name for v in variants.variants(build, system=system)]
+    except Exception:
+        return []
+    return [CompletionItem(n) for n in names if n.startswith(incomplete)]
+
+
 def handle_errors(fn: F) -> F:
     """Turn every failure into a message and an exit status; never a traceback."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from nixgen.cmdline.entry import command_started
+        from nixgen.cmdline.streams import command_started
 
         command_started()
         try:
@@ -176,29 +198,29 @@ def handle_errors(fn: F) -> F:
 
 def _set_quiet(ctx: click.Context, param: click.Parameter, value: int) -> None:
     if value:
-        output.settings.verbosity = -value
+        console.settings.verbosity = -value
 
 
 def _set_verbose(ctx: click.Context, param: click.Parameter, value: int) -> None:
     if value:
-        output.settings.verbosity = value
+        console.settings.verbosity = value
     if value >= 2:
-        output.settings.build_logs = True  # -vv: every build log line too, as with -L
+        console.settings.build_logs = True  # -vv: every build log line too, as with -L
 
 
 def _set_progress(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if value:
-        output.settings.progress = False
+        console.settings.progress = False
 
 
 def _set_logs(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if value:
-        output.settings.build_logs = True
+        console.settings.build_logs = True
 
 
 def _set_color(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
     if value is not None:
-        output.settings.color = value
+        console.settings.color = value
         ctx.color = {"always": True, "never": False}.get(value)
 
 
@@ -237,7 +259,7 @@ def common_options() -> list[click.Option]:
         ),
         click.Option(
             ["--color"],
-            type=click.Choice(output.COLOR_MODES),
+            type=click.Choice(console.COLOR_MODES),
             default=None,
             envvar="NIXGEN_COLOR",
             expose_value=False,
@@ -287,19 +309,19 @@ class LazyGroup(click.Group):
 
     def main(self, args: Any = None, *rest: Any, **kwargs: Any) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
-        output.reset()
+        console.reset()
         kwargs.setdefault("prog_name", "nixgen")
-        kwargs.setdefault("color", output.settings.forced_color())
+        kwargs.setdefault("color", console.settings.forced_color())
         if kwargs.get("standalone_mode", True) is False:
             return super().main(argv, *rest, **kwargs)
         as_json = "--json" in argv
-        output.settings.command = next(
+        console.settings.command = next(
             (a for a in argv if not a.startswith("-") and a in {*COMMANDS, *ALIASES}), None
         )
         try:
             code = super().main(argv, *rest, **{**kwargs, "standalone_mode": False})
         except click.exceptions.NoArgsIsHelpError as exc:
-            click.echo(exc.ctx.get_help(), color=output.settings.forced_color())
+            click.echo(exc.ctx.get_help(), color=console.settings.forced_color())
             sys.exit(0)
         except click.ClickException as exc:
             problem = _usage_problem(exc)

@@ -106,7 +106,7 @@ def _cpp_deps(name: str, language: str) -> Any:
 
 
 # The allowlists below are Literal types built at run time from the data tables: cattrs
-# validates values against them and nixgen.reading.jsonschema lists them. A static type checker
+# validates values against them and nixgen.rendering.jsonschema lists them. A static type checker
 # cannot evaluate a Literal built from data, so it sees each of them as `str`; the runtime objects
 # are unchanged.
 if TYPE_CHECKING:

@@ -2,9 +2,9 @@
 
 Each rule returns None when the value is fine and a message otherwise. `NEWTYPES` is the
 one table from each of the model's NewTypes to its rule: the converter of every edition
-(`nixgen.reading.schema.common`), the JSON Schema (`nixgen.reading.jsonschema`) and the warnings for
-well-formed values nixgen does not know (`nixgen.reading.schema.unknown`) all read it, so a rule
-is written once.
+(`nixgen.reading.schema.common`), the JSON Schema (`nixgen.rendering.jsonschema`) and the
+warnings for well-formed values nixgen does not know (`nixgen.reading.schema.unknown`) all read
+it, so a rule is written once.
 """
 
 from __future__ import annotations

@@ -23,10 +23,11 @@ import attrs
 
 from nixgen import __version__
 from nixgen.core import contract, jinja, marker, paths
-from nixgen.core.errors import EXIT_INVALID, NixgenError
+from nixgen.core.errors import EXIT_INVALID, NixgenError, Problem
 from nixgen.core.paths import DEFAULT_OUT
 from nixgen.core.tables import LANGUAGE_FLAGS, PACKAGE, library_files, read_text, table
-from nixgen.planning.plan import KernelPlan, Plan
+from nixgen.planning.kernels import KernelPlan
+from nixgen.planning.plan import Plan
 from nixgen.reading import model
 from nixgen.rendering import nixlit
 
@@ -473,8 +474,6 @@ class OutDirError(NixgenError, ValueError):
     exit_code = EXIT_INVALID
 
     def render(self) -> str:
-        from nixgen.core.errors import Problem
-
         return Problem(message=f"--out: {self}").render()
 
 

@@ -7,33 +7,34 @@ import shlex
 import stat
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import attrs
 import click
 
-from nixgen.cmdline import building, nixbuild, nixcheck
+from nixgen.building import builds as building
+from nixgen.building import gitfiles, nixbuild, nixcheck, selection
+from nixgen.building.nixbuild import host_system
 from nixgen.cmdline.cli import (
     accept_flake_config_option,
     built_out_option,
+    complete_variant,
     emit_result,
     handle_errors,
     nix_option_option,
+    no_sandbox_check_option,
     offline_option,
     override_input_option,
     print_problems,
     project_argument,
 )
-from nixgen.cmdline.nixbuild import host_system
-from nixgen.cmdline.output import status
 from nixgen.core import tables
+from nixgen.core.console import status
 from nixgen.core.errors import (
-    Problem,
     ProblemError,
     error,
     sort_problems,
 )
-from nixgen.planning.plan import SYSTEMS
+from nixgen.planning.variants import SYSTEMS
 
 __all__ = ["build_command", "command", "host_system"]
 
@@ -46,23 +47,6 @@ MAX_JOBS = 65536
 DEFAULT_LINKS = "build"
 
 
-def _complete_variant(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-    """Variant names for shell completion, computed in Python (no Nix evaluation)."""
-    from click.shell_completion import CompletionItem
-
-    try:
-        from nixgen.checking import project as project_mod
-        from nixgen.planning import plan
-
-        root = ctx.params.get("project") or Path(".")
-        build = project_mod.read(root, check_files=False).build
-        system = ctx.params.get("system") or host_system()
-        names = [v.name for v in plan.variants(build, system=system)]
-    except Exception:
-        return []
-    return [CompletionItem(n) for n in names if n.startswith(incomplete)]
-
-
 @click.command(name="build")
 @project_argument
 @click.option(
@@ -70,7 +54,7 @@ def _complete_variant(ctx: click.Context, param: click.Parameter, incomplete: st
     "variants",
     multiple=True,
     metavar="NAME",
-    shell_complete=_complete_variant,
+    shell_complete=complete_variant,
     help="A variant to build; repeat for several (default: every bundled variant of SYSTEM).",
 )
 @click.option(
@@ -130,7 +114,7 @@ def _complete_variant(ctx: click.Context, param: click.Parameter, incomplete: st
 @accept_flake_config_option
 @nix_option_option
 @offline_option
-@nixcheck.no_sandbox_check_option
+@no_sandbox_check_option
 @click.option("--dry-run", is_flag=True, help="Print what would be rendered and run; do nothing.")
 @click.option("--json", "as_json", is_flag=True, help="With --dry-run: print the plan as JSON.")
 @handle_errors
@@ -173,12 +157,10 @@ def build_command(
     (--no-sandbox-check builds without it). Exit status: 0 built, 1 a build failed, 2
     invalid input (untracked files and an unfit Nix included).
     """
-    from nixgen.cmdline import config
-    from nixgen.cmdline import offline as offline_mod
-    from nixgen.cmdline.commands.render import prepare
-    from nixgen.cmdline.pipeline import kept_warnings
-    from nixgen.cmdline.pipeline import summary as render_summary
-    from nixgen.planning import plan
+    from nixgen.app import config
+    from nixgen.app.pipeline import kept_warnings, prepare
+    from nixgen.app.pipeline import summary as render_summary
+    from nixgen.building import offline as offline_mod
     from nixgen.writing import write
 
     if as_json and not dry_run:
@@ -192,17 +174,19 @@ def build_command(
     offline = config.offline(project, offline)
     if offline:
         options = (*offline_mod.SETTINGS, *options)
-    loaded, rendered, problems = prepare(project, out)
+    loaded, rendered, problems, planned = prepare(project, out)
     print_problems(problems)
     root = loaded.root.resolve()  # Nix runs in the project: links must not be relative
-    available = plan.variants(loaded.build, system=system)
+    available = planned.for_system(system)
     names = [v.name for v in available]
     if backends:
         available = [v for v in available if v.backend in backends]
     if variants:
         unknown = [v for v in variants if v not in names]
         if unknown:
-            raise ProblemError([_unknown_variant(loaded.build, v, system, names) for v in unknown])
+            raise ProblemError(
+                [selection.unknown_variant(planned, v, system, names) for v in unknown]
+            )
         chosen = list(dict.fromkeys(variants))
     else:
         chosen = [v.name for v in available if v.bundle]
@@ -212,7 +196,7 @@ def build_command(
             [
                 error(
                     f"{loaded.build.general.name} has no variants{which} for {system}",
-                    hint=_other_systems(loaded.build, system, backends),
+                    hint=selection.other_systems(planned, system, backends),
                 )
             ]
         )
@@ -242,7 +226,7 @@ def build_command(
     if dry_run:
         changed = [*stale.added, *stale.changed, *stale.removed]
         build = nix_build(["<drvPath of each variant>"])
-        unseen = _unseen_problems(loaded, rendered, root, new=stale.added)
+        unseen = gitfiles.unseen_problems(loaded, rendered, root, new=stale.added)
         if as_json:
             emit_result(
                 {
@@ -267,7 +251,7 @@ def build_command(
     if stale.stale:
         result = write.write(root, rendered)
         status(render_summary(result, rendered.out_dir))
-    unseen = _unseen_problems(loaded, rendered, root)
+    unseen = gitfiles.unseen_problems(loaded, rendered, root)
     if unseen:
         raise ProblemError(unseen)
     if offline:
@@ -296,38 +280,6 @@ def build_command(
     )
 
 
-def _unknown_variant(
-    build: Any, name: str, system: str, names: list[str], *, flag: bool = True
-) -> Problem:
-    """The error for `--variant NAME` that is no variant of `system`: the system it is a
-    variant of, or the closest name (without `flag`, for a verb that has no --system: only
-    which machine it needs)."""
-    from nixgen.core.errors import did_you_mean
-    from nixgen.planning import plan
-
-    owner = next(
-        (
-            s
-            for s in SYSTEMS
-            if s != system and name in {v.name for v in plan.variants(build, system=s)}
-        ),
-        None,
-    )
-    if owner is not None and not flag:
-        return error(
-            f"variant `{name}` is for {owner}, not {system}: run this on an {owner} machine"
-        )
-    if owner is not None:
-        return error(
-            f"variant `{name}` is for {owner}, not {system}: pass --system {owner} (Nix builds "
-            "it on a machine of that system, e.g. one of --builders)"
-        )
-    return error(
-        f"unknown variant `{name}` for {system}{did_you_mean(name, names)}; valid variants: "
-        f"{', '.join(names) or 'none'}"
-    )
-
-
 def _check_links(root: Path, links: str, variants: Sequence[str]) -> None:
     """Refuse, before anything is built, a link directory reached through a symbolic link
     or leaving the project (`write.check_inside`, the rule of every path nixgen writes),
@@ -350,133 +302,6 @@ def _check_links(root: Path, links: str, variants: Sequence[str]) -> None:
                 f"{root / rel}: is {what}, not a link to a build: nixgen links variant "
                 f"{name} there (move it away, or choose another --out-link)"
             )
-
-
-def _other_systems(
-    build: Any, system: str, backends: Sequence[str] = (), *, flag: bool = True
-) -> str | None:
-    """Which `--system` to pass instead, when other systems have variants (without `flag`,
-    for a verb that has no --system: which machine it needs)."""
-    from nixgen.planning import plan
-
-    others = [
-        s
-        for s in SYSTEMS
-        if s != system
-        and any(not backends or v.backend in backends for v in plan.variants(build, system=s))
-    ]
-    if not others:
-        return None
-    if not flag:
-        return f"it has some for {', '.join(others)}: run it on a machine of that system"
-    return f"it has some for {', '.join(others)}: pass --system {others[0]}"
-
-
-def _source_keys(build: Any) -> dict[str, tuple[str | int, ...]]:
-    """The key path where each listed file is named first (``kernel.relu.src[0]``)."""
-    from nixgen.checking import validate
-
-    keys: dict[str, tuple[str | int, ...]] = {}
-    for path, rel in validate.listed_files(build):
-        keys.setdefault(rel, path)
-    return keys
-
-
-def _unseen_problems(
-    loaded: Any, rendered: Any, root: Path, *, new: Sequence[str] = ()
-) -> list[Problem]:
-    """Located problems for the files the build needs that the flake would not see,
-    because the project is in a git work tree and git does not track them; `new` are
-    files a render would add (untracked by definition). Empty outside a git work tree."""
-    from nixgen.reading import model
-
-    build = loaded.build
-    generated = [f"{rendered.out_dir}/{rel}" for rel in sorted(rendered.tree)]
-    generated += sorted(rendered.root)
-    if (root / "flake.lock").exists():
-        generated.append("flake.lock")
-    sources = _source_keys(build)
-    package = model.python_package_dir(build)
-    needed = [*generated, *sources, package]
-    found = nixbuild.unseen_files(root, needed)
-    new = [f for f in new if f not in (found.untracked if found else [])]
-    if found is None and (not new or nixbuild.git_work_tree(root) is None):
-        return []  # outside a git work tree, a flake sees every file
-    untracked = [*(found.untracked if found else []), *new]
-    ignored = found.ignored if found else []
-    nothing_tracked = found.nothing_tracked if found else False
-    in_submodule = found.in_submodule if found else {}
-
-    def shown(rel: str) -> str:
-        return os.path.relpath(root / rel)
-
-    out_prefix = f"{rendered.out_dir}/"
-
-    def group(rel: str) -> str:
-        """What to `git add` for `rel`: the output directory or the Python package as a
-        whole, any other file itself."""
-        if rel.startswith(out_prefix):
-            return str(rendered.out_dir)
-        return package if rel.startswith(f"{package}/") else rel
-
-    problems: list[Problem] = []
-    why = "Nix copies only the files git tracks into the store"
-    for rel, link in in_submodule.items():
-        message = (
-            f"is inside the git submodule `{link}`: committed there, but a flake does not "
-            "copy a submodule's files into the store (Nix fetches them only with "
-            "`submodules=1`), so the build would not see it; make it part of the "
-            "project's own repository"
-        )
-        if rel in sources:
-            problems.append(loaded.document.locate(error(f"`{rel}` {message}", sources[rel])))
-        else:
-            problems.append(error(message).located(shown(rel), None, None))
-    if not untracked and not ignored:
-        return problems
-    for rel in [*untracked, *ignored]:
-        what = "is ignored by git (.gitignore)" if rel in ignored else "is not tracked by git"
-        if rel in sources:
-            problems.append(
-                loaded.document.locate(
-                    error(f"`{rel}` {what}; {why}, so the build would not see it", sources[rel])
-                )
-            )
-        elif not rel.startswith(out_prefix):
-            message = f"{what}; {why}, so the build would not see it"
-            problems.append(error(message).located(shown(rel), None, None))
-    out_files = [r for r in [*untracked, *ignored] if r.startswith(out_prefix)]
-    if out_files:
-        names = ", ".join(r.removeprefix(out_prefix) for r in out_files[:3])
-        more = ", …" if len(out_files) > 3 else ""
-        problems.append(
-            error(
-                f"{len(out_files)} generated file(s) are not tracked by git ({names}{more}); "
-                f"{why}, so the build would not see them"
-            ).located(shown(rendered.out_dir) + "/", None, None)
-        )
-    if nothing_tracked and not ignored:
-        add = [shown(".")]
-    else:
-        add = list(dict.fromkeys(shown(group(r)) for r in untracked))
-    fixes = []
-    if add:
-        paths = shlex.join(["--", *add])
-        fixes.append(
-            f"run `git add {paths}`, or `git add --intent-to-add {paths}` to keep them out "
-            "of your next commit"
-        )
-    if ignored:
-        forced = dict.fromkeys(shown(group(r)) for r in ignored)
-        fixes.append(f"{'' if add else 'run '}`git add --force {shlex.join(['--', *forced])}`")
-    count = len(untracked) + len(ignored)
-    problems.append(
-        error(
-            f"{count} file(s) the build needs are not tracked by git, and a flake in a git "
-            "work tree sees only tracked files: " + "; for the ignored ones, ".join(fixes)
-        )
-    )
-    return problems
 
 
 command = build_command

@@ -1,5 +1,5 @@
 """`nixgen compdb`: write `compile_commands.json` (for clangd, clang-tidy) from a variant's
-planned compile commands (`nixgen.cmdline.compdb`)."""
+planned compile commands (`nixgen.app.compdb`)."""
 
 from __future__ import annotations
 
@@ -12,24 +12,19 @@ from pathlib import Path
 
 import click
 
-from nixgen.cmdline import nixbuild, output
+from nixgen.building import gitfiles, nixbuild, selection
 from nixgen.cmdline.cli import (
     accept_flake_config_option,
     built_out_option,
+    complete_variant,
     handle_errors,
     nix_option_option,
     override_input_option,
     print_problems,
     project_argument,
 )
-from nixgen.cmdline.commands.build import (
-    _complete_variant,
-    _other_systems,
-    _unknown_variant,
-    _unseen_problems,
-)
-from nixgen.cmdline.output import status
-from nixgen.core import paths
+from nixgen.core import console, paths
+from nixgen.core.console import status
 from nixgen.core.errors import NixgenError, ProblemError, error
 
 #: How many lines of a failed Nix command's output an error shows.
@@ -41,7 +36,7 @@ TAIL = 20
 @click.option(
     "--variant",
     metavar="NAME",
-    shell_complete=_complete_variant,
+    shell_complete=complete_variant,
     help="The variant whose commands to write (default: `nixgen shell`'s, the newest "
     "bundled variant of the first backend).",
 )
@@ -89,16 +84,14 @@ def compdb_command(
     `nix build --no-link`, so every include path exists. Renders the Nix files first when
     stale. Exit status: 0 written, 1 Nix failed, 2 invalid input.
     """
-    from nixgen.cmdline import compdb, config
-    from nixgen.cmdline.commands.render import prepare
-    from nixgen.cmdline.pipeline import kept_warnings, summary
-    from nixgen.planning import plan
+    from nixgen.app import compdb, config
+    from nixgen.app.pipeline import kept_warnings, prepare, summary
     from nixgen.writing import write
 
     out = config.out_dir(project, out)
     overrides = config.overrides(project, overrides)
     system = nixbuild.host_system()
-    loaded, rendered, problems = prepare(project, out)
+    loaded, rendered, problems, planned = prepare(project, out)
     print_problems(problems)
     root = loaded.root.resolve()
     target = Path(output_path)
@@ -119,19 +112,19 @@ def compdb_command(
                 )
             ]
         )
-    names = [v.name for v in plan.variants(loaded.build, system=system)]
+    names = [v.name for v in planned.for_system(system)]
     if not names:
         raise ProblemError(
             [
                 error(
                     f"{loaded.build.general.name} has no variants for {system}, so no "
                     "compile commands",
-                    hint=_other_systems(loaded.build, system),
+                    hint=selection.other_systems(planned, system),
                 )
             ]
         )
     if variant is not None and variant not in names:
-        raise ProblemError([_unknown_variant(loaded.build, variant, system, names, flag=False)])
+        raise ProblemError([selection.unknown_variant(planned, variant, system, names, flag=False)])
     ref = nixbuild.flake_ref(root)
     extra = nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
     for name, value in overrides:
@@ -159,7 +152,7 @@ def compdb_command(
         click.echo(note, err=True)
     if stale.stale:
         status(summary(write.write(root, rendered), rendered.out_dir))
-    unseen = _unseen_problems(loaded, rendered, root)
+    unseen = gitfiles.unseen_problems(loaded, rendered, root)
     if unseen:
         raise ProblemError(unseen)
     if shutil.which("nix") is None:
@@ -215,7 +208,7 @@ def _run(command: list[str], root: Path, what: str) -> str:
     if done.returncode != 0:
         lines = [line.replace("\0", "") for line in done.stderr.splitlines() if line.strip()]
         for line in lines[-TAIL:]:
-            output.err(f"  {line}")
+            console.err(f"  {line}")
         raise NixgenError(f"{what} failed (nix exited {done.returncode}; its output is above)")
     return done.stdout
 

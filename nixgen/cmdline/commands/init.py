@@ -7,9 +7,9 @@ from typing import Any
 
 import click
 
+from nixgen.app.scaffold import INIT_LANGUAGES
 from nixgen.cmdline.cli import handle_errors, print_problems
-from nixgen.cmdline.output import status
-from nixgen.cmdline.scaffold import INIT_LANGUAGES
+from nixgen.core.console import status
 from nixgen.core.paths import DEFAULT_OUT
 
 
@@ -25,7 +25,7 @@ def _name(ctx: click.Context, param: click.Parameter, value: str) -> str:
 def license_value(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """A ``--license`` argument, stripped and checked (`init` and `migrate`); None when the
     option is not given."""
-    from nixgen.cmdline import scaffold
+    from nixgen.app import scaffold
 
     problem = scaffold.check_license(value.strip()) if value is not None else None
     if problem:
@@ -89,8 +89,10 @@ def init(
     """
     import attrs
 
-    from nixgen.cmdline import nixbuild, scaffold
-    from nixgen.cmdline.commands.render import prepare
+    from nixgen.app import scaffold
+    from nixgen.app.pipeline import prepare
+    from nixgen.building import gitfiles, nixbuild
+    from nixgen.planning import variants
     from nixgen.writing import write
 
     chosen = list(dict.fromkeys(languages)) or ["cpp-cpu"]
@@ -103,7 +105,7 @@ def init(
     def render_nix(made: Path) -> None:
         # `made` is where the project is being made (a hidden directory next to `root`
         # until it is complete): the render is part of init's one transaction.
-        loaded, rendered, problems = prepare(made, DEFAULT_OUT)
+        loaded, rendered, problems, _ = prepare(made, DEFAULT_OUT)
         done[:] = [write.write(loaded.root, rendered, force=force), problems, loaded.build]
 
     written = scaffold.create(
@@ -122,15 +124,14 @@ def init(
     status("next:")
     if root.resolve() != Path.cwd().resolve():
         status(f"  cd {root}")
-    if nixbuild.git_work_tree(root) is not None:
+    if gitfiles.git_work_tree(root) is not None:
         # A flake in a git work tree sees only the files git tracks (`nixgen build` checks).
         status("  git add .                 # Nix sees only files git tracks (or: git add -N .)")
-    from nixgen.planning import plan
 
     system = nixbuild.host_system()
-    if not plan.variants(build, system=system):
+    if not variants.variants(build, system=system):
         # No variant builds here (cpp-metal on Linux): say so rather than `nixgen build`.
-        others = sorted({v.system for v in plan.variants(build)})
+        others = sorted({v.system for v in variants.variants(build)})
         status(
             f"  nixgen variants           # none is for {system}: they are for {', '.join(others)}"
         )

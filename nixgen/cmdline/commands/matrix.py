@@ -8,7 +8,7 @@ import click
 
 from nixgen.cmdline.cli import emit_result, handle_errors, json_option, project_argument
 from nixgen.cmdline.commands.variants import planned, system_option
-from nixgen.planning import matrix, plan
+from nixgen.planning import ci, kernels, variants
 
 
 @click.command(name="matrix")
@@ -30,11 +30,11 @@ from nixgen.planning import matrix, plan
 @system_option
 @click.option(
     "--max-jobs",
-    type=click.IntRange(1, matrix.GITHUB_MAX_JOBS),
-    default=matrix.GITHUB_MAX_JOBS,
+    type=click.IntRange(1, ci.GITHUB_MAX_JOBS),
+    default=ci.GITHUB_MAX_JOBS,
     show_default=True,
     help="Group variants into at most this many jobs (GitHub allows "
-    f"{matrix.GITHUB_MAX_JOBS} per matrix).",
+    f"{ci.GITHUB_MAX_JOBS} per matrix).",
 )
 @click.option(
     "--shards",
@@ -42,7 +42,7 @@ from nixgen.planning import matrix, plan
     default=None,
     metavar="K",
     help="Also split each variant whose kernels build one derivation per object (C++ "
-    f"kernels of {plan.OBJECT_THRESHOLD} compiled sources or more) into K jobs that each "
+    f"kernels of {kernels.OBJECT_THRESHOLD} compiled sources or more) into K jobs that each "
     "build a disjoint part of its objects (`shards` in the output), balanced by source count.",
 )
 @click.option(
@@ -83,27 +83,28 @@ def matrix_command(
     job only the archives and the link. Save it as `.github/nixgen-shards.json` for the
     workflow of `nixgen render --ci github` (re-run it when sources change).
     """
+
     loaded, found, problems = planned(project, system)
     if pull_request:
-        found = plan.select_ci(found)
+        found = variants.select_ci(found)
     try:
-        result = matrix.github(found, max_jobs=max_jobs)
-    except matrix.MatrixError as exc:
+        result = ci.github(found, max_jobs=max_jobs)
+    except ci.MatrixError as exc:
         raise click.BadParameter(str(exc), param_hint="--max-jobs") from None
     if costs is not None and shards is None:
         raise click.BadParameter("needs --shards K", param_hint="--costs")
     if shards is not None:
         table = None if costs is None else _read_costs(costs)
         try:
-            result["shards"] = matrix.github_shards(
-                loaded.build, found, shards, costs=table, max_jobs=matrix.GITHUB_MAX_JOBS
+            result["shards"] = ci.github_shards(
+                loaded.build, found, shards, costs=table, max_jobs=ci.GITHUB_MAX_JOBS
             )
-        except matrix.MatrixError as exc:
+        except ci.MatrixError as exc:
             raise click.BadParameter(str(exc), param_hint="--shards") from None
     if as_json:
         emit_result(result, problems)
         return
-    click.echo(matrix.to_json(result))
+    click.echo(ci.to_json(result))
 
 
 #: The largest --costs file read (a cost per source: real ones are a few KiB).

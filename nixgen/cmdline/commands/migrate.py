@@ -9,7 +9,7 @@ import click
 
 from nixgen.cmdline.cli import handle_errors, print_problems, project_argument
 from nixgen.cmdline.commands.init import license_value
-from nixgen.cmdline.output import status
+from nixgen.core.console import status
 from nixgen.core.errors import EXIT_FAILURE
 
 
@@ -55,8 +55,8 @@ def migrate(
     is kept, and the command to take it over is printed (not with --edition 5, which
     goes back to kernel-builder).
     """
-    from nixgen.cmdline import anchorflake as flake_mod
-    from nixgen.cmdline import migrate as migrate_mod
+    from nixgen.app import anchorflake as flake_mod
+    from nixgen.app import migrate as migrate_mod
 
     migration = migrate_mod.plan(project, license=license_, to_edition=int(edition))
     print_problems(migration.warnings)
@@ -87,7 +87,9 @@ def migrate(
         migrate_mod.write(migration)
         status(f"migrated {display} {migration.reason}")
     if flake is not None:
-        flake.apply()
+        from nixgen.app import pipeline
+
+        flake.apply(pipeline.render_project)
 
 
 command = migrate

@@ -8,10 +8,9 @@ from pathlib import Path
 import click
 
 from nixgen.cmdline.cli import handle_errors, project_argument
-from nixgen.cmdline.pipeline import prepare, with_github_workflow
 from nixgen.core.paths import DEFAULT_OUT
 
-__all__ = ["command", "prepare", "with_github_workflow"]
+__all__ = ["command"]
 
 
 @click.command(name="render")
@@ -50,7 +49,7 @@ def render_command(
     """
     from click.core import ParameterSource
 
-    from nixgen.cmdline import config, pipeline
+    from nixgen.app import config, pipeline
 
     # Only an --out on the command line is recorded (not NIXGEN_OUT's).
     source = click.get_current_context().get_parameter_source("out")
@@ -58,7 +57,7 @@ def render_command(
     out = config.out_dir(project, out)
     code = pipeline.render_project(project, out, check=check, force=force, ci=ci)
     if given is not None and not check:
-        from nixgen.cmdline.output import status
+        from nixgen.core.console import status
         from nixgen.rendering.render import check_out_dir
 
         check_out_dir(given)

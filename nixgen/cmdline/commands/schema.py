@@ -25,7 +25,7 @@ def schema(as_json: bool) -> None:
     (`nixgen init` writes both.) With --json, the schema is the `result` of nixgen's
     JSON envelope.
     """
-    from nixgen.reading import jsonschema
+    from nixgen.rendering import jsonschema
 
     (emit_result if as_json else emit_json)(jsonschema.schema())
 

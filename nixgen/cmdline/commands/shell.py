@@ -10,24 +10,22 @@ from pathlib import Path
 
 import click
 
-from nixgen.cmdline import building, nixbuild, nixcheck, output
+from nixgen.building import builds as building
+from nixgen.building import gitfiles, nixbuild, nixcheck, selection
 from nixgen.cmdline.cli import (
     accept_flake_config_option,
     built_out_option,
+    complete_variant,
     handle_errors,
     nix_option_option,
+    no_sandbox_check_option,
     offline_option,
     override_input_option,
     print_problems,
     project_argument,
 )
-from nixgen.cmdline.commands.build import (
-    _complete_variant,
-    _other_systems,
-    _unknown_variant,
-    _unseen_problems,
-)
-from nixgen.cmdline.output import status
+from nixgen.core import console
+from nixgen.core.console import status
 from nixgen.core.errors import NixgenError, ProblemError, error
 
 
@@ -36,7 +34,7 @@ from nixgen.core.errors import NixgenError, ProblemError, error
 @click.option(
     "--variant",
     metavar="NAME",
-    shell_complete=_complete_variant,
+    shell_complete=complete_variant,
     help="The variant whose shell to enter (default: the flake's default, the newest "
     "bundled variant of the first backend).",
 )
@@ -65,7 +63,7 @@ from nixgen.core.errors import NixgenError, ProblemError, error
 @nix_option_option
 @offline_option
 @built_out_option
-@nixcheck.no_sandbox_check_option
+@no_sandbox_check_option
 @click.option("--dry-run", is_flag=True, help="Print the `nix develop` command; run nothing.")
 @handle_errors
 def shell_command(
@@ -99,11 +97,10 @@ def shell_command(
     `nixgen build` makes; --no-sandbox-check enters without the sandbox). Exit status: the
     shell's (128 + N when signal N ended it, as a shell reports it), or 2 invalid input.
     """
-    from nixgen.cmdline import config
-    from nixgen.cmdline import offline as offline_mod
-    from nixgen.cmdline.commands.render import prepare
-    from nixgen.cmdline.pipeline import kept_warnings, summary
-    from nixgen.planning import plan
+    from nixgen.app import config
+    from nixgen.app.pipeline import kept_warnings, prepare, summary
+    from nixgen.building import offline as offline_mod
+    from nixgen.planning import variants
     from nixgen.writing import write
 
     out = config.out_dir(project, out)
@@ -112,27 +109,27 @@ def shell_command(
     if offline:
         options = (*offline_mod.SETTINGS, *options)
     system = nixbuild.host_system()
-    loaded, rendered, problems = prepare(project, out)
+    loaded, rendered, problems, planned = prepare(project, out)
     print_problems(problems)
     root = loaded.root.resolve()
-    names = [v.name for v in plan.variants(loaded.build, system=system)]
+    names = [v.name for v in planned.for_system(system)]
     if not names:
         raise ProblemError(
             [
                 error(
                     f"{loaded.build.general.name} has no variants for {system}, so no shell",
-                    hint=_other_systems(loaded.build, system, flag=False),
+                    hint=selection.other_systems(planned, system, flag=False),
                 )
             ]
         )
     if variant is not None and variant not in names:
-        raise ProblemError([_unknown_variant(loaded.build, variant, system, names, flag=False)])
+        raise ProblemError([selection.unknown_variant(planned, variant, system, names, flag=False)])
     ref = nixbuild.flake_ref(root)
     flag = [offline_mod.FLAG] if offline else []
     if test:
         # The variant the test shell puts on $KERNEL_BUILD, built first as `nixgen build`
         # builds it (one evaluation, one `nix build`, the same progress display).
-        variant = variant or plan.default_shell_variant(plan.variants(loaded.build, system=system))
+        variant = variant or variants.default_shell_variant(planned.for_system(system))
         extra = flag + nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
         evaluate = nixbuild.eval_command(ref, system, [variant], overrides, extra)
         build_extra = flag + nixbuild.nix_options(options)
@@ -153,9 +150,9 @@ def shell_command(
         command += ["--override-input", name, value]
     command += flag
     command += nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
-    if output.settings.build_logs:
+    if console.settings.build_logs:
         command.append("-L")
-    if test and output.settings.verbosity <= 0 and not output.settings.build_logs:
+    if test and console.settings.verbosity <= 0 and not console.settings.build_logs:
         # Evaluated and built already, through nixgen's log reader: Nix's own messages
         # (the lock file's, on every run with --override-input) would only repeat.
         command += nixbuild.ERRORS_ONLY
@@ -173,10 +170,10 @@ def shell_command(
         click.echo(cd + shlex.join(command))
         return
     for note in kept_warnings(stale.kept):
-        output.err(note)
+        console.err(note)
     if stale.stale:
         status(summary(write.write(root, rendered), rendered.out_dir))
-    unseen = _unseen_problems(loaded, rendered, root)
+    unseen = gitfiles.unseen_problems(loaded, rendered, root)
     if unseen:
         raise ProblemError(unseen)
     if offline:

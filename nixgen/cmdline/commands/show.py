@@ -28,9 +28,9 @@ def show(project: Path, as_json: bool, defaults: bool, no_file_checks: bool) -> 
     With --json, the model is the `result` of nixgen's JSON envelope, with the warnings
     in its `problems`. Without it, the settings of nixgen's own options in effect
     (nixgen.toml's) follow on stderr."""
+    from nixgen.app import config
     from nixgen.checking import project as project_mod
-    from nixgen.cmdline import config
-    from nixgen.cmdline.output import status
+    from nixgen.core.console import status
     from nixgen.reading.schema import v6
 
     settings = config.read(project)

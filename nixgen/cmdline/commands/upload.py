@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from nixgen.cmdline.cli import handle_errors, print_problems, project_argument
-from nixgen.cmdline.output import status
+from nixgen.core import console
+from nixgen.core.console import status
 from nixgen.core.errors import NixgenError
 
 
@@ -57,9 +58,8 @@ def upload_command(
     The token is huggingface_hub's: $HF_TOKEN, else the `hf auth login` one; $HF_ENDPOINT
     picks another Hub. Exit status: 0 uploaded, 1 the Hub refused or failed, 2 invalid input.
     """
+    from nixgen.app import upload as upload_mod
     from nixgen.checking import project as project_mod
-    from nixgen.cmdline import output
-    from nixgen.cmdline import upload as upload_mod
     from nixgen.core.errors import ProblemError, error
     from nixgen.reading import load
 
@@ -90,7 +90,7 @@ def upload_command(
     where = f"{repo_id} (branch {branch})"
     if dry_run:
         for path in upload.files:
-            output.out(path)
+            console.out(path)
         how = "open a pull request against" if create_pr else "upload to"
         status(f"would {how} {where}: {len(found)} variant(s), {len(upload.files)} file(s)")
         return
@@ -99,7 +99,7 @@ def upload_command(
     if result["deleted"]:
         status(f"deleted {result['deleted']} file(s) no longer built")
     label = "Pull request created" if create_pr else "Kernel uploaded"
-    output.out(f"{label}: {result['url']}")
+    console.out(f"{label}: {result['url']}")
 
 
 command = upload_command

@@ -14,7 +14,7 @@ from nixgen.cmdline.cli import (
     print_problems,
     project_argument,
 )
-from nixgen.cmdline.output import status
+from nixgen.core.console import status
 from nixgen.core.errors import Problem
 
 
@@ -40,8 +40,8 @@ def validate(project: Path, as_json: bool, no_file_checks: bool, strict: bool) -
     checks general.license against the SPDX license list, and nixgen.toml (nixgen's own
     settings) when there is one.
     """
+    from nixgen.app import config
     from nixgen.checking import project as project_mod
-    from nixgen.cmdline import config
     from nixgen.core.errors import ProblemError
     from nixgen.planning import plan
 

@@ -14,9 +14,11 @@ from nixgen.cmdline.cli import (
     print_problems,
     project_argument,
 )
-from nixgen.cmdline.output import status
+from nixgen.core import console
+from nixgen.core.console import status
 from nixgen.core.tables import BACKENDS
-from nixgen.planning.plan import SYSTEMS
+from nixgen.planning import variants
+from nixgen.planning.variants import SYSTEMS
 
 system_option = click.option(
     "--system", type=click.Choice(SYSTEMS), help="Only variants for this Nix system."
@@ -31,9 +33,11 @@ def planned(project: Path, system: str | None) -> tuple[Any, list[Any], list[Any
     from nixgen.planning import plan
 
     loaded = project_mod.read(project, check_files=False)
-    problems = [*loaded.warnings, *loaded.document.locate_all(plan.check(loaded.build))]
+    every = variants.variants(loaded.build)
+    found = loaded.document.locate_all(plan.problems(loaded.build, every))
+    problems = [*loaded.warnings, *found]
     print_problems(problems)
-    return loaded, plan.variants(loaded.build, system=system), problems
+    return loaded, [v for v in every if system is None or v.system == system], problems
 
 
 def table(rows: list[list[str]]) -> str:
@@ -67,7 +71,6 @@ def variants_command(
     as bundled make up `packages.<system>.kernels`. With -q, the table has no header
     line; --names prints the names alone.
     """
-    from nixgen.cmdline import output
 
     if names and as_json:
         raise click.UsageError("--names and --json exclude each other: pass one")
@@ -99,7 +102,7 @@ def variants_command(
         )
     text = table(rows)
     # The header is a status line's kind of text: -q leaves only the data.
-    click.echo(text.split("\n", 1)[1] if output.settings.verbosity < 0 else text)
+    click.echo(text.split("\n", 1)[1] if console.settings.verbosity < 0 else text)
     bundled = sum(v.bundle for v in found)
     status(f"{len(found)} variant(s), {bundled} in the bundle")
 

@@ -86,13 +86,13 @@ class Watcher:
 
     def render_once(self, changed: list[Path]) -> tuple[str, list[Any]]:
         """Render now; returns the line to print and the problems to show."""
-        from nixgen.cmdline.commands.render import prepare
+        from nixgen.app.pipeline import prepare
         from nixgen.writing import write
 
         stamp = self.style(time.strftime("[%H:%M:%S]"), dim=True)
         why = f" ({_describe(changed, self.root)})" if changed else ""
         try:
-            loaded, rendered, problems = prepare(self.build_file, self.out)
+            loaded, rendered, problems, _ = prepare(self.build_file, self.out)
             result = write.write(loaded.root, rendered)
         except ProblemError as exc:
             self.code = exc.exit_code
@@ -208,7 +208,7 @@ def watch(project: Path, out: str | None, interval: float, max_renders: int | No
     next change. Runs until interrupted (Ctrl-C); with --max-renders, its exit status is
     the last render's (0 rendered, 2 invalid input).
     """
-    from nixgen.cmdline import config
+    from nixgen.app import config
     from nixgen.rendering.render import check_out_dir
 
     out = config.out_dir(project, out)

@@ -6,7 +6,7 @@ that document: keys that stay keep their comments, order and layout; renamed key
 (``backend`` → ``language``) keep their place; new keys go next to their edition-6
 neighbours. The new text must
 parse to exactly the target before anything is written, and it is written atomically.
-The format-preserving edit itself is `nixgen.cmdline.tomledit`; this module decides what changes.
+The format-preserving edit itself is `nixgen.core.tomledit`; this module decides what changes.
 """
 
 from __future__ import annotations
@@ -21,11 +21,12 @@ from typing import Any
 import attrs
 import tomli
 
+from nixgen.app import edition5
 from nixgen.checking import project, validate
-from nixgen.cmdline import edition5, tomledit
-from nixgen.core import paths, tables
+from nixgen.core import paths, tables, tomledit
 from nixgen.core.errors import NixgenError, OutputError, Problem, ProblemError, warning
 from nixgen.reading import load, model, schema, upgrade, values
+from nixgen.writing.write import Changed, replace_unchanged
 
 BOM = b"\xef\xbb\xbf"
 
@@ -48,7 +49,7 @@ class Migration:
     warnings: list[Problem]
     #: The lock files added to Rust kernels' `src` (found where `src` did not list them).
     listed: list[str] = attrs.field(factory=list)
-    #: The edition written: the current one, or 5 (`nixgen.cmdline.edition5`).
+    #: The edition written: the current one, or 5 (`nixgen.app.edition5`).
     to_edition: int = schema.CURRENT
 
     @property
@@ -88,7 +89,7 @@ def plan(
     path: Path | str, *, license: str | None = None, to_edition: int = schema.CURRENT
 ) -> Migration:
     """Read the build.toml at `path` and work out its text in `to_edition` (the current one,
-    or 5 for the ecosystem's parser: `nixgen.cmdline.edition5`); writes nothing.
+    or 5 for the ecosystem's parser: `nixgen.app.edition5`); writes nothing.
 
     Raises `ProblemError` with located problems when the file is invalid.
     """
@@ -236,7 +237,7 @@ def _is_license_placeholder_warning(problem: Problem) -> bool:
 
 def rewrite(text: str, wanted: dict[str, Any], renames: dict[str, str] = RENAMES) -> str:
     """`text` edited so that it parses to the document `wanted`, keeping comments, key
-    order and layout of everything that does not change (`nixgen.cmdline.tomledit`);
+    order and layout of everything that does not change (`nixgen.core.tomledit`);
     `renames` maps a key that goes to the one that takes its place."""
     try:
         return tomledit.rewrite(text, wanted, renames)
@@ -256,8 +257,6 @@ def write(migration: Migration) -> None:
     (the link stays); one that leads outside the project is refused: nixgen never writes
     outside the project (the target may be shared by other projects).
     """
-    from nixgen.writing.write import Changed, replace_unchanged
-
     link = migration.document.path
     display = migration.document.display
     data = migration.after.encode("utf-8")

@@ -18,8 +18,8 @@ from typing import Any
 
 import attrs
 
-from nixgen.cmdline.output import terminal_safe
 from nixgen.core import bounded
+from nixgen.core.console import terminal_safe
 
 ACT_BUILD = 105
 RES_BUILD_LOG_LINE = 101
@@ -36,7 +36,7 @@ MAX_LINE = 64 * 1024
 def strip_ansi(text: str) -> str:
     """`text` as it may be printed: the binary framing of Nix 2.8's serialised errors made
     readable (`readable`), then every terminal control sequence removed
-    (`nixgen.cmdline.output.terminal_safe`), and at most `MAX_LINE` characters."""
+    (`nixgen.core.console.terminal_safe`), and at most `MAX_LINE` characters."""
     return terminal_safe(readable(text[:MAX_LINE]))
 
 

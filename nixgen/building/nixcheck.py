@@ -27,8 +27,6 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 
-import click
-
 from nixgen.core.errors import EXIT_INVALID, NixgenError, Problem, warning
 
 #: The oldest Nix the pinned nixpkgs evaluates with: its ``lib/minver.nix`` ("2.18.0", read
@@ -46,15 +44,6 @@ class NixSetupError(NixgenError):
     """The Nix on this machine cannot build the flake as it is set up: fix it, then rerun."""
 
     exit_code = EXIT_INVALID
-
-
-#: `--no-sandbox-check`: build on Linux even with the Nix sandbox off.
-no_sandbox_check_option = click.option(
-    "--no-sandbox-check",
-    is_flag=True,
-    help="Run Nix on Linux even with its sandbox off (sandbox = false): builds may then "
-    "read undeclared host files and are not proven reproducible.",
-)
 
 
 def _run(command: Sequence[str]) -> subprocess.CompletedProcess[str]:

@@ -22,6 +22,10 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from nixgen.core.errors import NixgenError
+from nixgen.core.marker import is_generated
+from nixgen.rendering import render
+
 #: Nix's flag and settings for a run that downloads nothing (`nix --help`: `--offline`
 #: "disable substituters and consider all previously downloaded files up-to-date"); the
 #: short timeout and single attempt bound a fetch that is tried anyway (a github input
@@ -35,8 +39,6 @@ SCRIPT = "scripts/offline-inputs.sh"
 
 def flake_inputs() -> dict[str, str]:
     """The inputs of every generated flake.nix, by name: their flake references."""
-    from nixgen.rendering import render
-
     return {"kernel-builder": render.KERNEL_BUILDER_URL, "nixpkgs": render.NIXPKGS_URL}
 
 
@@ -111,9 +113,6 @@ def missing_inputs(root: Path, overridden: Iterable[str]) -> list[tuple[str, str
 def check_inputs(root: Path, overridden: Iterable[str]) -> None:
     """Raise `NixgenError` naming the inputs an offline build of the generated flake at
     `root` cannot have (`missing_inputs`); a hand-written flake.nix is not checked."""
-    from nixgen.core.errors import NixgenError
-    from nixgen.core.marker import is_generated
-
     if not is_generated(root / "flake.nix"):
         return
     missing = missing_inputs(root, overridden)

@@ -26,10 +26,13 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from nixgen.checking import project as project_mod
 from nixgen.checking import spdx
-from nixgen.core import paths, tables
+from nixgen.core import jinja, paths, tables
 from nixgen.core.errors import OutputError
-from nixgen.reading import values
+from nixgen.reading import load, values
+from nixgen.rendering import jsonschema
+from nixgen.writing.write import atomic_write
 
 if TYPE_CHECKING:
     import jinja2
@@ -173,8 +176,6 @@ def kernels(languages: list[str], binding: str = "torch") -> list[Kernel]:
 def _environment() -> jinja2.Environment:
     import jinja2
 
-    from nixgen.core import jinja
-
     env = jinja.environment(jinja2.PackageLoader("nixgen", "templates/init"))
     env.filters["toml"] = toml_string
     return env
@@ -227,8 +228,6 @@ def files(
 
     def render(template: str, **extra: Any) -> str:
         return env.get_template(template).render(**context, **extra)
-
-    from nixgen.reading import jsonschema
 
     out = {
         "README.md": render("README.md.j2"),
@@ -286,9 +285,6 @@ def create(
     contents = files(name, languages, license=license, binding=binding)
     # The new build.toml must be one nixgen accepts, before anything is written: a
     # refused argument must not leave a half-made project behind.
-    from nixgen.checking import project as project_mod
-    from nixgen.reading import load
-
     project_mod.structure(
         load.parse(contents["build.toml"], directory / load.BUILD_TOML, load.BUILD_TOML)
     )
@@ -327,8 +323,6 @@ def _write_into(
 ) -> None:
     """Write `contents` under `root` by the path rule (`nixgen.core.paths`), then run `then`;
     with `undo`, remove every entry made here when anything fails (`root` was empty)."""
-    from nixgen.writing.write import atomic_write
-
     before = set(os.listdir(root)) if undo else set()
     try:
         for rel, text in contents.items():

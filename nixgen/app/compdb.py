@@ -29,6 +29,9 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from nixgen.core import tables
+from nixgen.rendering import nixlit
+
 #: `nix eval --apply` on a variant's derivation: the plans, the compiler wrapper and the
 #: build inputs of its C++ kernels and of its binding (Rust kernels and a binding without
 #: C++ sources have no plan objects).
@@ -78,9 +81,6 @@ FAMILIES = (
 def gcc_only_flags() -> frozenset[str]:
     """The flags nixgen gives GCC that it gives no clang driver (`compile.families`)."""
     import subprocess
-
-    from nixgen.core import tables
-    from nixgen.rendering import nixlit
 
     path = os.path.join(tables.PACKAGE, "nixlib", "compile.nix")
     expr = FAMILIES.format(path=nixlit.string(path))

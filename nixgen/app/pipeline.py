@@ -9,18 +9,25 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nixgen.cmdline import output
+from nixgen.core import console
 from nixgen.core.errors import EXIT_FAILURE
 from nixgen.core.paths import DEFAULT_OUT
 
+if TYPE_CHECKING:
+    from nixgen.checking.project import Project
+    from nixgen.core.errors import Problem
+    from nixgen.planning.plan import Plan
+    from nixgen.rendering.render import Rendered
 
-def prepare(project: Path | str, out: str) -> Any:
+
+def prepare(project: Path | str, out: str) -> tuple[Project, Rendered, list[Problem], Plan]:
     """Read, validate and plan `project`, then render it in memory.
 
-    Returns ``(project, rendered, problems)``; raises `ProblemError` with every located
-    problem when the project cannot be rendered, `OutDirError` for a bad `out`.
+    Returns ``(project, rendered, problems, plan)``: the plan is the one rendered, so a
+    verb reads its variants from it instead of planning again. Raises `ProblemError` with
+    every located problem when the project cannot be rendered, `OutDirError` for a bad `out`.
     """
     from nixgen.checking import project as project_mod
     from nixgen.core.errors import ProblemError
@@ -35,7 +42,7 @@ def prepare(project: Path | str, out: str) -> Any:
     problems = [*loaded.warnings, *planned]
     if any(p.severity == "error" for p in planned):
         raise ProblemError(problems)
-    return loaded, render.render(finished, out_dir=out), problems
+    return loaded, render.render(finished, out_dir=out), problems, finished
 
 
 def with_github_workflow(loaded: Any, rendered: Any) -> Any:
@@ -43,10 +50,10 @@ def with_github_workflow(loaded: Any, rendered: Any) -> Any:
     import attrs
 
     from nixgen import __version__
-    from nixgen.planning import matrix
+    from nixgen.rendering import workflow
 
-    workflow = matrix.github_workflow(loaded.build.general.name, nixgen_version=__version__)
-    return attrs.evolve(rendered, root={**rendered.root, matrix.GITHUB_WORKFLOW: workflow})
+    text = workflow.github_workflow(loaded.build.general.name, nixgen_version=__version__)
+    return attrs.evolve(rendered, root={**rendered.root, workflow.GITHUB_WORKFLOW: text})
 
 
 def render_project(
@@ -61,32 +68,32 @@ def render_project(
     status (0, or 1 when `check` finds stale files). Failures raise."""
     from nixgen.writing import write
 
-    loaded, rendered, problems = prepare(project, out)
+    loaded, rendered, problems, _ = prepare(project, out)
     if ci == "github":
         rendered = with_github_workflow(loaded, rendered)
-    output.print_problems(problems)
+    console.print_problems(problems)
     root = loaded.root
     if check:
         result = write.plan(root, rendered, force=True, replace_root=False)
         if result.stale:
-            output.out(result.diff, newline=False)
+            console.out(result.diff, newline=False)
             stale = [*result.added, *result.changed, *result.removed]
-            output.err(f"nixgen: {len(stale)} generated file(s) are stale: run `nixgen render`")
+            console.err(f"nixgen: {len(stale)} generated file(s) are stale: run `nixgen render`")
             return EXIT_FAILURE
-        output.status(f"{out}/ is up to date")
+        console.status(f"{out}/ is up to date")
         return 0
     result = write.write(root, rendered, force=force)
     notes = kept_warnings(result.kept, root)
     for note in notes:
-        output.err(note)
-    output.status(summary(result, out))
+        console.err(note)
+    console.status(summary(result, out))
     for kind, names in (
         ("added", result.added),
         ("changed", result.changed),
         ("removed", result.removed),
     ):
         for name in names:
-            output.status(f"  {kind} {name}", level=1)
+            console.status(f"  {kind} {name}", level=1)
     return 0
 
 
@@ -134,7 +141,7 @@ def kept_warnings(kept: list[str], root: Path | None = None) -> list[str]:
             f"kept it and did not write its own; `nixgen build` uses it as it is. "
         )
         if root is not None and name == "flake.nix":
-            from nixgen.cmdline import anchorflake
+            from nixgen.app import anchorflake
 
             found = anchorflake.check(root)
             if found is not None and found[1].standard:

@@ -13,12 +13,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from nixgen.cmdline import nixbuild, output
-from nixgen.cmdline.cli import use_color
-from nixgen.cmdline.nixlog import Build, NixLog
-from nixgen.cmdline.output import status
-from nixgen.core import bounded
+from nixgen.building import nixbuild
+from nixgen.building import offline as offline_mod
+from nixgen.building.nixlog import Build, NixLog
+from nixgen.core import bounded, console
+from nixgen.core.console import status
 from nixgen.core.errors import EXIT_FAILURE, NixgenError
+from nixgen.rendering import render
 
 
 class BuildFailed(NixgenError):
@@ -66,11 +67,9 @@ def build_variants(
     of the derivations) the variants `chosen` of the project `loaded` at `root`, showing
     progress on stderr; link each as `links`/<variant> (None: no links). Raises
     `BuildFailed` (the details printed) when one fails; ends with the summary line."""
-    from nixgen.cmdline import offline as offline_mod
-
     err = sys.stderr
-    live = err.isatty() and output.settings.progress
-    progress = nixbuild.Progress(len(chosen), live=live, color=use_color(err), stream=err)
+    live = err.isatty() and console.settings.progress
+    progress = nixbuild.Progress(len(chosen), live=live, color=console.use_color(err), stream=err)
     meta = loaded.build.general
     kernels = sorted(loaded.build.kernels)
 
@@ -82,7 +81,7 @@ def build_variants(
         f"for {system}"
     )
     progress.show("evaluating")
-    if output.settings.verbosity > 0:
+    if console.settings.verbosity > 0:
         progress.line(f"running: {shlex.join(evaluate)}")
     evaluated = nixbuild.run(evaluate, cwd=root)
     hinted = hint_cache(evaluated.log, progress, accepted=accept_flake_config)
@@ -132,14 +131,14 @@ def build_variants(
         progress.line(f"{label_of(build.name)}> {text}")
 
     unique = list(variants_of)
-    if output.settings.verbosity > 0:
+    if console.settings.verbosity > 0:
         progress.line(f"running: {shlex.join(nix_build(unique))}")
     built = nixbuild.run(
         nix_build(unique),
         cwd=root,
         on_change=on_change,
         on_tick=on_tick,
-        on_line=on_line if output.settings.build_logs else None,
+        on_line=on_line if console.settings.build_logs else None,
     )
     if not hinted:
         hint_cache(built.log, progress, accepted=accept_flake_config)
@@ -166,7 +165,7 @@ def build_variants(
         if name not in done:
             done.append(name)  # built before: Nix had nothing to do
             progress.line(f"[{len(done)}/{len(chosen)}] {name}: {ok_word}")
-        if output.settings.verbosity >= 0:
+        if console.settings.verbosity >= 0:
             progress.line(f"  {name} -> {os.path.relpath(link)}")
     if built.code != 0:
         report = built.log.failure_report(log_lines)
@@ -183,8 +182,6 @@ def build_variants(
 def cache_options() -> list[str]:
     """The kernels binary cache, as options of a `nix build` that reads no flake (the
     settings of the generated flake's nixConfig)."""
-    from nixgen.rendering import render
-
     return nixbuild.nix_options(
         [
             ("extra-substituters", render.SUBSTITUTER),
@@ -195,8 +192,6 @@ def cache_options() -> list[str]:
 
 def hint_cache(log: NixLog, progress: nixbuild.Progress, *, accepted: bool) -> bool:
     """Say once how to use the binary cache when Nix ignored its settings."""
-    from nixgen.rendering import render
-
     ignored = nixbuild.ignored_cache_settings(log.warnings)
     if not ignored:
         return False

@@ -17,9 +17,15 @@ are exactly the pattern, so nothing that could do more is ever taken for it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
+
+from nixgen.core import console, paths
+from nixgen.core.errors import OutputError
+from nixgen.core.marker import has_marker
+from nixgen.writing.write import atomic_write
 
 #: The toolchain's output functions (its top-level `flake.nix`: `genFlakeOutputs` was
 #: renamed `genKernelFlakeOutputs` and now throws, saying so).
@@ -213,9 +219,6 @@ MAX_FLAKE = 64 * 1024
 def check(root: Path) -> tuple[bytes, Verdict] | None:
     """The hand-written `flake.nix` of the project at `root` and its verdict; None when
     there is none, or it is nixgen's own (generated) or no regular file."""
-    from nixgen.core import paths
-    from nixgen.core.marker import has_marker
-
     data = paths.read_file(root / "flake.nix", limit=MAX_FLAKE)
     if data is None:
         return None
@@ -253,23 +256,21 @@ class Takeover:
         kept = f", keeping it as {BACKUP}" if self.backup else ""
         return f"kernel-builder's standard flake.nix with nixgen's{kept}"
 
-    def apply(self) -> None:
-        """Keep the old flake (unless not `backup`), then render: nixgen writes its flake
-        and nix/. A render that fails puts the old flake.nix back."""
-        from nixgen.cmdline import output, pipeline
-        from nixgen.writing.write import atomic_write
-
+    def apply(self, render: Callable[[Path], object]) -> None:
+        """Keep the old flake (unless not `backup`), then `render` the project (the render
+        use case, `nixgen.app.pipeline.render_project`): nixgen writes its flake and nix/.
+        A render that fails puts the old flake.nix back."""
         flake = self.root / "flake.nix"
         if self.backup:
             atomic_write(self.root / BACKUP, self.old)
         try:
             flake.unlink()
-            pipeline.render_project(self.root)
+            render(self.root)
         except BaseException:
             if not flake.exists():
                 atomic_write(flake, self.old)
             raise
-        output.status(f"replaced {self.describe()}")
+        console.status(f"replaced {self.describe()}")
 
 
 def takeover(root: Path, *, backup: bool) -> Takeover | None:
@@ -277,16 +278,12 @@ def takeover(root: Path, *, backup: bool) -> Takeover | None:
     None for no flake, nixgen's own, or a hand-written one (kept, with a warning that
     gives the command to take it over). Raises `OutputError` when the backup would
     overwrite a file."""
-    from nixgen.cmdline import output
-    from nixgen.core import paths
-    from nixgen.core.errors import OutputError
-
     found = check(root)
     if found is None:
         return None
     old, verdict = found
     if not verdict.standard:
-        output.err(
+        console.err(
             f"{root / 'flake.nix'}: warning: hand-written, and not kernel-builder's standard "
             f"flake ({verdict.why}), so nixgen keeps it and `nixgen build` uses it; to hand it "
             f"over to nixgen: {take_over_command(root)}"

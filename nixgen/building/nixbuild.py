@@ -14,12 +14,10 @@ from __future__ import annotations
 import contextlib
 import os
 import platform
-import posixpath
 import queue
 import re
 import shutil
 import signal
-import stat
 import subprocess
 import threading
 import time
@@ -28,10 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import click
 
-from nixgen.cmdline.nixlog import Build, NixLog
-from nixgen.core import bounded, paths
+from nixgen.building.nixlog import Build, NixLog
+from nixgen.core import bounded, console
 from nixgen.core.errors import NixgenError
 from nixgen.rendering import nixlit
 
@@ -230,8 +227,8 @@ class Progress:
         self.start = time.monotonic()
         self.status = ""
 
-    def style(self, text: str, **kwargs: Any) -> str:
-        return click.style(text, **kwargs) if self.color else text
+    def style(self, text: str, *, fg: str) -> str:
+        return console.style(text, fg=fg) if self.color else text
 
     def _clear(self) -> None:
         if self.live and self.status:
@@ -430,104 +427,3 @@ def run(
         stop(process)
         raise
     return Result(code, "".join(stdout), log)
-
-
-# --------------------------------------------------------- files a flake cannot see
-
-
-def _git(root: Path, *args: str, stdin: str | None = None) -> str | None:
-    """`git -C root ARGS` output, or None when git is missing or fails."""
-    if shutil.which("git") is None:
-        return None
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(root), *args],
-            input=stdin,
-            env=clean_env(),
-            capture_output=True,
-            text=True,
-            errors="surrogateescape",
-            check=False,
-        )
-    except OSError:
-        return None
-    return done.stdout if done.returncode in (0, 1) else None
-
-
-def git_work_tree(root: Path) -> Path | None:
-    """The top of the git work tree `root` is in, or None (not in one, or no git)."""
-    top = _git(root, "rev-parse", "--show-toplevel")
-    return Path(top.strip()) if top and top.strip() else None
-
-
-@attrs.frozen
-class Unseen:
-    """Files a flake in a git work tree would not see: Nix copies only what git tracks
-    (`git ls-files`, which includes files added with ``--intent-to-add``)."""
-
-    #: Not tracked (and not ignored), relative to the project.
-    untracked: list[str]
-    #: Ignored by a .gitignore rule (so `git add` alone refuses them).
-    ignored: list[str]
-    #: Whether the project has no tracked file at all.
-    nothing_tracked: bool
-    #: Files inside a git submodule (file -> the submodule's path): committed there, but
-    #: a flake of the enclosing repository does not copy a submodule's files (Nix fetches
-    #: them only with `submodules=1`), and `git add` in the enclosing one refuses them.
-    in_submodule: dict[str, str] = attrs.field(factory=dict)
-
-
-def unseen_files(root: Path, needed: Sequence[str]) -> Unseen | None:
-    """Which of `needed` (paths relative to `root`: files, or directories standing for
-    every file under them) a flake at `root` would not see; None outside a git work
-    tree, or when every file is tracked. Ignored files count only when named in
-    `needed` themselves."""
-    if git_work_tree(root) is None:
-        return None
-    files: list[str] = []
-    #: Files named in `needed` themselves (not found under a directory of it).
-    named: set[str] = set()
-    for rel in needed:
-        # `nixgen.core.paths` walks the project: no link is followed, and a link (to a
-        # file or a directory) is itself a file git tracks or not.
-        found = paths.lstat_under(root, rel)
-        if isinstance(found, os.stat_result) and stat.S_ISDIR(found.st_mode):
-            for directory, _, names in paths.walk(root / rel):
-                base = posixpath.join(rel, directory) if directory else rel
-                files.extend(posixpath.normpath(posixpath.join(base, n)) for n in names)
-        elif found is not None:
-            files.append(rel)
-            named.add(rel)
-    files = list(dict.fromkeys(files))
-    listed = _git(root, "ls-files", "-z", "--stage", "--", ".")
-    if listed is None:
-        return None
-    tracked: set[str] = set()
-    gitlinks: list[str] = []
-    for entry in filter(None, listed.split("\0")):
-        info, _, name = entry.partition("\t")
-        tracked.add(name)
-        if info.startswith("160000 "):  # a submodule's commit
-            gitlinks.append(name)
-    missing = [f for f in files if f not in tracked]
-    if not missing:
-        return None
-    in_submodule = {f: link for f in missing for link in gitlinks if f.startswith(f"{link}/")}
-    missing = [f for f in missing if f not in in_submodule]
-    ignored_out = (
-        _git(root, "check-ignore", "-z", "--stdin", stdin="\0".join(missing) + "\0")
-        if missing
-        else ""
-    )
-    if ignored_out is None:
-        ignored_out = ""
-    ignored = set(filter(None, ignored_out.split("\0")))
-    # An ignored file under a listed directory (`__pycache__/`, a crate's `target/`) is
-    # meant to stay out: only an ignored file that is named itself is missed.
-    unseen = Unseen(
-        untracked=[f for f in missing if f not in ignored],
-        ignored=[f for f in missing if f in ignored and f in named],
-        nothing_tracked=not tracked,
-        in_submodule=in_submodule,
-    )
-    return unseen if unseen.untracked or unseen.ignored or in_submodule else None

@@ -1,0 +1,59 @@
+"""Which variants of a project a verb can build here: the error for a `--variant` that is no
+variant of this system, and the hint naming the systems that have some (`nixgen build`,
+`shell`, `compdb`), read from the project's plan (no planning again)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from nixgen.core.errors import Problem, did_you_mean, error
+
+if TYPE_CHECKING:
+    from nixgen.planning.plan import Plan
+
+
+def unknown_variant(
+    planned: Plan, name: str, system: str, names: list[str], *, flag: bool = True
+) -> Problem:
+    """The error for `--variant NAME` that is no variant of `system`: the system it is a
+    variant of, or the closest name (without `flag`, for a verb that has no --system: only
+    which machine it needs)."""
+    owner = next(
+        (
+            s
+            for s in planned.systems
+            if s != system and name in {v.name for v in planned.for_system(s)}
+        ),
+        None,
+    )
+    if owner is not None and not flag:
+        return error(
+            f"variant `{name}` is for {owner}, not {system}: run this on an {owner} machine"
+        )
+    if owner is not None:
+        return error(
+            f"variant `{name}` is for {owner}, not {system}: pass --system {owner} (Nix builds "
+            "it on a machine of that system, e.g. one of --builders)"
+        )
+    return error(
+        f"unknown variant `{name}` for {system}{did_you_mean(name, names)}; valid variants: "
+        f"{', '.join(names) or 'none'}"
+    )
+
+
+def other_systems(
+    planned: Plan, system: str, backends: Sequence[str] = (), *, flag: bool = True
+) -> str | None:
+    """Which `--system` to pass instead, when other systems have variants (without `flag`,
+    for a verb that has no --system: which machine it needs)."""
+    others = [
+        s
+        for s in planned.systems
+        if s != system and any(not backends or v.backend in backends for v in planned.for_system(s))
+    ]
+    if not others:
+        return None
+    if not flag:
+        return f"it has some for {', '.join(others)}: run it on a machine of that system"
+    return f"it has some for {', '.join(others)}: pass --system {others[0]}"

@@ -1,0 +1,246 @@
+"""Each kernel's finished plan (`KernelPlan`): CUDA capabilities per toolkit, ROCm targets,
+dependencies by the Nix library's names, OpenMP link flags, a Rust crate's layout, and the
+sources built one derivation per object.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import cast
+
+import attrs
+
+from nixgen.core import tables
+from nixgen.reading import model
+
+
+def rocm_archs(kernel: model.CppRocmKernel) -> list[str]:
+    """The GPU targets `kernel` is compiled for: its `rocm-archs` (or every supported
+    target) restricted to the builder's supported set, in the kernel's order."""
+    supported = tables.supported_rocm_archs()
+    wanted = kernel.rocm_archs if kernel.rocm_archs is not None else supported
+    return [arch for arch in wanted if arch in supported]
+
+
+def cuda_capabilities(
+    kernel: model.CppCudaKernel | model.RustCudaKernel, cuda_version: str
+) -> list[str]:
+    """The capabilities `kernel` is compiled for with CUDA `cuda_version`.
+
+    The kernel's list (or the anchor's default list for that toolkit) intersected with what
+    the toolkit supports, in the kernel's order. A ``+PTX`` capability stays one while the
+    toolkit supports its base, and a base listed both ways is built once, with its PTX (as
+    the anchor's intersection does). The render stage writes the result, per toolkit of the
+    build table, into the kernel's Nix file; metadata.json's `backend.archs` holds it too.
+    """
+    wanted = kernel.cuda_capabilities or tables.builder_cuda_capabilities(cuda_version)
+    ptx: dict[str, bool] = {}
+    for capability in wanted:
+        base, with_ptx = tables.split_ptx(capability)
+        if tables.cuda_capability_supported(base, cuda_version):
+            ptx[base] = ptx.get(base, False) or with_ptx
+    return [base + (tables.PTX if with_ptx else "") for base, with_ptx in ptx.items()]
+
+
+def cuda_minver(kernel: model.Kernel) -> str | None:
+    """The kernel's `cuda-minver` (only C++ CUDA kernels have one)."""
+    return kernel.cuda_minver if isinstance(kernel, model.CppCudaKernel) else None
+
+
+# ------------------------------------------------------------------------- the plan
+
+#: Package-set attribute of each C++ dependency (`depends`) whose name differs: a dotted
+#: path is taken from the set its first part names (the kernels toolchain keeps sycl-tla
+#: in each oneAPI set, `xpuPackages.sycl-tla`, not at the top level). `torch` (the
+#: variant's torch) and `tvm-ffi` (`python3.pkgs.tvm-ffi`) are the library's own names.
+DEPENDENCY_ATTRS = {"sycl_tla": "xpuPackages.sycl-tla"}
+
+#: Compile flags that turn OpenMP on, and the flag the extension's link then needs (the
+#: compiler driver adds its OpenMP runtime, libgomp for GCC, as a dependency).
+_OPENMP_FLAGS = {
+    "-fopenmp": "-fopenmp",
+    "-Xcompiler=-fopenmp": "-fopenmp",
+    "-fiopenmp": "-fiopenmp",
+    "-qopenmp": "-qopenmp",
+}
+
+
+@attrs.frozen(kw_only=True)
+class RustPlan:
+    """How a Rust kernel's crate is built (what `nixgen.rust.kernel` reads)."""
+
+    #: The static library the extension links (`lib<library>.a`).
+    library: str
+    #: The crate's `Cargo.toml` and the `Cargo.lock` listed in `src`.
+    manifest: str
+    lockfile: str
+    #: The crate's directory (`buildAndTestSubdir`); None at the project root.
+    crate_dir: str | None
+    #: Where cargo runs (`cargoRoot`): a workspace's root, else the crate's directory.
+    cargo_root: str | None
+    #: The lock file sits elsewhere than the crate: copy it next to the manifest.
+    copy_lock: bool
+    features: tuple[str, ...]
+    #: rust-cuda only: the `rust-toolchain.toml`, the device crate, where its PTX goes.
+    toolchain_file: str | None = None
+    device_manifest: str | None = None
+    ptx_dir: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class KernelPlan:
+    """One kernel, finished: what its generated file passes to `nixgen.kernel.build`."""
+
+    name: str
+    language: str
+    backend: str
+    #: The derivation's name and version.
+    pname: str
+    version: str
+    sources: tuple[str, ...]
+    includes: tuple[str, ...]
+    cxx_flags: tuple[str, ...]
+    #: The backend's own flags (`cuda-flags`, `hip-flags`, `sycl-flags`; none for others).
+    backend_flags: tuple[str, ...]
+    #: Dependencies by the library's names (`torch`, `tvm-ffi`, package-set attributes).
+    depends: tuple[str, ...]
+    #: What the extension's link adds for this kernel (OpenMP's runtime).
+    link_flags: tuple[str, ...]
+    cuda_minver: str | None
+    #: CUDA kernels: the capabilities each CUDA toolkit of the build table can compile for.
+    capabilities: Mapping[str, tuple[str, ...]] | None
+    #: ROCm kernels: the GPU targets the builder supports, in the kernel's order.
+    archs: tuple[str, ...] | None
+    rust: RustPlan | None
+    #: Each compiled source's object key (`object_key`), in the kernel's order, when the
+    #: kernel builds one derivation per object (`object_sources`); None when it builds in
+    #: one derivation. The Nix library's `compile.withObjects` and the flake output
+    #: ``objects`` read it (the kernel file's `objectKeys`), as `nixgen matrix --shards` does.
+    objects: Mapping[str, str] | None = None
+
+    @property
+    def per_object(self) -> bool:
+        """Whether the kernel builds one derivation per object."""
+        return self.objects is not None
+
+
+#: From this many compiled sources on, a C++-family kernel builds one derivation per
+#: object (`KernelPlan.objects`). Below it, the cost of one derivation per object
+#: (evaluation, and a builder start per object) outweighs what it saves; see
+#: docs/build-performance.md for the measurements behind the number.
+OBJECT_THRESHOLD = 32
+
+
+def object_key(source: str) -> str:
+    """The attribute name of `source`'s object derivation in the flake output ``objects``:
+    the first 16 hex digits of the SHA-256 of its path (as build.toml lists it). Plain
+    ``[0-9a-f]``, so a flake attribute path holds it unquoted whatever the file is called."""
+    return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+
+def object_sources(kernel: model.Kernel) -> list[str]:
+    """The sources of `kernel` that build one derivation each, in its order, or ``[]``
+    when it builds in one derivation: a C++-family kernel with at least
+    `OBJECT_THRESHOLD` compiled sources (`tables.COMPILED_EXTENSIONS`), unless its
+    objects need a file the kernel generates (a Metal kernel's shaders: its embedded
+    library)."""
+    compiled = tables.COMPILED_EXTENSIONS.get(kernel.language)
+    if compiled is None:
+        return []
+    if kernel.language == "cpp-metal" and any(s.endswith(".metal") for s in kernel.src):
+        return []
+    sources = [str(s) for s in kernel.src if "." in s and s.rpartition(".")[2] in compiled]
+    return sources if len(sources) >= OBJECT_THRESHOLD else []
+
+
+def kernel_plan(build: model.Build, name: str, kernel: model.Kernel) -> KernelPlan:
+    """The finished plan of one kernel of `build`."""
+    general = build.general
+    capabilities: dict[str, tuple[str, ...]] | None = None
+    if isinstance(kernel, (model.CppCudaKernel, model.RustCudaKernel)):
+        capabilities = {
+            version: tuple(cuda_capabilities(kernel, version)) for version in tables.cuda_versions()
+        }
+    rust = None
+    includes: tuple[str, ...] = ()
+    cxx_flags: tuple[str, ...] = ()
+    if isinstance(kernel, model.RUST_KERNELS):
+        rust = _rust_plan(name, kernel)
+    else:
+        includes, cxx_flags = tuple(kernel.include), tuple(kernel.cxx_flags)
+    return KernelPlan(
+        name=name,
+        language=kernel.language,
+        backend=model.backend_of(kernel),
+        pname=f"{general.name}-{name}",
+        version=str(general.version),
+        sources=tuple(kernel.src),
+        includes=includes,
+        cxx_flags=cxx_flags,
+        backend_flags=tuple(_backend_flags(kernel)),
+        depends=_depends(build, kernel),
+        link_flags=tuple(openmp_link_flags(kernel)),
+        cuda_minver=cuda_minver(kernel),
+        capabilities=capabilities,
+        archs=tuple(rocm_archs(kernel)) if isinstance(kernel, model.CppRocmKernel) else None,
+        rust=rust,
+        objects={s: object_key(s) for s in split} if (split := object_sources(kernel)) else None,
+    )
+
+
+def _backend_flags(kernel: model.Kernel) -> Sequence[str]:
+    """The kernel's backend flag field (`data/languages.json`'s `flags`: `cuda-flags`…)."""
+    field = tables.LANGUAGE_FLAGS.get(kernel.language)
+    return cast("Sequence[str]", getattr(kernel, field[0].replace("-", "_"))) if field else []
+
+
+def _depends(build: model.Build, kernel: model.Kernel) -> tuple[str, ...]:
+    """The kernel's dependencies by the library's names, in build.toml's order; a
+    `[tvm-ffi]` project's C++ kernels all see the tvm-ffi headers (listed or not)."""
+    if isinstance(kernel, model.RUST_KERNELS):
+        return ()
+    names = [DEPENDENCY_ATTRS.get(str(d), str(d)) for d in kernel.depends]
+    if isinstance(build.framework, model.TvmFfi) and "tvm-ffi" not in names:
+        names.append("tvm-ffi")
+    return tuple(names)
+
+
+def _rust_plan(name: str, kernel: model.RustCpuKernel | model.RustCudaKernel) -> RustPlan:
+    # Directories the cargo hooks `cd` into: one that starts with `-` gets `./`.
+    crate_dir = _dir_arg(kernel.manifest().rpartition("/")[0])
+    lock_dir = _dir_arg(kernel.lock_dir())
+    workspace = kernel.workspace_manifest() is not None
+    cuda = kernel if isinstance(kernel, model.RustCudaKernel) else None
+    return RustPlan(
+        library=kernel.library(name),
+        manifest=kernel.manifest(),
+        lockfile=kernel.lockfile(),
+        crate_dir=crate_dir or None,
+        # a workspace builds from its root (where Cargo.lock is), in the member's directory
+        cargo_root=(lock_dir if workspace else crate_dir) or None,
+        copy_lock=not workspace and lock_dir != crate_dir,
+        features=tuple(kernel.features),
+        toolchain_file=cuda.toolchain_file() if cuda else None,
+        device_manifest=cuda.device_manifest if cuda else None,
+        ptx_dir=(cuda.ptx_dir or "kernels-ptx") if cuda else None,
+    )
+
+
+def _dir_arg(rel: str) -> str:
+    """A project-relative directory as the cargo hooks take it (`pushd "$dir"`): one
+    whose name starts with `-` gets `./`, so that it is never read as an option."""
+    return f"./{rel}" if rel.startswith("-") else rel
+
+
+def openmp_link_flags(kernel: model.Kernel) -> list[str]:
+    """The link flags the extension needs for `kernel`'s OpenMP use (none without it):
+    code compiled with `-fopenmp` calls the runtime (`GOMP_*`), which only a link with
+    `-fopenmp` makes a dependency of the extension."""
+    if isinstance(kernel, model.RUST_KERNELS):
+        return []
+    flags = [*kernel.cxx_flags, *_backend_flags(kernel)]
+    found = [
+        _OPENMP_FLAGS.get(f, f) for f in flags if f in _OPENMP_FLAGS or f.startswith("-fopenmp=")
+    ]
+    return list(dict.fromkeys(found))
