@@ -1,12 +1,14 @@
-"""The package-set builder and the provenance of nix/project.nix beside the REAL kernels
-toolchain's (huggingface/kernels at 8ac69fc5, ``../shared/anchor/``; ``NIXGEN_ANCHOR``):
-review r4 §3 row 14. Each test evaluates the anchor's own file, so a flag the anchor adds
-for a backend, a change of its provenance rule, or an overlay it starts to export fails here.
+"""The package-set builder, the provenance and the dependency table of the Nix library
+beside the REAL kernels toolchain's (huggingface/kernels at 8ac69fc5, ``../shared/anchor/``;
+``NIXGEN_ANCHOR``): review r4 §3 rows 14 and 6. Each test evaluates the anchor's own file,
+so a flag the anchor adds for a backend, a change of its provenance rule, an overlay it
+starts to export or a dependency it adds or resolves elsewhere fails here.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from nixgen.core import tables
@@ -120,3 +122,63 @@ def test_the_toolchain_flake_exports_no_overlay() -> None:
     # Nor a function that builds one package set (mk-build-set.nix is internal).
     assert "mkBuildSet" not in names["lib"] and "mkBuildSets" not in names["lib"]
     assert (ANCHOR / "nix-builder" / "overlay.nix").is_file()
+
+
+#: Where nixgen takes a dependency as it is and the anchor's nix-builder/lib/deps.nix
+#: overrides it (`.override { inherit stdenv; }`: the extension's stdenv), each with why.
+OVERRIDDEN_BY_THE_ANCHOR: dict[str, str] = {
+    "sycl_tla": "header-only (CUTLASS for SYCL): nothing of it is compiled with a stdenv",
+    "metal-cpp": "header-only (Apple's C++ Metal headers); darwin has one stdenv",
+}
+
+
+def test_each_cpp_dependency_is_the_package_the_anchors_deps_nix_resolves() -> None:
+    """Review r4 §3 row 6, dependency name → Nix attribute (homes: `plan.DEPENDENCY_ATTRS`
+    and the allowlist `data/cpp-dependencies.json` in Python, `kernel.dependencies` in Nix;
+    the anchor's one table is `cppDeps` in nix-builder/lib/deps.nix). For every name a
+    kernel may list, the REAL deps.nix and nixgen (the name as Python plans it, resolved
+    by the library) take the same attribute of the package set; `tvm-ffi` is nixgen's own
+    (a `[tvm-ffi]` project's headers), not one of the anchor's `depends`."""
+    from nixgen.core import tables
+    from nixgen.planning.plan import DEPENDENCY_ATTRS
+
+    names = [n for n in tables.all_cpp_dependencies() if n != "tvm-ffi"]
+    planned = {n: DEPENDENCY_ATTRS.get(n, n) for n in names}
+    got = nix_eval_json(
+        f"""
+        let
+          lib = import {REPO}/tests/nixpkgs/lib;
+          l = (import {REPO}/nix/default.nix).withLib lib;
+          # A package set whose every package names its attribute path; `override` marks it.
+          package = path: {{
+            inherit path;
+            override = _: let o = {{ inherit path; overridden = true; }}; in o // {{ dev = o; }};
+          }};
+          pkgs = builtins.listToAttrs (map (n: {{ name = n; value = package n; }})
+            [ {" ".join(json.dumps(n) for n in names if n.startswith("cutlass_"))} "metal-cpp" ])
+            // {{ xpuPackages.sycl-tla = package "xpuPackages.sycl-tla"; }};
+          # As in a build set, torch's passthru `xpuPackages` is the set's own.
+          torch = package "torch" // {{ inherit (pkgs) xpuPackages; }};
+          anchor = import {ANCHOR}/nix-builder/lib/deps.nix {{
+            inherit lib pkgs torch; stdenv = "stdenv";
+          }};
+          norm = p: {{ inherit (p) path; overridden = p.overridden or false; }};
+          nixgen = name: (l.kernel.dependencies {{
+            inherit pkgs torch; variant = {{ stableAbi = null; }};
+          }} [ name ]).inputs;
+        in builtins.mapAttrs (name: attr: {{
+          anchor = map norm (anchor.resolveCppDeps [ name ]);
+          nixgen = map norm (nixgen attr);
+        }}) (builtins.fromJSON {json.dumps(json.dumps(planned))})
+        """
+    )
+    assert sorted(got) == sorted(names)
+    # And the anchor's table has no name nixgen lacks (its keys, read from the file).
+    text = (ANCHOR / "nix-builder" / "lib" / "deps.nix").read_text()
+    block = text[text.index("cppDeps = {") : text.index("\n  };", text.index("cppDeps = {"))]
+    assert sorted(re.findall(r'^    "([^"]+)" = \[', block, re.M)) == sorted(names)
+    for name, row in got.items():
+        [anchor], [ours] = row["anchor"], row["nixgen"]
+        assert ours["path"] == anchor["path"], name
+        assert not ours["overridden"], name
+        assert anchor["overridden"] == (name in OVERRIDDEN_BY_THE_ANCHOR), name
