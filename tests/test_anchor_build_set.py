@@ -91,7 +91,8 @@ def test_the_toolchain_flake_exports_no_overlay() -> None:
     """nix/project.nix imports the toolchain's `nix-builder/overlay.nix` by its path
     because the flake's public outputs hold no overlay: the real flake.nix's outputs, with
     its inputs stood in, are `checks devShells formatter lib packages`. When it exports
-    `overlays`, this fails: take that output instead (`project.toolchainOverlays`)."""
+    `overlays`, this fails: take that output instead (`project.toolchainOverlays`). The
+    stand-in flake has none of its own either."""
     names = nix_eval_json(
         f"""
         let
@@ -100,7 +101,7 @@ def test_the_toolchain_flake_exports_no_overlay() -> None:
           # numtide/flake-utils' eachSystem: `<output>.<system>` of each system's outputs.
           eachSystem = ss: f: builtins.foldl' (acc: s: let r = f s; in acc
             // builtins.mapAttrs (n: v: (acc.${{n}} or {{ }}) // {{ ${{s}} = v; }}) r) {{ }} ss;
-          outputs = flake.outputs {{
+          inputs = {{
             self = {{ }};
             nixpkgs = {{ lib = import {REPO}/tests/nixpkgs/lib; legacyPackages = {{ }}; }};
             flake-compat = {{ }};
@@ -110,15 +111,20 @@ def test_the_toolchain_flake_exports_no_overlay() -> None:
             }};
             rust-overlay = {{ }};
           }};
+          outputs = flake.outputs inputs;
         in {{
           outputs = builtins.attrNames outputs;
           lib = builtins.attrNames outputs.lib;
+          standIn = builtins.attrNames
+            ((import {REPO}/tests/kernel-builder/flake.nix).outputs inputs);
         }}
         """
     )
     assert "overlays" not in names["outputs"]
     assert "overlay" not in names["outputs"]
     assert names["outputs"] == ["checks", "devShells", "formatter", "lib", "packages"]
+    # The stand-in (tests/kernel-builder/) holds no output the real flake lacks.
+    assert set(names["standIn"]) <= set(names["outputs"]), names["standIn"]
     # Nor a function that builds one package set (mk-build-set.nix is internal).
     assert "mkBuildSet" not in names["lib"] and "mkBuildSets" not in names["lib"]
     assert (ANCHOR / "nix-builder" / "overlay.nix").is_file()
