@@ -188,3 +188,77 @@ def test_each_cpp_dependency_is_the_package_the_anchors_deps_nix_resolves() -> N
         assert ours["path"] == anchor["path"], name
         assert not ours["overridden"], name
         assert anchor["overridden"] == (name in OVERRIDDEN_BY_THE_ANCHOR), name
+
+
+def _flatten(version: str) -> str:
+    """The anchor's `flattenVersion` (mk-build-set.nix): padded to two parts, `_`-joined."""
+    parts = version.split(".")
+    return "_".join(parts + ["0"] * (2 - len(parts)))
+
+
+def test_each_build_sets_package_set_is_the_anchors(tmp_path: Path) -> None:
+    """For every build set the REAL anchor makes (its build-sets.nix `mkBuildSets` over its
+    versions.nix), the nixpkgs `config` and the version-selecting overlays it imports
+    nixpkgs with (mk-build-set.nix: `overlayFor{Cuda,Rocm,Xpu}Version`,
+    `overlayForTorchVersion`) select what nixgen's `pkgsFor` selects for that variant
+    (`backendConfig`, `buildSetOverlay`, `torchOverlay`), applied to one package set."""
+    configs = json.loads((REPO / "nix" / "data" / "build-configs.json").read_text())["configs"]
+    sets = {f"cudaPackages_{_flatten(c['cudaVersion'])}" for c in configs if "cudaVersion" in c} | {
+        f"rocmPackages_{_flatten(c['rocmVersion'])}" for c in configs if "rocmVersion" in c
+    }
+    sets |= {
+        "xpuPackages_" + c["xpuVersion"].replace(".", "_") for c in configs if "xpuVersion" in c
+    }
+    torches = {f"torch-bin_{_flatten(c['torchVersion'])}" for c in configs}
+    nixpkgs = tmp_path / "nixpkgs.nix"
+    nixpkgs.write_text("args: args\n")
+    got = nix_eval_json(
+        f"""
+        let
+          lib = import {REPO}/tests/nixpkgs/lib;
+          l = (import {REPO}/nix/default.nix).withLib lib;
+          names = ns: builtins.listToAttrs (map (n: {{ name = n; value = n; }}) ns);
+          # One package set before the selection: each versioned set is its own name.
+          prev = names {_nix_list(sorted(sets))} // {{
+            cudaPackages = "default"; rocmPackages = "default"; xpuPackages = "default";
+            pythonPackagesExtensions = [ ];
+          }};
+          python = names {_nix_list(sorted(torches))};
+          apply = overlays: let r = builtins.foldl' (acc: o: acc // o acc acc) prev overlays; in {{
+            inherit (r) cudaPackages rocmPackages xpuPackages;
+            torch = ((lib.last r.pythonPackagesExtensions) python python).torch;
+          }};
+          buildSets = (import {ANCHOR}/nix-builder/lib/build-sets.nix {{
+            nixpkgs = {{ outPath = {nixpkgs}; inherit lib; }};
+            rust-overlay = {{ overlays.default = null; }};
+          }}).mkBuildSets (import {ANCHOR}/nix-builder/versions.nix)
+            [ "x86_64-linux" "aarch64-linux" "aarch64-darwin" ];
+          one = set: let
+            c = set.buildConfig;
+            variant = {{
+              name = "variant"; inherit (c) backend;
+              backendVersion = c.cudaVersion or c.rocmVersion or c.xpuVersion or null;
+              torch = c.torchVersion;
+            }};
+          in {{
+            config = c.backend + "/" + c.torchVersion + "/" + toString variant.backendVersion;
+            anchor = {{
+              config = set.pkgs.config;
+              # Its first two overlays are the toolchain's and rust-overlay's.
+              selected = apply (lib.drop 2 set.pkgs.overlays);
+            }};
+            nixgen = {{
+              config = l.project.backendConfig c.backend;
+              selected = apply [
+                (l.project.buildSetOverlay variant)
+                (l.project.torchOverlay variant)
+              ];
+            }};
+          }};
+        in map one buildSets
+        """
+    )
+    assert len(got) >= len(configs)
+    for row in got:
+        assert row["nixgen"] == row["anchor"], row["config"]
+    assert any(row["anchor"]["selected"]["cudaPackages"] != "default" for row in got)
