@@ -16,13 +16,18 @@ from nixgen.cmdline import output
 
 
 def prepare(
-    project: Path | str, out: str, *, before_files: Callable[[Path, Any], object] | None = None
+    project: Path | str,
+    out: str,
+    *,
+    library: str | None = None,
+    before_files: Callable[[Path, Any], object] | None = None,
 ) -> Any:
-    """Read, validate and plan `project`, then render it in memory.
+    """Read, validate and plan `project`, then render it in memory, with the library
+    `library` (``--library``; `library_for`).
 
     Returns ``(project, rendered, problems)``; raises `ProblemError` with every located
-    problem when the project cannot be rendered, `OutDirError` for a bad `out`.
-    `before_files` is `nixgen.checking.project.read`'s.
+    problem when the project cannot be rendered, `OutDirError` for a bad `out`,
+    `LibraryError` for a bad `library`. `before_files` is `nixgen.checking.project.read`'s.
     """
     from nixgen.checking import project as project_mod
     from nixgen.core.errors import ProblemError
@@ -30,6 +35,10 @@ def prepare(
     from nixgen.rendering import render
 
     render.check_out_dir(out)
+    if library is not None:
+        from nixgen.rendering.library import parse
+
+        parse(library)  # a bad --library fails before the project is read
     # The include scan is `nixgen validate`'s: a render does not read every source.
     loaded = project_mod.read(project, includes=False, before_files=before_files)
     finished = plan.make(loaded.build)
@@ -37,7 +46,33 @@ def prepare(
     problems = [*loaded.warnings, *planned]
     if any(p.severity == "error" for p in planned):
         raise ProblemError(problems)
-    return loaded, render.render(finished, out_dir=out), problems
+    chosen = library_for(loaded.root, out, library)
+    return loaded, render.render(finished, out_dir=out, library=chosen), problems
+
+
+def library_for(root: Path, out: str, given: str | None = None) -> Any:
+    """Where the project at `root` takes the static library from (a
+    `nixgen.rendering.library.Library`): `given` (``--library``), else nixgen.toml's
+    ``library``, else the library directory nixgen ships in place when git tracks it in the
+    project's own work tree (what a flake of the project sees: `nixbuild.unseen_files`),
+    else a vendored copy."""
+    from nixgen.cmdline import config
+    from nixgen.rendering import library
+
+    value = given if given is not None else config.read(root).library
+    if value is not None:
+        return library.parse(value)
+    found = library.in_place(root, out)
+    if found is None:
+        return library.COPY
+    from nixgen.cmdline import nixbuild
+
+    top = nixbuild.git_work_tree(root)
+    if top is None or Path(top).resolve() != found.top:
+        return library.COPY
+    if nixbuild.unseen_files(found.top, found.needed) is not None:
+        return library.COPY  # a library file git does not track: no flake would see it
+    return found.library
 
 
 def fresh_render(project: Path | str, out: str) -> bool:
@@ -55,6 +90,10 @@ def fresh_render(project: Path | str, out: str) -> bool:
     if not is_project_dir and os.path.basename(project) != "build.toml":
         return False  # the stamp records build.toml; another file is always rendered
     root = project if is_project_dir else os.path.dirname(project) or "."
+    from nixgen.rendering import library
+
+    if library.in_place(Path(root), out) is not None:
+        return False  # whether git tracks the library is not in the stamp: render
     found = stamp.fresh(root, out)
     if found is None:
         return False
@@ -82,9 +121,11 @@ def render_project(
     check: bool = False,
     force: bool = False,
     ci: str | None = None,
+    library: str | None = None,
 ) -> int:
-    """Render (or with `check`, compare) `project`; print what happened; return the exit
-    status (0, or 1 when `check` finds stale files). Failures raise."""
+    """Render (or with `check`, compare) `project` with the library `library` (`prepare`);
+    print what happened; return the exit status (0, or 1 when `check` finds stale files).
+    Failures raise."""
     from nixgen.writing import write
 
     # The state of the listed files' directories just before the files are validated
@@ -95,7 +136,7 @@ def render_project(
         if not check:
             states.append(_file_states(root, build))
 
-    loaded, rendered, problems = prepare(project, out, before_files=take_states)
+    loaded, rendered, problems = prepare(project, out, library=library, before_files=take_states)
     if ci == "github":
         rendered = with_github_workflow(loaded, rendered)
     output.print_problems(problems)
