@@ -23,6 +23,7 @@ from nixgen.planning import plan
 from nixgen.rendering import library
 
 from .conftest import EXAMPLES, REPO
+from .cudatools import HAVE_WHEELS, SKIP_REASON
 from .nixtools import (
     NixError,
     commit_all,
@@ -243,7 +244,19 @@ def test_the_cpu_examples_of_a_fresh_clone_build(clone: Path, stub: Path, name: 
     variant = next(v.name for v in _variants(name) if v.backend == "cpu")
     [out] = flake_build(clone / "examples" / name, variant, stub=stub, timeout=3600)
     meta = json.loads((out / "metadata.json").read_text())
-    assert list(out.glob(f"{meta['id']}*.so")) or list(out.glob("*/__init__.py")), out
+    assert (out / f"{meta['id']}.abi3.so").is_file(), sorted(p.name for p in out.iterdir())
+
+
+@needs_nix
+@pytest.mark.build
+@pytest.mark.skipif(not HAVE_WHEELS, reason=SKIP_REASON)
+def test_the_cuda_example_of_a_fresh_clone_builds(clone: Path, stub: Path) -> None:
+    """One CUDA 13.0 variant of relu-cuda (relu-xpu instantiates only: no SYCL compiler
+    here)."""
+    variant = next(v.name for v in _variants("relu-cuda") if v.backend_version == "13.0")
+    [out] = flake_build(clone / "examples" / "relu-cuda", variant, stub=stub, timeout=3600)
+    meta = json.loads((out / "metadata.json").read_text())
+    assert (out / f"{meta['id']}.abi3.so").is_file(), sorted(p.name for p in out.iterdir())
 
 
 @needs_nix
