@@ -90,10 +90,14 @@ def fresh_render(project: Path | str, out: str) -> bool:
     if not is_project_dir and os.path.basename(project) != "build.toml":
         return False  # the stamp records build.toml; another file is always rendered
     root = project if is_project_dir else os.path.dirname(project) or "."
-    from nixgen.rendering import library
+    from nixgen import __file__ as package
+    from nixgen.core import paths
 
-    if library.in_place(Path(root), out) is not None:
-        return False  # whether git tracks the library is not in the stamp: render
+    # Whether git tracks the library beside the project (`library_for`) is not in the
+    # stamp: in the work tree of nixgen's own library, always render.
+    top = paths.work_tree_above(os.path.join(os.path.dirname(package), "nixlib"))
+    if top is not None and paths.work_tree_above(root) == top:
+        return False
     found = stamp.fresh(root, out)
     if found is None:
         return False

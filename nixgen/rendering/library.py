@@ -29,6 +29,7 @@ from pathlib import Path
 import attrs
 
 from nixgen import __version__
+from nixgen.core import paths
 from nixgen.core.errors import EXIT_INVALID, NixgenError, closest, one_of
 from nixgen.core.marker import MARKER
 from nixgen.core.tables import PACKAGE, library_files, read_text
@@ -148,14 +149,6 @@ def shipped() -> Path:
     return Path(os.path.realpath(os.path.join(PACKAGE, "nixlib")))
 
 
-def _work_tree_above(path: Path) -> Path | None:
-    """The nearest directory at or above `path` holding a ``.git`` (directory or file)."""
-    for candidate in (path, *path.parents):
-        if os.path.lexists(candidate / ".git"):
-            return candidate
-    return None
-
-
 @attrs.frozen(kw_only=True)
 class Candidate:
     """The library referenced in place, once git confirms that the work tree `top` tracks
@@ -172,11 +165,12 @@ def in_place(root: Path, out_dir: str) -> Candidate | None:
     a path literal from there; else None (vendored). Looks at the file system only: the
     caller asks git whether `Candidate.needed` is tracked (what a flake can see)."""
     library = shipped()
-    top = _work_tree_above(library)
-    if top is None:
+    found = paths.work_tree_above(library)
+    if found is None:
         return None  # an installed nixgen: no git is asked
+    top = Path(found)
     project = Path(os.path.realpath(root))
-    if not project.is_relative_to(top) or _work_tree_above(project) != top:
+    if paths.work_tree_above(project) != found:
         return None  # another repository, or a nested one (a submodule)
     relative = os.path.relpath(library, project / out_dir)
     try:
