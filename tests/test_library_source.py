@@ -159,6 +159,29 @@ def test_a_bad_library_in_nixgen_toml_is_located(tmp_path: Path) -> None:
     assert not (root / "nix").exists()
 
 
+@pytest.mark.parametrize(
+    ("library", "named"),
+    [
+        ("input:github:o/nixgen/0123abc", True),
+        ("input:git+file:///srv/nixgen", False),
+        ("vendored", False),
+    ],
+)
+def test_offline_names_a_library_input_that_must_be_downloaded(
+    tmp_path: Path, library: str, named: bool
+) -> None:
+    from nixgen.cmdline import offline
+
+    (tmp_path / "nixgen.toml").write_text(f'library = "{library}"\n')
+    missing = dict(offline.missing_inputs(tmp_path, []))
+    assert ("nixgen" in missing) is named
+    if named:
+        assert missing["nixgen"] == library.removeprefix("input:")
+        assert "nixgen" not in dict(offline.missing_inputs(tmp_path, ["nixgen"]))
+        message = offline.missing_message(offline.missing_inputs(tmp_path, []))
+        assert "--override-input nixgen path:DIR" in message
+
+
 @needs_nix
 def test_library_input_pins_the_url_and_writes_no_copy(tmp_path: Path) -> None:
     root = _copy_out("relu-cpu", tmp_path / "relu-cpu")

@@ -33,11 +33,23 @@ SETTINGS = (("substituters", ""), ("connect-timeout", "1"), ("download-attempts"
 SCRIPT = "scripts/offline-inputs.sh"
 
 
-def flake_inputs() -> dict[str, str]:
-    """The inputs of every generated flake.nix, by name: their flake references."""
+def flake_inputs(root: Path | None = None) -> dict[str, str]:
+    """The inputs of every generated flake.nix, by name: their flake references; for the
+    project at `root`, also the flake input `nixgen` when it takes the library from one
+    that must be downloaded (nixgen.toml's ``library = "input:URL"``; a local URL, such
+    as ``git+file:`` or ``path:``, is read from disk offline)."""
     from nixgen.rendering import render
 
-    return {"kernel-builder": render.KERNEL_BUILDER_URL, "nixpkgs": render.NIXPKGS_URL}
+    inputs = {"kernel-builder": render.KERNEL_BUILDER_URL, "nixpkgs": render.NIXPKGS_URL}
+    if root is not None:
+        from nixgen.cmdline import config
+        from nixgen.rendering import library
+
+        value = config.read(root).library
+        url = library.parse(value).url if value is not None else None
+        if url is not None and not library.is_local(url):
+            inputs["nixgen"] = url
+    return inputs
 
 
 def _nix_base32(digest: bytes) -> str:
@@ -99,7 +111,7 @@ def missing_inputs(root: Path, overridden: Iterable[str]) -> list[tuple[str, str
     given = set(overridden)
     locked = _locked(root)
     missing = []
-    for name, ref in sorted(flake_inputs().items()):
+    for name, ref in sorted(flake_inputs(root).items()):
         if name in given:
             continue
         path = source_path(locked[name]) if name in locked else None

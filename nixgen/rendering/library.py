@@ -84,6 +84,15 @@ URL_SCHEMES = (
 )
 
 
+#: The schemes of a flake URL read from this machine's disk (no download).
+LOCAL_SCHEMES = ("file", "file+file", "git+file", "hg+file", "path", "tarball+file")
+
+
+def is_local(url: str) -> bool:
+    """Whether the flake URL `url` names a source on this machine (`LOCAL_SCHEMES`)."""
+    return url.partition(":")[0] in LOCAL_SCHEMES
+
+
 @attrs.frozen(kw_only=True)
 class Library:
     """Where the generated Nix takes the library from: a copy in ``<out>/lib`` (`vendored`),
