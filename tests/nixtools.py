@@ -138,7 +138,12 @@ def copy_worktree(target: Path) -> Path:
     """Copy the repository to ``target`` (outside any git work tree) as a commit would hold
     it: the tracked files plus untracked ones git does not ignore (``git ls-files -co
     --exclude-standard``), so the root flake there sees the examples' generated Nix. Without
-    git, copies the tree minus virtual environments, caches and build outputs."""
+    git, copies the tree minus virtual environments, caches and build outputs.
+
+    The copy is made a git repository with everything committed (`commit_all`): an
+    example's flake is then what Nix makes of its path, ``git+file:`` of the copy with
+    ``?dir=examples/<name>``, whose source holds the repository's ``nix/`` that the
+    example's ``nix/default.nix`` imports in place (`_flake_ref`)."""
     target = Path(target).resolve()
     if _inside_git_work_tree(target):
         raise ValueError(f"{target} is inside a git work tree; use a directory outside it")
@@ -153,7 +158,26 @@ def copy_worktree(target: Path) -> Path:
             continue  # deleted in the work tree, not yet from the index
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, dest, follow_symlinks=False)
+    commit_all(target)
     return target
+
+
+def commit_all(directory: Path) -> None:
+    """Make `directory` a git repository (if it is not one) holding all its files in one
+    commit, with a fixed identity and date (no user configuration read)."""
+    env = {
+        **os.environ,
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "nixgen tests",
+        "GIT_AUTHOR_EMAIL": "tests@nixgen.invalid",
+        "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z",
+        "GIT_COMMITTER_NAME": "nixgen tests",
+        "GIT_COMMITTER_EMAIL": "tests@nixgen.invalid",
+        "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z",
+    }
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "--allow-empty", "-m", "copy"]):
+        subprocess.run(["git", *args], cwd=directory, env=env, check=True, capture_output=True)
 
 
 def make_stub(tmp_path: Path, *, python: str = sys.executable) -> Path:
@@ -324,7 +348,16 @@ def nix_build(
 
 
 def _flake_ref(flake_dir: Path | str, attr: str | None) -> str:
-    ref = f"path:{Path(flake_dir).resolve()}"
+    """What Nix makes of the path `flake_dir`: ``git+file:`` of the git work tree it is in
+    (with ``?dir=`` for a flake below its top; the source is the work tree's tracked files),
+    else ``path:`` of the directory itself."""
+    path = Path(flake_dir).resolve()
+    top = next((p for p in (path, *path.parents) if (p / ".git").exists()), None)
+    if top is None:
+        ref = f"path:{path}"
+    else:
+        below = path.relative_to(top).as_posix()
+        ref = f"git+file://{top}" + (f"?dir={below}" if below != "." else "")
     return f"{ref}#{attr}" if attr else ref
 
 

@@ -432,18 +432,21 @@ def test_cuda_outputs_are_bit_for_bit_reproducible_in_the_sandbox(
 def test_the_project_at_another_path_gives_the_same_derivations(
     kernels: Path, repo: Path, stub: Path, tmp_path: Path
 ) -> None:
-    # The same example at another path (another depth, another name), evaluated from a
-    # client with another TMPDIR, HOME, umask and locale: the very derivations already
-    # built, so the same outputs (store paths), whose bytes the rebuild above checks.
+    # The same example in a copy of the repository at another path (another depth, another
+    # name; the same commit, so the same provenance), evaluated from a client with another
+    # TMPDIR, HOME, umask and locale: the very derivations already built, so the same
+    # outputs (store paths), whose bytes the rebuild above checks. (The example imports the
+    # repository's nix/ in place, so it moves with its repository.)
     names = ["relu-mixed", *(["relu-cuda"] if HAVE_CUDA else [])]
     env = _elsewhere_env(tmp_path)
+    elsewhere = copy_worktree(tmp_path / "somewhere" / "else" / "nixgen-copy")
     for name in names:
-        moved = tmp_path / "somewhere" / "else" / f"{name}-copy"
-        shutil.copytree(repo / "examples" / name, moved, symlinks=True)
+        moved = elsewhere / "examples" / name
         variants = [v.name for v in _variants(name)]
         apply = "ps: map (n: ps.${n}.drvPath) [ " + " ".join(f'"{n}"' for n in variants) + " ]"
+        ref = f"git+file://{elsewhere}?dir=examples/{name}"
         done = subprocess.run(
-            ["nix", "eval", "--json", f"path:{moved}#packages.{SYSTEM}", "--apply", apply,
+            ["nix", "eval", "--json", f"{ref}#packages.{SYSTEM}", "--apply", apply,
              "--override-input", "nixpkgs", f"path:{stub}",
              "--override-input", "kernel-builder", f"path:{kernel_builder(stub)}"],
             cwd=moved, env=env, capture_output=True, text=True, check=False, timeout=300,

@@ -494,6 +494,14 @@ def test_the_wheel_holds_no_tests(tmp_path: Path) -> None:
     zipfile.ZipFile(wheel).extractall(site)
     project = tmp_path / "relu-cpu"
     shutil.copytree(REPO / "examples" / "relu-cpu", project)
+    # Out of the repository, the example gets its own copy of the library (in the
+    # repository it imports ../../../nix in place): the wheel's copy must equal it.
+    from click.testing import CliRunner
+
+    from nixgen.cmdline.cli import main
+
+    assert CliRunner().invoke(main, ["render", str(project)]).exit_code == 0
+    assert (project / "nix" / "lib" / "project.nix").is_file()
     env = {**os.environ, "PYTHONPATH": str(site), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     checked = subprocess.run(
         [sys.executable, "-m", "nixgen", "render", "--check", str(project)],

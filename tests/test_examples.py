@@ -1,8 +1,11 @@
 """The shipped example kernel projects and the repository flake that builds them.
 
 Each example's generated Nix (`nix/`, `flake.nix`) is committed: it must be exactly what
-`nixgen render` writes today, so a change to a template or the Nix library that is not
-re-rendered fails here (fix: `nixgen render examples/<name>`). The flake tests evaluate
+`nixgen render` writes today, so a change to a template that is not re-rendered fails here
+(fix: `nixgen render examples/<name>`). The examples import the repository's own `nix/` in
+place (`../../../nix`; no copy of the library is committed), so their flakes are evaluated
+as Nix sees a path in a git repository: `git+file:` of a copy of the repository with
+`?dir=examples/<name>` (tests/nixtools.py). The flake tests evaluate
 only (against the stub nixpkgs); real builds are in test_build.py.
 """
 
@@ -25,6 +28,7 @@ from nixgen.rendering.render import KERNEL_BUILDER_URL, NIXPKGS_URL, SUBSTITUTER
 from .conftest import EXAMPLES
 from .nixtools import (
     NixError,
+    commit_all,
     copy_worktree,
     flake_check,
     flake_eval,
@@ -62,6 +66,19 @@ def test_example_validates(name: str) -> None:
     assert "warning" not in result.output
 
 
+def _tracks_the_library() -> bool:
+    done = subprocess.run(
+        ["git", "-C", str(EXAMPLES.parent), "ls-files", "--error-unmatch", "nix/default.nix"],
+        capture_output=True,
+        check=False,
+    )
+    return done.returncode == 0
+
+
+@pytest.mark.skipif(
+    not _tracks_the_library(),
+    reason="not a git checkout: render imports nix/ in place only where git tracks it",
+)
 @pytest.mark.parametrize("name", NAMES)
 def test_committed_generated_nix_is_fresh(name: str) -> None:
     result = CliRunner().invoke(main, ["render", "--check", str(EXAMPLES / name)])
@@ -190,7 +207,7 @@ def test_kernel_project_flake_can_use_the_nixgen_flake_library(
     # copy vendored into `nix/lib`.
     project_dir = tmp_path / "relu-cpu"
     shutil.copytree(repo / "examples" / "relu-cpu", project_dir)
-    shutil.rmtree(project_dir / "nix" / "lib")
+    assert not (project_dir / "nix" / "lib").exists()
     (project_dir / "nix" / "default.nix").unlink()
     (project_dir / "flake.nix").write_text(
         textwrap.dedent(
@@ -199,7 +216,7 @@ def test_kernel_project_flake_can_use_the_nixgen_flake_library(
               inputs.nixpkgs.url = "{NIXPKGS_URL}";
               inputs.kernel-builder.url = "{KERNEL_BUILDER_URL}";
               inputs.kernel-builder.inputs.nixpkgs.follows = "nixpkgs";
-              inputs.nixgen.url = "path:{repo}";
+              inputs.nixgen.url = "git+file://{repo}";
               inputs.nixgen.inputs.nixpkgs.follows = "nixpkgs";
               inputs.nixgen.inputs.kernel-builder.follows = "kernel-builder";
               outputs = {{ self, nixpkgs, kernel-builder, nixgen }}:
@@ -218,6 +235,17 @@ def test_kernel_project_flake_can_use_the_nixgen_flake_library(
     )
     assert drv["name"] == "relu-cpu-kernels"
     assert drv["drv"].endswith(".drv")
+
+
+def _copied_out(repo: Path, name: str, tmp_path: Path) -> Path:
+    """Example `name` copied out of the repository and rendered there: with its own copy of
+    the library (`nix/lib`), as a user's project gets."""
+    project_dir = tmp_path / name
+    shutil.copytree(repo / "examples" / name, project_dir, ignore=shutil.ignore_patterns("nix"))
+    result = CliRunner().invoke(main, ["render", str(project_dir)])
+    assert result.exit_code == 0, result.output
+    assert (project_dir / "nix" / "lib" / "project.nix").is_file()
+    return project_dir
 
 
 def _own_flake(project_dir: Path, outputs: str, *, toolchain: bool = True) -> None:
@@ -240,8 +268,7 @@ def test_a_flake_without_the_kernel_builder_input_is_told_which_input_is_missing
 ) -> None:
     """Plain nixpkgs has no torch-bin_X_Y, manylinux_2_28, …: without the toolchain input
     the error names the input and how to add it, not an attribute nixpkgs lacks."""
-    project_dir = tmp_path / "relu-cpu"
-    shutil.copytree(repo / "examples" / "relu-cpu", project_dir)
+    project_dir = _copied_out(repo, "relu-cpu", tmp_path)
     _own_flake(project_dir, "(import ./nix).flakeOutputs { inherit nixpkgs; }", toolchain=False)
     # Listing variants needs no package set, so it still works.
     names = flake_eval(project_dir, f"variants.{SYSTEM}", stub=stub, toolchain=False)
@@ -266,8 +293,7 @@ def test_an_overlay_given_to_flake_outputs_comes_before_version_selection(
 ) -> None:
     """The escape hatch: `flakeOutputs { overlays = [ … ]; }` may replace a versioned set
     (here CUDA 13.0 by nixpkgs' 12.6) and nixgen's version selection then picks it up."""
-    project_dir = tmp_path / "relu-cuda"
-    shutil.copytree(repo / "examples" / "relu-cuda", project_dir)
+    project_dir = _copied_out(repo, "relu-cuda", tmp_path)
     _own_flake(
         project_dir,
         "(import ./nix).flakeOutputs { inherit nixpkgs kernel-builder;"
@@ -292,6 +318,7 @@ def test_library_test_failure_fails_the_root_flake_check(repo: Path, stub: Path)
     (broken / "nix" / "tests" / "zz_broken.nix").write_text(
         "{ testOnePlusOneIsThree = { expr = 1 + 1; expected = 3; }; }\n"
     )
+    commit_all(broken)  # the flake of a git repository sees committed files only
     with pytest.raises(NixError) as failed:
         flake_check(broken, stub=stub)
     assert "zz_broken.nix: testOnePlusOneIsThree" in failed.value.stderr

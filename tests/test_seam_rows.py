@@ -4,7 +4,7 @@ keeps one home, and a test fails when a second one comes back (or evaluates both
 * row 11, the default output directory: `nixgen.core.paths.DEFAULT_OUT`, read by the CLI's
   help texts, nixgen.toml's settings, the pipeline and the renderer;
 * row 12, the `pyext` default (`model.DEFAULT_PYEXT`) and GitHub's job limit
-  (`matrix.GITHUB_MAX_JOBS`), each read by `render` and `nixgen matrix`;
+  (`ci.GITHUB_MAX_JOBS`), each read by `render` and `nixgen matrix`;
 * the exit status of "not the user's input" failures is one name, `EXIT_FAILURE`;
 * row 8, the best (default) variant: `plan.best_variant`, the anchor's rule; `select_ci` takes
   it per backend, and the plan marks each system's `default`, which nix/project.nix's dev
@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from nixgen.cmdline import config
+from nixgen.app import config
 from nixgen.cmdline.cli import main
 from nixgen.core import errors, paths, tables
-from nixgen.planning import matrix
+from nixgen.planning import ci
 from nixgen.reading import model
 from nixgen.rendering import render
 
@@ -75,10 +75,10 @@ def test_the_pyext_default_has_one_home() -> None:
 
 
 def test_githubs_job_limit_has_one_home() -> None:
-    assert _written(r"(?<![-\w])256\b(?! \*)") == ["nixgen/planning/matrix.py"]
+    assert _written(r"(?<![-\w])256\b(?! \*)") == ["nixgen/planning/ci.py"]
     shown = CliRunner().invoke(main, ["matrix", "--help"], terminal_width=400)
     text = " ".join(shown.output.split())
-    limit = matrix.GITHUB_MAX_JOBS
+    limit = ci.GITHUB_MAX_JOBS
     assert f"(GitHub allows {limit} per matrix). [default: {limit}; 1<=x<={limit}]" in text
 
 

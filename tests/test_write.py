@@ -412,3 +412,21 @@ def test_renders_of_the_examples_are_fresh_after_rendering(tmp_path: Path) -> No
         assert runner.invoke(main, ["render", str(root)]).exit_code == 0
         check = runner.invoke(main, ["render", "--check", str(root)])
         assert check.exit_code == 0, (example.name, check.output)
+
+
+def test_a_directory_whose_generated_files_all_go_goes_too(tmp_path: Path) -> None:
+    """Rendering without the vendored library (`--library input:URL`) leaves no empty
+    `nix/lib/…` behind, while a hand-written directory of the tree, empty or not, stays."""
+    root = tmp_path / "relu-cpu"
+    shutil.copytree(EXAMPLES / "relu-cpu", root, ignore=shutil.ignore_patterns("nix"))
+    runner = CliRunner()
+    assert runner.invoke(main, ["render", str(root)]).exit_code == 0
+    assert (root / "nix" / "lib" / "support").is_dir()
+    (root / "nix" / "empty").mkdir()
+    (root / "nix" / "lib" / "mine").mkdir()
+    (root / "nix" / "lib" / "notes.txt").write_text("mine\n")
+    done = runner.invoke(main, ["render", "--library", "input:github:o/nixgen", str(root)])
+    assert done.exit_code == 0, done.output
+    left = sorted(str(p.relative_to(root / "nix")) for p in (root / "nix").rglob("*"))
+    assert "lib/support" not in left and "lib/data" not in left
+    assert {"empty", "lib", "lib/mine", "lib/notes.txt"} <= set(left)

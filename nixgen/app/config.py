@@ -6,12 +6,14 @@ and `.cargo/config.toml` for cargo. Every verb that takes one of these options r
 an option given on the command line wins; `nixgen show` prints the settings in effect::
 
     out = "gen"                 # --out: where the generated Nix lives
+    library = "input:github:OWNER/nixgen/REV"   # --library (render): vendored or input:URL
     offline = true              # --offline (build, shell)
     [override-input]            # --override-input NAME REF (build, shell)
     nixpkgs = "path:/srv/nixpkgs"
 
 `nixgen render --out DIR` records ``out`` here, so that a plain `render` (or `build`)
-writes and builds DIR/ instead of silently going back to nix/.
+writes and builds DIR/ instead of silently going back to nix/; `--library` likewise records
+``library``, so that a later render (`build` renders too) keeps the library where it was.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from nixgen.core.errors import Problem, ProblemError, did_you_mean, error, one_o
 from nixgen.core.paths import DEFAULT_OUT
 
 FILE = "nixgen.toml"
-KEYS = ("offline", "out", "override-input")
+KEYS = ("library", "offline", "out", "override-input")
 
 
 @attrs.frozen(kw_only=True)
@@ -35,6 +37,8 @@ class Settings:
     """What nixgen.toml sets (None or empty: not set)."""
 
     out: str | None = None
+    #: `--library`: ``vendored`` or ``input:URL`` (`nixgen.rendering.library.parse`).
+    library: str | None = None
     offline: bool | None = None
     override_input: dict[str, str] = attrs.field(factory=dict)
     #: The file they were read from, None when the project has none.
@@ -44,6 +48,7 @@ class Settings:
         return {
             "file": self.file,
             "out": self.out,
+            "library": self.library,
             "offline": self.offline,
             "override-input": dict(self.override_input),
         }
@@ -94,6 +99,19 @@ def read(project: Path | str) -> Settings:
             except OutDirError as exc:
                 problems.append(error(str(exc), ("out",)))
                 out = None
+    library = data.get("library")
+    if library is not None:
+        from nixgen.rendering.library import LibraryError, parse
+
+        if not isinstance(library, str):
+            problems.append(error("expected a string (`vendored` or `input:URL`)", ("library",)))
+            library = None
+        else:
+            try:
+                parse(library)
+            except LibraryError as exc:
+                problems.append(error(str(exc), ("library",)))
+                library = None
     offline = data.get("offline")
     if offline is not None and not isinstance(offline, bool):
         problems.append(error("expected `true` or `false`", ("offline",)))
@@ -112,6 +130,7 @@ def read(project: Path | str) -> Settings:
         raise ProblemError(document.locate_all(problems))
     return Settings(
         out=out,
+        library=library,
         offline=offline,
         override_input={k: v for k, v in overrides.items() if isinstance(v, str)},
         file=display,
@@ -141,9 +160,6 @@ def offline(project: Path | str, given: bool) -> bool:
     return given or bool(read(project).offline)
 
 
-#: A top-level ``out = …`` line (before the first table).
-_OUT_LINE = re.compile(r"\s*out\s*=")
-
 _HEADER = (
     "# nixgen's own options for this project (see nixgen's README, \"nixgen.toml\");\n"
     "# every verb reads them, and an option on the command line wins.\n"
@@ -153,14 +169,32 @@ _HEADER = (
 def remember_out(project: Path | str, out: str) -> str | None:
     """Record ``out`` in nixgen.toml when it differs from the setting in effect; return
     the file's name when it was written, else None."""
-    root = project_root(project)
-    if read(root).out == out or (out == DEFAULT_OUT and read(root).out is None):
+    if read(project).out == out or (out == DEFAULT_OUT and read(project).out is None):
         return None
+    return _remember(project, "out", out)
+
+
+def remember_library(project: Path | str, library: str) -> str | None:
+    """Record ``library`` (`--library`) in nixgen.toml when it differs from the setting in
+    effect; return the file's name when it was written, else None."""
+    from nixgen.rendering.library import VENDORED
+
+    current = read(project).library
+    if current == library or (library == VENDORED and current is None):
+        return None
+    return _remember(project, "library", library)
+
+
+def _remember(project: Path | str, key: str, value: str) -> str:
+    """Set the top-level ``key = "value"`` of nixgen.toml (made when absent), in place of
+    the line that sets it or before the first table; the file is replaced atomically."""
+    root = project_root(project)
     path = root / FILE
-    line = f"out = {json.dumps(out)}"
+    line = f"{key} = {json.dumps(value)}"
+    pattern = re.compile(rf"\s*{re.escape(key)}\s*=")
     lines = (path.read_text(encoding="utf-8") if path.is_file() else _HEADER).splitlines()
     first_table = next((i for i, x in enumerate(lines) if x.lstrip().startswith("[")), len(lines))
-    at = next((i for i in range(first_table) if _OUT_LINE.match(lines[i])), None)
+    at = next((i for i in range(first_table) if pattern.match(lines[i])), None)
     if at is not None:
         lines[at] = line
     else:
@@ -176,6 +210,11 @@ def describe(settings: Settings) -> list[str]:
     """The settings in effect, as `nixgen show` prints them."""
     where = settings.file or f"none ({FILE} is absent)"
     lines = [f"settings: {where}", f"  out = {json.dumps(settings.out or DEFAULT_OUT)}"]
+    lines.append(
+        f"  library = {json.dumps(settings.library)}"
+        if settings.library
+        else "  library = (default: vendored; in place inside nixgen's own repository)"
+    )
     lines.append(f"  offline = {'true' if settings.offline else 'false'}")
     for name, ref in settings.override_input.items():
         lines.append(f"  override-input.{name} = {json.dumps(ref)}")

@@ -19,15 +19,20 @@ if TYPE_CHECKING:
     from nixgen.checking.project import Project
     from nixgen.core.errors import Problem
     from nixgen.planning.plan import Plan
+    from nixgen.rendering.library import Library
     from nixgen.rendering.render import Rendered
 
 
-def prepare(project: Path | str, out: str) -> tuple[Project, Rendered, list[Problem], Plan]:
-    """Read, validate and plan `project`, then render it in memory.
+def prepare(
+    project: Path | str, out: str, *, library: str | None = None
+) -> tuple[Project, Rendered, list[Problem], Plan]:
+    """Read, validate and plan `project`, then render it in memory, with the library
+    `library` (``--library``; `library_for`).
 
     Returns ``(project, rendered, problems, plan)``: the plan is the one rendered, so a
     verb reads its variants from it instead of planning again. Raises `ProblemError` with
-    every located problem when the project cannot be rendered, `OutDirError` for a bad `out`.
+    every located problem when the project cannot be rendered, `OutDirError` for a bad `out`,
+    `LibraryError` for a bad `library`.
     """
     from nixgen.checking import project as project_mod
     from nixgen.core.errors import ProblemError
@@ -35,6 +40,10 @@ def prepare(project: Path | str, out: str) -> tuple[Project, Rendered, list[Prob
     from nixgen.rendering import render
 
     render.check_out_dir(out)
+    if library is not None:
+        from nixgen.rendering.library import parse
+
+        parse(library)  # a bad --library fails before the project is read
     # The include scan is `nixgen validate`'s: a render does not read every source.
     loaded = project_mod.read(project, includes=False)
     finished = plan.make(loaded.build)
@@ -42,7 +51,31 @@ def prepare(project: Path | str, out: str) -> tuple[Project, Rendered, list[Prob
     problems = [*loaded.warnings, *planned]
     if any(p.severity == "error" for p in planned):
         raise ProblemError(problems)
-    return loaded, render.render(finished, out_dir=out), problems, finished
+    chosen = library_for(loaded.root, out, library)
+    return loaded, render.render(finished, out_dir=out, library=chosen), problems, finished
+
+
+def library_for(root: Path, out: str, given: str | None = None) -> Library:
+    """Where the project at `root` takes the static library from: `given` (``--library``),
+    else nixgen.toml's ``library``, else the library directory nixgen ships in place when git
+    tracks it in the project's own work tree (what a flake of the project sees:
+    `gitfiles.unseen_files`), else a vendored copy."""
+    from nixgen.app import config
+    from nixgen.building import gitfiles
+    from nixgen.rendering import library
+
+    value = given if given is not None else config.read(root).library
+    if value is not None:
+        return library.parse(value)
+    found = library.in_place(root, out)
+    if found is None:
+        return library.COPY
+    top = gitfiles.git_work_tree(root)
+    if top is None or Path(top).resolve() != found.top:
+        return library.COPY
+    if gitfiles.unseen_files(found.top, found.needed) is not None:
+        return library.COPY  # a library file git does not track: no flake would see it
+    return found.library
 
 
 def with_github_workflow(loaded: Any, rendered: Any) -> Any:
@@ -63,12 +96,14 @@ def render_project(
     check: bool = False,
     force: bool = False,
     ci: str | None = None,
+    library: str | None = None,
 ) -> int:
-    """Render (or with `check`, compare) `project`; print what happened; return the exit
-    status (0, or 1 when `check` finds stale files). Failures raise."""
+    """Render (or with `check`, compare) `project` with the library `library` (`prepare`);
+    print what happened; return the exit status (0, or 1 when `check` finds stale files).
+    Failures raise."""
     from nixgen.writing import write
 
-    loaded, rendered, problems, _ = prepare(project, out)
+    loaded, rendered, problems, _ = prepare(project, out, library=library)
     if ci == "github":
         rendered = with_github_workflow(loaded, rendered)
     console.print_problems(problems)

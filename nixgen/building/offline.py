@@ -37,9 +37,18 @@ SETTINGS = (("substituters", ""), ("connect-timeout", "1"), ("download-attempts"
 SCRIPT = "scripts/offline-inputs.sh"
 
 
-def flake_inputs() -> dict[str, str]:
-    """The inputs of every generated flake.nix, by name: their flake references."""
-    return {"kernel-builder": render.KERNEL_BUILDER_URL, "nixpkgs": render.NIXPKGS_URL}
+def flake_inputs(library: str | None = None) -> dict[str, str]:
+    """The inputs of every generated flake.nix, by name: their flake references; also the
+    flake input `nixgen` when the project takes the library from one that must be
+    downloaded (`library`: nixgen.toml's ``library = "input:URL"``; a local URL, such as
+    ``git+file:`` or ``path:``, is read from disk offline)."""
+    from nixgen.rendering import library as library_mod
+
+    inputs = {"kernel-builder": render.KERNEL_BUILDER_URL, "nixpkgs": render.NIXPKGS_URL}
+    url = library_mod.parse(library).url if library is not None else None
+    if url is not None and not library_mod.is_local(url):
+        inputs["nixgen"] = url
+    return inputs
 
 
 def _nix_base32(digest: bytes) -> str:
@@ -95,13 +104,16 @@ def _locked(root: Path) -> dict[str, str]:
     return out
 
 
-def missing_inputs(root: Path, overridden: Iterable[str]) -> list[tuple[str, str]]:
-    """The inputs of the generated flake at `root` (name, reference) that an offline
-    run cannot have: neither in `overridden` nor locked in flake.lock and in the store."""
+def missing_inputs(
+    root: Path, overridden: Iterable[str], library: str | None = None
+) -> list[tuple[str, str]]:
+    """The inputs of the generated flake at `root` (name, reference; `library` as
+    `flake_inputs` takes it) that an offline run cannot have: neither in `overridden` nor
+    locked in flake.lock and in the store."""
     given = set(overridden)
     locked = _locked(root)
     missing = []
-    for name, ref in sorted(flake_inputs().items()):
+    for name, ref in sorted(flake_inputs(library).items()):
         if name in given:
             continue
         path = source_path(locked[name]) if name in locked else None
@@ -110,12 +122,12 @@ def missing_inputs(root: Path, overridden: Iterable[str]) -> list[tuple[str, str
     return missing
 
 
-def check_inputs(root: Path, overridden: Iterable[str]) -> None:
+def check_inputs(root: Path, overridden: Iterable[str], library: str | None = None) -> None:
     """Raise `NixgenError` naming the inputs an offline build of the generated flake at
     `root` cannot have (`missing_inputs`); a hand-written flake.nix is not checked."""
     if not is_generated(root / "flake.nix"):
         return
-    missing = missing_inputs(root, overridden)
+    missing = missing_inputs(root, overridden, library)
     if missing:
         raise NixgenError(missing_message(missing))
 

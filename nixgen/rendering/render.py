@@ -5,14 +5,13 @@ generated file is data for one entry of the static Nix library. The templates ge
 built from the plan's typed fields, in the Jinja2 environment of `nixgen.core.jinja`; every
 ``{{ value }}`` goes through the Nix literal module (`nixgen.rendering.nixlit`), so a string from
 build.toml can only ever become a quoted Nix string, and a path only a checked path literal
-(`nixlit.path`). nixgen's own text reaches a template only through the named filter `at` (a
-literal laid out at an indentation); the header every file starts with is
-`nixgen.core.marker.header`'s, put before the template's text.
+(`nixlit.path`). nixgen's own text reaches a template only through the named filters `raw`
+(one line of nixgen's words) and `at` (a literal laid out at an indentation); the header
+every file starts with is `nixgen.core.marker.header`'s, put before the template's text.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -25,11 +24,14 @@ from nixgen import __version__
 from nixgen.core import contract, jinja, marker, paths
 from nixgen.core.errors import EXIT_INVALID, NixgenError, Problem
 from nixgen.core.paths import DEFAULT_OUT
-from nixgen.core.tables import LANGUAGE_FLAGS, PACKAGE, library_files, read_text, table
+from nixgen.core.tables import LANGUAGE_FLAGS, PACKAGE, table
 from nixgen.planning.kernels import KernelPlan
 from nixgen.planning.plan import Plan
 from nixgen.reading import model
 from nixgen.rendering import nixlit
+from nixgen.rendering.library import COPY, Library, vendored_files
+from nixgen.rendering.library import LIB_DATA as LIB_DATA
+from nixgen.rendering.library import LIB_FILES as LIB_FILES
 
 #: The revisions generated flakes pin and the toolchain's binary cache: one table, read by the
 #: Nix library too (`data/pins.json`).
@@ -41,21 +43,6 @@ SUBSTITUTER_KEY = _PINS["substituter-key"]
 
 #: The format of the generated data, which the library checks first (`data/format.json`).
 FORMAT: int = table("format.json")["format"]
-#: Static library files copied into every generated tree (`<out>/lib/`): the library
-#: directory itself is the list (`tables.library_files`).
-LIB_FILES = library_files()
-#: Data tables the static library reads at evaluation time (`./data/<name>` in its files).
-#: nixgen plans in Python and writes the results into the generated files; the ABI policies
-#: are the toolchain's; the backends and languages, the pins and the source kinds are one table
-#: for both languages.
-LIB_DATA: tuple[str, ...] = (
-    "abi-policies.json",
-    "format.json",
-    "languages.json",
-    "pins.json",
-    "source-kinds.json",
-)
-
 #: The argument of `nixgen.kernel.cpp` (lib/kernel.nix) that takes a C++ kernel language's
 #: backend flags (`KernelPlan.backend_flags`).
 BACKEND_FLAGS = {language: nix for language, (_, nix) in LANGUAGE_FLAGS.items()}
@@ -72,6 +59,13 @@ class Rendered:
 
 
 # ------------------------------------------------------------------------- jinja setup
+
+
+def _raw(text: str) -> nixlit.Raw:
+    # nixgen's own one-line words (a file name in a comment), never build.toml's.
+    if "\n" in text or "\r" in text:
+        raise ValueError("raw template text must be one line")
+    return nixlit.raw(text)
 
 
 def _at(value: Any, indent: int) -> nixlit.Raw:
@@ -100,7 +94,7 @@ def environment() -> Any:
         finalize=nixlit.finalize,
         bytecode_cache=_bytecode_cache(),
     )
-    env.filters.update(at=_at)
+    env.filters.update(raw=_raw, at=_at)
     return env
 
 
@@ -153,6 +147,11 @@ class DefaultFile:
     template: ClassVar[str] = "default.nix.j2"
     what: str
     root: nixlit.Path
+    #: The library's directory (`./lib`, or the shipped one in place), or None: the
+    #: flake input `nixgen` passes it (`library.Library`).
+    library: nixlit.Path | None
+    #: Where its `project.nix` is, for the comment (`lib/project.nix`).
+    library_file: str
 
 
 @attrs.frozen(kw_only=True)
@@ -165,6 +164,8 @@ class FlakeFile:
     substituter: str
     public_key: str
     out_path: nixlit.Path
+    #: The URL of the flake input `nixgen` that gives the library, or None (`library.Library`).
+    nixgen_url: str | None
 
 
 #: One of the templates' contexts.
@@ -453,21 +454,6 @@ def _kernel_dep(dep: dict[str, Any]) -> dict[str, Any]:
 # -------------------------------------------------------------------------- the tree
 
 
-def _library() -> dict[str, bytes]:
-    lib = os.path.join(PACKAGE, "nixlib")
-    out: dict[str, bytes] = {}
-    for name in LIB_FILES:
-        with open(os.path.join(lib, name), encoding="utf-8") as handle:
-            text = handle.read()
-        comment = "//" if name.endswith(".h") else "#"
-        out[f"lib/{name}"] = (marker.copy_header(__version__, comment=comment) + text).encode()
-    for name in LIB_DATA:
-        data = json.loads(read_text(name))
-        stamped = {**marker.json_stamp(__version__), **data}
-        out[f"lib/data/{name}"] = (json.dumps(stamped, indent=2) + "\n").encode()
-    return out
-
-
 class OutDirError(NixgenError, ValueError):
     """An output directory that is not a plain relative path inside the project."""
 
@@ -492,8 +478,9 @@ def root_path(out_dir: str) -> str:
     return "../." if depth == 1 else "/".join([".."] * depth)
 
 
-def render(planned: Plan, *, out_dir: str = DEFAULT_OUT) -> Rendered:
-    """Render every generated file of the finished plan `planned`, in memory."""
+def render(planned: Plan, *, out_dir: str = DEFAULT_OUT, library: Library = COPY) -> Rendered:
+    """Render every generated file of the finished plan `planned`, in memory, taking the
+    static library from where `library` says (`nixgen.rendering.library`)."""
     check_out_dir(out_dir)
     build = planned.build
     g = build.general
@@ -529,10 +516,22 @@ def render(planned: Plan, *, out_dir: str = DEFAULT_OUT) -> Rendered:
     }
     tree["noarch.nix"] = _template(NoarchFile(what="pure-Python variants", noarch=noarch))
     tree["project.nix"] = _template(ProjectFile(what="project data", project=project_data(planned)))
+    if library.vendored:
+        lib_dir, lib_file = nixlit.path("./lib"), "lib/project.nix"
+    elif library.path is not None:
+        lib_dir, lib_file = library.path, f"{library.path}/project.nix"
+    else:
+        lib_dir, lib_file = None, "project.nix of the flake input `nixgen`"
     tree["default.nix"] = _template(
-        DefaultFile(what="entry point", root=nixlit.path(root_path(out_dir)))
+        DefaultFile(
+            what="entry point",
+            root=nixlit.path(root_path(out_dir)),
+            library=lib_dir,
+            library_file=lib_file,
+        )
     )
-    tree.update(_library())
+    if library.vendored:
+        tree.update(vendored_files())
     flake = FlakeFile(
         what="flake",
         description=f"{g.name} kernels, built by nixgen",
@@ -541,6 +540,7 @@ def render(planned: Plan, *, out_dir: str = DEFAULT_OUT) -> Rendered:
         substituter=SUBSTITUTER,
         public_key=SUBSTITUTER_KEY,
         out_path=nixlit.path(f"./{out_dir}"),
+        nixgen_url=library.url,
     )
     return Rendered(
         out_dir=out_dir, tree=dict(sorted(tree.items())), root={"flake.nix": _template(flake)}

@@ -391,6 +391,9 @@ def _swap_tree(root: Path, rendered: Rendered, unchanged: set[str]) -> None:
     staging = Path(tempfile.mkdtemp(prefix=_STAGING, dir=out.parent))
     generated_dirs = _prefixes(rendered.tree)
     modes: dict[str, int] = {}
+    #: Old directories that held something: left out when all of it was generated and
+    #: is gone (a vendored `lib/` no longer rendered), kept when hand-written or empty.
+    held: list[str] = []
     try:
         if _is_real_dir(out):
             modes[""] = stat.S_IMODE(os.lstat(out).st_mode)
@@ -401,6 +404,8 @@ def _swap_tree(root: Path, rendered: Rendered, unchanged: set[str]) -> None:
                 if rel_dir:
                     os.mkdir(staging / rel_dir)
                     modes[rel_dir] = stat.S_IMODE(os.lstat(out / rel_dir).st_mode)
+                    if dirs or files:
+                        held.append(rel_dir)
                 for name in files:
                     rel = _join(rel_dir, name)
                     if rel in rendered.tree or rel in generated_dirs or is_generated(out / rel):
@@ -416,6 +421,10 @@ def _swap_tree(root: Path, rendered: Rendered, unchanged: set[str]) -> None:
                 os.link(out / rel, target, follow_symlinks=False)
             else:
                 _create(target, data)
+        for rel_dir in sorted(held, reverse=True):  # a directory after what it holds
+            if not os.listdir(staging / rel_dir):
+                os.rmdir(staging / rel_dir)
+                del modes[rel_dir]
         _fsync_tree(staging)
         for rel, mode in sorted(modes.items(), reverse=True):
             os.chmod(staging / rel if rel else staging, mode)

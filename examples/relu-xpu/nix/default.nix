@@ -2,8 +2,8 @@
 # Do not edit: change build.toml and run `nixgen render`.
 # The kernel project's entry point: `import ./nix` gives `variants`, `packages` and
 # `flakeOutputs`; the flake at the project root calls `flakeOutputs`
-# (nixgen.project.entry, lib/project.nix).
-(import ./lib).project.entry {
+# (nixgen.project.entry, ../../../nix/project.nix).
+(import ../../../nix).project.entry {
   root = ../.;
   project = ./project.nix;
   extension = ./extension.nix;

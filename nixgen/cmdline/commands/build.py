@@ -255,7 +255,7 @@ def build_command(
     if unseen:
         raise ProblemError(unseen)
     if offline:
-        offline_mod.check_inputs(root, [name for name, _ in overrides])
+        offline_mod.check_inputs(root, [name for name, _ in overrides], config.read(root).library)
     if not no_link:
         _check_links(root, links, chosen)
     print_problems(

@@ -28,13 +28,26 @@ __all__ = ["command"]
 )
 @click.option("--force", is_flag=True, help="Overwrite hand-written files in the way.")
 @click.option(
+    "--library",
+    default=None,
+    metavar="vendored|input:URL",
+    help="Where the generated Nix takes nixgen's library from: `vendored` (a copy in "
+    "OUT/lib; the default, or in place inside nixgen's own repository) or `input:URL` (the "
+    "flake input `nixgen` pinned to URL, no copy); recorded in nixgen.toml.",
+)
+@click.option(
     "--ci",
     type=click.Choice(["github"]),
     help="Also write a CI workflow (github: .github/workflows/nixgen.yml).",
 )
 @handle_errors
 def render_command(
-    project: Path, out: str | None, check: bool, force: bool, ci: str | None
+    project: Path,
+    out: str | None,
+    check: bool,
+    force: bool,
+    ci: str | None,
+    library: str | None,
 ) -> None:
     """Render PROJECT's Nix: one file per kernel, the extension, the variants, a flake.
 
@@ -46,6 +59,9 @@ def render_command(
     With --ci github, also PROJECT/.github/workflows/nixgen.yml (same rules as
     flake.nix): it builds every variant from the flake's `githubActions.matrix`, and one
     per system and backend for pull requests.
+
+    With --library input:URL, flake.nix pins the flake input `nixgen` to URL and OUT/
+    takes the library from it instead of a copy in OUT/lib (README, "The Nix library").
     """
     from click.core import ParameterSource
 
@@ -55,7 +71,11 @@ def render_command(
     source = click.get_current_context().get_parameter_source("out")
     given = out if source is ParameterSource.COMMANDLINE else None
     out = config.out_dir(project, out)
-    code = pipeline.render_project(project, out, check=check, force=force, ci=ci)
+    if library is not None:
+        from nixgen.rendering.library import parse
+
+        parse(library)  # a usage error before anything is read or written
+    code = pipeline.render_project(project, out, check=check, force=force, ci=ci, library=library)
     if given is not None and not check:
         from nixgen.core.console import status
         from nixgen.rendering.render import check_out_dir
@@ -63,6 +83,10 @@ def render_command(
         check_out_dir(given)
         if config.remember_out(project, given):
             status(f'recorded `out = "{given}"` in {config.FILE}: later verbs use {given}/')
+    if library is not None and not check and config.remember_library(project, library):
+        from nixgen.core.console import status
+
+        status(f'recorded `library = "{library}"` in {config.FILE}: later renders use it')
     if code:
         sys.exit(code)
 

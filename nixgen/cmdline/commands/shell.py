@@ -177,7 +177,7 @@ def shell_command(
     if unseen:
         raise ProblemError(unseen)
     if offline:
-        offline_mod.check_inputs(root, [name for name, _ in overrides])
+        offline_mod.check_inputs(root, [name for name, _ in overrides], config.read(root).library)
     print_problems(
         nixcheck.check(
             overrides=overrides,
