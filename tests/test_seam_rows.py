@@ -143,3 +143,74 @@ def test_the_default_dev_shell_is_the_variant_python_chose(
             "default": f"{build.general.name}-{chosen}",
             "test": f"{build.general.name}-test-{chosen}",
         }, system
+
+
+# ------------------------------------------------------------- row 7: derivation names
+
+
+@pytest.mark.nix
+@pytest.mark.skipif(not nixtools.have_nix(), reason="nix is not installed")
+def test_the_plans_labels_name_the_derivations_the_library_really_produces(
+    tmp_path: Path,
+) -> None:
+    """`nixgen build` prints `Plan.labels[name]` for the derivations Nix reports: for a
+    project whose kernel `big` builds one derivation per object (odd characters in a
+    source name included), a one-source kernel, a binding and the extension, every name
+    the flake's derivations really have is in the plan, with its label."""
+    from nixgen.checking import project
+    from nixgen.planning import plan
+
+    from .test_shards import write_project
+
+    root = tmp_path / "p"
+    names = write_project(root, sources=plan.OBJECT_THRESHOLD)
+    odd = "big/odd name+x@1.cpp"
+    (root / names[0]).rename(root / odd)
+    text = (root / "build.toml").read_text().replace(f'"{names[0]}"', f'"{odd}"')
+    (root / "build.toml").write_text(text)
+    assert CliRunner().invoke(main, ["render", str(root)]).exit_code == 0
+    build = project.read(root).build
+    planned = plan.make(build)
+    variant = next(v for v in planned.variants if v.system == "x86_64-linux")
+    stub = nixtools.make_stub(tmp_path / "stub")
+    got = nixtools.flake_eval(
+        root,
+        f"objects.x86_64-linux.{variant.name}",
+        stub=stub,
+        apply="o: { objects = map (d: d.name) (builtins.attrValues o.kernels.big);"
+        " whole = map (d: d.name) (builtins.attrValues o.whole); binding = o.binding.name; }",
+    )
+    extension = nixtools.flake_eval(
+        root,
+        f"packages.x86_64-linux.{variant.name}",
+        stub=stub,
+        apply="p: { ext = (p.passthru.nixgen.unstamped or p).name;"
+        " kernels = map (k: k.name) (builtins.attrValues p.nixgen.kernels); }",
+    )
+    labels = planned.labels
+    assert len(got["objects"]) == plan.OBJECT_THRESHOLD
+    shown = {labels.get(name, f"UNLABELLED {name}") for name in got["objects"]}
+    assert shown == {f"kernel big: object {plan.object_name(s)}" for s in [odd, *names[1:]]}
+    assert "kernel big: object odd-name+x-1.cpp" in shown
+    assert sorted(labels[name] for name in got["whole"]) == ["kernel small"]
+    assert labels[got["binding"]] == "extension binding"
+    assert labels[extension["ext"]] == "extension"
+    assert sorted(labels[name] for name in extension["kernels"]) == ["kernel big", "kernel small"]
+
+    # A project without a compiled extension: its variants are the pure-Python package.
+    noarch = tmp_path / "noarch"
+    (noarch / "torch-ext" / "noarch").mkdir(parents=True)
+    (noarch / "torch-ext" / "noarch" / "__init__.py").write_text("")
+    (noarch / "build.toml").write_text(
+        '[general]\nname = "noarch"\nversion = 2\nedition = 6\nlicense = "MIT"\n'
+        'backends = ["cpu"]\n\n[torch-noarch]\n'
+    )
+    assert CliRunner().invoke(main, ["render", str(noarch)]).exit_code == 0
+    pure = plan.make(project.read(noarch).build)
+    name = nixtools.flake_eval(
+        noarch,
+        f"packages.x86_64-linux.{pure.variants[0].name}",
+        stub=stub,
+        apply="p: (p.passthru.nixgen.unstamped or p).name",
+    )
+    assert pure.labels[name] == "python package"

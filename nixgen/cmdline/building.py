@@ -27,28 +27,6 @@ class BuildFailed(NixgenError):
     exit_code = EXIT_FAILURE
 
 
-def label(drv_name: str, project: str, version: str, kernels: list[str]) -> str:
-    """What a derivation is, in the project's words: ``kernel relu_cpu``, ``extension``,
-    ``extension binding``."""
-    suffix = f"-{version}"
-    stem = drv_name.removesuffix(suffix)
-    if stem.startswith(f"{project}-"):
-        part = stem[len(project) + 1 :]
-        if part in kernels:
-            return f"kernel {part}"
-        if part in ("torch-ext", "tvm-ffi-ext"):
-            return "extension"
-        # The binding's objects (nixgen.extension.bindingObjects), compiled before the link.
-        if part in ("torch-binding", "tvm-ffi-binding"):
-            return "extension binding"
-        owner = next((k for k in kernels if part.startswith(f"{k}-")), None)
-        if owner is not None:
-            return f"kernel {owner}: object {part[len(owner) + 1 :]}"
-        if part.startswith("noarch"):
-            return "python package"
-    return drv_name
-
-
 def build_variants(
     root: Any,
     loaded: Any,
@@ -71,11 +49,15 @@ def build_variants(
     err = sys.stderr
     live = err.isatty() and output.settings.progress
     progress = nixbuild.Progress(len(chosen), live=live, color=use_color(err), stream=err)
+    from nixgen.planning import plan
+
     meta = loaded.build.general
-    kernels = sorted(loaded.build.kernels)
+    # What each derivation is, as the plan names it (`Plan.labels`); another one (a
+    # toolchain's, a source) is shown by its own name.
+    labels = plan.make(loaded.build).labels
 
     def label_of(drv_name: str) -> str:
-        return label(drv_name, meta.name, str(meta.version), kernels)
+        return labels.get(drv_name, drv_name)
 
     progress.line(
         f"building {len(chosen)} variant{'s' if len(chosen) != 1 else ''} of {meta.name} "

@@ -13,6 +13,7 @@ reads it. Names follow the anchor's scheme exactly, so the PyPI ``kernels`` clie
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -623,6 +624,9 @@ class Plan:
     ci: tuple[Variant, ...]
     #: The variant of each system's default dev shell (`default_variants`).
     defaults: tuple[Variant, ...]
+    #: What each derivation of the project is, by the exact name the library gives it
+    #: (`derivation_labels`): the words `nixgen build` prints for it.
+    labels: Mapping[str, str]
     kernels: tuple[KernelPlan, ...]
     #: GitHub Actions matrices (`nixgen.planning.matrix.github`) of every variant and of `ci`.
     github_matrix: Mapping[str, Any]
@@ -641,13 +645,15 @@ def make(build: model.Build) -> Plan:
 
     all_variants = variants(build)
     ci = select_ci(all_variants)
+    kernels = tuple(kernel_plan(build, n, k) for n, k in sorted(build.kernels.items()))
     return Plan(
         build=build,
         systems=SYSTEMS,
         variants=tuple(all_variants),
         ci=tuple(ci),
         defaults=tuple(default_variants(all_variants)),
-        kernels=tuple(kernel_plan(build, n, k) for n, k in sorted(build.kernels.items())),
+        labels=derivation_labels(build, kernels),
+        kernels=kernels,
         github_matrix=matrix.github(all_variants),
         pull_request_matrix=matrix.github(ci),
         headers=tuple(model.shared_headers(build)),
@@ -689,6 +695,41 @@ def kernel_plan(build: model.Build, name: str, kernel: model.Kernel) -> KernelPl
         rust=rust,
         objects={s: object_key(s) for s in split} if (split := object_sources(kernel)) else None,
     )
+
+
+def noarch_pname(build: model.Build) -> str:
+    """The derivation name (without its version) of the pure-Python package."""
+    return f"{build.general.name}-noarch"
+
+
+def object_name(source: str) -> str:
+    """What the derivation of one object adds to its kernel's name: the source's base name,
+    each run of characters a store name cannot hold made one `-`, at most 120 characters
+    (`storeName` in nix/compile.nix; tests/test_seam_rows.py evaluates both)."""
+    base = source.rpartition("/")[2]
+    return "-".join(re.split(r"[^A-Za-z0-9+._?=-]+", base))[:120]
+
+
+def derivation_labels(build: model.Build, kernels: Sequence[KernelPlan]) -> dict[str, str]:
+    """What each derivation of the project is, in the project's words (``kernel relu``,
+    ``kernel relu: object relu.cpp``, ``extension``, ``extension binding``, ``python
+    package``), by the name the Nix library gives it (``<pname>-<version>``)."""
+    version = str(build.general.version)
+    out: dict[str, str] = {}
+    for kernel in kernels:
+        for source in kernel.sources:
+            out[f"{kernel.pname}-{object_name(source)}-{kernel.version}"] = (
+                f"kernel {kernel.name}: object {object_name(source)}"
+            )
+    for kernel in kernels:
+        out[f"{kernel.pname}-{kernel.version}"] = f"kernel {kernel.name}"
+    table = build.framework_table
+    if table in ("torch", "tvm-ffi"):
+        out[f"{build.general.name}-{table}-ext-{version}"] = "extension"
+        # The binding's objects (nixgen.extension.bindingObjects), compiled before the link.
+        out[f"{build.general.name}-{table}-binding-{version}"] = "extension binding"
+    out[f"{noarch_pname(build)}-{version}"] = "python package"
+    return out
 
 
 def _backend_flags(kernel: model.Kernel) -> Sequence[str]:
