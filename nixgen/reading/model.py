@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 from typing import (
-    TYPE_CHECKING,
     Annotated,
     Any,
     ClassVar,
@@ -41,14 +40,12 @@ class Named:
     doc: str
 
 
-if TYPE_CHECKING:
-    Backend: TypeAlias = str
-else:
-    # The backends of `data/languages.json` (a Literal built from the table, as below).
-    Backend = Annotated[
-        Literal[tables.BACKENDS],
-        Named("Backend", "A backend: the kind of device a variant runs on."),
-    ]
+# The backends of `data/languages.json`: a Literal built from the table, declared once (a static
+# type checker reads it as `Any`, as the allowlists below).
+Backend: TypeAlias = Annotated[
+    Literal[tables.BACKENDS],  # type: ignore[valid-type]
+    Named("Backend", "A backend: the kind of device a variant runs on."),
+]
 
 # Each NewType's `__doc__` is its description in the JSON Schema and docs/build-toml.md.
 ProjectName = NewType("ProjectName", str)
@@ -106,31 +103,19 @@ def _cpp_deps(name: str, language: str) -> Any:
 
 
 # The allowlists below are Literal types built at run time from the data tables: cattrs
-# validates values against them and nixgen.reading.jsonschema lists them. A static type checker
-# cannot evaluate a Literal built from data, so it sees each of them as `str`; the runtime objects
-# are unchanged.
-if TYPE_CHECKING:
-    GeneralPythonDep: TypeAlias = str
-    CudaPythonDep: TypeAlias = str
-    XpuPythonDep: TypeAlias = str
-    NeuronPythonDep: TypeAlias = str
-    TpuPythonDep: TypeAlias = str
-    CpuDep: TypeAlias = str
-    CudaDep: TypeAlias = str
-    RocmDep: TypeAlias = str
-    XpuDep: TypeAlias = str
-    MetalDep: TypeAlias = str
-else:
-    GeneralPythonDep = _python_deps("GeneralPythonDep", "general", "every variant")
-    CudaPythonDep = _python_deps("CudaPythonDep", "cuda", "the CUDA variants")
-    XpuPythonDep = _python_deps("XpuPythonDep", "xpu", "the XPU variants")
-    NeuronPythonDep = _python_deps("NeuronPythonDep", "neuron", "the Neuron variants")
-    TpuPythonDep = _allowlist(tables.python_dependencies("tpu"))
-    CpuDep = _cpp_deps("CpuDep", "cpp-cpu")
-    CudaDep = _cpp_deps("CudaDep", "cpp-cuda")
-    RocmDep = _cpp_deps("RocmDep", "cpp-rocm")
-    XpuDep = _cpp_deps("XpuDep", "cpp-xpu")
-    MetalDep = _cpp_deps("MetalDep", "cpp-metal")
+# validates values against them and nixgen.reading.jsonschema lists them. Each is declared
+# once: a static type checker cannot evaluate a Literal built from data (`valid-type`, ignored
+# here), so it reads each of them as `Any`; the runtime objects are what cattrs checks.
+GeneralPythonDep: TypeAlias = _python_deps("GeneralPythonDep", "general", "every variant")  # type: ignore[valid-type]
+CudaPythonDep: TypeAlias = _python_deps("CudaPythonDep", "cuda", "the CUDA variants")  # type: ignore[valid-type]
+XpuPythonDep: TypeAlias = _python_deps("XpuPythonDep", "xpu", "the XPU variants")  # type: ignore[valid-type]
+NeuronPythonDep: TypeAlias = _python_deps("NeuronPythonDep", "neuron", "the Neuron variants")  # type: ignore[valid-type]
+TpuPythonDep: TypeAlias = _allowlist(tables.python_dependencies("tpu"))  # type: ignore[valid-type]
+CpuDep: TypeAlias = _cpp_deps("CpuDep", "cpp-cpu")  # type: ignore[valid-type]
+CudaDep: TypeAlias = _cpp_deps("CudaDep", "cpp-cuda")  # type: ignore[valid-type]
+RocmDep: TypeAlias = _cpp_deps("RocmDep", "cpp-rocm")  # type: ignore[valid-type]
+XpuDep: TypeAlias = _cpp_deps("XpuDep", "cpp-xpu")  # type: ignore[valid-type]
+MetalDep: TypeAlias = _cpp_deps("MetalDep", "cpp-metal")  # type: ignore[valid-type]
 
 
 def _doc(text: str) -> dict[str, str]:

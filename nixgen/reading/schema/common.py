@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, NewType, TypeAlias, Union
+from typing import Any, Literal, NewType, TypeAlias, Union
 
 import attrs
 
@@ -53,13 +53,12 @@ def _stable_abi(value: object, _: type) -> Any:
 STRICT.register(StableAbi, _stable_abi)
 STRICT.register(StableAbi | None, _stable_abi)
 
-if TYPE_CHECKING:
-    # Built at run time from the data tables (cattrs validates against it); a static type
-    # checker cannot evaluate such a Literal and sees `str` (as for the allowlists of
-    # nixgen.reading.model).
-    LegacyDep: TypeAlias = str
-else:
-    LegacyDep = Literal[(*tables.all_cpp_dependencies(), *tables.legacy_dependency_renames())]
+# Built at run time from the data tables (cattrs validates against it), declared once: a static
+# type checker cannot evaluate such a Literal and reads it as `Any` (as the allowlists of
+# nixgen.reading.model).
+LegacyDep: TypeAlias = Literal[  # type: ignore[valid-type]
+    (*tables.all_cpp_dependencies(), *tables.legacy_dependency_renames())
+]
 
 
 @attrs.frozen(kw_only=True)
