@@ -1,7 +1,7 @@
 """What the command line prints: problems, JSON, and failures turned into exit statuses.
 
-Click-free on purpose: `nixgen render` of an unchanged or ordinary project runs without
-loading click (`nixgen.cmdline.entry`), and prints exactly what the click application prints.
+Click-free: it only prints; the click application (`nixgen.cmdline.cli`, which
+`nixgen.cmdline.entry` always loads) parses the command line and calls it.
 """
 
 from __future__ import annotations
