@@ -627,6 +627,8 @@ class Plan:
     #: What each derivation of the project is, by the exact name the library gives it
     #: (`derivation_labels`): the words `nixgen build` prints for it.
     labels: Mapping[str, str]
+    #: The derivation name (without its version) of the pure-Python package.
+    noarch_pname: str
     kernels: tuple[KernelPlan, ...]
     #: GitHub Actions matrices (`nixgen.planning.matrix.github`) of every variant and of `ci`.
     github_matrix: Mapping[str, Any]
@@ -653,6 +655,7 @@ def make(build: model.Build) -> Plan:
         ci=tuple(ci),
         defaults=tuple(default_variants(all_variants)),
         labels=derivation_labels(build, kernels),
+        noarch_pname=noarch_pname(build),
         kernels=kernels,
         github_matrix=matrix.github(all_variants),
         pull_request_matrix=matrix.github(ci),

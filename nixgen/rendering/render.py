@@ -26,7 +26,6 @@ from nixgen.core import contract, jinja, marker, paths
 from nixgen.core.errors import EXIT_INVALID, NixgenError
 from nixgen.core.paths import DEFAULT_OUT
 from nixgen.core.tables import LANGUAGE_FLAGS, PACKAGE, library_files, read_text, table
-from nixgen.planning import plan
 from nixgen.planning.plan import KernelPlan, Plan
 from nixgen.reading import model
 from nixgen.rendering import nixlit
@@ -523,7 +522,7 @@ def render(planned: Plan, *, out_dir: str = DEFAULT_OUT) -> Rendered:
         tree["extension.nix"] = _template(NoExtensionFile(what="no compiled extension"))
     noarch = {
         "language": "noarch",
-        "pname": plan.noarch_pname(build),
+        "pname": planned.noarch_pname,
         "version": str(g.version),
         "moduleDir": planned.module_dir,
         "moduleName": g.module_name,
