@@ -117,6 +117,25 @@ def test_the_best_variant_is_the_anchors(tmp_path: Path) -> None:
         assert best in plan.select_ci(found)
 
 
+def test_compdb_without_a_variant_takes_the_plans_default(copy_example: Any) -> None:
+    """`nixgen compdb` reads the default variant from the plan: no evaluation of the dev
+    shell's name, whose project prefix it used to strip."""
+    from nixgen.checking import project
+    from nixgen.cmdline import nixbuild
+    from nixgen.planning import plan
+
+    root = copy_example("relu-mixed")
+    system = nixbuild.host_system()
+    found = plan.variants(project.read(root).build, system=system)
+    if not found:
+        pytest.skip(f"relu-mixed has no variants for {system}")
+    chosen = plan.default_shell_variant(found)
+    result = CliRunner().invoke(main, ["compdb", str(root), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert "devShells" not in result.stdout
+    assert f"#packages.{system}.{chosen}'" in result.stdout
+
+
 @pytest.mark.nix
 @pytest.mark.skipif(not nixtools.have_nix(), reason="nix is not installed")
 def test_the_default_dev_shell_is_the_variant_python_chose(

@@ -42,8 +42,8 @@ TAIL = 20
     "--variant",
     metavar="NAME",
     shell_complete=_complete_variant,
-    help="The variant whose commands to write (default: `nixgen shell`'s, the newest "
-    "bundled variant of the first backend).",
+    help="The variant whose commands to write (default: `nixgen shell`'s, the system's best "
+    "variant: bundled, CUDA first, newest torch, oldest toolkit).",
 )
 @click.option(
     "-o",
@@ -119,7 +119,8 @@ def compdb_command(
                 )
             ]
         )
-    names = [v.name for v in plan.variants(loaded.build, system=system)]
+    planned = plan.variants(loaded.build, system=system)
+    names = [v.name for v in planned]
     if not names:
         raise ProblemError(
             [
@@ -132,12 +133,13 @@ def compdb_command(
         )
     if variant is not None and variant not in names:
         raise ProblemError([_unknown_variant(loaded.build, variant, system, names, flag=False)])
+    # The flake's default dev shell's variant, as the plan chose it (no evaluation).
+    variant = variant or plan.default_shell_variant(planned)
     ref = nixbuild.flake_ref(root)
     extra = nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
     for name, value in overrides:
         extra += ["--override-input", name, value]
     base = ["nix", "eval", "--extra-experimental-features", nixbuild.EXPERIMENTAL]
-    default_name = [*base, "--raw", f"{ref}#devShells.{system}.default.name", *extra]
 
     def evaluate(name: str) -> list[str]:
         attr = f"{ref}#packages.{system}.{name}"
@@ -149,9 +151,7 @@ def compdb_command(
         if changed:
             status(f"would render {rendered.out_dir}/ ({len(changed)} file(s) stale)")
         cd = f"cd {shlex.quote(str(root))} && " if ref == "." else ""
-        if variant is None:
-            click.echo(cd + shlex.join(default_name))
-        click.echo(cd + shlex.join(evaluate(variant or "<variant>")))
+        click.echo(cd + shlex.join(evaluate(variant)))
         if not no_realise:
             click.echo(shlex.join(["nix", "build", "--no-link", "<drvPath of each input>"]))
         return
@@ -164,9 +164,6 @@ def compdb_command(
         raise ProblemError(unseen)
     if shutil.which("nix") is None:
         raise NixgenError("`nix` is not on PATH: install Nix (https://nixos.org/download)")
-    if variant is None:
-        shell_name = _run(default_name, root, "finding the default variant")
-        variant = shell_name.removeprefix(f"{loaded.build.general.name}-")
     status(f"evaluating {variant}", level=1)
     parts = json.loads(_run(evaluate(variant), root, f"evaluating {variant}"))
     if not no_realise:

@@ -37,8 +37,8 @@ from nixgen.core.errors import NixgenError, ProblemError, error
     "--variant",
     metavar="NAME",
     shell_complete=_complete_variant,
-    help="The variant whose shell to enter (default: the flake's default, the newest "
-    "bundled variant of the first backend).",
+    help="The variant whose shell to enter (default: the flake's default, the system's best "
+    "variant: bundled, CUDA first, newest torch, oldest toolkit).",
 )
 @click.option(
     "--test",
