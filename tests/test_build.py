@@ -184,7 +184,8 @@ def loaded(kernels: Path, torch: ModuleType) -> dict[str, ModuleType]:
 
 
 def _fatbin_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("fatbin_archs", EXAMPLES / "fatbin_archs.py")
+    here = Path(__file__).resolve().parent
+    spec = importlib.util.spec_from_file_location("fatbin_archs", here / "fatbin_archs.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

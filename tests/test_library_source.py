@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from nixgen.checking import project
 from nixgen.cmdline.cli import main
-from nixgen.planning import plan
+from nixgen.planning import variants as variants_mod
 from nixgen.rendering import library
 
 from .conftest import EXAMPLES, REPO
@@ -242,8 +242,8 @@ def stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_stub(tmp_path_factory.mktemp("stub"))
 
 
-def _variants(name: str) -> list[plan.Variant]:
-    return plan.variants(project.read(EXAMPLES / name).build, system=SYSTEM)
+def _variants(name: str) -> list[variants_mod.Variant]:
+    return variants_mod.variants(project.read(EXAMPLES / name).build, system=SYSTEM)
 
 
 def _drv_paths(flake_dir: Path, names: list[str], stub: Path) -> list[str]:

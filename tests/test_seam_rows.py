@@ -25,6 +25,7 @@ from nixgen.app import config
 from nixgen.cmdline.cli import main
 from nixgen.core import errors, paths, tables
 from nixgen.planning import ci
+from nixgen.planning import variants as variants_mod
 from nixgen.reading import model
 from nixgen.rendering import render
 
@@ -97,15 +98,14 @@ def test_the_best_variant_is_the_anchors(tmp_path: Path) -> None:
     shell is CUDA's (it was the alphabetically first backend's, CPU's), and of the CUDA
     variants with the newest torch the oldest toolkit's (it was the newest's)."""
     from nixgen.checking import project
-    from nixgen.planning import plan
 
     from .conftest import EXAMPLES
 
     for example in ("relu-mixed", "relu-cuda"):
         build = project.read(EXAMPLES / example).build
-        found = plan.variants(build, system="x86_64-linux")
-        best = plan.best_variant(found)
-        assert best.name == plan.default_shell_variant(found)
+        found = variants_mod.variants(build, system="x86_64-linux")
+        best = variants_mod.best_variant(found)
+        assert best.name == variants_mod.default_shell_variant(found)
         assert best.backend == "cuda" and best.bundle
         newest = max(
             (v for v in found if v.backend == "cuda" and v.bundle),
@@ -114,7 +114,25 @@ def test_the_best_variant_is_the_anchors(tmp_path: Path) -> None:
         same_torch = [v for v in found if v.backend == "cuda" and v.bundle and v.torch == newest]
         assert best == min(same_torch, key=lambda v: tables.version_key(v.backend_version or ""))
         # select_ci keeps the same rule per backend: its CUDA pick is the best variant.
-        assert best in plan.select_ci(found)
+        assert best in variants_mod.select_ci(found)
+
+
+def test_compdb_without_a_variant_takes_the_plans_default(copy_example: Any) -> None:
+    """`nixgen compdb` reads the default variant from the plan: no evaluation of the dev
+    shell's name, whose project prefix it used to strip."""
+    from nixgen.checking import project
+    from nixgen.cmdline import nixbuild
+
+    root = copy_example("relu-mixed")
+    system = nixbuild.host_system()
+    found = variants_mod.variants(project.read(root).build, system=system)
+    if not found:
+        pytest.skip(f"relu-mixed has no variants for {system}")
+    chosen = variants_mod.default_shell_variant(found)
+    result = CliRunner().invoke(main, ["compdb", str(root), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert "devShells" not in result.stdout
+    assert f"#packages.{system}.{chosen}'" in result.stdout
 
 
 @pytest.mark.nix
@@ -125,14 +143,13 @@ def test_the_default_dev_shell_is_the_variant_python_chose(
     """nix/project.nix's `devShells.<system>.default` and `.test` are the shells of the
     variant the plan marks `default`, for a project of two backends."""
     from nixgen.checking import project
-    from nixgen.planning import plan
 
     root = copy_example("relu-mixed")
     assert CliRunner().invoke(main, ["render", str(root)]).exit_code == 0
     stub = nixtools.make_stub(tmp_path / "stub")
     build = project.read(root).build
     for system in ("x86_64-linux", "aarch64-darwin"):
-        chosen = plan.default_shell_variant(plan.variants(build, system=system))
+        chosen = variants_mod.default_shell_variant(variants_mod.variants(build, system=system))
         shells = nixtools.flake_eval(
             root,
             f"devShells.{system}",
@@ -143,3 +160,74 @@ def test_the_default_dev_shell_is_the_variant_python_chose(
             "default": f"{build.general.name}-{chosen}",
             "test": f"{build.general.name}-test-{chosen}",
         }, system
+
+
+# ------------------------------------------------------------- row 7: derivation names
+
+
+@pytest.mark.nix
+@pytest.mark.skipif(not nixtools.have_nix(), reason="nix is not installed")
+def test_the_plans_labels_name_the_derivations_the_library_really_produces(
+    tmp_path: Path,
+) -> None:
+    """`nixgen build` prints `Plan.labels[name]` for the derivations Nix reports: for a
+    project whose kernel `big` builds one derivation per object (odd characters in a
+    source name included), a one-source kernel, a binding and the extension, every name
+    the flake's derivations really have is in the plan, with its label."""
+    from nixgen.checking import project
+    from nixgen.planning import kernels, plan
+
+    from .test_shards import write_project
+
+    root = tmp_path / "p"
+    names = write_project(root, sources=kernels.OBJECT_THRESHOLD)
+    odd = "big/odd name+x@1.cpp"
+    (root / names[0]).rename(root / odd)
+    text = (root / "build.toml").read_text().replace(f'"{names[0]}"', f'"{odd}"')
+    (root / "build.toml").write_text(text)
+    assert CliRunner().invoke(main, ["render", str(root)]).exit_code == 0
+    build = project.read(root).build
+    planned = plan.make(build)
+    variant = next(v for v in planned.variants if v.system == "x86_64-linux")
+    stub = nixtools.make_stub(tmp_path / "stub")
+    got = nixtools.flake_eval(
+        root,
+        f"objects.x86_64-linux.{variant.name}",
+        stub=stub,
+        apply="o: { objects = map (d: d.name) (builtins.attrValues o.kernels.big);"
+        " whole = map (d: d.name) (builtins.attrValues o.whole); binding = o.binding.name; }",
+    )
+    extension = nixtools.flake_eval(
+        root,
+        f"packages.x86_64-linux.{variant.name}",
+        stub=stub,
+        apply="p: { ext = (p.passthru.nixgen.unstamped or p).name;"
+        " kernels = map (k: k.name) (builtins.attrValues p.nixgen.kernels); }",
+    )
+    labels = planned.labels
+    assert len(got["objects"]) == kernels.OBJECT_THRESHOLD
+    shown = {labels.get(name, f"UNLABELLED {name}") for name in got["objects"]}
+    assert shown == {f"kernel big: object {plan.object_name(s)}" for s in [odd, *names[1:]]}
+    assert "kernel big: object odd-name+x-1.cpp" in shown
+    assert sorted(labels[name] for name in got["whole"]) == ["kernel small"]
+    assert labels[got["binding"]] == "extension binding"
+    assert labels[extension["ext"]] == "extension"
+    assert sorted(labels[name] for name in extension["kernels"]) == ["kernel big", "kernel small"]
+
+    # A project without a compiled extension: its variants are the pure-Python package.
+    noarch = tmp_path / "noarch"
+    (noarch / "torch-ext" / "noarch").mkdir(parents=True)
+    (noarch / "torch-ext" / "noarch" / "__init__.py").write_text("")
+    (noarch / "build.toml").write_text(
+        '[general]\nname = "noarch"\nversion = 2\nedition = 6\nlicense = "MIT"\n'
+        'backends = ["cpu"]\n\n[torch-noarch]\n'
+    )
+    assert CliRunner().invoke(main, ["render", str(noarch)]).exit_code == 0
+    pure = plan.make(project.read(noarch).build)
+    name = nixtools.flake_eval(
+        noarch,
+        f"packages.x86_64-linux.{pure.variants[0].name}",
+        stub=stub,
+        apply="p: (p.passthru.nixgen.unstamped or p).name",
+    )
+    assert pure.labels[name] == "python package"

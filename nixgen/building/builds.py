@@ -10,7 +10,7 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from nixgen.building import nixbuild
@@ -28,34 +28,13 @@ class BuildFailed(NixgenError):
     exit_code = EXIT_FAILURE
 
 
-def label(drv_name: str, project: str, version: str, kernels: list[str]) -> str:
-    """What a derivation is, in the project's words: ``kernel relu_cpu``, ``extension``,
-    ``extension binding``."""
-    suffix = f"-{version}"
-    stem = drv_name.removesuffix(suffix)
-    if stem.startswith(f"{project}-"):
-        part = stem[len(project) + 1 :]
-        if part in kernels:
-            return f"kernel {part}"
-        if part in ("torch-ext", "tvm-ffi-ext"):
-            return "extension"
-        # The binding's objects (nixgen.extension.bindingObjects), compiled before the link.
-        if part in ("torch-binding", "tvm-ffi-binding"):
-            return "extension binding"
-        owner = next((k for k in kernels if part.startswith(f"{k}-")), None)
-        if owner is not None:
-            return f"kernel {owner}: object {part[len(owner) + 1 :]}"
-        if part.startswith("noarch"):
-            return "python package"
-    return drv_name
-
-
 def build_variants(
     root: Any,
     loaded: Any,
     system: str,
     chosen: Sequence[str],
     *,
+    labels: Mapping[str, str],
     evaluate: list[str],
     nix_build: Callable[[list[str]], list[str]],
     links: str | None,
@@ -66,15 +45,16 @@ def build_variants(
     """Evaluate (`evaluate`, a `nixbuild.eval_command` of `chosen`) and build (`nix_build`
     of the derivations) the variants `chosen` of the project `loaded` at `root`, showing
     progress on stderr; link each as `links`/<variant> (None: no links). Raises
-    `BuildFailed` (the details printed) when one fails; ends with the summary line."""
+    `BuildFailed` (the details printed) when one fails; ends with the summary line.
+    `labels`: what each derivation is, by its name (the plan's `Plan.labels`); another one
+    (a toolchain's, a source) is shown by its own name."""
     err = sys.stderr
     live = err.isatty() and console.settings.progress
     progress = nixbuild.Progress(len(chosen), live=live, color=console.use_color(err), stream=err)
     meta = loaded.build.general
-    kernels = sorted(loaded.build.kernels)
 
     def label_of(drv_name: str) -> str:
-        return label(drv_name, meta.name, str(meta.version), kernels)
+        return labels.get(drv_name, drv_name)
 
     progress.line(
         f"building {len(chosen)} variant{'s' if len(chosen) != 1 else ''} of {meta.name} "

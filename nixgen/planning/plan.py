@@ -9,7 +9,8 @@ library only reads it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -43,6 +44,11 @@ class Plan:
     ci: tuple[Variant, ...]
     #: The variant of each system's default dev shell (`default_variants`).
     defaults: tuple[Variant, ...]
+    #: What each derivation of the project is, by the exact name the library gives it
+    #: (`derivation_labels`): the words `nixgen build` prints for it.
+    labels: Mapping[str, str]
+    #: The derivation name (without its version) of the pure-Python package.
+    noarch_pname: str
     kernels: tuple[KernelPlan, ...]
     #: GitHub Actions matrices (`nixgen.planning.ci.github`) of every variant and of `ci`.
     github_matrix: Mapping[str, Any]
@@ -63,19 +69,61 @@ def make(build: model.Build) -> Plan:
     `nixgen.rendering.render`."""
     all_variants = variants(build)
     pull_request = select_ci(all_variants)
+    kernels = tuple(kernel_plan(build, n, k) for n, k in sorted(build.kernels.items()))
     return Plan(
         build=build,
         systems=SYSTEMS,
         variants=tuple(all_variants),
         ci=tuple(pull_request),
         defaults=tuple(default_variants(all_variants)),
-        kernels=tuple(kernel_plan(build, n, k) for n, k in sorted(build.kernels.items())),
+        labels=derivation_labels(build, kernels),
+        noarch_pname=noarch_pname(build),
+        kernels=kernels,
         github_matrix=ci.github(all_variants),
         pull_request_matrix=ci.github(pull_request),
         headers=tuple(model.shared_headers(build)),
         module_dir=model.python_package_dir(build),
         problems=tuple(problems(build, all_variants)),
     )
+
+
+def noarch_pname(build: model.Build) -> str:
+    """The derivation name (without its version) of the pure-Python package."""
+    return f"{build.general.name}-noarch"
+
+
+def object_name(source: str) -> str:
+    """What the derivation of one object adds to its kernel's name: the source's base name,
+    each run of characters a store name cannot hold made one `-`, at most 120 characters
+    (nixpkgs' `lib.strings.sanitizeDerivationName` as nix/compile.nix applies it;
+    tests/test_seam_rows.py evaluates both)."""
+    base = source.rpartition("/")[2]
+    # sanitizeDerivationName: leading dots go, each run of other characters is one `-`,
+    # the last 207 characters are kept, and nothing left is `unknown`.
+    name = "-".join(re.split(r"[^A-Za-z0-9+._?=-]+", base.lstrip(".")))[-207:] or "unknown"
+    return name[:120]
+
+
+def derivation_labels(build: model.Build, kernels: Sequence[KernelPlan]) -> dict[str, str]:
+    """What each derivation of the project is, in the project's words (``kernel relu``,
+    ``kernel relu: object relu.cpp``, ``extension``, ``extension binding``, ``python
+    package``), by the name the Nix library gives it (``<pname>-<version>``)."""
+    version = str(build.general.version)
+    out: dict[str, str] = {}
+    for kernel in kernels:
+        for source in kernel.sources:
+            out[f"{kernel.pname}-{object_name(source)}-{kernel.version}"] = (
+                f"kernel {kernel.name}: object {object_name(source)}"
+            )
+    for kernel in kernels:
+        out[f"{kernel.pname}-{kernel.version}"] = f"kernel {kernel.name}"
+    table = build.framework_table
+    if table in ("torch", "tvm-ffi"):
+        out[f"{build.general.name}-{table}-ext-{version}"] = "extension"
+        # The binding's objects (nixgen.extension.bindingObjects), compiled before the link.
+        out[f"{build.general.name}-{table}-binding-{version}"] = "extension binding"
+    out[f"{noarch_pname(build)}-{version}"] = "python package"
+    return out
 
 
 def check(build: model.Build) -> list[Problem]:

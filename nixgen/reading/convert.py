@@ -13,6 +13,7 @@ cattrs' errors become problems.
 
 from __future__ import annotations
 
+import functools
 import json
 import typing
 from collections.abc import Callable, Mapping
@@ -28,7 +29,7 @@ from cattrs.errors import (
     IterableValidationError,
     IterableValidationNote,
 )
-from cattrs.gen import make_dict_structure_fn, override
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from nixgen.core.errors import PathPart, Problem, closest, did_you_mean, one_of
 from nixgen.reading import values
@@ -107,23 +108,34 @@ def keys_of(cls: type) -> list[str]:
 def to_table(value: Any, *, defaults: bool = True) -> Any:
     """An attrs instance as a TOML table (kebab-case keys), recursively; the inverse of
     structuring. Unset (None) fields are dropped, and so are fields at their default
-    unless `defaults`. A kernel's ``language`` tag is always kept."""
-    if attrs.has(type(value)):
-        out: dict[str, Any] = {}
-        for field in attrs.fields(type(value)):
-            item = getattr(value, field.name)
-            default = field.default
-            if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
-                default = default.factory()
-            if item is None or (not defaults and item == default and field.name != "language"):
-                continue
-            out[key_of(field)] = to_table(item, defaults=defaults)
-        return out
-    if isinstance(value, list):
-        return [to_table(v, defaults=defaults) for v in value]
-    if isinstance(value, dict):
-        return {k: to_table(v, defaults=defaults) for k, v in value.items()}
-    return value
+    unless `defaults`. A kernel's ``language`` tag is always kept. Unstructured by cattrs
+    (`make_dict_unstructure_fn` with each field's TOML key), as `nixgen.core.contract`
+    does for the generated data files."""
+    return _table_converter(defaults).unstructure(value)
+
+
+@functools.cache
+def _table_converter(defaults: bool) -> cattrs.Converter:
+    converter = cattrs.Converter()
+
+    def hook(cls: type) -> Callable[[Any], dict[str, Any]]:
+        overrides: dict[str, Any] = {
+            field.name: override(
+                rename=key_of(field), omit_if_default=not defaults and field.name != "language"
+            )
+            for field in attrs.fields(cls)
+        }
+        unstructure: Callable[[Any], dict[str, Any]] = make_dict_unstructure_fn(
+            cls, converter, **overrides
+        )
+
+        def table(value: Any) -> dict[str, Any]:
+            return {k: v for k, v in unstructure(value).items() if v is not None}
+
+        return table
+
+    converter.register_unstructure_hook_factory(attrs.has, hook)
+    return converter
 
 
 # ------------------------------------------------------------------------------ hooks

@@ -508,7 +508,7 @@ def render(planned: Plan, *, out_dir: str = DEFAULT_OUT, library: Library = COPY
         tree["extension.nix"] = _template(NoExtensionFile(what="no compiled extension"))
     noarch = {
         "language": "noarch",
-        "pname": f"{g.name}-noarch",
+        "pname": planned.noarch_pname,
         "version": str(g.version),
         "moduleDir": planned.module_dir,
         "moduleName": g.module_name,

@@ -277,6 +277,7 @@ def build_command(
         log_lines=log_lines,
         offline=offline,
         accept_flake_config=accept_flake_config,
+        labels=planned.labels,
     )
 
 

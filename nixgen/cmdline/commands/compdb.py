@@ -37,8 +37,8 @@ TAIL = 20
     "--variant",
     metavar="NAME",
     shell_complete=complete_variant,
-    help="The variant whose commands to write (default: `nixgen shell`'s, the newest "
-    "bundled variant of the first backend).",
+    help="The variant whose commands to write (default: `nixgen shell`'s, the system's best "
+    "variant: bundled, CUDA first, newest torch, oldest toolkit).",
 )
 @click.option(
     "-o",
@@ -86,6 +86,7 @@ def compdb_command(
     """
     from nixgen.app import compdb, config
     from nixgen.app.pipeline import kept_warnings, prepare, summary
+    from nixgen.planning import variants
     from nixgen.writing import write
 
     out = config.out_dir(project, out)
@@ -125,12 +126,13 @@ def compdb_command(
         )
     if variant is not None and variant not in names:
         raise ProblemError([selection.unknown_variant(planned, variant, system, names, flag=False)])
+    # The flake's default dev shell's variant, as the plan chose it (no evaluation).
+    variant = variant or variants.default_shell_variant(planned.for_system(system))
     ref = nixbuild.flake_ref(root)
     extra = nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
     for name, value in overrides:
         extra += ["--override-input", name, value]
     base = ["nix", "eval", "--extra-experimental-features", nixbuild.EXPERIMENTAL]
-    default_name = [*base, "--raw", f"{ref}#devShells.{system}.default.name", *extra]
 
     def evaluate(name: str) -> list[str]:
         attr = f"{ref}#packages.{system}.{name}"
@@ -142,9 +144,7 @@ def compdb_command(
         if changed:
             status(f"would render {rendered.out_dir}/ ({len(changed)} file(s) stale)")
         cd = f"cd {shlex.quote(str(root))} && " if ref == "." else ""
-        if variant is None:
-            click.echo(cd + shlex.join(default_name))
-        click.echo(cd + shlex.join(evaluate(variant or "<variant>")))
+        click.echo(cd + shlex.join(evaluate(variant)))
         if not no_realise:
             click.echo(shlex.join(["nix", "build", "--no-link", "<drvPath of each input>"]))
         return
@@ -157,9 +157,6 @@ def compdb_command(
         raise ProblemError(unseen)
     if shutil.which("nix") is None:
         raise NixgenError("`nix` is not on PATH: install Nix (https://nixos.org/download)")
-    if variant is None:
-        shell_name = _run(default_name, root, "finding the default variant")
-        variant = shell_name.removeprefix(f"{loaded.build.general.name}-")
     status(f"evaluating {variant}", level=1)
     parts = json.loads(_run(evaluate(variant), root, f"evaluating {variant}"))
     if not no_realise:

@@ -35,8 +35,8 @@ from nixgen.core.errors import NixgenError, ProblemError, error
     "--variant",
     metavar="NAME",
     shell_complete=complete_variant,
-    help="The variant whose shell to enter (default: the flake's default, the newest "
-    "bundled variant of the first backend).",
+    help="The variant whose shell to enter (default: the flake's default, the system's best "
+    "variant: bundled, CUDA first, newest torch, oldest toolkit).",
 )
 @click.option(
     "--test",
@@ -198,6 +198,7 @@ def shell_command(
             log_lines=log_lines,
             offline=offline,
             accept_flake_config=accept_flake_config,
+            labels=planned.labels,
         )
     status(f"entering {shell} of {loaded.build.general.name} ({system})", level=1)
     # The shell takes Ctrl-C; nixgen waits for it and passes its exit status on.
