@@ -121,7 +121,7 @@ def test_compdb_without_a_variant_takes_the_plans_default(copy_example: Any) -> 
     """`nixgen compdb` reads the default variant from the plan: no evaluation of the dev
     shell's name, whose project prefix it used to strip."""
     from nixgen.checking import project
-    from nixgen.cmdline import nixbuild
+    from nixgen.building import nixbuild
 
     root = copy_example("relu-mixed")
     system = nixbuild.host_system()
