@@ -26,20 +26,20 @@ from click.testing import CliRunner
 from nixgen.checking import project
 from nixgen.cmdline.cli import main
 from nixgen.cmdline.commands.render import prepare
-from nixgen.core.errors import ProblemError
 from nixgen.planning import matrix, plan
 from nixgen.rendering import render
 from tests.nixtools import (
-    NIX_CONFIG,
     flake_check,
     flake_eval,
     flake_show,
     have_nix,
     make_stub,
+    nix_config,
     overrides,
 )
 
 from .conftest import CORPUS_FILES, EXAMPLES, REPO
+from .corpus_table import LOADING
 
 EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "build.toml").exists())
 
@@ -207,15 +207,7 @@ def test_the_runner_table_covers_every_system() -> None:
     assert all(matrix.runner(s) for s in plan.SYSTEMS)
 
 
-def _loads(path: Path) -> bool:
-    try:
-        project.read(path, check_files=False)
-    except ProblemError:
-        return False
-    return True
-
-
-@pytest.mark.parametrize("path", [p for p in CORPUS_FILES if _loads(p)], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", LOADING, ids=lambda p: p.stem)
 def test_corpus_matrices_are_valid(path: Path) -> None:
     found = variants_of(path)
     validate_matrix(matrix.github(found))
@@ -537,7 +529,7 @@ def test_workflow_steps_run_against_the_flake(
     output_file.write_text("")
     env = {
         **os.environ,
-        "NIX_CONFIG": NIX_CONFIG,
+        "NIX_CONFIG": nix_config(),
         "PATH": f"{bin_dir}:{os.environ['PATH']}",
         "GITHUB_OUTPUT": str(output_file),
         "OUTPUT": "pullRequestMatrix" if event == "pull_request" else "matrix",

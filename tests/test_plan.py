@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kernels.variants import parse_variant
 
 from nixgen.checking import project
 from nixgen.core import tables
@@ -30,6 +29,15 @@ from tests.nixtools import have_nix, nix_eval_json
 
 REPO = Path(__file__).resolve().parent.parent
 ANCHOR_VARIANTS = Path("/work/shared/reference/anchor-data/build-variants.json")
+
+
+def parse_variant(name: str) -> Any:
+    """The PyPI client's parse of a variant name (`kernels.variants`, the names' oracle),
+    imported on first use: the client takes a third of a second to import."""
+    from kernels.variants import parse_variant as parse
+
+    return parse(name)
+
 
 HEADER = """\
 [general]

@@ -29,7 +29,6 @@ import pytest
 
 from nixgen.checking import project
 from nixgen.core import tables
-from nixgen.core.errors import ProblemError
 from nixgen.planning import plan
 from nixgen.reading import model
 from nixgen.reading.model import shared_headers
@@ -37,12 +36,12 @@ from nixgen.rendering import render
 from nixgen.writing import write
 
 from .conftest import (
-    CORPUS_FILES,
     EXAMPLES,
     UNKNOWN_CAPABILITY,
     materialize,
     unknown_capability_project,
 )
+from .corpus_table import LOADING
 from .nixtools import kernel_builder, make_stub, nix_env, nix_eval_json
 from .test_render import SYNTHETIC
 
@@ -449,21 +448,6 @@ def check_binding_src(build: model.Build, src: str | None, *, compiled: bool) ->
 
 
 # ------------------------------------------------------------------------- the corpus
-
-
-def _loads(path: Path) -> bool:
-    try:
-        project.read(path, check_files=False)
-    except ProblemError:
-        return False
-    return True
-
-
-LOADING = [p for p in CORPUS_FILES if _loads(p)]
-
-
-def test_corpus_has_files_that_load() -> None:
-    assert len(LOADING) >= 55
 
 
 def _corpus_summary(path: Path, root: Path, stub: Path) -> tuple[Any, Any]:

@@ -20,7 +20,7 @@ from nixgen.core.errors import ProblemError
 from nixgen.planning import plan
 from nixgen.rendering import render
 
-from .nixtools import have_nix, host_facts, make_stub, nix_build, toolchain_input
+from .nixtools import have_nix, make_stub, nix_build, require_host, toolchain_input
 
 SYSTEM = "x86_64-linux"
 
@@ -321,9 +321,12 @@ def test_rust_cuda_needs_a_toolchain_file(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ Nix: evaluation, builds
 
 needs_nix = pytest.mark.skipif(not have_nix(), reason="nix is not installed")
-needs_cargo = pytest.mark.skipif(
-    not (host_facts().get("rust") or {}).get("toolchainBin"), reason="no cargo on this machine"
-)
+needs_cargo = pytest.mark.usefixtures("_cargo")
+
+
+@pytest.fixture
+def _cargo() -> None:
+    require_host("rust", "toolchainBin", reason="no cargo on this machine")
 
 
 @pytest.fixture(scope="module")

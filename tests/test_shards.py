@@ -29,7 +29,7 @@ from nixgen.checking import project
 from nixgen.cmdline.cli import main
 from nixgen.core.errors import ProblemError
 from nixgen.planning import matrix, plan
-from tests.nixtools import NIX_CONFIG, flake_eval, have_nix, make_stub, nix_env, overrides
+from tests.nixtools import flake_eval, have_nix, make_stub, nix_config, nix_env, overrides
 
 SYSTEM = "x86_64-linux"
 
@@ -411,7 +411,7 @@ def test_replay_shards_then_the_variant_compiles_nothing(stub: Path, tmp_path: P
     before = _dry_run(root, attr, stub)
     assert set(objects) | {archive, link, stamp} <= set(before)
 
-    env = {**os.environ, "NIX_CONFIG": NIX_CONFIG}
+    env = {**os.environ, "NIX_CONFIG": nix_config()}
     for row in rows:
         # The shard job's build step, as the workflow runs it.
         installables = [f"path:{root}#{a}" for a in row["attrs"]]
