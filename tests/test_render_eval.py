@@ -42,8 +42,8 @@ from .conftest import (
     unknown_capability_project,
 )
 from .corpus_table import LOADING
+from .goldens import SYNTHETIC
 from .nixtools import kernel_builder, make_stub, nix_env, nix_eval_json
-from .test_render import SYNTHETIC
 
 #: The nixpkgs stand-in's `lib`, for the library's functions that need one (`withLib`).
 STAND_IN_LIB = Path(__file__).resolve().parent / "nixpkgs" / "lib"
