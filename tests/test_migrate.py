@@ -26,27 +26,7 @@ from nixgen.writing import write
 
 from .conftest import corpus_id
 from .corpus_table import LOADING
-
-V4 = """\
-[general]
-name = "relu"
-version = 1
-license = "Apache-2.0"
-backends = ["cuda", "cpu"]
-
-[torch]
-src = ["torch-ext/torch_binding.cpp"]
-
-[kernel.relu]
-depends = ["torch"]
-backend = "cuda"  # the GPU kernel
-src = ["relu_cuda/relu.cu"]
-
-[kernel.relu_cpu]
-backend = "cpu"
-depends = ["torch"]
-src = ["relu_cpu/relu.cpp"]
-"""
+from .projects import V4
 
 V6 = """\
 [general]

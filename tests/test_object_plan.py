@@ -17,7 +17,7 @@ from nixgen.checking import project
 from nixgen.planning import plan
 from nixgen.rendering import render
 from tests import nixtools
-from tests.test_shards import write_project
+from tests.projects import write_project
 
 
 def _kernels(root: Path) -> dict[str, plan.KernelPlan]:

@@ -32,8 +32,6 @@ from nixgen.core import tables
 from nixgen.planning import plan
 from nixgen.reading import model
 from nixgen.reading.model import shared_headers
-from nixgen.rendering import render
-from nixgen.writing import write
 
 from .conftest import (
     EXAMPLES,
@@ -44,6 +42,7 @@ from .conftest import (
 from .corpus_table import LOADING
 from .goldens import SYNTHETIC
 from .nixtools import kernel_builder, make_stub, nix_env, nix_eval_json
+from .projects import render_into
 
 #: The nixpkgs stand-in's `lib`, for the library's functions that need one (`withLib`).
 STAND_IN_LIB = Path(__file__).resolve().parent / "nixpkgs" / "lib"
@@ -158,14 +157,6 @@ def summarize(root: Path, stub: Path) -> list[dict[str, Any]]:
         .replace("SPY", SPY)
     )
     return nix_eval_json(expr, cwd=root, read_write=True)
-
-
-def render_into(root: Path) -> model.Build:
-    loaded = project.read(root)
-    errors = [p for p in plan.check(loaded.build) if p.severity == "error"]
-    assert not errors, errors
-    write.write(root, render.render(plan.make(loaded.build)))
-    return loaded.build
 
 
 def parse_all(root: Path) -> None:

@@ -31,36 +31,9 @@ from nixgen.core.errors import ProblemError
 from nixgen.planning import matrix, plan
 from tests.nixtools import flake_eval, have_nix, make_stub, nix_config, nix_env, overrides
 
+from .projects import write_project
+
 SYSTEM = "x86_64-linux"
-
-#: A light source: the replay builds dozens of them on a shared 2-core machine.
-SOURCE = "int synth_{i}(int x) {{ return x + {i}; }}\n"
-
-
-def write_project(
-    root: Path, *, sources: int = 37, small: bool = True, salt: str = ""
-) -> list[str]:
-    """A cpu project with kernel `big` of `sources` C++ files (and a header), and with
-    `small`, a one-source kernel `small`; returns big's compiled sources."""
-    names = [f"big/s{i:03d}.cpp" for i in range(sources)]
-    (root / "big").mkdir(parents=True)
-    (root / "torch-ext" / "shard").mkdir(parents=True)
-    (root / "torch-ext" / "shard" / "__init__.py").write_text("")
-    (root / "torch-ext" / "torch_binding.cpp").write_text("// binding\n")
-    (root / "big" / "common.h").write_text(f"#pragma once\n// salt {salt}\n")
-    for i, name in enumerate(names):
-        (root / name).write_text('#include "common.h"\n' + SOURCE.format(i=i))
-    src = ", ".join(json.dumps(s) for s in ["big/common.h", *names])
-    text = (
-        '[general]\nname = "shard"\nversion = 1\nedition = 6\nlicense = "Apache-2.0"\n'
-        'backends = ["cpu"]\n\n[torch]\nsrc = ["torch-ext/torch_binding.cpp"]\n\n'
-        f'[kernel.big]\nlanguage = "cpp-cpu"\nsrc = [{src}]\n'
-    )
-    if small:
-        (root / "small.cpp").write_text(SOURCE.format(i="small"))
-        text += '\n[kernel.small]\nlanguage = "cpp-cpu"\nsrc = ["small.cpp"]\n'
-    (root / "build.toml").write_text(text)
-    return names
 
 
 def run_matrix(root: Path, *args: str) -> Any:
