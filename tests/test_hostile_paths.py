@@ -1,4 +1,4 @@
-"""Hostile project trees, round 2: nixgen never reads or writes outside the project,
+"""Hostile project trees: nixgen never reads or writes outside the project,
 never hangs on a FIFO or a device, and never damages hand-written content.
 
 Each test builds a small valid project, plants something hostile in it (a link in the
