@@ -42,7 +42,7 @@ in builtins.listToAttrs (map one (p.variants null))
 
 def _projects(root: Path) -> list[tuple[str, Path]]:
     from tests.conftest import CORPUS_FILES, EXAMPLES, materialize
-    from tests.test_render_eval import LOADING
+    from tests.corpus_table import LOADING
 
     out = []
     for example in sorted(EXAMPLES.iterdir()):
@@ -60,7 +60,7 @@ def _projects(root: Path) -> list[tuple[str, Path]]:
 
 def dump(out: Path) -> None:
     from tests.nixtools import NixError, kernel_builder, make_stub, nix_eval_json
-    from tests.test_render_eval import render_into
+    from tests.projects import render_into
 
     result: dict[str, object] = {}
     with tempfile.TemporaryDirectory(prefix="drvpaths-") as tmp:

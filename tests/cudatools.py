@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from .nixtools import host_facts
+from .nixtools import make_host
 
-#: The unpacked wheels by set ("13.0", "13.2", "12.6", "torch", "cutlass"), as host.nix has them.
-WHEELS: dict[str, Any] = host_facts().get("cudaWheels") or {}
+#: The unpacked wheels by set ("13.0", "13.2", "12.6", "torch", "cutlass"), as host.nix has them
+#: (`host_facts()["cudaWheels"]`, read here from the manifest alone: no tool runs at import).
+WHEELS: dict[str, Any] = make_host.detect_cuda_wheels() or {}
 #: The stand-ins can build CUDA 13.0 and 13.2 variants (their nvcc, and torch's CUDA build).
 HAVE_WHEELS = all("cuda_nvcc" in WHEELS.get(v, {}) for v in ("13.0", "13.2")) and (
     "torch" in WHEELS

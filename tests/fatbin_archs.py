@@ -14,7 +14,7 @@ Fat binary layout (little endian, as written by nvcc 11-13):
 (Observed with nvcc 13.0; cuobjdump 13.4 agrees, except that it prints a
 family cubin as sm_100 where this prints sm_100f.)
 
-Usage: python fatbin_archs.py FILE [--expect 8.0 9.0 [9.0+PTX ...]]
+Usage: python tests/fatbin_archs.py FILE [--expect 8.0 9.0 [9.0+PTX ...]]
 With --expect, exits 1 unless the SASS/PTX targets are exactly those.
 """
 

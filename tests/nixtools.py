@@ -87,16 +87,34 @@ def have_nix() -> bool:
 def nix_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """``os.environ`` plus the ``NIX_CONFIG`` these tests need (and ``extra``)."""
     env = dict(os.environ)
-    env["NIX_CONFIG"] = NIX_CONFIG
+    env["NIX_CONFIG"] = nix_config()
     if extra:
         env.update(extra)
     return env
 
 
-@functools.cache
 def host_facts(python: str = sys.executable) -> dict[str, Any]:
-    """What ``make_host`` detects on this machine (None for a missing tool), cached."""
+    """What ``make_host`` detects on this machine (None for a missing tool), detected once a
+    session (some twenty tool runs, about a second) and only when a test first needs it."""
+    return _detected(python)
+
+
+@functools.cache
+def _detected(python: str) -> dict[str, Any]:
     return make_host.detect(python)
+
+
+def require_host(*keys: str, reason: str) -> None:
+    """Skip the running test unless ``host_facts()[keys[0]][keys[1]]…`` is set (say
+    ``require_host("cuda", "prefix", reason=…)``): called from a fixture, so the tools are
+    detected when a test that needs them runs, not when the tests are collected."""
+    value: Any = host_facts()
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    if not value:
+        import pytest
+
+        pytest.skip(reason)
 
 
 def _inside_git_work_tree(path: Path) -> bool:
@@ -301,12 +319,22 @@ def sandbox_paths(python: str = sys.executable) -> list[str]:
     return make_host.sandbox_paths(host_facts(python))
 
 
-#: The settings every Nix command of the tests runs with: flakes, no substituters, no build
-#: users, and the sandbox with only the stand-ins' declared host paths.
-NIX_CONFIG = (
-    "experimental-features = nix-command flakes\nsubstituters =\nbuild-users-group =\n"
-    "sandbox = true\nextra-sandbox-paths = " + " ".join(sandbox_paths())
-)
+@functools.cache
+def nix_config() -> str:
+    """The settings every Nix command of the tests runs with: flakes, no substituters, no
+    build users, and the sandbox with only the stand-ins' declared host paths (read as
+    ``NIX_CONFIG``; made on first use, as it detects the host's tools)."""
+    return (
+        "experimental-features = nix-command flakes\nsubstituters =\nbuild-users-group =\n"
+        "sandbox = true\nextra-sandbox-paths = " + " ".join(sandbox_paths())
+    )
+
+
+def __getattr__(name: str) -> str:
+    # `nixtools.NIX_CONFIG` is `nix_config()`, made when first read, not at import (PEP 562).
+    if name == "NIX_CONFIG":
+        return nix_config()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def nix_build(

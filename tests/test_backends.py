@@ -26,7 +26,7 @@ from nixgen.rendering import render
 
 from .conftest import REPO, materialize
 from .nixtools import kernel_builder, make_stub, nix_env, nix_eval_json
-from .test_render_eval import render_into
+from .projects import render_into
 
 TABLE = json.loads((REPO / "nixgen" / "data" / "languages.json").read_text())
 

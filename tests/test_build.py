@@ -19,7 +19,6 @@ directory). The examples copied to another path evaluate to the very derivations
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -36,6 +35,7 @@ from nixgen.checking import project
 from nixgen.planning import plan
 from nixgen.planning import variants as variants_mod
 
+from . import fatbin_archs
 from .conftest import EXAMPLES, UNKNOWN_CAPABILITY, unknown_capability_project
 from .cudatools import (
     HAVE_WHEELS,
@@ -183,15 +183,6 @@ def loaded(kernels: Path, torch: ModuleType) -> dict[str, ModuleType]:
     }
 
 
-def _fatbin_module() -> ModuleType:
-    here = Path(__file__).resolve().parent
-    spec = importlib.util.spec_from_file_location("fatbin_archs", here / "fatbin_archs.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _extension(variant_dir: Path) -> Path:
     meta = json.loads((variant_dir / "metadata.json").read_text())
     return variant_dir / f"{meta['id']}.abi3.so"
@@ -291,7 +282,7 @@ def test_mixed_rust_leaky_relu_matches_torch(
 @needs_cuda
 @pytest.mark.parametrize("name", ["relu-cuda", "relu-mixed"])
 def test_cuda_variants_hold_device_code_for_each_capability(kernels: Path, name: str) -> None:
-    fatbin = _fatbin_module()
+    fatbin = fatbin_archs
     # SASS for every listed capability and nothing else: no PTX, since none is listed as
     # `+PTX` (the anchor embeds PTX only where asked; tests/test_ptx_build.py builds some).
     want = fatbin.expected_targets(CUDA_CAPABILITIES)

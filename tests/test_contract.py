@@ -18,7 +18,7 @@ from nixgen.rendering import render
 
 from .conftest import EXAMPLES
 from .nixtools import nix_env, nix_eval_json
-from .test_render_eval import render_into
+from .projects import render_into
 
 pytestmark = [
     pytest.mark.nix,

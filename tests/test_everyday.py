@@ -24,7 +24,7 @@ from nixgen.rendering import jsonschema
 
 from . import nixtools
 from .conftest import REPO
-from .test_build_cli import FAKE_NIX, SUCCESS, SYSTEM, FakeNix, bundled, calls_of, event
+from .fakenix import FAKE_NIX, SUCCESS, SYSTEM, FakeNix, bundled, calls_of, event
 
 
 @pytest.fixture

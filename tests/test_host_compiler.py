@@ -21,7 +21,7 @@ from nixgen.planning import plan
 from nixgen.rendering import render
 from nixgen.writing import write
 
-from .nixtools import NixError, have_nix, host_facts, kernel_builder, make_stub, nix_build
+from .nixtools import NixError, have_nix, kernel_builder, make_stub, nix_build, require_host
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SYSTEM = "x86_64-linux"
@@ -30,11 +30,13 @@ pytestmark = [
     pytest.mark.nix,
     pytest.mark.build,
     pytest.mark.skipif(not have_nix(), reason="nix is not installed"),
-    pytest.mark.skipif(
-        not (host_facts().get("cuda") or {}).get("prefix"),
-        reason="no CUDA toolkit (nvcc) on this machine",
-    ),
 ]
+
+
+@pytest.fixture(autouse=True)
+def _nvcc() -> None:
+    require_host("cuda", "prefix", reason="no CUDA toolkit (nvcc) on this machine")
+
 
 #: How the generated command names the host compiler (nix/compile.nix, ninja-escaped and
 #: shell-quoted in the configure phase), and the bare-name form it replaced.

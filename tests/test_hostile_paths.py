@@ -1,4 +1,4 @@
-"""Hostile project trees, round 2: nixgen never reads or writes outside the project,
+"""Hostile project trees: nixgen never reads or writes outside the project,
 never hangs on a FIFO or a device, and never damages hand-written content.
 
 Each test builds a small valid project, plants something hostile in it (a link in the
@@ -13,31 +13,11 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-
-BUILD_TOML = """\
-[general]
-name = "relu"
-version = 1
-edition = 6
-license = "Apache-2.0"
-backends = ["cpu"]
-
-[torch]
-src = ["torch-ext/torch_binding.cpp"]
-
-[kernel.relu]
-language = "cpp-cpu"
-depends = ["torch"]
-src = ["relu/relu.cpp"]
-"""
-
-SECRET = b"TOP-SECRET-TOKEN-1234\n"
+from .hostile import BUILD_TOML, SECRET, nixgen, outside_dir, project, snapshot
 
 
 @pytest.fixture(autouse=True)
@@ -46,74 +26,6 @@ def private_cache(
 ) -> None:
     """nixgen's cache (compiled templates) is a private one (the subprocesses inherit it)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
-
-
-def project(tmp_path: Path, text: str = BUILD_TOML, name: str = "project") -> Path:
-    """A valid project tree under `tmp_path`."""
-    root = tmp_path / name
-    for rel in ("torch-ext/torch_binding.cpp", "torch-ext/relu/__init__.py", "relu/relu.cpp"):
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(f"// {rel}\n")
-    (root / "build.toml").write_text(text)
-    return root
-
-
-def nixgen(
-    *args: str, cwd: Path, timeout: float = 60, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """`python -m nixgen ARGS` as a user runs it; fails the test on a hang or a traceback."""
-    environment = {
-        **os.environ,
-        "NO_COLOR": "1",
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-        **(env or {}),
-    }
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "nixgen", *args],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env=environment,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"`nixgen {' '.join(args)}` hung (no answer in {timeout} s)")
-    output = done.stdout + done.stderr
-    assert "Traceback" not in output, output
-    assert "internal error" not in output, output
-    return done
-
-
-def snapshot(root: Path) -> dict[str, tuple[str, object]]:
-    """Every entry under `root` (links not followed): kind, mode and content."""
-    entries: dict[str, tuple[str, object]] = {}
-    stack = [root]
-    while stack:
-        directory = stack.pop()
-        for entry in sorted(os.scandir(directory), key=lambda e: e.name):
-            path = Path(entry.path)
-            rel = str(path.relative_to(root))
-            info = os.lstat(path)
-            if stat.S_ISLNK(info.st_mode):
-                entries[rel] = ("link", os.readlink(path))
-            elif stat.S_ISDIR(info.st_mode):
-                entries[rel] = ("dir", stat.S_IMODE(info.st_mode))
-                stack.append(path)
-            elif stat.S_ISREG(info.st_mode):
-                entries[rel] = ("file", (stat.S_IMODE(info.st_mode), path.read_bytes()))
-            else:
-                entries[rel] = ("special", stat.S_IFMT(info.st_mode))
-    return entries
-
-
-def outside_dir(tmp_path: Path) -> Path:
-    """A directory next to the project with a file someone cares about."""
-    other = tmp_path / "elsewhere"
-    other.mkdir()
-    (other / "precious.txt").write_bytes(SECRET)
-    (other / "compile.nix").write_bytes(b"# the user's own file\n")
-    return other
 
 
 # ------------------------------------------------------- A: writes and reads outside

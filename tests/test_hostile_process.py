@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_hostile_paths import BUILD_TOML, project
+from .hostile import BUILD_TOML, project
 
 REPO = Path(__file__).resolve().parent.parent
 

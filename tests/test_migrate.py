@@ -25,39 +25,9 @@ from nixgen.reading import load
 from nixgen.reading.schema import v6
 from nixgen.writing import write
 
-from .conftest import CORPUS_FILES, corpus_id
-
-
-def _loads(path: Path) -> bool:
-    try:
-        project.read(path, check_files=False)
-    except ProblemError:
-        return False
-    return True
-
-
-LOADABLE = [path for path in CORPUS_FILES if _loads(path)]
-
-V4 = """\
-[general]
-name = "relu"
-version = 1
-license = "Apache-2.0"
-backends = ["cuda", "cpu"]
-
-[torch]
-src = ["torch-ext/torch_binding.cpp"]
-
-[kernel.relu]
-depends = ["torch"]
-backend = "cuda"  # the GPU kernel
-src = ["relu_cuda/relu.cu"]
-
-[kernel.relu_cpu]
-backend = "cpu"
-depends = ["torch"]
-src = ["relu_cpu/relu.cpp"]
-"""
+from .conftest import corpus_id
+from .corpus_table import LOADING
+from .projects import V4
 
 V6 = """\
 [general]
@@ -113,11 +83,7 @@ def assert_order_kept(old: dict[str, Any], new: dict[str, Any], where: str = "")
 # ------------------------------------------------------------------------------- corpus
 
 
-def test_most_of_the_corpus_is_migrated() -> None:
-    assert len(LOADABLE) >= 55
-
-
-@pytest.mark.parametrize("path", LOADABLE, ids=corpus_id)
+@pytest.mark.parametrize("path", LOADING, ids=corpus_id)
 def test_corpus_file_migrates(
     path: Path, build_toml: Callable[[str], Path], runner: CliRunner
 ) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -19,14 +20,19 @@ from nixgen.core import tables
 
 from .conftest import EXAMPLES
 
-kernels_rust = pytest.importorskip("kernels._rust")
+
+def _kernels_rust() -> Any:
+    """The PyPI client's build.toml reader (`kernels._rust`), imported when a test first
+    needs it (the client takes about a second to import), or the test is skipped."""
+    return pytest.importorskip("kernels._rust")
+
 
 CPP_LANGUAGES = [lang for lang in tables.LANGUAGES if lang.startswith("cpp-")]
 
 
 def client_backends(root: Path) -> list[str]:
     """The backends kernels-data reads from `root`'s build.toml (raises on refusal)."""
-    build = kernels_rust.Build.open(str(root))
+    build = _kernels_rust().Build.open(str(root))
     return sorted(str(b).rpartition(".")[2].lower() for b in build.general.backends)
 
 

@@ -16,8 +16,8 @@ from nixgen.building import nixcheck
 from nixgen.cmdline.cli import main
 
 from . import nixtools
-from .test_build_cli import FakeNix, calls_of
-from .test_build_cli import fake_nix as fake_nix
+from .fakenix import FakeNix, calls_of
+from .fakenix import fake_nix as fake_nix
 
 real_nix = pytest.mark.skipif(not nixtools.have_nix(), reason="nix is not installed")
 

@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -60,8 +61,22 @@ in builtins.mapAttrs run tests
 """
 
 
-@functools.cache
-def _results(path: Path) -> dict[str, Any]:
+#: A test's name in a test file's body (after the file's one top-level `in`): an attribute
+#: at two spaces' indentation, as every file in nix/tests/ writes them.
+_TEST_NAME = re.compile(r"^  ([A-Za-z_][A-Za-z0-9_'-]*) =", re.MULTILINE)
+
+
+def listed_tests(path: Path) -> list[str]:
+    """The names of the tests in `path`, read from its text without running Nix (so `-k`
+    selects before anything is evaluated); `test_each_file_lists_the_tests_nix_finds` holds
+    this listing to what Nix evaluates."""
+    parts = re.split(r"^in\n", path.read_text(), maxsplit=1, flags=re.MULTILINE)
+    return sorted(_TEST_NAME.findall(parts[-1]))
+
+
+def _evaluate(path: Path) -> dict[str, Any] | str:
+    """Every test of `path` run in one `nix-instantiate`: its results by name, or the
+    error output when the file does not evaluate."""
     done = subprocess.run(
         [
             "nix-instantiate",
@@ -79,26 +94,27 @@ def _results(path: Path) -> dict[str, Any]:
         check=False,
     )
     if done.returncode != 0:
-        raise AssertionError(f"{path.name} does not evaluate:\n{done.stderr}")
-    return json.loads(done.stdout)
+        return f"{path.name} does not evaluate:\n{done.stderr}"
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
 
 
-def _nix_test_ids() -> list[Any]:
-    if not HAVE_NIX:
-        return []
-    cases = []
-    for path in NIX_TEST_FILES:
-        try:
-            names = sorted(_results(path))
-        except AssertionError as exc:  # reported by the test instead of breaking collection
-            cases.append(pytest.param(path, None, id=f"{path.stem}::<file>", marks=[]))
-            _BROKEN[path] = str(exc)
-            continue
-        cases += [pytest.param(path, name, id=f"{path.stem}::{name}") for name in names]
-    return cases
+@pytest.fixture(scope="session")
+def nix_results() -> Callable[[Path], dict[str, Any]]:
+    """The results of a test file's Nix tests, each file evaluated once a session and only
+    when one of its tests runs; a file that does not evaluate fails each of its tests."""
 
+    @functools.cache
+    def evaluated(path: Path) -> dict[str, Any] | str:
+        return _evaluate(path)
 
-_BROKEN: dict[Path, str] = {}
+    def results(path: Path) -> dict[str, Any]:
+        found = evaluated(path)
+        if isinstance(found, str):
+            pytest.fail(found)
+        return found
+
+    return results
 
 
 #: Modules of `nix/` without a `nix/tests/<module>.nix`, each with the reason (none today).
@@ -119,15 +135,29 @@ def test_every_library_module_has_tests() -> None:
     assert not UNTESTED.keys() - (modules - tested), (
         f"UNTESTED names modules that have tests or do not exist: {sorted(UNTESTED)}"
     )
-    empty = [p.name for p in NIX_TEST_FILES if p not in _BROKEN and not _results(p)]
+    empty = [p.name for p in NIX_TEST_FILES if not listed_tests(p)]
     assert not empty, f"test files without a test: {empty}"
 
 
-@pytest.mark.parametrize(("path", "name"), _nix_test_ids())
-def test_nix(path: Path, name: str | None) -> None:
-    if name is None:
-        pytest.fail(_BROKEN[path])
-    result = _results(path)[name]
+@pytest.mark.parametrize("path", NIX_TEST_FILES, ids=lambda p: p.stem)
+def test_each_file_lists_the_tests_nix_finds(
+    path: Path, nix_results: Callable[[Path], dict[str, Any]]
+) -> None:
+    """The cheap listing `test_nix` is parametrised by names every test Nix runs: a test
+    written so that the listing misses it would otherwise never run."""
+    assert listed_tests(path) == sorted(nix_results(path))
+
+
+@pytest.mark.parametrize(
+    ("path", "name"),
+    [
+        pytest.param(path, name, id=f"{path.stem}::{name}")
+        for path in NIX_TEST_FILES
+        for name in listed_tests(path)
+    ],
+)
+def test_nix(path: Path, name: str, nix_results: Callable[[Path], dict[str, Any]]) -> None:
+    result = nix_results(path)[name]
     if "error" in result:
         pytest.fail(f"{path.name}: {name}: {result['error']}")
     assert result["ok"], (

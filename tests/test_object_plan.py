@@ -18,7 +18,7 @@ from nixgen.planning import kernels as kernels_mod
 from nixgen.planning import plan
 from nixgen.rendering import render
 from tests import nixtools
-from tests.test_shards import write_project
+from tests.projects import write_project
 
 
 def _kernels(root: Path) -> dict[str, kernels_mod.KernelPlan]:

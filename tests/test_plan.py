@@ -10,7 +10,7 @@ and test_matrix.py.
 from __future__ import annotations
 
 import json
-import random
+import tempfile
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kernels.variants import parse_variant
 
 from nixgen.checking import project
 from nixgen.core import tables
@@ -30,6 +29,15 @@ from tests.nixtools import have_nix, nix_eval_json
 
 REPO = Path(__file__).resolve().parent.parent
 ANCHOR_VARIANTS = Path("/work/shared/reference/anchor-data/build-variants.json")
+
+
+def parse_variant(name: str) -> Any:
+    """The PyPI client's parse of a variant name (`kernels.variants`, the names' oracle),
+    imported on first use: the client takes a third of a second to import."""
+    from kernels.variants import parse_variant as parse
+
+    return parse(name)
+
 
 HEADER = """\
 [general]
@@ -375,36 +383,58 @@ BACKENDS_WITH_KERNELS = {"cpu": "cpp-cpu", "cuda": "cpp-cuda", "rocm": "cpp-rocm
 VERSIONS = ["2.11", "2.12", "2.13", "12.6", "12.8", "13.0", "13.2"]
 
 
-def random_project(rng: random.Random) -> model.Build:
-    """A random, valid project: backends, bounds, stable ABI, kernels with cuda-minver."""
-    backends = sorted(rng.sample([*BACKENDS_WITH_KERNELS, "tpu"], rng.randint(1, 4)))
-    framework_kind = rng.choice(["torch", "torch", "torch", "tvm-ffi", "torch-noarch"])
+@st.composite
+def projects(draw: st.DrawFn) -> model.Build:
+    """A valid project: backends, bounds, stable ABI, kernels with cuda-minver. Every choice
+    is drawn, so a failing project shrinks to the smallest one that fails (one backend, one
+    kernel, no bounds)."""
+    backends = sorted(
+        draw(
+            st.lists(
+                st.sampled_from([*BACKENDS_WITH_KERNELS, "tpu"]),
+                min_size=1,
+                max_size=4,
+                unique=True,
+            )
+        )
+    )
+    framework_kind = draw(st.sampled_from(["torch", "tvm-ffi", "torch-noarch"]))
     kernels: dict[str, Any] = {}
     if framework_kind != "torch-noarch":
         for backend in backends:
-            if backend == "tpu" or rng.random() < 0.25:
+            if backend == "tpu" or draw(st.booleans()):  # a backend without a kernel
                 continue
             language = BACKENDS_WITH_KERNELS[backend]
-            for index in range(rng.randint(1, 2)):
+            for index in range(draw(st.integers(1, 2))):
                 extra: dict[str, Any] = {}
-                if backend == "cuda" and rng.random() < 0.5:
-                    extra["cuda_minver"] = rng.choice(["12.8", "13.0", "13.2"])
+                if backend == "cuda" and draw(st.booleans()):
+                    extra["cuda_minver"] = draw(st.sampled_from(["12.8", "13.0", "13.2"]))
                 kernels[f"{backend}_{index}"] = model.KERNEL_CLASSES[language](
                     language=language, src=["k"], **extra
                 )
     cuda = None
-    if rng.random() < 0.3:
-        low, high = sorted(rng.sample(["12.6", "12.8", "13.0", "13.2"], 2), key=tables.version_key)
-        cuda = model.CudaGeneral(minver=rng.choice([low, None]), maxver=rng.choice([high, None]))
+    if draw(st.booleans()):
+        pair = draw(
+            st.lists(
+                st.sampled_from(["12.6", "12.8", "13.0", "13.2"]),
+                min_size=2,
+                max_size=2,
+                unique=True,
+            )
+        )
+        low, high = sorted(pair, key=tables.version_key)
+        cuda = model.CudaGeneral(
+            minver=draw(st.sampled_from([None, low])), maxver=draw(st.sampled_from([None, high]))
+        )
     framework: Any
     if framework_kind == "torch":
         abi: Any = None
-        if rng.random() < 0.4:
-            abi = rng.choice(["2.11", "2.12", "2.13", "2.14"])
-            if rng.random() < 0.5:
-                abi = {b: abi for b in backends if rng.random() < 0.6}
-        low = rng.choice([None, "2.11", "2.12"])
-        high = rng.choice([None, "2.12", "2.13"])
+        if draw(st.booleans()):
+            abi = draw(st.sampled_from(["2.11", "2.12", "2.13", "2.14"]))
+            if draw(st.booleans()):
+                abi = {b: abi for b in backends if draw(st.booleans())}
+        low = draw(st.sampled_from([None, "2.11", "2.12"]))
+        high = draw(st.sampled_from([None, "2.12", "2.13"]))
         if low and high and tables.version_key(low) > tables.version_key(high):
             low, high = high, low
         framework = model.Torch(src=["b.cpp"], minver=low, maxver=high, stable_abi=abi)
@@ -429,52 +459,56 @@ def nix_project(build: model.Build) -> dict[str, Any]:
     return data
 
 
-def test_random_projects_keep_the_invariants() -> None:
-    rng = random.Random(5)
-    for _ in range(300):
-        build = random_project(rng)
-        found = variants.variants(build)
-        assert len({(v.name, v.system) for v in found}) == len(found)
-        for v in found:
-            parsed = parse_variant(v.name)
-            assert parsed.variant_str == v.name
-            assert v.backend in build.general.backends
-            if v.framework == "torch-noarch":
-                assert v.name == f"torch-{v.backend}" and not v.kernels
-            else:
-                assert v.kernels and all(
-                    model.backend_of(build.kernels[k]) == v.backend for k in v.kernels
-                )
-        fw = build.framework
-        if isinstance(fw, model.Torch):
-            abi_groups = Counter(
-                (v.backend, v.backend_version, v.system) for v in found if v.stable_abi
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(build=projects())
+def test_random_projects_keep_the_invariants(build: model.Build) -> None:
+    found = variants.variants(build)
+    assert len({(v.name, v.system) for v in found}) == len(found)
+    for v in found:
+        parsed = parse_variant(v.name)
+        assert parsed.variant_str == v.name
+        assert v.backend in build.general.backends
+        if v.framework == "torch-noarch":
+            assert v.name == f"torch-{v.backend}" and not v.kernels
+        else:
+            assert v.kernels and all(
+                model.backend_of(build.kernels[k]) == v.backend for k in v.kernels
             )
-            assert all(n == 1 for n in abi_groups.values())
+    fw = build.framework
+    if isinstance(fw, model.Torch):
+        abi_groups = Counter(
+            (v.backend, v.backend_version, v.system) for v in found if v.stable_abi
+        )
+        assert all(n == 1 for n in abi_groups.values())
+
+
+#: Each project's variants as the Nix library reads them: all, the CI ones, one system's.
+_NIX_VARIANTS = f"""
+  let
+    lib = import {REPO / "nix/variants.nix"};
+    projects = import PROJECTS;
+    plain = map (v: removeAttrs v [ "ci" "default" ]);
+  in map (p: {{
+    all = plain (lib.variants p null);
+    ci = plain (builtins.filter (v: v.ci) (lib.variants p null));
+    defaults = plain (builtins.filter (v: v.default) (lib.variants p null));
+    x86 = plain (lib.variants p "x86_64-linux");
+  }}) projects
+"""
 
 
 @pytest.mark.nix
 @pytest.mark.skipif(not have_nix(), reason="nix is not installed")
-def test_nix_library_reads_the_plan_unchanged(tmp_path: Path) -> None:
-    """The Nix library only reads the plan `project.nix` carries: for 60 seeded random
-    projects its variants (all, one system) and CI selection are plan.py's, field for
-    field, after the trip through nixlit and Nix (one nix-instantiate run)."""
-    rng = random.Random(11)
-    builds = [random_project(rng) for _ in range(60)]
-    (tmp_path / "projects.nix").write_text(nixlit.value([nix_project(b) for b in builds]))
-    expr = f"""
-      let
-        lib = import {REPO / "nix/variants.nix"};
-        projects = import {tmp_path / "projects.nix"};
-        plain = map (v: removeAttrs v [ "ci" "default" ]);
-      in map (p: {{
-        all = plain (lib.variants p null);
-        ci = plain (builtins.filter (v: v.ci) (lib.variants p null));
-        defaults = plain (builtins.filter (v: v.default) (lib.variants p null));
-        x86 = plain (lib.variants p "x86_64-linux");
-      }}) projects
-    """
-    got = nix_eval_json(expr)
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(builds=st.lists(projects(), min_size=1, max_size=12))
+def test_nix_library_reads_the_plan_unchanged(builds: list[model.Build]) -> None:
+    """The Nix library only reads the plan `project.nix` carries: for each batch of
+    projects (one nix-instantiate run) its variants (all, one system) and CI selection are
+    plan.py's, field for field, after the trip through nixlit and Nix."""
+    with tempfile.TemporaryDirectory() as scratch:
+        projects_nix = Path(scratch) / "projects.nix"
+        projects_nix.write_text(nixlit.value([nix_project(b) for b in builds]))
+        got = nix_eval_json(_NIX_VARIANTS.replace("PROJECTS", str(projects_nix)))
     for build, nix in zip(builds, got, strict=True):
         found = variants.variants(build)
         assert nix["all"] == [v.to_json() for v in found], nix_project(build)
@@ -593,13 +627,9 @@ def test_rocm_archs_are_the_kernels_supported_targets_in_its_order() -> None:
     assert kernels.rocm_archs(rocm(["gfx900", "gfx941"])) == []
 
 
-@settings(
-    max_examples=200, derandomize=True, deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)  # fmt: skip
-@given(seed=st.integers(min_value=0, max_value=2**32 - 1))
-def test_select_ci_picks_the_best_of_each_group(seed: int) -> None:
-    build = random_project(random.Random(seed))
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(build=projects())
+def test_select_ci_picks_the_best_of_each_group(build: model.Build) -> None:
     found = variants.variants(build)
     picked = variants.select_ci(found)
     assert len({(v.system, v.backend) for v in picked}) == len(picked)

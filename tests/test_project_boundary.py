@@ -17,10 +17,9 @@ import pytest
 
 from nixgen.cmdline.commands.watch import Watcher
 
-from .test_build_argv import Fake, drv, install_fake, make_demo
-from .test_build_cli import bundled
-from .test_hostile_paths import nixgen, project
-from .test_hostile_round3 import NOBODY, small_tmpfs
+from .fake_nix_argv import Fake, drv, install_fake, make_demo
+from .fakenix import bundled
+from .hostile import NOBODY, nixgen, project, small_tmpfs
 
 GIT = shutil.which("git")
 needs_git = pytest.mark.skipif(GIT is None, reason="needs git")

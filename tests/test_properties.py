@@ -6,15 +6,18 @@ either rejected with a clean, located error (``build.toml:LINE:COL`` and the key
 the field), or rendered to Nix that ``nix-instantiate --eval --strict --json`` turns back
 into exactly the same value. Characters no Nix string can carry (NUL) are always rejected.
 
-Every accepted example is rendered to its own directory; one ``nix-instantiate`` call then
-evaluates all of them: each project's ``project.nix`` (the whole data set), its
+Each property is a Hypothesis ``@given`` test: a failing example is shrunk to the smallest
+document that fails and replayed from the example database on the next run. The Nix
+properties draw a batch of documents per example, rendered each to its own directory, and
+one ``nix-instantiate`` call evaluates the batch (a failing batch shrinks to the one document
+that fails): each project's ``project.nix`` (the whole data set), its
 ``extension.nix`` and each kernel file, called like ``callPackage`` does with a fake
 environment whose builders (``mkDerivation``, ``buildRustPackage``) and library functions
 (``nixgen.compile.cppCuda`` …) hand back the arguments they were given. So the test sees
 exactly the values the generated code passes on: flags, sources, include directories,
 features, names, versions, licenses and URLs.
 
-Budgets are fixed and derandomized; the totals are printed (``-s``) for the closing note.
+Budgets (``max_examples``) keep the file under a minute on two cores.
 """
 
 from __future__ import annotations
@@ -22,11 +25,14 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+import tomli
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from nixgen.checking import project, validate
@@ -39,36 +45,11 @@ from nixgen.rendering import nixlit, render
 NIX_INSTANTIATE = shutil.which("nix-instantiate")
 needs_nix = pytest.mark.skipif(NIX_INSTANTIATE is None, reason="nix-instantiate is not installed")
 
-FIXED = settings(
-    derandomize=True,
+#: No deadline: an example may render several projects and run Nix once.
+PROPERTY = settings(
     deadline=None,
-    database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-
-#: Hypothesis examples run by this module, by test (printed at the end of the session).
-EXAMPLES_RUN: dict[str, int] = {}
-
-
-def collect(strategy: st.SearchStrategy[Any], max_examples: int, label: str) -> list[Any]:
-    """Draw a fixed, reproducible list of examples from `strategy`."""
-    drawn: list[Any] = []
-
-    @settings(FIXED, max_examples=max_examples)
-    @given(strategy)
-    def draw(example: Any) -> None:
-        drawn.append(example)
-
-    draw()
-    EXAMPLES_RUN[label] = EXAMPLES_RUN.get(label, 0) + len(drawn)
-    return drawn
-
-
-@pytest.fixture(scope="module", autouse=True)
-def report_budget() -> Any:
-    yield
-    total = sum(EXAMPLES_RUN.values())
-    print(f"\nHypothesis examples run in test_properties: {total} {EXAMPLES_RUN}")
 
 
 # ------------------------------------------------------------------------ strategies
@@ -490,6 +471,12 @@ def evaluate(outcomes: list[Outcome], work: Path) -> list[Any]:
     return json.loads(done.stdout)
 
 
+def evaluate_in_scratch(outcomes: list[Outcome]) -> list[Any]:
+    """`evaluate` in a scratch directory of its own (one per Hypothesis example)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        return evaluate(outcomes, Path(scratch))
+
+
 def check_round_trip(outcomes: list[Outcome], results: list[Any]) -> None:
     assert len(results) == len(outcomes)
     failures = []
@@ -513,42 +500,59 @@ def check_round_trip(outcomes: list[Outcome], results: list[Any]) -> None:
 # ----------------------------------------------------------------------------- tests
 
 
-@needs_nix
-@pytest.mark.nix
-def test_hostile_strings_are_rejected_cleanly_or_round_trip_through_nix(tmp_path: Path) -> None:
-    examples = collect(placements, 600, "hostile strings in string fields")
-    accepted, rejected = [], 0
-    for placed in examples:
+def test_hostile_strings_are_rejected_cleanly_or_accepted_without_nul() -> None:
+    """A document is rejected with located one-line problems about the placed fields, or
+    accepted; a NUL character is never accepted. Both halves of the property are exercised."""
+    seen = Counter[str]()
+
+    @settings(PROPERTY, max_examples=600)
+    @given(placements)
+    def check(placed: dict[tuple[str | int, ...], str]) -> None:
         outcome = Outcome(document(placed))
-        nul = any("\x00" in value for value in placed.values())
         if outcome.problems:
             check_rejection(outcome, placed)
-            rejected += 1
+            seen["rejected"] += 1
         else:
-            assert not nul, f"a NUL character was accepted: {placed!r}"
-            accepted.append(outcome)
-    # Both halves of the property are exercised, not just one.
-    assert len(accepted) >= 80 and rejected >= 100, (len(accepted), rejected)
-    check_round_trip(accepted, evaluate(accepted, tmp_path))
+            assert not any("\x00" in v for v in placed.values()), f"NUL accepted: {placed!r}"
+            seen["accepted"] += 1
+
+    check()
+    assert seen["accepted"] >= 80 and seen["rejected"] >= 100, seen
+
+
+@needs_nix
+@pytest.mark.nix
+@settings(PROPERTY, max_examples=40)
+@given(st.lists(placements, min_size=1, max_size=20))
+def test_accepted_hostile_strings_round_trip_through_nix(
+    batch: list[dict[tuple[str | int, ...], str]],
+) -> None:
+    outcomes = [o for o in (Outcome(document(placed)) for placed in batch) if not o.problems]
+    if outcomes:
+        check_round_trip(outcomes, evaluate_in_scratch(outcomes))
 
 
 FLAG_FIELDS = [f for f in FIELDS if f[-1] in {"cxx-flags", "cuda-flags", "hip-flags", "sycl-flags"}]
+FLAGS_AND_LICENSE = st.dictionaries(
+    st.sampled_from([*FLAG_FIELDS, ("general", "license")]),
+    hostile_text.filter(lambda s: "\x00" not in s),
+    min_size=1,
+    max_size=6,
+)
 
 
 @needs_nix
 @pytest.mark.nix
-def test_every_flag_and_license_string_round_trips(tmp_path: Path) -> None:
+@settings(PROPERTY, max_examples=30)
+@given(st.lists(FLAGS_AND_LICENSE, min_size=1, max_size=20))
+def test_every_flag_and_license_string_round_trips(
+    batch: list[dict[tuple[str | int, ...], str]],
+) -> None:
     """Flags and the license take any string Nix can carry: all of them must round-trip."""
-    strategy = st.dictionaries(
-        st.sampled_from([*FLAG_FIELDS, ("general", "license")]),
-        hostile_text.filter(lambda s: "\x00" not in s),
-        min_size=1,
-        max_size=6,
-    )
-    outcomes = [Outcome(document(placed)) for placed in collect(strategy, 300, "flags and license")]
+    outcomes = [Outcome(document(placed)) for placed in batch]
     rejected = [o.problems[0].render() for o in outcomes if o.problems]
     assert not rejected, rejected[:3]
-    check_round_trip(outcomes, evaluate(outcomes, tmp_path))
+    check_round_trip(outcomes, evaluate_in_scratch(outcomes))
 
 
 @needs_nix
@@ -576,10 +580,12 @@ NAMES = st.one_of(
 
 @needs_nix
 @pytest.mark.nix
-def test_kernel_names_are_rejected_or_become_exactly_that_attribute(tmp_path: Path) -> None:
+@settings(PROPERTY, max_examples=25)
+@given(st.lists(NAMES, min_size=1, max_size=25))
+@example(sorted(nixlit.KEYWORDS))  # every keyword a kernel may be named, quoted in project.nix
+def test_kernel_names_are_rejected_or_become_exactly_that_attribute(names: list[str]) -> None:
     """Kernel names become attribute names (quoted when they are keywords), file names and
     library names; a name the schema accepts must come back from Nix unchanged."""
-    names = collect(NAMES, 300, "kernel names")
     accepted = []
     for name in names:
         outcome = Outcome(document({("kernel", "<name>"): name}))
@@ -592,27 +598,29 @@ def test_kernel_names_are_rejected_or_become_exactly_that_attribute(tmp_path: Pa
         if name in nixlit.KEYWORDS:
             assert f'\n    "{name}" = {{\n' in text  # keywords come out quoted
         accepted.append(outcome)
-    assert len(accepted) >= 50
-    assert any(o.build and set(o.build.kernels) & nixlit.KEYWORDS for o in accepted)
-    check_round_trip(accepted, evaluate(accepted, tmp_path))
+    if accepted:
+        check_round_trip(accepted, evaluate_in_scratch(accepted))
 
 
 @needs_nix
 @pytest.mark.nix
-def test_the_escaper_on_any_attribute_name(tmp_path: Path) -> None:
-    """nixlit.attr_name directly, on names the schema would never let through."""
-    names = collect(
+@settings(PROPERTY, max_examples=10)
+@given(
+    st.lists(
         st.one_of(
             NAMES, st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x00"))
         ),
-        300,
-        "attribute names (escaper)",
+        min_size=1,
+        max_size=40,
     )
+)
+def test_the_escaper_on_any_attribute_name(drawn: list[str]) -> None:
+    """nixlit.attr_name directly, on names the schema would never let through."""
     # NUL has no Nix string at all; `outPath` and `__toString` change what an attribute
     # set *is* (which is why the schema rejects them as kernel names).
     names = [
         n
-        for n in dict.fromkeys(names)
+        for n in dict.fromkeys(drawn)
         if "\x00" not in n and n not in ("outPath", "__toString", "__functor")
     ]
     source = (
@@ -620,12 +628,13 @@ def test_the_escaper_on_any_attribute_name(tmp_path: Path) -> None:
         + "\n".join(f"(builtins.attrNames {{ {nixlit.attr_name(n)} = 1; }})" for n in names)
         + "\n]\n"
     )
-    (tmp_path / "names.nix").write_text(source)
-    done = subprocess.run(
-        [NIX_INSTANTIATE, "--eval", "--strict", "--json", str(tmp_path / "names.nix")],
-        capture_output=True,
-        timeout=300,
-    )
+    with tempfile.TemporaryDirectory() as scratch:
+        (Path(scratch) / "names.nix").write_text(source)
+        done = subprocess.run(
+            [NIX_INSTANTIATE, "--eval", "--strict", "--json", str(Path(scratch) / "names.nix")],
+            capture_output=True,
+            timeout=300,
+        )
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
     assert json.loads(done.stdout) == [[n] for n in names]
     for name in names:
@@ -645,32 +654,29 @@ TOML_BITS = st.sampled_from(
 toml_like = st.lists(st.one_of(TOML_BITS, st.characters()), max_size=60).map("".join)
 
 
-def test_any_text_is_either_loaded_or_rejected_with_located_problems() -> None:
+@settings(PROPERTY, max_examples=1000)
+@given(toml_like)
+def test_any_text_is_either_loaded_or_rejected_with_located_problems(text: str) -> None:
     """Random TOML-like text: the pipeline returns a model or raises ProblemError whose
     problems all name build.toml; nothing else escapes, and nothing loops."""
-    texts = collect(toml_like, 1500, "random TOML-like text")
-    loaded = 0
-    for text in texts:
-        try:
-            document_ = load.parse(text, Path("build.toml"), "build.toml")
-            project.structure(document_)
-            loaded += 1
-        except ProblemError as exc:
-            assert exc.problems and all(p.file == "build.toml" for p in exc.problems)
-            for problem in exc.problems:
-                assert "\n" not in problem.render()
-        # positions must terminate on any prefix, valid TOML or not
-        positions.last_statement(text)
-    assert loaded < len(texts)
+    try:
+        document_ = load.parse(text, Path("build.toml"), "build.toml")
+        project.structure(document_)
+    except ProblemError as exc:
+        assert exc.problems and all(p.file == "build.toml" for p in exc.problems)
+        for problem in exc.problems:
+            assert "\n" not in problem.render()
+    # positions must terminate on any prefix, valid TOML or not
+    positions.last_statement(text)
 
 
-def test_any_bytes_are_either_loaded_or_rejected(tmp_path: Path) -> None:
-    raw_docs = collect(st.binary(max_size=200), 300, "random bytes")
-    path = tmp_path / "build.toml"
-    for raw in raw_docs:
-        path.write_bytes(raw)
+@settings(PROPERTY, max_examples=300)
+@given(st.binary(max_size=200))
+def test_any_bytes_are_either_loaded_or_rejected(raw: bytes) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        (Path(scratch) / "build.toml").write_bytes(raw)
         try:
-            document_ = load.load(tmp_path)
+            document_ = load.load(Path(scratch))
             project.structure(document_)
         except ProblemError as exc:
             assert exc.problems[0].file is not None
@@ -733,17 +739,16 @@ def leaves(data: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[str
     return out
 
 
-def test_positions_find_every_key_of_a_valid_document() -> None:
+@settings(PROPERTY, max_examples=300)
+@given(tables)
+def test_positions_find_every_key_of_a_valid_document(data: dict[str, Any]) -> None:
     """The scanner (used for every error location) finds each key where its text starts."""
-    import tomli
-
-    for data in collect(tables, 400, "TOML documents (positions)"):
-        text = dump(data) + "\n"
-        assert tomli.loads(text) == data
-        found = positions.scan(text)
-        lines = text.split("\n")
-        for path in leaves(data):
-            where = found.locate(path, at_key=True)
-            assert where is not None, (path, text)
-            line, column = where
-            assert lines[line - 1][column - 1 :].startswith(toml_key(path[-1])), (path, text)
+    text = dump(data) + "\n"
+    assert tomli.loads(text) == data
+    found = positions.scan(text)
+    lines = text.split("\n")
+    for path in leaves(data):
+        where = found.locate(path, at_key=True)
+        assert where is not None, (path, text)
+        line, column = where
+        assert lines[line - 1][column - 1 :].startswith(toml_key(path[-1])), (path, text)

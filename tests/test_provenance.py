@@ -44,8 +44,10 @@ def _nix_version() -> tuple[int, ...]:
     return tuple(int(part) for part in found.groups())
 
 
-#: `self.dirtyRev` (the commit of a dirty tree) exists from Nix 2.17 on.
-HAS_DIRTY_REV = have_nix() and _nix_version() >= (2, 17)
+def has_dirty_rev() -> bool:
+    """Whether this Nix gives a flake `self.dirtyRev` (the commit of a dirty tree), which
+    exists from Nix 2.17 on; asked when a test needs it, not at import."""
+    return have_nix() and _nix_version() >= (2, 17)
 
 
 # ------------------------------------------------------------------------- builds
@@ -178,7 +180,7 @@ def test_metadata_of_a_dirty_tree_never_claims_a_clean_commit(project: Path, stu
         notes.unlink()
     provenance = _metadata(out)["provenance"]
     assert provenance["kernel-builder"] == {"version": f"nixgen {__version__}"}
-    if HAS_DIRTY_REV:
+    if has_dirty_rev():
         head = _git(project, "rev-parse", "HEAD")
         assert provenance["kernel"] == {"commit": head, "dirty": True}
         client = pytest.importorskip("kernels")

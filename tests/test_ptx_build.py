@@ -18,17 +18,19 @@ from click.testing import CliRunner
 
 from nixgen.cmdline.cli import main
 
-from .nixtools import flake_build, flake_eval, have_nix, host_facts, make_stub
+from .nixtools import flake_build, flake_eval, have_nix, make_stub, require_host
 
 pytestmark = [
     pytest.mark.build,
     pytest.mark.nix,
     pytest.mark.skipif(not have_nix(), reason="nix is not installed"),
-    pytest.mark.skipif(
-        not (host_facts().get("cuda") or {}).get("prefix"),
-        reason="no CUDA toolkit (nvcc) on this machine",
-    ),
 ]
+
+
+@pytest.fixture(autouse=True)
+def _nvcc() -> None:
+    require_host("cuda", "prefix", reason="no CUDA toolkit (nvcc) on this machine")
+
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "ptx-capabilities"
 SYSTEM = "x86_64-linux"

@@ -2,8 +2,9 @@
 
 Golden files pin each template's output for small synthetic edition-6 projects covering
 every language and framework (the examples' renders are committed in ``examples/`` and
-pinned by tests/test_examples.py). They live in
-``tests/golden/<case>/`` at the path each file has in a project (``nix/kernels/x.nix``,
+pinned by tests/test_examples.py). Each case is a directory ``tests/golden/<case>/``: its
+input ``build.toml`` (the sources it lists are made empty when the case is rendered) beside
+the files rendered from it, at the path each has in a project (``nix/kernels/x.nix``,
 ``flake.nix``), with ``FILES`` listing every generated path. The static library copies
 (``nix/lib/``) are not duplicated there: they are compared byte for byte with ``nix/``.
 
@@ -41,11 +42,11 @@ from nixgen.rendering import render, workflow
 from nixgen.writing import write
 
 from .conftest import EXAMPLES, materialize
+from .goldens import GOLDEN, GOLDEN_INPUT, SYNTHETIC
 from .nixtools import kernel_builder, make_stub, nix_eval_json, nix_parse
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
-GOLDEN = TESTS / "golden"
 UPDATE = os.environ.get("NIXGEN_UPDATE_GOLDEN") == "1"
 REGENERATE = "NIXGEN_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_render.py -k golden"
 HAVE_NIX = shutil.which("nix-instantiate") is not None
@@ -69,140 +70,6 @@ backends = {backends}
 {extra}"""
 
 
-SYNTHETIC: dict[str, str] = {
-    "cpp-cpu": _general("synth-cpu", '["cpu"]')
-    + """
-[torch]
-src = ["torch-ext/torch_binding.cpp", "torch-ext/torch_binding.h"]
-include = ["include"]
-cxx-flags = ["-DBINDING=1"]
-
-[kernel.act_cpu]
-language = "cpp-cpu"
-depends = ["torch"]
-src = ["act_cpu/act.cpp", "act_cpu/act.h", "act_cpu/simd/avx2.cpp"]
-include = ["act_cpu", "include"]
-cxx-flags = ["-O3", "-march=x86-64-v2", "-DACT_NAME=\\"act cpu\\""]
-
-[kernel.plain-c]
-language = "cpp-cpu"
-src = ["plain/plain.c"]
-""",
-    "cpp-cuda": _general("synth-cuda", '["cuda"]', '\n[general.cuda]\nminver = "12.6"\n')
-    + TORCH
-    + """
-[kernel.gemm]
-language = "cpp-cuda"
-depends = ["torch", "cutlass_3_8"]
-src = ["gemm/gemm.cu", "gemm/gemm.h", "gemm/host.cpp"]
-include = ["gemm"]
-cxx-flags = ["-DHOST_SIDE"]
-cuda-flags = ["-lineinfo", "--use_fast_math", "-DTILE=\\"128 x 128\\""]
-cuda-capabilities = ["7.0", "8.0", "9.0a", "10.0f"]
-
-[kernel.fp4]
-language = "cpp-cuda"
-src = ["fp4/fp4.cu"]
-cuda-capabilities = ["10.0", "12.0"]
-cuda-minver = "12.8"
-
-[kernel.defaults]
-language = "cpp-cuda"
-src = ["defaults/k.cu"]
-""",
-    "cpp-rocm": _general("synth-rocm", '["rocm"]')
-    + TORCH
-    + """
-[kernel.attn_rocm]
-language = "cpp-rocm"
-depends = ["torch"]
-src = ["attn_rocm/attn.hip", "attn_rocm/attn.h", "attn_rocm/host.cpp"]
-include = ["attn_rocm"]
-cxx-flags = ["-DHOST"]
-hip-flags = ["-ffast-math", "-DWAVE=\\"64 lanes\\""]
-rocm-archs = ["gfx942", "gfx90a", "gfx1100"]
-
-[kernel.all_archs]
-language = "cpp-rocm"
-src = ["all_archs/k.hip"]
-""",
-    "cpp-xpu": _general("synth-xpu", '["xpu"]')
-    + TORCH
-    + """
-[kernel.gemm_xpu]
-language = "cpp-xpu"
-depends = ["torch", "sycl_tla"]
-src = ["gemm_xpu/gemm.cpp", "gemm_xpu/gemm.hpp"]
-include = ["gemm_xpu"]
-cxx-flags = ["-DXPU_HOST"]
-sycl-flags = ["-fsycl-targets=spir64", "-Xs", "-device pvc"]
-""",
-    "cpp-metal": _general("synth-metal", '["metal"]')
-    + TORCH
-    + """
-[kernel.relu_metal]
-language = "cpp-metal"
-depends = ["torch", "metal-cpp"]
-src = ["relu_metal/relu.mm", "relu_metal/relu.metal", "relu_metal/relu.h"]
-include = ["relu_metal"]
-cxx-flags = ["-DMETAL_BLOCK=256"]
-""",
-    # DESIGN's example shape: the lock file at the project root, next to no manifest.
-    "rust-cpu": _general("synth-rust", '["cpu"]')
-    + TORCH
-    + """
-[kernel.relu-rs]
-language = "rust-cpu"
-depends = []
-src = ["relu_rs/Cargo.toml", "relu_rs/src/lib.rs", "Cargo.lock"]
-features = ["simd", "serde/std"]
-
-[kernel.at_root]
-language = "rust-cpu"
-src = ["Cargo.toml", "src/lib.rs", "Cargo.lock"]
-""",
-    # The support-rust-kernels branch's shapes: crates that are the tvm-ffi binding, a
-    # workspace, source directories, a library named otherwise, a cuda-oxide kernel.
-    "rust-cuda": _general("synth-rust-cuda", '["cpu", "cuda"]')
-    + """
-[tvm-ffi]
-
-[kernel.relu_rust]
-language = "rust-cpu"
-src = ["relu-rs/Cargo.toml", "relu-rs/src", "Cargo.toml", "Cargo.lock"]
-lib-name = "relu_rs"
-
-[kernel.relu_oxide]
-language = "rust-cuda"
-src = ["oxide/Cargo.toml", "oxide/Cargo.lock", "oxide/rust-toolchain.toml", "oxide/src",
-       "oxide/device/Cargo.toml", "oxide/device/src"]
-device-manifest = "oxide/device/Cargo.toml"
-ptx-dir = "oxide/ptx"
-cuda-capabilities = ["9.0", "8.0"]
-features = ["fast"]
-""",
-    "tvm-ffi": _general("synth-tvm-ffi", '["cpu", "cuda"]')
-    + """
-[tvm-ffi]
-src = ["tvm-ffi-ext/binding.cpp"]
-include = ["tvm-ffi-ext"]
-cxx-flags = ["-DTVM_BINDING"]
-
-[kernel.relu_cpu]
-language = "cpp-cpu"
-src = ["relu_cpu/relu.cpp"]
-
-[kernel.relu_cuda]
-language = "cpp-cuda"
-src = ["relu_cuda/relu.cu"]
-cuda-capabilities = ["8.0", "9.0"]
-""",
-    "torch-noarch": _general("synth-noarch", '["cuda", "rocm", "xpu"]')
-    + """
-[torch-noarch]
-pyext = ["py", "json"]
-""",
-}
 EXAMPLE_CASES = {
     f"example-{p.name}": p for p in sorted(EXAMPLES.iterdir()) if (p / "build.toml").is_file()
 }
@@ -247,11 +114,12 @@ def rendered_cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, render
 
 
 def _golden_files(case: str) -> dict[str, bytes]:
+    """The rendered files pinned for `case` (not its input, `build.toml`, nor `FILES`)."""
     directory = GOLDEN / case
     return {
         str(p.relative_to(directory)): p.read_bytes()
         for p in sorted(directory.rglob("*"))
-        if p.is_file() and p.name != "FILES"
+        if p.is_file() and p.name != "FILES" and p != directory / GOLDEN_INPUT
     }
 
 
@@ -260,9 +128,15 @@ def _manifest(rendered: render.Rendered) -> bytes:
 
 
 def _write_golden(case: str, rendered: render.Rendered) -> None:
+    """Replace the golden files of `case` by `rendered`, keeping its input."""
     directory = GOLDEN / case
-    if directory.exists():
-        shutil.rmtree(directory)
+    for old in directory.iterdir():
+        if old.name == GOLDEN_INPUT:
+            continue
+        if old.is_dir():
+            shutil.rmtree(old)
+        else:
+            old.unlink()
     for rel, data in pinned(rendered).items():
         path = directory / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -305,12 +179,17 @@ def test_golden(case: str, rendered_cases: dict[str, render.Rendered]) -> None:
 
 
 def test_golden_has_no_stale_cases() -> None:
+    """Every directory of tests/golden/ is a case: its input `build.toml` beside the files
+    rendered from it."""
     stale = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir() and p.name not in GOLDEN_CASES)
     if UPDATE:
         for name in stale:
             shutil.rmtree(GOLDEN / name)
         return
-    assert not stale, f"golden cases without a test case: {stale}; regenerate: {REGENERATE}"
+    assert not stale, (
+        f"golden cases without an input {GOLDEN_INPUT}: {stale}; add one, or regenerate to "
+        f"drop them: {REGENERATE}"
+    )
 
 
 def test_golden_cases_cover_every_language_and_framework(tmp_path: Path) -> None:
@@ -376,27 +255,6 @@ def test_library_copy_is_the_static_library_byte_for_byte(
             stamped = json.loads(library[f"lib/data/{name}"])
             assert stamped.pop("_generated").startswith(MARKER)
             assert stamped == json.loads((REPO / "nixgen" / "data" / name).read_text())
-
-
-def test_library_copy_has_every_module_and_support_file() -> None:
-    """A library file missing from `LIB_FILES` would break every generated tree. Bytecode
-    (`support/__pycache__`, written when a test imports the ABI checker) is not a library
-    file, as the wheel's exclude-package-data says."""
-    on_disk = {
-        str(p.relative_to(REPO / "nix"))
-        for p in (REPO / "nix").rglob("*")
-        if p.is_file()
-        and not p.is_relative_to(REPO / "nix" / "tests")
-        and "data" not in p.parts
-        and "__pycache__" not in p.parts
-    }
-    assert on_disk == set(render.LIB_FILES)
-    used = {
-        m
-        for p in (REPO / "nix").glob("*.nix")
-        for m in re.findall(r"\./data/([\w.-]+\.json)", p.read_text())
-    }
-    assert used <= set(render.LIB_DATA)
 
 
 # ------------------------------------------------------------------- reproducibility

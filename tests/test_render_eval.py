@@ -33,18 +33,17 @@ from nixgen.core.errors import ProblemError
 from nixgen.planning import kernels, plan, variants
 from nixgen.reading import model
 from nixgen.reading.model import shared_headers
-from nixgen.rendering import render
-from nixgen.writing import write
 
 from .conftest import (
-    CORPUS_FILES,
     EXAMPLES,
     UNKNOWN_CAPABILITY,
     materialize,
     unknown_capability_project,
 )
+from .corpus_table import LOADING
+from .goldens import SYNTHETIC
 from .nixtools import kernel_builder, make_stub, nix_env, nix_eval_json
-from .test_render import SYNTHETIC
+from .projects import render_into
 
 #: The nixpkgs stand-in's `lib`, for the library's functions that need one (`withLib`).
 STAND_IN_LIB = Path(__file__).resolve().parent / "nixpkgs" / "lib"
@@ -159,14 +158,6 @@ def summarize(root: Path, stub: Path) -> list[dict[str, Any]]:
         .replace("SPY", SPY)
     )
     return nix_eval_json(expr, cwd=root, read_write=True)
-
-
-def render_into(root: Path) -> model.Build:
-    loaded = project.read(root)
-    errors = [p for p in plan.check(loaded.build) if p.severity == "error"]
-    assert not errors, errors
-    write.write(root, render.render(plan.make(loaded.build)))
-    return loaded.build
 
 
 def parse_all(root: Path) -> None:
@@ -449,21 +440,6 @@ def check_binding_src(build: model.Build, src: str | None, *, compiled: bool) ->
 
 
 # ------------------------------------------------------------------------- the corpus
-
-
-def _loads(path: Path) -> bool:
-    try:
-        project.read(path, check_files=False)
-    except ProblemError:
-        return False
-    return True
-
-
-LOADING = [p for p in CORPUS_FILES if _loads(p)]
-
-
-def test_corpus_has_files_that_load() -> None:
-    assert len(LOADING) >= 55
 
 
 def _corpus_summary(path: Path, root: Path, stub: Path) -> tuple[Any, Any]:

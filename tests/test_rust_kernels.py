@@ -20,30 +20,10 @@ from nixgen.core.errors import ProblemError
 from nixgen.planning import plan, variants
 from nixgen.rendering import render
 
-from .nixtools import have_nix, host_facts, make_stub, nix_build, toolchain_input
+from .nixtools import have_nix, make_stub, nix_build, require_host, toolchain_input
+from .projects import kernel_expr, relu_rust_v5, write
 
 SYSTEM = "x86_64-linux"
-
-RELU_RUST_V5 = """\
-[general]
-name = "relu-rust"
-version = 1
-edition = 5
-license = "Apache-2.0"
-backends = ["cpu"]
-
-[general.hub]
-repo-id = "example-org/relu-rust"
-
-# No binding sources: the crate exports its functions through tvm-ffi.
-[tvm-ffi]
-
-[kernel.relu_rust]
-backend = "cpu"
-dsl = "rust"
-depends = []
-src = ["relu-rs/Cargo.toml", "relu-rs/src", "Cargo.toml", "Cargo.lock"]
-"""
 
 RELU_OXIDE_V5 = """\
 [general]
@@ -64,65 +44,8 @@ device-manifest = "device/Cargo.toml"
 cuda-capabilities = ["8.0"]
 """
 
+
 #: The tvm-ffi crate of the branch's relu-rust, as a lock file holds it (a git dependency).
-TVM_FFI_REV = "2af558e255ff2f398095835ae18e6457635b0262"
-TVM_FFI_GIT = f"git+https://github.com/apache/tvm-ffi.git?rev={TVM_FFI_REV}#{TVM_FFI_REV}"
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
-
-
-def relu_rust_v5(root: Path) -> Path:
-    """A project shaped like the branch's relu-rust: a workspace whose member crate
-    `relu-rs` (library `relu_rs`, not the kernel's `relu_rust`) depends on tvm-ffi by git."""
-    lock = textwrap.dedent(
-        f"""\
-        version = 4
-
-        [[package]]
-        name = "relu-rs"
-        version = "0.1.0"
-        dependencies = [
-         "tvm-ffi",
-        ]
-
-        [[package]]
-        name = "tvm-ffi"
-        version = "0.1.0-alpha.0"
-        source = "{TVM_FFI_GIT}"
-        """
-    )
-    return write(
-        root,
-        {
-            "build.toml": RELU_RUST_V5,
-            "Cargo.toml": '[workspace]\nmembers = ["relu-rs"]\nresolver = "2"\n',
-            "Cargo.lock": lock,
-            "relu-rs/Cargo.toml": textwrap.dedent(
-                f"""\
-                [package]
-                name = "relu-rs"
-                version = "0.1.0"
-                edition = "2021"
-
-                [lib]
-                crate-type = ["staticlib"]
-
-                [dependencies]
-                tvm-ffi = {{ git = "https://github.com/apache/tvm-ffi.git", rev = "{TVM_FFI_REV}" }}
-                """
-            ),
-            "relu-rs/src/lib.rs": "// the kernel\n",
-            "tvm-ffi-ext/relu_rust/__init__.py": "",
-        },
-    )
-
-
 def relu_oxide_v5(root: Path) -> Path:
     """A project shaped like the branch's relu-cuda-oxide: host crate at the root, device
     crate in `device/`, a nightly toolchain file."""
@@ -321,9 +244,12 @@ def test_rust_cuda_needs_a_toolchain_file(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ Nix: evaluation, builds
 
 needs_nix = pytest.mark.skipif(not have_nix(), reason="nix is not installed")
-needs_cargo = pytest.mark.skipif(
-    not (host_facts().get("rust") or {}).get("toolchainBin"), reason="no cargo on this machine"
-)
+needs_cargo = pytest.mark.usefixtures("_cargo")
+
+
+@pytest.fixture
+def _cargo() -> None:
+    require_host("rust", "toolchainBin", reason="no cargo on this machine")
 
 
 @pytest.fixture(scope="module")
@@ -338,18 +264,6 @@ def rendered(root: Path) -> None:
     if project.read(root).edition != 6:
         migrate.write(migrate.plan(root / "build.toml"))
     write.write(root, render.render(plan.make(project.read(root).build)))
-
-
-def kernel_expr(stub: Path, kernel: str, *, backend: str = "cpu", attr: str = "") -> str:
-    return f"""
-      let
-        p = import ./nix;
-        v = builtins.head (builtins.filter (v: v.backend == "{backend}") (p.variants "{SYSTEM}"));
-        d = p.variantPackage {{
-          nixpkgs = {stub}; kernel-builder = {toolchain_input(stub)}; system = "{SYSTEM}";
-        }} v;
-      in d.nixgen.kernels.{kernel}{attr}
-    """
 
 
 def nix_error(expr: str, root: Path, *, build: bool = False) -> str:

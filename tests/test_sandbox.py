@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from nixgen.cmdline.cli import main
 
 from . import nixtools
-from .test_build_cli import bundled
+from .fakenix import bundled
 
 
 def test_every_nix_command_of_the_tests_builds_in_the_sandbox() -> None:

@@ -30,38 +30,11 @@ from nixgen.cmdline.cli import main
 from nixgen.core.errors import ProblemError
 from nixgen.planning import ci, kernels, variants
 from nixgen.rendering import workflow as workflow_mod
-from tests.nixtools import NIX_CONFIG, flake_eval, have_nix, make_stub, nix_env, overrides
+from tests.nixtools import flake_eval, have_nix, make_stub, nix_config, nix_env, overrides
+
+from .projects import write_project
 
 SYSTEM = "x86_64-linux"
-
-#: A light source: the replay builds dozens of them on a shared 2-core machine.
-SOURCE = "int synth_{i}(int x) {{ return x + {i}; }}\n"
-
-
-def write_project(
-    root: Path, *, sources: int = 37, small: bool = True, salt: str = ""
-) -> list[str]:
-    """A cpu project with kernel `big` of `sources` C++ files (and a header), and with
-    `small`, a one-source kernel `small`; returns big's compiled sources."""
-    names = [f"big/s{i:03d}.cpp" for i in range(sources)]
-    (root / "big").mkdir(parents=True)
-    (root / "torch-ext" / "shard").mkdir(parents=True)
-    (root / "torch-ext" / "shard" / "__init__.py").write_text("")
-    (root / "torch-ext" / "torch_binding.cpp").write_text("// binding\n")
-    (root / "big" / "common.h").write_text(f"#pragma once\n// salt {salt}\n")
-    for i, name in enumerate(names):
-        (root / name).write_text('#include "common.h"\n' + SOURCE.format(i=i))
-    src = ", ".join(json.dumps(s) for s in ["big/common.h", *names])
-    text = (
-        '[general]\nname = "shard"\nversion = 1\nedition = 6\nlicense = "Apache-2.0"\n'
-        'backends = ["cpu"]\n\n[torch]\nsrc = ["torch-ext/torch_binding.cpp"]\n\n'
-        f'[kernel.big]\nlanguage = "cpp-cpu"\nsrc = [{src}]\n'
-    )
-    if small:
-        (root / "small.cpp").write_text(SOURCE.format(i="small"))
-        text += '\n[kernel.small]\nlanguage = "cpp-cpu"\nsrc = ["small.cpp"]\n'
-    (root / "build.toml").write_text(text)
-    return names
 
 
 def run_matrix(root: Path, *args: str) -> Any:
@@ -409,7 +382,7 @@ def test_replay_shards_then_the_variant_compiles_nothing(stub: Path, tmp_path: P
     before = _dry_run(root, attr, stub)
     assert set(objects) | {archive, link, stamp} <= set(before)
 
-    env = {**os.environ, "NIX_CONFIG": NIX_CONFIG}
+    env = {**os.environ, "NIX_CONFIG": nix_config()}
     for row in rows:
         # The shard job's build step, as the workflow runs it.
         installables = [f"path:{root}#{a}" for a in row["attrs"]]

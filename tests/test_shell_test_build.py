@@ -18,8 +18,9 @@ from nixgen.cmdline.cli import main
 from nixgen.planning import variants
 
 from . import nixtools
-from .test_build_cli import SYSTEM, FakeNix, calls_of, drv
-from .test_everyday_r3 import demo, fake_nix  # noqa: F401 (fixtures)
+from .fakenix import SYSTEM, FakeNix, calls_of, drv
+from .fakenix import demo as demo  # a fixture
+from .fakenix import fake_nix as fake_nix  # a fixture
 
 OVERRIDE = ("--override-input", "nixpkgs", "path:/stub")
 
@@ -31,8 +32,8 @@ def _default(root: Path) -> str:
 
 
 def test_shell_test_builds_the_variant_with_builds_progress_before_nix_develop(
-    fake_nix: FakeNix,  # noqa: F811
-    demo: Path,  # noqa: F811
+    fake_nix: FakeNix,
+    demo: Path,
 ) -> None:
     result = CliRunner().invoke(main, ["shell", str(demo), "--test", "-c", "pytest", *OVERRIDE])
     assert result.exit_code == 0, result.output
@@ -70,8 +71,8 @@ def test_shell_test_builds_the_variant_with_builds_progress_before_nix_develop(
 
 
 def test_shell_test_stops_at_a_failed_build_without_entering(
-    fake_nix: FakeNix,  # noqa: F811
-    demo: Path,  # noqa: F811
+    fake_nix: FakeNix,
+    demo: Path,
 ) -> None:
     fake_nix.scenario(**{"*": {"stderr": [], "exit": 1}})
     result = CliRunner().invoke(main, ["shell", str(demo), "--test", *OVERRIDE])
@@ -81,8 +82,8 @@ def test_shell_test_stops_at_a_failed_build_without_entering(
 
 
 def test_shell_test_dry_run_prints_the_build_then_nix_develop(
-    fake_nix: FakeNix,  # noqa: F811
-    demo: Path,  # noqa: F811
+    fake_nix: FakeNix,
+    demo: Path,
 ) -> None:
     result = CliRunner().invoke(main, ["shell", str(demo), "--test", "--dry-run", *OVERRIDE])
     assert result.exit_code == 0, result.output

@@ -22,9 +22,9 @@ from nixgen.core import bounded
 from nixgen.core.console import terminal_safe
 
 from .conftest import REPO
-from .test_build_argv import Fake, build, drv, event, install_fake, make_demo
-from .test_build_cli import bundled
-from .test_hostile_paths import nixgen, project
+from .fake_nix_argv import Fake, build, drv, event, install_fake, make_demo
+from .fakenix import bundled
+from .hostile import nixgen, project
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from nixgen.cmdline.cli import main
 from nixgen.cmdline.commands.watch import Watcher, snapshot, watched_files
 
 from .conftest import REPO
-from .test_build_cli import run_in_pty
+from .fakenix import run_in_pty
 
 CXX_FLAGS = 'src = ["relu_cpu/relu_cpu.cpp"]\ncxx-flags = ["-O3"]'
 

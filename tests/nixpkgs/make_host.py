@@ -238,7 +238,7 @@ def cuda_wheel_cache() -> Path:
     return Path(base) / "nixgen" / "cuda"
 
 
-def _detect_cuda_wheels() -> dict[str, NixValue] | None:
+def detect_cuda_wheels() -> dict[str, NixValue] | None:
     """The unpacked wheel trees of scripts/cuda_wheels.py's manifest: per CUDA set ("13.0",
     "13.2", "12.6") and "torch", each component's `prefix` (its files: bin/, include/, lib/,
     nvvm/) and `version`. Components whose tree is gone are left out; None without a
@@ -274,7 +274,7 @@ def detect(python: str = sys.executable) -> dict[str, NixValue]:
         "rust": _detect_rust(path),
         "cuda": _detect_cuda(path),
         "hip": _detect_hip(path),
-        "cudaWheels": _detect_cuda_wheels(),
+        "cudaWheels": detect_cuda_wheels(),
         "python": py,
         "torch": torch,
         "icpx": os.path.realpath(icpx) if icpx else None,
