@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from nixgen.checking import project
 from nixgen.app import scaffold
+from nixgen.checking import project
 from nixgen.cmdline.commands.build import host_system
 from nixgen.planning import variants as variants_mod
 

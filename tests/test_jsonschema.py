@@ -33,7 +33,7 @@ from nixgen.reading import convert, load, model, values
 from nixgen.rendering import jsonschema
 
 from . import test_bad_input as _bad
-from .conftest import CORPUS_FILES, EXAMPLES
+from .conftest import EXAMPLES
 from .corpus_table import LOADING
 
 SCHEMA = jsonschema.schema()

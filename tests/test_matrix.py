@@ -30,7 +30,6 @@ from nixgen.app.pipeline import prepare
 from nixgen.checking import project
 from nixgen.cmdline.cli import main
 from nixgen.core import marker
-from nixgen.core.errors import ProblemError
 from nixgen.planning import ci, variants
 from nixgen.rendering import render
 from nixgen.rendering import workflow as workflow_mod

@@ -19,8 +19,8 @@ import pytest
 from click.testing import CliRunner
 
 from nixgen.app import scaffold
-from nixgen.cmdline.cli import main
 from nixgen.building.nixlog import NixLog
+from nixgen.cmdline.cli import main
 
 from . import nixtools
 from .conftest import REPO

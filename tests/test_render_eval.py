@@ -29,8 +29,7 @@ import pytest
 
 from nixgen.checking import project
 from nixgen.core import tables
-from nixgen.core.errors import ProblemError
-from nixgen.planning import kernels, plan, variants
+from nixgen.planning import kernels, variants
 from nixgen.reading import model
 from nixgen.reading.model import shared_headers
 

@@ -120,8 +120,8 @@ def test_the_best_variant_is_the_anchors(tmp_path: Path) -> None:
 def test_compdb_without_a_variant_takes_the_plans_default(copy_example: Any) -> None:
     """`nixgen compdb` reads the default variant from the plan: no evaluation of the dev
     shell's name, whose project prefix it used to strip."""
-    from nixgen.checking import project
     from nixgen.building import nixbuild
+    from nixgen.checking import project
 
     root = copy_example("relu-mixed")
     system = nixbuild.host_system()

@@ -29,7 +29,6 @@ from kernels.variants import ArchVariant, NoarchVariant, TorchStableAbi, TvmFfi,
 from nixgen.app.pipeline import prepare
 from nixgen.checking import project
 from nixgen.cmdline.cli import main
-from nixgen.core.errors import ProblemError
 from nixgen.planning import variants
 from tests.nixtools import (
     flake_eval,

@@ -7,7 +7,7 @@
     maxver = null;
     minver = null;
   };
-  formatVersion = 1;
+  formatVersion = 2;
   framework = "torch";
   githubActions = {
     matrix = {
@@ -214,6 +214,7 @@
       backendVersion = "12.6";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch212-cxx11-cu126-aarch64-linux";
@@ -227,6 +228,7 @@
       backendVersion = "13.0";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch212-cxx11-cu130-aarch64-linux";
@@ -240,6 +242,7 @@
       backendVersion = "13.2";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch212-cxx11-cu132-aarch64-linux";
@@ -253,6 +256,7 @@
       backendVersion = "12.6";
       bundle = true;
       ci = true;
+      default = true;
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch213-cxx11-cu126-aarch64-linux";
@@ -266,6 +270,7 @@
       backendVersion = "13.0";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch213-cxx11-cu130-aarch64-linux";
@@ -279,6 +284,7 @@
       backendVersion = "13.2";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch213-cxx11-cu132-aarch64-linux";
@@ -292,6 +298,7 @@
       backendVersion = "12.6";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch212-cxx11-cu126-x86_64-linux";
@@ -305,6 +312,7 @@
       backendVersion = "13.0";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch212-cxx11-cu130-x86_64-linux";
@@ -318,6 +326,7 @@
       backendVersion = "13.2";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch212-cxx11-cu132-x86_64-linux";
@@ -331,6 +340,7 @@
       backendVersion = "12.6";
       bundle = true;
       ci = true;
+      default = true;
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch213-cxx11-cu126-x86_64-linux";
@@ -344,6 +354,7 @@
       backendVersion = "13.0";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch213-cxx11-cu130-x86_64-linux";
@@ -357,6 +368,7 @@
       backendVersion = "13.2";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch213-cxx11-cu132-x86_64-linux";

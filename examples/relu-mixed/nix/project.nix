@@ -7,7 +7,7 @@
     maxver = null;
     minver = null;
   };
-  formatVersion = 1;
+  formatVersion = 2;
   framework = "torch";
   githubActions = {
     matrix = {
@@ -326,6 +326,7 @@
       backendVersion = null;
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "leaky_relu_rs" "relu_cpu" ];
       name = "torch212-cpu-aarch64-darwin";
@@ -339,6 +340,7 @@
       backendVersion = null;
       bundle = true;
       ci = true;
+      default = true;
       framework = "torch";
       kernels = [ "leaky_relu_rs" "relu_cpu" ];
       name = "torch213-cpu-aarch64-darwin";
@@ -352,6 +354,7 @@
       backendVersion = null;
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "leaky_relu_rs" "relu_cpu" ];
       name = "torch212-cxx11-cpu-aarch64-linux";
@@ -365,6 +368,7 @@
       backendVersion = "12.6";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch212-cxx11-cu126-aarch64-linux";
@@ -378,6 +382,7 @@
       backendVersion = "13.0";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch212-cxx11-cu130-aarch64-linux";
@@ -391,6 +396,7 @@
       backendVersion = "13.2";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch212-cxx11-cu132-aarch64-linux";
@@ -404,6 +410,7 @@
       backendVersion = null;
       bundle = true;
       ci = true;
+      default = false;
       framework = "torch";
       kernels = [ "leaky_relu_rs" "relu_cpu" ];
       name = "torch213-cxx11-cpu-aarch64-linux";
@@ -417,6 +424,7 @@
       backendVersion = "12.6";
       bundle = true;
       ci = true;
+      default = true;
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch213-cxx11-cu126-aarch64-linux";
@@ -430,6 +438,7 @@
       backendVersion = "13.0";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch213-cxx11-cu130-aarch64-linux";
@@ -443,6 +452,7 @@
       backendVersion = "13.2";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch213-cxx11-cu132-aarch64-linux";
@@ -456,6 +466,7 @@
       backendVersion = null;
       bundle = false;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "leaky_relu_rs" "relu_cpu" ];
       name = "torch211-cxx11-cpu-x86_64-linux";
@@ -469,6 +480,7 @@
       backendVersion = null;
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "leaky_relu_rs" "relu_cpu" ];
       name = "torch212-cxx11-cpu-x86_64-linux";
@@ -482,6 +494,7 @@
       backendVersion = "12.6";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch212-cxx11-cu126-x86_64-linux";
@@ -495,6 +508,7 @@
       backendVersion = "13.0";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch212-cxx11-cu130-x86_64-linux";
@@ -508,6 +522,7 @@
       backendVersion = "13.2";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch212-cxx11-cu132-x86_64-linux";
@@ -521,6 +536,7 @@
       backendVersion = null;
       bundle = true;
       ci = true;
+      default = false;
       framework = "torch";
       kernels = [ "leaky_relu_rs" "relu_cpu" ];
       name = "torch213-cxx11-cpu-x86_64-linux";
@@ -534,6 +550,7 @@
       backendVersion = "12.6";
       bundle = true;
       ci = true;
+      default = true;
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch213-cxx11-cu126-x86_64-linux";
@@ -547,6 +564,7 @@
       backendVersion = "13.0";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch213-cxx11-cu130-x86_64-linux";
@@ -560,6 +578,7 @@
       backendVersion = "13.2";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch213-cxx11-cu132-x86_64-linux";

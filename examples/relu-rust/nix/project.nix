@@ -7,7 +7,7 @@
     maxver = null;
     minver = null;
   };
-  formatVersion = 1;
+  formatVersion = 2;
   framework = "torch";
   githubActions = {
     matrix = {
@@ -160,6 +160,7 @@
       backendVersion = null;
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_rs" ];
       name = "torch212-cpu-aarch64-darwin";
@@ -173,6 +174,7 @@
       backendVersion = null;
       bundle = true;
       ci = true;
+      default = true;
       framework = "torch";
       kernels = [ "relu_rs" ];
       name = "torch213-cpu-aarch64-darwin";
@@ -186,6 +188,7 @@
       backendVersion = null;
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_rs" ];
       name = "torch212-cxx11-cpu-aarch64-linux";
@@ -199,6 +202,7 @@
       backendVersion = null;
       bundle = true;
       ci = true;
+      default = true;
       framework = "torch";
       kernels = [ "relu_rs" ];
       name = "torch213-cxx11-cpu-aarch64-linux";
@@ -212,6 +216,7 @@
       backendVersion = null;
       bundle = false;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_rs" ];
       name = "torch211-cxx11-cpu-x86_64-linux";
@@ -225,6 +230,7 @@
       backendVersion = null;
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_rs" ];
       name = "torch212-cxx11-cpu-x86_64-linux";
@@ -238,6 +244,7 @@
       backendVersion = null;
       bundle = true;
       ci = true;
+      default = true;
       framework = "torch";
       kernels = [ "relu_rs" ];
       name = "torch213-cxx11-cpu-x86_64-linux";

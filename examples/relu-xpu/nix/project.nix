@@ -7,7 +7,7 @@
     maxver = null;
     minver = null;
   };
-  formatVersion = 1;
+  formatVersion = 2;
   framework = "torch";
   githubActions = {
     matrix = {
@@ -96,6 +96,7 @@
       backendVersion = "2025.3.2";
       bundle = true;
       ci = false;
+      default = false;
       framework = "torch";
       kernels = [ "relu_xpu" ];
       name = "torch212-cxx11-xpu20253-x86_64-linux";
@@ -109,6 +110,7 @@
       backendVersion = "2026.0.0";
       bundle = true;
       ci = true;
+      default = true;
       framework = "torch";
       kernels = [ "relu_xpu" ];
       name = "torch213-cxx11-xpu20260-x86_64-linux";

@@ -7,7 +7,7 @@
     maxver = null;
     minver = "12.6";
   };
-  formatVersion = 1;
+  formatVersion = 2;
   framework = "torch";
   githubActions = {
     matrix = {

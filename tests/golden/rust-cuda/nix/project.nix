@@ -7,7 +7,7 @@
     maxver = null;
     minver = null;
   };
-  formatVersion = 1;
+  formatVersion = 2;
   framework = "tvm-ffi";
   githubActions = {
     matrix = {
