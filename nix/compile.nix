@@ -499,7 +499,7 @@ rec {
   /**
     A kernel derivation whose objects are built one derivation each, when nixgen planned it
     so (`mode` `"auto"`: `passthru.nixgen.objectKeys` is not null; nixgen decides it,
-    `KernelPlan.objects` in nixgen/planning/plan.py), always (`"objects"`) or never
+    `KernelPlan.objects` in nixgen/planning/kernels.py), always (`"objects"`) or never
     (`"ninja"`). The decision is the rendered plan's, read from the final attributes: each
     final source with an object key gets its own derivation; one without (added by an
     `overrideAttrs` of `sources`) is compiled by the kernel itself, and a kernel left with

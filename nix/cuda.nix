@@ -2,7 +2,7 @@
   CUDA compute capabilities: the nvcc flags that request them, and the lookup of a
   kernel's planned capabilities for the variant's toolkit.
 
-  Which capabilities a toolkit can compile for is planned by nixgen (`nixgen/planning/plan.py`,
+  Which capabilities a toolkit can compile for is planned by nixgen (`nixgen/planning/kernels.py`,
   from `data/cuda-capabilities.json`) and written into each kernel's file as a table
   from CUDA version to capabilities; nothing here recomputes it.
 */

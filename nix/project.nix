@@ -575,7 +575,7 @@ rec {
       /**
         The shells of `system`: one per variant, `test-<variant>` with the variant built,
         and `default` and `test`: those of the system's best variant, which the plan marks
-        `default` (nixgen.planning.plan.best_variant, the kernels toolchain's rule).
+        `default` (nixgen.planning.variants.best_variant, the kernels toolchain's rule).
         `args` as for `variantPackage`.
       */
       devShells =

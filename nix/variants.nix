@@ -1,7 +1,7 @@
 /**
   The build variants of a kernel project, as `nixgen render` planned them.
 
-  nixgen plans in one place (`nixgen/planning/plan.py`): the variants of every system, the
+  nixgen plans in one place (`nixgen/planning/`): the variants of every system, the
   pull-request selection (`ci`), each system's default dev shell (`default`) and the CI
   matrices are written into the project's data
   (`project.nix`), and this module only reads them — so listing variants never imports
