@@ -99,9 +99,18 @@ def host_facts(python: str = sys.executable) -> dict[str, Any]:
     return _detected(python)
 
 
+#: The environment the test session started with: tools are detected against it, whatever
+#: a test has set when it first needs them (a fixture's `XDG_CACHE_HOME` or `HOME` would
+#: otherwise hide the CUDA wheels, and the cached answer would keep them hidden).
+_SESSION_ENV = dict(os.environ)
+
+
 @functools.cache
 def _detected(python: str) -> dict[str, Any]:
-    return make_host.detect(python)
+    from unittest import mock
+
+    with mock.patch.dict(os.environ, _SESSION_ENV, clear=True):
+        return make_host.detect(python)
 
 
 def require_host(*keys: str, reason: str) -> None:
