@@ -308,7 +308,7 @@ rec {
     # Examples
 
     ```nix
-    (checkFormat { formatVersion = 1; nixgenVersion = "0.1.0"; name = "p"; }).name
+    (checkFormat { formatVersion = 2; nixgenVersion = "0.1.0"; name = "p"; }).name
     => "p"
     ```
   */

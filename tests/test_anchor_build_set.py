@@ -146,7 +146,7 @@ def test_each_cpp_dependency_is_the_package_the_anchors_deps_nix_resolves() -> N
     by the library) take the same attribute of the package set; `tvm-ffi` is nixgen's own
     (a `[tvm-ffi]` project's headers), not one of the anchor's `depends`."""
     from nixgen.core import tables
-    from nixgen.planning.plan import DEPENDENCY_ATTRS
+    from nixgen.planning.kernels import DEPENDENCY_ATTRS
 
     names = [n for n in tables.all_cpp_dependencies() if n != "tvm-ffi"]
     planned = {n: DEPENDENCY_ATTRS.get(n, n) for n in names}

@@ -181,6 +181,10 @@ def nix_logic(template: str) -> list[str]:
         f"Jinja `{m[1]}`" for m in re.finditer(r"\{%-?\s*(\w+)", template) if m[1] != "include"
     ]
     text = re.sub(r"\{%.*?%\}", "", _nix_text(template), flags=re.S)
+    # The flake input `nixgen` (`render --library input:URL`): its settings are attribute
+    # keys, and the entry point takes the input's library as its one argument.
+    text = re.sub(r"\bnixgen(\.[\w-]+)+(?=\s*=)", "nixgen_input_setting", text)
+    text = text.replace("(import @V@ { nixgen = nixgen.lib; })", "(import @V@)")
     headers = _HEADER.findall(text)
     if len(headers) > 1:
         problems.append(f"{len(headers)} functions (a file is at most one)")

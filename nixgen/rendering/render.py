@@ -144,13 +144,25 @@ class ProjectFile:
 
 @attrs.frozen(kw_only=True)
 class DefaultFile:
+    """The entry point importing the library's directory (`./lib`, or the shipped one in
+    place)."""
+
     template: ClassVar[str] = "default.nix.j2"
     what: str
     root: nixlit.Path
-    #: The library's directory (`./lib`, or the shipped one in place), or None: the
-    #: flake input `nixgen` passes it (`library.Library`).
-    library: nixlit.Path | None
+    library: nixlit.Path
     #: Where its `project.nix` is, for the comment (`lib/project.nix`).
+    library_file: str
+
+
+@attrs.frozen(kw_only=True)
+class DefaultInputFile:
+    """The entry point taking the library as an argument (the flake input `nixgen`)."""
+
+    template: ClassVar[str] = "default-input.nix.j2"
+    what: str
+    root: nixlit.Path
+    #: Where its `project.nix` is, for the comment.
     library_file: str
 
 
@@ -164,8 +176,15 @@ class FlakeFile:
     substituter: str
     public_key: str
     out_path: nixlit.Path
-    #: The URL of the flake input `nixgen` that gives the library, or None (`library.Library`).
-    nixgen_url: str | None
+
+
+@attrs.frozen(kw_only=True)
+class FlakeInputFile(FlakeFile):
+    """The flake of a project taking the library from the flake input `nixgen`."""
+
+    template: ClassVar[str] = "flake-input.nix.j2"
+    #: The input's URL (`library.Library.url`).
+    nixgen_url: str
 
 
 #: One of the templates' contexts.
@@ -176,7 +195,9 @@ Context = (
     | NoarchFile
     | ProjectFile
     | DefaultFile
+    | DefaultInputFile
     | FlakeFile
+    | FlakeInputFile
 )
 
 
@@ -516,20 +537,27 @@ def render(planned: Plan, *, out_dir: str = DEFAULT_OUT, library: Library = COPY
     }
     tree["noarch.nix"] = _template(NoarchFile(what="pure-Python variants", noarch=noarch))
     tree["project.nix"] = _template(ProjectFile(what="project data", project=project_data(planned)))
+    root = nixlit.path(root_path(out_dir))
+    entry: DefaultFile | DefaultInputFile
     if library.vendored:
-        lib_dir, lib_file = nixlit.path("./lib"), "lib/project.nix"
-    elif library.path is not None:
-        lib_dir, lib_file = library.path, f"{library.path}/project.nix"
-    else:
-        lib_dir, lib_file = None, "project.nix of the flake input `nixgen`"
-    tree["default.nix"] = _template(
-        DefaultFile(
+        entry = DefaultFile(
             what="entry point",
-            root=nixlit.path(root_path(out_dir)),
-            library=lib_dir,
-            library_file=lib_file,
+            root=root,
+            library=nixlit.path("./lib"),
+            library_file="lib/project.nix",
         )
-    )
+    elif library.path is not None:
+        entry = DefaultFile(
+            what="entry point",
+            root=root,
+            library=library.path,
+            library_file=f"{library.path}/project.nix",
+        )
+    else:
+        entry = DefaultInputFile(
+            what="entry point", root=root, library_file="project.nix of the flake input `nixgen`"
+        )
+    tree["default.nix"] = _template(entry)
     if library.vendored:
         tree.update(vendored_files())
     flake = FlakeFile(
@@ -540,8 +568,9 @@ def render(planned: Plan, *, out_dir: str = DEFAULT_OUT, library: Library = COPY
         substituter=SUBSTITUTER,
         public_key=SUBSTITUTER_KEY,
         out_path=nixlit.path(f"./{out_dir}"),
-        nixgen_url=library.url,
     )
+    if library.url is not None:
+        flake = FlakeInputFile(**attrs.asdict(flake, recurse=False), nixgen_url=library.url)
     return Rendered(
         out_dir=out_dir, tree=dict(sorted(tree.items())), root={"flake.nix": _template(flake)}
     )
