@@ -20,7 +20,6 @@ from typing import Any
 
 import attrs
 
-from nixgen.checking import spdx
 from nixgen.core import paths, tables
 from nixgen.core.errors import Problem, error, one_of, warning
 from nixgen.reading import model, values
@@ -548,7 +547,8 @@ def listed_files(build: model.Build) -> list[tuple[tuple[str | int, ...], str]]:
 
 #: Sources scanned for quoted includes: every source kind (`data/source-kinds.json`).
 _SCANNED = {ext for extensions in tables.SOURCE_KINDS.values() for ext in extensions}
-_QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
+#: Compiled on first use (`re`'s own cache): only `nixgen validate` scans includes.
+_QUOTED_INCLUDE = rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"'
 #: Only the head of a file is scanned: includes come first, and this keeps `validate` cheap.
 _SCAN_BYTES = 256 * 1024
 
@@ -575,7 +575,7 @@ def unlisted_includes(build: model.Build, resolver: paths.Resolver) -> list[Prob
         if info is None or not stat.S_ISREG(info.st_mode) or not resolver.inside(real):
             continue
         head = paths.head(real, _SCAN_BYTES)  # never blocks: a FIFO swapped in reads empty
-        for match in _QUOTED_INCLUDE.finditer(head):
+        for match in re.finditer(_QUOTED_INCLUDE, head, re.MULTILINE):
             included = match.group(1).decode("utf-8", "replace")
             line = head.count(b"\n", 0, match.start()) + 1
             bases = [rel.rpartition("/")[0], *dirs.get(where[:-2], [])]
@@ -712,6 +712,9 @@ def _tree(
 
 def license_problems(build: model.Build) -> list[Problem]:
     """A warning when general.license is no SPDX license expression (`nixgen.checking.spdx`);
-    `nixgen validate` runs it (loading the SPDX list costs more than a render)."""
+    `nixgen validate` runs it (loading the SPDX list costs more than a render, so the
+    module is imported here)."""
+    from nixgen.checking import spdx
+
     why = spdx.problem(build.general.license)
     return [warning(why, ("general", "license"))] if why else []

@@ -28,15 +28,15 @@ _FOREGROUND = {"red": 31, "green": 32, "yellow": 33}
 #: What a terminal would act on in text another program wrote (a build log): ECMA-48
 #: escape sequences (CSI `ESC [`, the string ones OSC `ESC ]`, DCS `ESC P`, SOS, PM and APC
 #: up to their terminator, two-character ones), their 8-bit C1 forms, and every other
-#: control character but tab and newline.
-_TERMINAL_CONTROL = re.compile(
+#: control character but tab and newline. Compiled on first use (`re`'s own cache): most
+#: commands never print text nixgen did not write.
+_TERMINAL_CONTROL = (
     r"\x1b\[[0-?]*[ -/]*[@-~]?"
     r"|\x1b[P\]X^_].*?(?:\x07|\x1b\\|\x9c|\Z)"
     r"|\x1b[ -/]*[0-~]?"
     r"|\x9b[0-?]*[ -/]*[@-~]?"
     r"|[\x90\x98\x9d\x9e\x9f].*?(?:\x07|\x1b\\|\x9c|\Z)"
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]",
-    re.DOTALL,
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
 )
 
 
@@ -44,7 +44,7 @@ def terminal_safe(text: str) -> str:
     """`text` (from a build log, Nix's messages) with every escape sequence and control
     character removed, so printing it can neither restyle, retitle nor rewrite the terminal
     (the one sanitiser of text nixgen did not write)."""
-    return _TERMINAL_CONTROL.sub("", text)
+    return re.sub(_TERMINAL_CONTROL, "", text, flags=re.DOTALL)
 
 
 COLOR_MODES = ("auto", "always", "never")

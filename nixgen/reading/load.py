@@ -14,14 +14,17 @@ import stat
 import sys
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import tomli
 
 from nixgen.core import paths
 from nixgen.core.errors import Problem, ProblemError, format_path
-from nixgen.reading import positions
+
+if TYPE_CHECKING:
+    # Imported where a problem is located: a document without one never scans positions.
+    from nixgen.reading import positions
 
 #: A build.toml larger than this is refused before parsing (real files are a few KiB).
 MAX_BYTES = 8 * 1024 * 1024
@@ -40,6 +43,8 @@ class Document:
 
     @cached_property
     def positions(self) -> positions.Positions:
+        from nixgen.reading import positions
+
         return positions.scan(self.text)
 
     def locate(self, problem: Problem) -> Problem:
@@ -235,6 +240,8 @@ def toml_problem(exc: tomli.TOMLDecodeError, text: str, display: str) -> Problem
     column = getattr(exc, "colno", None)
     offset = getattr(exc, "pos", None)
     if isinstance(offset, int) and message.startswith(_REDEFINED):
+        from nixgen.reading import positions
+
         found = positions.last_statement(text[:offset])
         if found is not None:
             return _redefined(message, found, text, display)
