@@ -101,9 +101,6 @@ def test_the_library_is_used_in_place_only_where_git_tracks_it_beside_the_projec
 ) -> None:
     lib, root = _fake_checkout(tmp_path / "checkout")
     monkeypatch.setattr(library, "shipped", lambda: lib)
-    # The render stamp is skipped in the work tree of the real shipped library only (it does
-    # not record git's state): this stand-in checkout renders every time.
-    monkeypatch.setenv("NIXGEN_NO_STAMP", "1")
     entry = root / "nix" / "default.nix"
     # Not a git repository yet: a copy.
     assert _render(str(root)).exit_code == 0
