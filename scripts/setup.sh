@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Set up everything nixgen and its test suite need on a fresh Debian-like machine:
-#   - Nix (Debian's nix-bin, Nix 2.8) and ninja (ninja-build) when missing and apt is usable,
-#   - .venv with nixgen (editable), its test extras and its dev extras (ruff, mypy, import-linter),
-#   - torch 2.13.0+cpu, installed first and pinned so nothing pulls a CUDA torch,
-#     the PyPI `kernels` client and numpy (to load built kernels),
-#   - cuobjdump (PyPI nvidia-cuda-cuobjdump; optional: its test skips without it),
+#   - .venv: exactly the locked development and test environment (requirements/dev.txt, with
+#     hashes: torch 2.13.0+cpu, the `kernels` client, the Hub client, pytest, hypothesis, ruff,
+#     mypy, import-linter, …), then nixgen itself, editable;
+#   - the older `kernels` clients of the compatibility tier, each in its own small venv under
+#     .venv/clients/ that shares the main one's torch (requirements/kernels-<version>.txt);
+#   - a current Nix in .venv/bin (scripts/nix.sh: the machine's Nix when it is 2.18 or newer,
+#     else Debian 13's nix-bin 2.26.3 unpacked into a private prefix; the system is not
+#     touched) and ninja (ninja-build) when missing and apt is usable,
 #   - Debian's openssh-server when missing and apt is usable (the loopback remote builder of
 #     tests/test_remote_builders.py and bench/scale.py; skipped without it),
 #   - Debian's clang, lld and hipcc (ROCm 5.2) when missing and apt is usable: the other
@@ -21,20 +24,6 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 started=$SECONDS
 step() { printf '== %s (%ds)\n' "$*" "$((SECONDS - started))" >&2; }
-
-step "Nix"
-if ! command -v nix-build >/dev/null || ! command -v nix-instantiate >/dev/null; then
-  if command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -qq nix-bin >/dev/null 2>&1 || {
-      apt-get update -qq
-      apt-get install -y -qq nix-bin
-    }
-  else
-    echo "Nix is missing and cannot be installed here: Nix-backed tests will be skipped" >&2
-  fi
-fi
-command -v nix >/dev/null && nix --version
 
 # ninja runs every kernel's generated build.ninja (the test stand-ins take the host's).
 if ! command -v ninja >/dev/null && command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
@@ -73,13 +62,15 @@ if [[ ! -x .venv/bin/python ]]; then
   "$python" -m venv .venv
 fi
 pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
-# torch first, pinned to the CPU build: the machine's wheel directory (pip's find-links)
-# has it; elsewhere PyTorch's CPU index does.
-torch_pin='torch==2.13.0+cpu'
-if ! "${pip[@]}" --no-index --no-deps "$torch_pin" 2>/dev/null; then
-  "${pip[@]}" --no-deps --extra-index-url https://download.pytorch.org/whl/cpu "$torch_pin"
-fi
-"${pip[@]}" "$torch_pin" numpy
+# Exactly the lock: every package pinned and hashed, nothing resolved here. torch's CPU build
+# comes from the machine's wheel directory (pip's find-links) or PyTorch's CPU index.
+"${pip[@]}" --require-hashes --no-deps -r requirements/dev.txt 2>/dev/null ||
+  "${pip[@]}" --require-hashes --no-deps --extra-index-url https://download.pytorch.org/whl/cpu -r requirements/dev.txt
+"${pip[@]}" --no-deps --no-build-isolation -e .
+.venv/bin/python -m pip check --disable-pip-version-check >/dev/null || {
+  .venv/bin/python -m pip check --disable-pip-version-check >&2
+  exit 1
+}
 .venv/bin/python - <<'PY'
 import torch
 
@@ -87,12 +78,28 @@ assert torch.__version__.startswith("2.13.0"), torch.__version__
 assert torch.version.cuda is None, f"a CUDA torch was installed ({torch.version.cuda})"
 print("torch", torch.__version__)
 PY
-"${pip[@]}" -e '.[test,dev]' "$torch_pin"
 # Bytecode for the editable install, as a wheel install would have (startup time).
 .venv/bin/python -m compileall -q nixgen >/dev/null
-if ! "${pip[@]}" --no-deps 'nvidia-cuda-cuobjdump==13.4.92' 2>/dev/null; then
-  echo "warning: could not install cuobjdump; its test will be skipped" >&2
-fi
+# The older clients (tests/test_client_versions.py): a venv each, holding only that `kernels`,
+# that reads the main venv's site-packages after its own (a .pth line) for torch and the rest.
+site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+for lock in requirements/kernels-*.txt; do
+  version=${lock#requirements/kernels-}
+  version=${version%.txt}
+  client=.venv/clients/kernels-$version
+  if [[ ! -x $client/bin/python ]]; then
+    .venv/bin/python -m venv --without-pip "$client"
+  fi
+  client_site=$("$client/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+  "${pip[@]}" --require-hashes --no-deps --target "$client_site" --upgrade -r "$lock" >/dev/null
+  printf '%s\n' "$site" >"$client_site/_nixgen_main_venv.pth"
+  "$client/bin/python" -c "import importlib.metadata as m; v = m.version('kernels'); assert v == '$version', v"
+done
+
+step "Nix"
+scripts/nix.sh .venv/bin
+.venv/bin/nix --version
+
 # NIXGEN_CUDA_WHEELS=0 skips them (quickstart.sh, which builds a CPU kernel only).
 if [[ ${NIXGEN_CUDA_WHEELS:-1} != 0 ]]; then
   step "CUDA wheels for the test stand-ins"

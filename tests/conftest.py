@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from collections.abc import Callable
@@ -18,6 +19,13 @@ REPO = TESTS.parent
 CORPUS = TESTS / "corpus"
 CORPUS_FILES = sorted(CORPUS.glob("*.toml"))
 EXAMPLES = REPO / "examples"
+
+# The README's test command is `.venv/bin/python -m pytest`, with no venv activated: the venv's
+# bin/ goes first on PATH, so the tests, and the nixgen and Nix they start, use the tools
+# scripts/setup.sh put there (the current Nix of scripts/nix.sh among them).
+_VENV_BIN = str(Path(sys.prefix) / "bin")
+if sys.prefix != sys.base_prefix and os.environ.get("PATH", "").split(os.pathsep)[0] != _VENV_BIN:
+    os.environ["PATH"] = os.pathsep.join([_VENV_BIN, os.environ.get("PATH", "")])
 
 # pytest removes old numbered temporary directories at exit with a recursive
 # shutil.rmtree: a 1,500-deep tree left in /tmp by an interrupted run of
