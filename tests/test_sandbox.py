@@ -44,7 +44,7 @@ def test_sandbox_paths_are_what_host_nix_names() -> None:
         "cuda": None,
     }
     paths = nixtools.make_host.sandbox_paths(facts)
-    assert paths == [p for p in nixtools.make_host.SYSTEM_DIRS if Path(p).exists()]
+    assert paths == [p for p in nixtools.make_host.system_dirs() if Path(p).exists()]
     # A missing path is left out (Nix refuses to bind one); nested ones are held by a parent.
     assert "/missing/cargo" not in paths and "/usr/lib" not in paths
 

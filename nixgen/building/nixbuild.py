@@ -12,6 +12,7 @@ its own derivation is done. Built variants are then linked without evaluating ag
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import platform
 import queue
@@ -27,6 +28,7 @@ from typing import Any
 
 import attrs
 
+from nixgen.building import nixcheck
 from nixgen.building.nixlog import Build, NixLog
 from nixgen.core import bounded, console
 from nixgen.core.errors import NixgenError
@@ -158,6 +160,19 @@ def eval_command(
     return [*command, *extra, "--", f"{ref}#packages.{system}"]
 
 
+#: The first Nix that names a derivation's outputs `DRV^*` (2.13). From 2.15 on a bare
+#: `/nix/store/…drv` is the derivation file itself, already valid, so nothing is built.
+OUTPUTS_SYNTAX = (2, 13)
+
+
+@functools.cache
+def outputs_of(drv: str) -> str:
+    """The installable that means the outputs of `drv` to the `nix` on PATH: `DRV^*` on
+    Nix 2.13 and newer, the bare path before (2.8 reads that as its outputs)."""
+    version = nixcheck.nix_version()
+    return drv if version is not None and version[:2] < OUTPUTS_SYNTAX else f"{drv}^*"
+
+
 def build_command(
     drvs: Sequence[str],
     *,
@@ -191,7 +206,7 @@ def build_command(
         command += ["--cores", str(cores)]
     if builders is not None:
         command += ["--builders", builders]
-    return [*command, *extra, "--", *drvs]
+    return [*command, *extra, "--", *map(outputs_of, drvs)]
 
 
 def link_command(drv: str, link: Path) -> list[str]:
@@ -207,7 +222,7 @@ def link_command(drv: str, link: Path) -> list[str]:
         "--out-link",
         str(link),
         "--",
-        drv,
+        outputs_of(drv),
     ]
 
 

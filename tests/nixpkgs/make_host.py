@@ -265,6 +265,7 @@ def detect(python: str = sys.executable) -> dict[str, NixValue]:
     dirs = _search_path()
     path = os.pathsep.join(dirs)
     shell = _which("bash", path)
+    shell = os.path.realpath(shell) if shell else None
     py, torch = _detect_python(python)
     icpx = _which("icpx", path)
     return {
@@ -289,6 +290,17 @@ def detect(python: str = sys.executable) -> dict[str, NixValue]:
 SYSTEM_DIRS = ("/bin", "/lib", "/lib64", "/usr", "/etc/alternatives")
 
 
+def system_dirs() -> list[str]:
+    """`SYSTEM_DIRS` as this machine needs them bound. On a merged-/usr system `/bin` is a
+    link to `usr/bin`: Nix recreates it as that link, and a Nix whose own `sandbox-paths` holds
+    `/bin/sh=…` (Debian 13's, the upstream installer's) then fails every build ("creating
+    directory '…/root/bin'"). There the shell alone is bound, at `/bin/sh` (ninja and make run
+    their commands with it; everything else is reached through `/usr`)."""
+    if os.path.islink("/bin"):
+        return ["/bin/sh" if d == "/bin" else d for d in SYSTEM_DIRS]
+    return list(SYSTEM_DIRS)
+
+
 def sandbox_paths(facts: dict[str, NixValue]) -> list[str]:
     """The host paths the stand-ins' builds read, for Nix's `extra-sandbox-paths`: the one
     place each is declared, next to the detection that found it. Only what ``facts``
@@ -301,7 +313,7 @@ def sandbox_paths(facts: dict[str, NixValue]) -> list[str]:
             value = value.get(key) if isinstance(value, dict) else None
         return value
 
-    found: list[NixValue] = [*SYSTEM_DIRS]
+    found: list[NixValue] = [*system_dirs()]
     # tests/nixpkgs/rust.nix: the rustup toolchain (RUSTUP_HOME) or a bare one (its sysroot).
     found += [get(facts, "rust", "rustupHome"), get(facts, "rust", "cargoHome")]
     toolchain_bin = get(facts, "rust", "toolchainBin")
