@@ -51,13 +51,16 @@ while i < len(args):
         hook = args[i + 1]
         i += 2
         continue
+    if args[i].startswith("--post-build-hook="):
+        hook = args[i].split("=", 1)[1]
     if not args[i].startswith("-"):
         positional.append(args[i])
     i += 1
 # Nix 2.24: `DRV^*` is DRV's outputs; a bare `…drv` is the derivation file itself, already
 # valid, so nothing is built (and a link points at the file).
-built = [a[:-2] for a in positional if a.endswith(".drv^*")]
-files = [a for a in positional if not a.endswith(".drv^*")]
+after = args[args.index("--") + 1 :] if "--" in args else []
+built = [a[:-2] for a in after if a.endswith(".drv^*")]
+files = [a for a in after if not a.endswith(".drv^*")]
 if "--out-link" in args:
     link = Path(args[args.index("--out-link") + 1])
     if link.is_symlink():
