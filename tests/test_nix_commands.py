@@ -451,3 +451,44 @@ def test_ctrl_c_leaves_no_nix_process(tmp_path: Path, demo: Path, case: str) -> 
     if case != "shell":
         # Not in nixgen's group: the terminal's Ctrl-C reached nixgen alone, which stopped it.
         assert info["pgid"] != nixgen.pid
+
+
+# ------------------------------------------------------------------ the real Nix
+
+
+@pytest.mark.skipif(shutil.which("nix") is None, reason="nix is not installed")
+@pytest.mark.build
+def test_build_links_each_variant_to_its_output_directory_on_the_real_nix(
+    runner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`nixgen build` of a small CPU project (`nixgen init -l cpp-cpu`, one variant) on the
+    suite's real Nix (2.26, scripts/nix.sh): `build/<variant>` is the output directory,
+    with the kernel's `metadata.json`, never the `.drv` file that a bare derivation path
+    gives on Nix >= 2.15 (which builds nothing and exits 0). The kernel's source is new
+    each run, so a compile really runs."""
+    import uuid
+
+    from nixgen.app import scaffold
+
+    from . import nixtools
+
+    root = tmp_path / "relu-real"
+    scaffold.create(root, "relu-real", ["cpp-cpu"])
+    source = root / "relu_cpu" / "relu_cpu.cpp"
+    source.write_text(f"// {uuid.uuid4()}\n" + source.read_text())
+    stub = nixtools.make_stub(tmp_path / "stub")
+    monkeypatch.setenv("NIX_CONFIG", nixtools.NIX_CONFIG)
+    version = nixtools.assert_real_nix()
+    variant = f"torch213-cxx11-cpu-{SYSTEM}"
+    result = runner.invoke(
+        main, ["build", str(root), "--variant", variant, *nixtools.overrides(stub)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "building kernel relu_cpu" in result.output, result.output  # it was built
+    link = root / "build" / variant
+    assert link.is_symlink()
+    out = link.resolve()
+    assert out.is_dir(), f"build/{variant} -> {out} (Nix {version}) is no output directory"
+    assert not out.name.endswith(".drv") and out.parent == Path("/nix/store")
+    metadata = json.loads((out / "metadata.json").read_text())
+    assert isinstance(metadata, dict) and metadata
