@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import os
 import queue
 import shlex
@@ -198,17 +199,26 @@ def _resolve(command: Command) -> str:
     return found
 
 
-def _die_with_parent() -> Callable[[], None] | None:
-    """A `preexec_fn` that asks Linux to send the child SIGTERM when nixgen dies
-    (``prctl(PR_SET_PDEATHSIG)``), so a SIGKILLed nixgen leaves no Nix running; None
-    elsewhere."""
+@functools.cache
+def _prctl() -> Callable[..., int] | None:
+    """Linux's ``prctl``, or None elsewhere."""
     if not sys.platform.startswith("linux"):
         return None
     try:
         import ctypes
 
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        function: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
+        return None
+    return function
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A `preexec_fn` that asks Linux to send the child SIGTERM when nixgen dies
+    (``prctl(PR_SET_PDEATHSIG)``), so a SIGKILLed nixgen leaves no Nix running; None
+    elsewhere."""
+    prctl = _prctl()
+    if prctl is None:
         return None
     parent = os.getpid()
     pr_set_pdeathsig = 1
@@ -269,10 +279,13 @@ def stop(process: subprocess.Popen[Any]) -> None:
         kill_now.set()
         _signal_group(process, signal.SIGKILL)
 
-    try:
-        previous: Any = signal.signal(signal.SIGINT, on_second_interrupt)
-    except ValueError:  # not the main thread
-        previous = None
+    # A second Ctrl-C, or SIGTERM or SIGHUP meanwhile, kills at once (nixgen is leaving).
+    previous: list[tuple[signal.Signals, Any]] = []
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        try:
+            previous.append((signum, signal.signal(signum, on_second_interrupt)))
+        except ValueError:  # not the main thread
+            break
     try:
         if not _exited(process):
             _signal_group(process, signal.SIGTERM)
@@ -282,8 +295,8 @@ def stop(process: subprocess.Popen[Any]) -> None:
         _signal_group(process, signal.SIGKILL)
         process.wait()
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous:
+            signal.signal(signum, handler)
 
 
 @contextlib.contextmanager
@@ -308,6 +321,15 @@ def _terminate_as_interrupt() -> Iterator[None]:
     finally:
         for signum, previous in installed:
             signal.signal(signum, previous)
+
+
+def _close(process: subprocess.Popen[Any]) -> None:
+    """Close the pipes of `process` once their readers saw the end (closing one a thread
+    still reads would wait for that read)."""
+    for stream in (process.stdin, process.stdout, process.stderr):
+        if stream is not None:
+            with contextlib.suppress(OSError, ValueError):
+                stream.close()
 
 
 def _pump(stream: Any, sink: queue.Queue[tuple[str, str | None]], tag: str) -> None:
@@ -451,6 +473,8 @@ def run(
                 check_deadline(time.monotonic())
             _signal_group(process, signal.SIGKILL)
             code = process.wait()
+            if not open_streams:
+                _close(process)
     except BaseException:
         stop(process)
         raise
