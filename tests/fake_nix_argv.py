@@ -1,7 +1,8 @@
 """The fake `nix` of the tests of what `nixgen build` runs (test_build_argv.py and the
 project-boundary and untrusted-input tests): `eval` prints the drvPaths the test chose,
-`build` parses its options as Nix does (`--post-build-hook PATH` runs PATH after the build,
-`--` ends the options) and replays a log; with the `fake` and `demo` fixtures."""
+`build` parses its options as Nix 2.24 does (`--post-build-hook PATH` runs PATH after the
+build, `--` ends the options, `DRV^*` names DRV's outputs and a bare `DRV` the derivation
+file, which builds nothing) and replays a log; with the `fake` and `demo` fixtures."""
 
 from __future__ import annotations
 
@@ -50,14 +51,26 @@ while i < len(args):
         hook = args[i + 1]
         i += 2
         continue
+    if args[i].startswith("--post-build-hook="):
+        hook = args[i].split("=", 1)[1]
     if not args[i].startswith("-"):
         positional.append(args[i])
     i += 1
+# Nix 2.24: `DRV^*` is DRV's outputs; a bare `…drv` is the derivation file itself, already
+# valid, so nothing is built (and a link points at the file).
+after = args[args.index("--") + 1 :] if "--" in args else []
+built = [a[:-2] for a in after if a.endswith(".drv^*")]
+files = [a for a in after if not a.endswith(".drv^*")]
 if "--out-link" in args:
     link = Path(args[args.index("--out-link") + 1])
     if link.is_symlink():
         link.unlink()
-    link.symlink_to(root)
+    if files:
+        (root / "a.drv").write_text("Derive(...)")
+    link.symlink_to(root / "a.drv" if files else root)
+    sys.exit(0)
+if not built:
+    print(json.dumps([{{"path": f}} for f in files]))
     sys.exit(0)
 (root / "build-started").write_text("")
 if (root / "ignore-signals").exists():
@@ -72,7 +85,7 @@ if hook:
     os.system(hook)
 code = int((root / "exit").read_text()) if (root / "exit").exists() else 0
 if code == 0:
-    print(json.dumps([{{"drvPath": d, "outputs": {{"out": str(root)}}}} for d in positional]))
+    print(json.dumps([{{"drvPath": d, "outputs": {{"out": str(root)}}}} for d in built]))
 sys.exit(code)
 """
 

@@ -72,8 +72,9 @@ FAILURE = [
 FAKE_NIX = """\
 #!{python}
 # A stand-in `nix`: `eval` prints one drvPath per variant named in --apply; `build` of
-# drvs replays each variant's scenario (then starts and stops the variant's own drv);
-# `build --max-jobs 0 --out-link L drv` links an output that exists. `--version` and
+# drvs' outputs (`DRV^*`) replays each variant's scenario (then starts and stops the
+# variant's own drv); `build --max-jobs 0 --out-link L -- DRV^*` links an output that
+# exists. `--version` and
 # `show-config` (what nixgen checks first, not recorded) answer a Nix 2.24 with the sandbox
 # on, or the scenario's "@version" and "@sandbox".
 import json, os, re, sys, time
@@ -114,10 +115,27 @@ if args[0] == "eval":
         print(json.dumps([drv(v) for v in variants]))
     sys.exit(case["exit"])
 
-drvs = [a for a in args if a.endswith(".drv")]
+# Installables as Nix reads them: `DRV^*` (2.13 and later) is DRV's outputs; a bare
+# `…drv` is those outputs on Nix before 2.15 and the derivation file itself from 2.15 on
+# (already valid: nothing is built, and a link points at the .drv file).
+found = re.search(r"([0-9]+)[.]([0-9]+)", scenario.get("@version", "nix (Nix) 2.24.9"))
+version = (int(found[1]), int(found[2]))
+positional = args[args.index("--") + 1 :] if "--" in args else []
+for a in positional:
+    if "^" in a and version < (2, 13):
+        event(action="msg", level=0, msg=f"error: '{{a}}' is not a valid URL")
+        sys.exit(1)
+drvs = [a[:-2] for a in positional if a.endswith(".drv^*")]
+drvs += [a for a in positional if a.endswith(".drv") and version < (2, 15)]
+files = [a for a in positional if a.endswith(".drv") and version >= (2, 15)]
 if "--out-link" in args:
-    out = root / "store" / variant_of(drvs[0])
-    if not out.is_dir():
+    if files:
+        out = root / "store" / (variant_of(files[0]) + ".drv")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("Derive(...)")
+    else:
+        out = root / "store" / variant_of(drvs[0])
+    if not out.exists():
         event(action="msg", level=0, msg="error: unable to start any build")
         sys.exit(1)
     link = Path(args[args.index("--out-link") + 1])
@@ -154,7 +172,8 @@ for index, path in enumerate(drvs):
 if failed:
     sys.exit(1)
 outputs = [{{"out": str(root / "store" / variant_of(d))}} for d in drvs]
-print(json.dumps([{{"drvPath": d, "outputs": o}} for d, o in zip(drvs, outputs)]))
+results = [{{"drvPath": d, "outputs": o}} for d, o in zip(drvs, outputs)]
+print(json.dumps(results + [{{"path": f}} for f in files]))
 """
 
 
@@ -213,6 +232,12 @@ def calls_of(fake: FakeNix, kind: str) -> list[list[str]]:
 
 def drv(variant: str) -> str:
     return f"/nix/store/{'2' * 32}-{variant}.drv"
+
+
+def outputs(variant: str) -> str:
+    """The installable nixgen gives a Nix 2.13 or newer (the fake's 2.24) for the outputs
+    of `variant`'s derivation: ``DRV^*``."""
+    return drv(variant) + "^*"
 
 
 def run_in_pty(args: list[str], env: dict[str, str], timeout: float = 60) -> tuple[int, str]:

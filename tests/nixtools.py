@@ -84,6 +84,18 @@ def have_nix() -> bool:
     return all(shutil.which(tool) for tool in ("nix-instantiate", "nix-build", "nix"))
 
 
+def assert_real_nix() -> tuple[int, int, int]:
+    """The `nix` a test's nixgen will run is the suite's real one (scripts/nix.sh, 2.18 or
+    newer), not a fake of tests/fakenix.py: its version, read as nixgen reads it."""
+    from nixgen.building import nixcommand
+
+    found = shutil.which("nix")
+    assert found is not None and "fake" not in found, found
+    version = nixcommand.nix_version()
+    assert version is not None and version >= (2, 18), (found, version)
+    return version
+
+
 def nix_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """``os.environ`` plus the ``NIX_CONFIG`` these tests need (and ``extra``)."""
     env = dict(os.environ)

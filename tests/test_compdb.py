@@ -24,14 +24,19 @@ from .conftest import EXAMPLES
 VARIANT = "torch213-cxx11-cpu-x86_64-linux"
 
 
+CC = f"/nix/store/{'c' * 32}-gcc-wrapper"
+CC_DRV = f"/nix/store/{'c' * 32}-gcc-wrapper.drv"
+DEP_DRV = f"/nix/store/{'d' * 32}-dep.drv"
+
+
 def part(objects: list[dict[str, str]], inputs: list[dict[str, str]] | None = None) -> dict:
-    return {"objects": objects, "cc": "/nix/store/cc", "ccDrv": "/d/cc", "inputs": inputs or []}
+    return {"objects": objects, "cc": CC, "ccDrv": CC_DRV, "inputs": inputs or []}
 
 
 def test_commands_get_the_build_environment_filled_in(tmp_path: Path) -> None:
     include = tmp_path / "dep" / "include"
     include.mkdir(parents=True)
-    dep = {"path": str(tmp_path / "dep"), "drv": "/d/dep"}
+    dep = {"path": str(tmp_path / "dep"), "drv": DEP_DRV}
     cuda = 'nvcc -ccbin "$(command -v "$CXX")" -Xcompiler -fPIC -c k.cu -o k.o'
     gcc = "$CXX -ffile-prefix-map=$NIX_BUILD_TOP/= -fno-gnu-unique '-DX=a b' -c k.cpp -o k.o"
     parts = {
@@ -49,7 +54,7 @@ def test_commands_get_the_build_environment_filled_in(tmp_path: Path) -> None:
     entries = compdb.database(parts, root, frozenset({"-fno-gnu-unique"}))
     assert [e["file"] for e in entries] == [str(root / f) for f in ("k.cpp", "k.cu", "b.c")]
     assert entries[0]["arguments"] == [
-        "/nix/store/cc/bin/c++",
+        f"{CC}/bin/c++",
         f"-ffile-prefix-map={root}/=",
         "-DX=a b",
         "-isystem",
@@ -59,10 +64,10 @@ def test_commands_get_the_build_environment_filled_in(tmp_path: Path) -> None:
         "-o",
         "k.o",
     ]
-    assert entries[1]["arguments"][:3] == ["nvcc", "-ccbin", "/nix/store/cc/bin/c++"]
-    assert entries[2]["arguments"][0] == "/nix/store/cc/bin/cc"
+    assert entries[1]["arguments"][:3] == ["nvcc", "-ccbin", f"{CC}/bin/c++"]
+    assert entries[2]["arguments"][0] == f"{CC}/bin/cc"
     assert all(e["directory"] == str(root) for e in entries)
-    assert compdb.drv_paths(parts) == ["/d/cc", "/d/dep"]
+    assert [d.path for d in compdb.drv_paths(parts)] == [CC_DRV, DEP_DRV]
     # Without the drop list GCC's flag stays (the build's own command).
     assert "-fno-gnu-unique" in compdb.database(parts, root)[0]["arguments"]
 
@@ -78,8 +83,10 @@ def test_dry_run_prints_the_nix_commands(tmp_path: Path) -> None:
     shutil.copytree(EXAMPLES / "relu-cpu", root)
     result = CliRunner().invoke(main, ["compdb", str(root), "--variant", VARIANT, "--dry-run"])
     assert result.exit_code == 0, result.output
-    assert f"#packages.x86_64-linux.{VARIANT}' --apply" in result.stdout
-    assert "nix build --no-link" in result.stdout
+    # The installable follows `--` (the `--apply` expression spans lines).
+    assert f" -- '{root}#packages.x86_64-linux.{VARIANT}'\n" in result.stdout
+    realise = result.stdout.splitlines()[-1]
+    assert realise.startswith("nix build ") and "--no-link -- '<drvPath of each input>'" in realise
     assert not (root / "compile_commands.json").exists()
 
 

@@ -197,7 +197,7 @@ def test_init_license_with_odd_but_printable_text_round_trips(tmp_path: Path) ->
 def test_build_a_project_whose_path_has_a_space(tmp_path: Path) -> None:
     """`nix build '/a b#…'` is not a valid flake reference (Nix does not unescape `%20`):
     nixgen runs Nix in the project with `.` instead, and Nix finds the flake."""
-    from nixgen.building.nixbuild import flake_ref
+    from nixgen.building.nixcommand import flake_ref
     from tests.nixtools import nix_env
 
     root = tmp_path / "my kernels #1"

@@ -6,13 +6,14 @@ the version and the settings a scenario gives."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from nixgen.app import scaffold
-from nixgen.building import nixcheck
+from nixgen.building import nixcheck, nixcommand
 from nixgen.cmdline.cli import main
 
 from . import nixtools
@@ -31,6 +32,40 @@ def demo(tmp_path: Path) -> Path:
 
 def _sandbox_off() -> str:
     return nixtools.NIX_CONFIG.replace("sandbox = true", "sandbox = false")
+
+
+OLD_NIX = """\
+#!/bin/sh
+# A fake `nix` that is Nix 2.8.0 (Debian 12's) for the version check, and records any other
+# call: nixgen must stop at the version, before it evaluates anything.
+if [ "$1" = --version ]; then echo 'nix (Nix) 2.8.0'; exit 0; fi
+echo "$@" >> "$(dirname "$0")/calls"
+exit 1
+"""
+
+
+@pytest.mark.parametrize("verb", [["build", "--no-link"], ["shell", "-c", "true"]])
+def test_a_nix_older_than_the_pinned_nixpkgs_needs_is_exit_2_naming_2_18(
+    runner: CliRunner, demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verb
+) -> None:
+    """The "Nix too old" refusal, tested with a fake `nix` script that says it is 2.8.0
+    (the suite's own Nix is 2.26, scripts/nix.sh, which is new enough; the real-Nix
+    version of this check below runs only on a machine whose Nix is older than 2.18)."""
+    bin_dir = tmp_path / "old-nix"
+    bin_dir.mkdir()
+    script = bin_dir / "nix"
+    script.write_text(OLD_NIX)
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    result = runner.invoke(main, [verb[0], str(demo), *verb[1:]])
+    assert result.exit_code == 2, result.output
+    [line] = [line for line in result.output.splitlines() if "error" in line]
+    assert line.startswith(
+        "nixgen: error: Nix 2.8.0 is too old: the flake's nixpkgs needs Nix "
+        "2.18 or newer (the pinned nixpkgs' lib/minver.nix)"
+    ), line
+    assert "Traceback" not in result.output
+    assert not (bin_dir / "calls").exists(), "nixgen ran Nix past the version check"
 
 
 @real_nix
@@ -110,6 +145,7 @@ def test_a_new_enough_nix_passes_and_a_nixpkgs_override_skips_the_version_check(
     fake_nix.scenario(**{"@version": "nix (Nix) 2.18.0", "*": {"stderr": [], "exit": 0}})
     assert runner.invoke(main, ["build", str(demo), "--no-link"]).exit_code == 0
     fake_nix.scenario(**{"@version": "nix (Nix) 2.17.1", "*": {"stderr": [], "exit": 0}})
+    nixcommand.forget_version()  # asked once per process and `nix` executable: ask again
     old = runner.invoke(main, ["build", str(demo), "--no-link"])
     assert old.exit_code == 2
     assert "Nix 2.17.1 is too old" in old.output

@@ -167,17 +167,19 @@ def test_a_dash_source_and_a_long_source_path_build_in_the_per_object_mode(
 def test_the_flake_of_a_project_whose_path_holds_a_space_evaluates(tmp_path: Path) -> None:
     """`nixgen build`'s evaluation, run for real (the build itself is the same `nix build`
     of derivation paths as for any project): the flake reference Nix gets is valid."""
-    from nixgen.building import nixbuild
+    from nixgen.building import nixcommand
     from tests.nixtools import kernel_builder, make_stub, nix_env
 
     root = project(tmp_path / "sp ace", name="relu demo")
     assert nixgen("render", ".", cwd=root).returncode == 0
     stub = make_stub(tmp_path / "stub")
     pairs = [("nixpkgs", f"path:{stub}"), ("kernel-builder", f"path:{kernel_builder(stub)}")]
-    ref = nixbuild.flake_ref(root)
-    command = nixbuild.eval_command(ref, "x86_64-linux", ["torch213-cxx11-cpu-x86_64-linux"], pairs)
+    settings = nixcommand.Settings(overrides=tuple(pairs))
+    command = nixcommand.eval_drv_paths(
+        root, "x86_64-linux", ["torch213-cxx11-cpu-x86_64-linux"], settings
+    )
     done = subprocess.run(
-        command, cwd=root, capture_output=True, text=True, timeout=600, env=nix_env()
+        command.argv, cwd=root, capture_output=True, text=True, timeout=600, env=nix_env()
     )
     assert done.returncode == 0, done.stderr[-2000:]
     [drv] = json.loads(done.stdout)

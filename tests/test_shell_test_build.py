@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from nixgen.building.nixbuild import ERRORS_ONLY
+from nixgen.building.nixcommand import ERRORS_ONLY
 from nixgen.checking import project
 from nixgen.cmdline.cli import main
 from nixgen.planning import variants
@@ -52,7 +52,7 @@ def test_shell_test_builds_the_variant_with_builds_progress_before_nix_develop(
     assert evaluate[evaluate.index("--apply") + 1].endswith(f'[ "{variant}" ]')
     assert evaluate[evaluate.index("--override-input") :][:3] == list(OVERRIDE)
     [build] = calls_of(fake_nix, "build")
-    assert drv(variant) in build and "internal-json" in build
+    assert drv(variant) + "^*" in build and "internal-json" in build
     develop = fake_nix.calls()[-1]["args"]
     assert f"{demo.resolve()}#devShells.{SYSTEM}.test-{variant}" in develop
     # Nix's own messages of the shell it enters (nothing left to evaluate) are errors only.

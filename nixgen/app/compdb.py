@@ -29,7 +29,9 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from nixgen.core import tables
+from nixgen.building import nixcommand, process
+from nixgen.core import bounded, tables
+from nixgen.core.errors import NixgenError
 from nixgen.rendering import nixlit
 
 #: `nix eval --apply` on a variant's derivation: the plans, the compiler wrapper and the
@@ -55,15 +57,90 @@ in {
 _NVCC_HOST = '"$(command -v "$CXX")"'
 
 
-def drv_paths(parts: dict[str, Any]) -> list[str]:
+class EvaluationError(NixgenError):
+    """`nix eval` of a variant printed something other than what `APPLY` makes (a
+    hand-written flake, or a derivation path that is none)."""
+
+
+def _shape_error(where: str, what: str) -> EvaluationError:
+    return EvaluationError(
+        f"`nix eval` of the variant gave {where} {what}: is flake.nix hand-written? "
+        "(`nixgen render` writes it)"
+    )
+
+
+def parse(text: str) -> dict[str, Any]:
+    """The evaluation `APPLY` printed (JSON, bounded), its shape checked: kernels by name
+    and the binding (or null), each part with its objects, compiler wrapper (`cc`, a store
+    path; `ccDrv`, a derivation) and inputs (`path`, `drv`). Raises `EvaluationError`."""
+    try:
+        parts = bounded.json_loads(text)
+    except ValueError as exc:
+        raise _shape_error("no JSON", f"({exc})") from None
+    if not isinstance(parts, dict) or not isinstance(parts.get("kernels"), dict):
+        raise _shape_error("no", "set of kernels")
+    named = [(f"kernels.{k}", v) for k, v in parts["kernels"].items()]
+    if parts.get("binding") is not None:
+        named.append(("binding", parts["binding"]))
+    for where, part in named:
+        if not isinstance(part, dict):
+            raise _shape_error(where, "as no set")
+        objects, inputs = part.get("objects"), part.get("inputs")
+        if not isinstance(objects, list) or not all(
+            isinstance(o, dict)
+            and all(isinstance(o.get(k), str) for k in ("source", "object", "command"))
+            for o in objects
+        ):
+            raise _shape_error(f"{where}.objects", "as no list of {source, object, command}")
+        _store(part.get("cc"), f"{where}.cc", drv=False)
+        _store(part.get("ccDrv"), f"{where}.ccDrv", drv=True)
+        if not isinstance(inputs, list) or not all(isinstance(i, dict) for i in inputs):
+            raise _shape_error(f"{where}.inputs", "as no list of sets")
+        for n, item in enumerate(inputs):
+            _store(item.get("path"), f"{where}.inputs[{n}].path", drv=False)
+            _store(item.get("drv"), f"{where}.inputs[{n}].drv", drv=True)
+    return parts
+
+
+def _not_a_store_path(value: object, where: str, exc: Exception) -> EvaluationError:
+    shown = json.dumps(value)[:200]
+    return EvaluationError(
+        f"`nix eval` of the variant gave {where} = {shown}, {exc}: nothing was built; is "
+        "flake.nix hand-written? (`nixgen render` writes it)"
+    )
+
+
+def _store(value: object, where: str, *, drv: bool) -> None:
+    """Check `value` with `nixcommand`'s one rule of a store path (or `EvaluationError`)."""
+    if drv:
+        _derivation(value, where)
+        return
+    try:
+        nixcommand.store_path(value)
+    except nixcommand.NotAStorePath as exc:
+        raise _not_a_store_path(value, where, exc) from None
+
+
+def _derivation(value: object, where: str) -> nixcommand.Derivation:
+    try:
+        return nixcommand.derivation(value)
+    except nixcommand.NotAStorePath as exc:
+        raise _not_a_store_path(value, where, exc) from None
+
+
+def drv_paths(parts: dict[str, Any]) -> list[nixcommand.Derivation]:
     """The derivations to realise so that every path the commands name exists: each
-    part's compiler wrapper and build inputs, first-seen order, each once."""
-    out: dict[str, None] = {}
+    part's compiler wrapper and build inputs, first-seen order, each once, each checked
+    (`nixcommand.derivation`: a value the flake evaluates to is data, never an option)."""
+    out: dict[str, nixcommand.Derivation] = {}
     for part in _parts(parts):
-        out[part["ccDrv"]] = None
-        for item in part["inputs"]:
-            out[item["drv"]] = None
-    return list(out)
+        for value, where in [
+            (part["ccDrv"], "ccDrv"),
+            *((item["drv"], "inputs.drv") for item in part["inputs"]),
+        ]:
+            drv = _derivation(value, where)
+            out.setdefault(drv.path, drv)
+    return list(out.values())
 
 
 def _parts(parts: dict[str, Any]) -> list[dict[str, Any]]:
@@ -80,17 +157,10 @@ FAMILIES = (
 
 def gcc_only_flags() -> frozenset[str]:
     """The flags nixgen gives GCC that it gives no clang driver (`compile.families`)."""
-    import subprocess
-
     path = os.path.join(tables.PACKAGE, "nixlib", "compile.nix")
     expr = FAMILIES.format(path=nixlit.string(path))
-    done = subprocess.run(
-        ["nix-instantiate", "--eval", "--strict", "--json", "--expr", expr],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
+    done = process.run(nixcommand.instantiate_eval(expr), cwd=None, timeout=120)
+    if done.code != 0:
         raise OSError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed")
     families = json.loads(done.stdout)
     gcc = {f for flags in families["gcc"].values() for f in flags}
@@ -111,7 +181,11 @@ def arguments(
         .replace("$CC", cc)
         .replace("$NIX_BUILD_TOP", shlex.quote(str(root)))
     )
-    args = [arg for arg in shlex.split(text) if arg not in drop]
+    try:
+        split = shlex.split(text)
+    except ValueError as exc:  # unbalanced quotes: no command the plan writes
+        raise EvaluationError(f"a planned compile command is no shell text ({exc})") from None
+    args = [arg for arg in split if arg not in drop]
     seen = set(args)
     extra: list[str] = []
     for item in part["inputs"]:

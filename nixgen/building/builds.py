@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from nixgen.building import nixbuild
+from nixgen.building import nixbuild, nixcommand
 from nixgen.building import offline as offline_mod
 from nixgen.building.nixlog import Build, NixLog
 from nixgen.core import bounded, console
@@ -35,17 +34,18 @@ def build_variants(
     chosen: Sequence[str],
     *,
     labels: Mapping[str, str],
-    evaluate: list[str],
-    nix_build: Callable[[list[str]], list[str]],
+    evaluate: nixcommand.Command,
+    nix_build: Callable[[list[nixcommand.Derivation]], nixcommand.Command],
     links: str | None,
     log_lines: int,
     offline: bool,
     accept_flake_config: bool,
 ) -> None:
-    """Evaluate (`evaluate`, a `nixbuild.eval_command` of `chosen`) and build (`nix_build`
-    of the derivations) the variants `chosen` of the project `loaded` at `root`, showing
-    progress on stderr; link each as `links`/<variant> (None: no links). Raises
-    `BuildFailed` (the details printed) when one fails; ends with the summary line.
+    """Evaluate (`evaluate`, a `nixcommand.eval_drv_paths` of `chosen`) and build
+    (`nix_build` of the derivations, each checked by `nixcommand.derivation`) the variants
+    `chosen` of the project `loaded` at `root`, showing progress on stderr; link each as
+    `links`/<variant> (None: no links). Raises `BuildFailed` (the details printed) when
+    one fails; ends with the summary line.
     `labels`: what each derivation is, by its name (the plan's `Plan.labels`); another one
     (a toolchain's, a source) is shown by its own name."""
     err = sys.stderr
@@ -62,7 +62,7 @@ def build_variants(
     )
     progress.show("evaluating")
     if console.settings.verbosity > 0:
-        progress.line(f"running: {shlex.join(evaluate)}")
+        progress.line(f"running: {evaluate.shown()}")
     evaluated = nixbuild.run(evaluate, cwd=root)
     hinted = hint_cache(evaluated.log, progress, accepted=accept_flake_config)
     drvs = drv_paths(evaluated, chosen)
@@ -73,8 +73,10 @@ def build_variants(
         raise BuildFailed(f"evaluating {meta.name} for {system} failed")
     # Variants whose derivation is the same one are built once and linked as each.
     variants_of: dict[str, list[str]] = {}
+    derivations: dict[str, nixcommand.Derivation] = {}
     for drv, name in zip(drvs, chosen, strict=True):
-        variants_of.setdefault(drv, []).append(name)
+        variants_of.setdefault(drv.path, []).append(name)
+        derivations[drv.path] = drv
     for names in variants_of.values():
         if len(names) > 1:
             progress.line(
@@ -110,9 +112,9 @@ def build_variants(
     def on_line(build: Build, text: str) -> None:
         progress.line(f"{label_of(build.name)}> {text}")
 
-    unique = list(variants_of)
+    unique = list(derivations.values())
     if console.settings.verbosity > 0:
-        progress.line(f"running: {shlex.join(nix_build(unique))}")
+        progress.line(f"running: {nix_build(unique).shown()}")
     built = nixbuild.run(
         nix_build(unique),
         cwd=root,
@@ -139,7 +141,7 @@ def build_variants(
                 progress.line(f"[{len(done)}/{len(chosen)}] {name}: {ok_word}")
             continue
         link = root / links / name
-        if nixbuild.run(nixbuild.link_command(drv, link), cwd=root).code != 0:
+        if nixbuild.run(nixcommand.link(drv, link), cwd=root).code != 0:
             broken.add(name)  # Nix stopped before building it
             continue
         if name not in done:
@@ -159,15 +161,13 @@ def build_variants(
     status(summary)
 
 
-def cache_options() -> list[str]:
-    """The kernels binary cache, as options of a `nix build` that reads no flake (the
-    settings of the generated flake's nixConfig)."""
-    return nixbuild.nix_options(
-        [
-            ("extra-substituters", render.SUBSTITUTER),
-            ("extra-trusted-public-keys", render.SUBSTITUTER_KEY),
-        ]
-    )
+#: The kernels binary cache, as settings of a `nix build` that reads no flake (those of
+#: the generated flake's nixConfig; `nixcommand.Settings.for_store` passes them when they
+#: were accepted).
+CACHE = (
+    ("extra-substituters", render.SUBSTITUTER),
+    ("extra-trusted-public-keys", render.SUBSTITUTER_KEY),
+)
 
 
 def hint_cache(log: NixLog, progress: nixbuild.Progress, *, accepted: bool) -> bool:
@@ -183,12 +183,20 @@ def hint_cache(log: NixLog, progress: nixbuild.Progress, *, accepted: bool) -> b
     return True
 
 
-def drv_paths(result: nixbuild.Result, variants: Sequence[str]) -> list[str] | None:
-    """The derivations `nix eval` printed, one per variant; None when it failed. Each must
-    be a store derivation path (`nixbuild.is_store_drv`): a value a flake evaluates to is
-    data, never an argument Nix could read as an option."""
+def drv_paths(
+    result: nixbuild.Result, variants: Sequence[str]
+) -> list[nixcommand.Derivation] | None:
+    """The derivations `nix eval` printed, one per variant; None when it failed. Each is a
+    `nixcommand.Derivation` (`nixcommand.derivation`, the one check of a store path): a
+    value a flake evaluates to is data, never an argument Nix could read as an option."""
     if result.code != 0:
         return None
+    if result.truncated:
+        raise BuildFailed(
+            f"`nix eval` printed more than {bounded.MAX_JSON} characters, no list of "
+            f"{len(variants)} derivation(s): is flake.nix hand-written? (`nixgen render` "
+            "writes it)"
+        )
     try:
         drvs = bounded.json_loads(result.stdout)
     except ValueError as exc:
@@ -198,16 +206,17 @@ def drv_paths(result: nixbuild.Result, variants: Sequence[str]) -> list[str] | N
             f"`nix eval` printed no list of {len(variants)} derivation(s): is flake.nix "
             "hand-written? (`nixgen render` writes it)"
         )
-    store = nixbuild.store_dir()
+    checked = []
     for name, drv in zip(variants, drvs, strict=True):
-        if not isinstance(drv, str) or not nixbuild.is_store_drv(drv, store):
+        try:
+            checked.append(nixcommand.derivation(drv))
+        except nixcommand.NotAStorePath as exc:
             shown = json.dumps(drv)[:200]
             raise BuildFailed(
-                f"the flake's packages.<system>.{name}.drvPath is {shown}, not a derivation "
-                f"in {store} (`{store}/<hash>-<name>.drv`): nothing was built; is flake.nix "
-                "hand-written? (`nixgen render` writes it)"
-            )
-    return drvs
+                f"the flake's packages.<system>.{name}.drvPath is {shown}, {exc}: nothing "
+                "was built; is flake.nix hand-written? (`nixgen render` writes it)"
+            ) from None
+    return checked
 
 
 def broken_variants(log: NixLog, variants_of: dict[str, list[str]]) -> set[str]:

@@ -7,44 +7,43 @@ from __future__ import annotations
 import os
 import posixpath
 import shlex
-import shutil
 import stat
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from nixgen.building.nixbuild import clean_env
+from nixgen.building import gitcommand, process
 from nixgen.checking import validate
 from nixgen.core import paths
 from nixgen.core.errors import Problem, error
 from nixgen.reading import model
 
+#: Seconds one git command may take.
+GIT_TIMEOUT = 120.0
 
-def _git(root: Path, *args: str, stdin: str | None = None) -> str | None:
-    """`git -C root ARGS` output, or None when git is missing or fails."""
-    if shutil.which("git") is None:
-        return None
+
+def _git(command: process.Command, *, stdin: str | None = None) -> str | None:
+    """The output of a git command (`gitcommand`), or None when git is missing or fails."""
     try:
-        done = subprocess.run(
-            ["git", "-C", str(root), *args],
+        done = process.run(
+            command,
+            cwd=None,
             input=stdin,
-            env=clean_env(),
-            capture_output=True,
-            text=True,
             errors="surrogateescape",
-            check=False,
+            timeout=GIT_TIMEOUT,
         )
-    except OSError:
+    except process.ProgramMissing:
         return None
-    return done.stdout if done.returncode in (0, 1) else None
+    if done.stdout_truncated:
+        return None
+    return done.stdout if done.code in (0, 1) else None
 
 
 def git_work_tree(root: Path) -> Path | None:
     """The top of the git work tree `root` is in, or None (not in one, or no git)."""
-    top = _git(root, "rev-parse", "--show-toplevel")
+    top = _git(gitcommand.show_toplevel(root))
     return Path(top.strip()) if top and top.strip() else None
 
 
@@ -87,7 +86,7 @@ def unseen_files(root: Path, needed: Sequence[str]) -> Unseen | None:
             files.append(rel)
             named.add(rel)
     files = list(dict.fromkeys(files))
-    listed = _git(root, "ls-files", "-z", "--stage", "--", ".")
+    listed = _git(gitcommand.ls_files(root))
     if listed is None:
         return None
     tracked: set[str] = set()
@@ -103,9 +102,7 @@ def unseen_files(root: Path, needed: Sequence[str]) -> Unseen | None:
     in_submodule = {f: link for f in missing for link in gitlinks if f.startswith(f"{link}/")}
     missing = [f for f in missing if f not in in_submodule]
     ignored_out = (
-        _git(root, "check-ignore", "-z", "--stdin", stdin="\0".join(missing) + "\0")
-        if missing
-        else ""
+        _git(gitcommand.check_ignore(root), stdin="\0".join(missing) + "\0") if missing else ""
     )
     if ignored_out is None:
         ignored_out = ""

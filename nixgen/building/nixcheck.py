@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import platform
 import re
-import shutil
-import subprocess
 from collections.abc import Sequence
 
+from nixgen.building import nixcommand, process
 from nixgen.core.errors import EXIT_INVALID, NixgenError, Problem, warning
 
 #: The oldest Nix the pinned nixpkgs evaluates with: its ``lib/minver.nix`` ("2.18.0", read
@@ -34,9 +33,8 @@ from nixgen.core.errors import EXIT_INVALID, NixgenError, Problem, warning
 MINIMUM_NIX = (2, 18)
 MINIMUM_SOURCE = "the pinned nixpkgs' lib/minver.nix"
 #: From this version the settings are printed by `nix config show` (2.20 renamed it).
-CONFIG_SHOW = (2, 20)
+CONFIG_SHOW = nixcommand.CONFIG_SHOW
 
-_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 _SANDBOX = re.compile(r"^sandbox = (\S*)\s*$", re.MULTILINE)
 
 
@@ -46,30 +44,33 @@ class NixSetupError(NixgenError):
     exit_code = EXIT_INVALID
 
 
-def _run(command: Sequence[str]) -> subprocess.CompletedProcess[str]:
+def _run(command: process.Command) -> process.Finished:
     try:
-        return subprocess.run(
-            list(command), capture_output=True, text=True, timeout=60, check=False
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise NixSetupError(f"cannot run `{' '.join(command[:2])}`: {exc}") from None
+        return process.run(command, cwd=None, timeout=nixcommand.PROBE_TIMEOUT)
+    except process.ProcessTimeout:
+        raise NixSetupError(
+            f"`{command.shown()}` did not answer within {nixcommand.PROBE_TIMEOUT:g} s: check "
+            "the Nix installation (is the Nix daemon running?)"
+        ) from None
 
 
 def nix_version() -> tuple[int, int, int] | None:
-    """The version `nix --version` prints (``nix (Nix) 2.8.0``), or None if unreadable."""
-    done = _run(["nix", "--version"])
-    found = _VERSION.search(done.stdout) if done.returncode == 0 else None
-    if found is None:
-        return None
-    return int(found[1]), int(found[2]), int(found[3] or 0)
+    """The version `nix --version` prints (``nix (Nix) 2.8.0``), or None if unreadable;
+    asked once per process (`nixcommand.nix_version`)."""
+    try:
+        return nixcommand.nix_version()
+    except process.ProcessTimeout:
+        raise NixSetupError(
+            f"`nix --version` did not answer within {nixcommand.PROBE_TIMEOUT:g} s: check "
+            "the Nix installation"
+        ) from None
 
 
 def sandbox_setting(version: tuple[int, int, int] | None, options: Sequence[str]) -> str | None:
     """The `sandbox` setting Nix would build with (``true``, ``false``, ``relaxed``), given
     the command's ``--option`` arguments; None when Nix does not print it."""
-    show = ["config", "show"] if version is not None and version >= CONFIG_SHOW else ["show-config"]
-    done = _run(["nix", *show, "--extra-experimental-features", "nix-command", *options])
-    found = _SANDBOX.search(done.stdout) if done.returncode == 0 else None
+    done = _run(nixcommand.config_show(version, options))
+    found = _SANDBOX.search(done.stdout) if done.code == 0 else None
     return found[1] if found else None
 
 
@@ -89,7 +90,7 @@ def check(
     problem. ``options`` are the ``--option`` arguments the command passes to Nix; ``hint``
     ends the missing-Nix message (what to do instead). Returns warnings to show (the
     sandbox left unchecked or off with ``--no-sandbox-check``)."""
-    if shutil.which("nix") is None:
+    if process.find(nixcommand.NIX) is None:
         raise NixSetupError(f"`nix` is not on PATH: install Nix (https://nixos.org/download){hint}")
     version = nix_version()
     if not any(name == "nixpkgs" for name, _ in overrides):

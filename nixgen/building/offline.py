@@ -26,11 +26,10 @@ from nixgen.core.errors import NixgenError
 from nixgen.core.marker import is_generated
 from nixgen.rendering import render
 
-#: Nix's flag and settings for a run that downloads nothing (`nix --help`: `--offline`
-#: "disable substituters and consider all previously downloaded files up-to-date"); the
-#: short timeout and single attempt bound a fetch that is tried anyway (a github input
-#: missing from the store), so that no run waits on DNS retries.
-FLAG = "--offline"
+#: Nix's settings for a run that downloads nothing, beside its `--offline` flag
+#: (`nixcommand.Settings.offline`): the short timeout and single attempt bound a fetch that
+#: is tried anyway (a github input missing from the store), so that no run waits on DNS
+#: retries.
 SETTINGS = (("substituters", ""), ("connect-timeout", "1"), ("download-attempts", "1"))
 
 #: What scripts/offline-inputs.sh is called, for the messages.

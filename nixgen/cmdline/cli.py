@@ -105,7 +105,7 @@ json_option = click.option(
 )
 
 # The options of the verbs that run Nix on a rendered project (`build`, `shell`); their
-# values become Nix's flags in `nixbuild.nix_options`.
+# values become Nix's flags in `nixcommand.options`.
 built_out_option = click.option(
     "--out",
     default=None,

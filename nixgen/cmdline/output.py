@@ -136,7 +136,8 @@ def _report(exc: BaseException, *, as_json: bool) -> int:
         return exc.exit_code
     if isinstance(exc, KeyboardInterrupt):
         console.err("interrupted")
-        return 130
+        # Ctrl-C: 130; SIGTERM or SIGHUP while a command ran (`process.Terminated`): 128 + n.
+        return 128 + int(getattr(exc, "signum", 2))
     if isinstance(exc, BrokenPipeError):
         # The reader went away (`nixgen schema | head`): stop quietly, like `cat`.
         with contextlib.suppress(OSError):

@@ -12,7 +12,7 @@ import attrs
 import click
 
 from nixgen.building import builds as building
-from nixgen.building import gitfiles, nixbuild, nixcheck, selection
+from nixgen.building import gitfiles, nixcheck, nixcommand, selection
 from nixgen.building.nixbuild import host_system
 from nixgen.cmdline.cli import (
     accept_flake_config_option,
@@ -204,28 +204,30 @@ def build_command(
     stale = write.plan(root, rendered)
     for note in kept_warnings(stale.kept):
         click.echo(note, err=True)
-    ref = nixbuild.flake_ref(root)
-    flag = [offline_mod.FLAG] if offline else []
-    extra = flag + nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
-    evaluate = nixbuild.eval_command(ref, system, chosen, overrides, extra)
-    # `nix build` of evaluated derivations reads no flake, so no nixConfig: the accepted
-    # cache settings are passed on as options.
-    build_extra = flag + nixbuild.nix_options(options)
-    build_extra += building.cache_options() if accept_flake_config else []
+    settings = nixcommand.Settings(
+        overrides=overrides,
+        options=tuple(options),
+        accept_flake_config=accept_flake_config,
+        offline=offline,
+    )
+    evaluate = nixcommand.eval_drv_paths(root, system, chosen, settings)
 
-    def nix_build(drvs: list[str]) -> list[str]:
-        return nixbuild.build_command(
+    def nix_build(drvs: list[nixcommand.Derivation]) -> nixcommand.Command:
+        # `nix build` of evaluated derivations reads no flake, so no nixConfig: the
+        # accepted cache settings are passed on as options.
+        return nixcommand.build(
             drvs,
+            settings,
+            cache=building.CACHE,
             keep_going=keep_going,
             max_jobs=max_jobs,
             cores=cores,
             builders=builders,
-            extra=build_extra,
         )
 
     if dry_run:
         changed = [*stale.added, *stale.changed, *stale.removed]
-        build = nix_build(["<drvPath of each variant>"])
+        build = nix_build([])  # the derivations follow its `--`
         unseen = gitfiles.unseen_problems(loaded, rendered, root, new=stale.added)
         if as_json:
             emit_result(
@@ -234,8 +236,8 @@ def build_command(
                     "system": system,
                     "cwd": str(root.resolve()),
                     "variants": chosen,
-                    "eval": evaluate,
-                    "build": build[:-1],
+                    "eval": list(evaluate.argv),
+                    "build": list(build.argv),
                 },
                 [*problems, *unseen],
             )
@@ -243,9 +245,10 @@ def build_command(
         print_problems(sort_problems(attrs.evolve(p, severity="warning") for p in unseen))
         if changed:
             status(f"would render {rendered.out_dir}/ ({len(changed)} file(s) stale)")
+        ref = nixcommand.flake_ref(root)
         cd = f"cd {shlex.quote(str(root.resolve()))} && " if ref == "." else ""
-        click.echo(cd + shlex.join(evaluate))
-        click.echo(shlex.join(build))
+        click.echo(cd + evaluate.shown())
+        click.echo(shlex.join([*build.argv, "<drvPath of each variant>"]))
         return
 
     if stale.stale:
@@ -261,7 +264,7 @@ def build_command(
     print_problems(
         nixcheck.check(
             overrides=overrides,
-            options=nixbuild.nix_options(options),
+            options=nixcommand.options(options),
             sandbox_check=not no_sandbox_check,
             hint=", or run `nixgen render` here and build the flake elsewhere",
         )

@@ -3,16 +3,13 @@ planned compile commands (`nixgen.app.compdb`)."""
 
 from __future__ import annotations
 
-import json
 import shlex
-import shutil
 import stat
-import subprocess
 from pathlib import Path
 
 import click
 
-from nixgen.building import gitfiles, nixbuild, selection
+from nixgen.building import gitfiles, nixbuild, nixcommand, process, selection
 from nixgen.cmdline.cli import (
     accept_flake_config_option,
     built_out_option,
@@ -128,25 +125,25 @@ def compdb_command(
         raise ProblemError([selection.unknown_variant(planned, variant, system, names, flag=False)])
     # The flake's default dev shell's variant, as the plan chose it (no evaluation).
     variant = variant or variants.default_shell_variant(planned.for_system(system))
-    ref = nixbuild.flake_ref(root)
-    extra = nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
-    for name, value in overrides:
-        extra += ["--override-input", name, value]
-    base = ["nix", "eval", "--extra-experimental-features", nixbuild.EXPERIMENTAL]
+    settings = nixcommand.Settings(
+        overrides=overrides, options=tuple(options), accept_flake_config=accept_flake_config
+    )
 
-    def evaluate(name: str) -> list[str]:
-        attr = f"{ref}#packages.{system}.{name}"
-        return [*base, "--json", attr, "--apply", compdb.APPLY, *extra]
+    def evaluate(name: str) -> nixcommand.Command:
+        target = nixcommand.installable(root, "packages", system, name)
+        return nixcommand.eval_json(target, compdb.APPLY, settings)
 
     stale = write.plan(root, rendered)
     if dry_run:
         changed = [*stale.added, *stale.changed, *stale.removed]
         if changed:
             status(f"would render {rendered.out_dir}/ ({len(changed)} file(s) stale)")
+        ref = nixcommand.flake_ref(root)
         cd = f"cd {shlex.quote(str(root))} && " if ref == "." else ""
-        click.echo(cd + shlex.join(evaluate(variant)))
+        click.echo(cd + evaluate(variant).shown())
         if not no_realise:
-            click.echo(shlex.join(["nix", "build", "--no-link", "<drvPath of each input>"]))
+            realise = nixcommand.realise([], settings).argv
+            click.echo(shlex.join([*realise, "<drvPath of each input>"]))
         return
     for note in kept_warnings(stale.kept):
         click.echo(note, err=True)
@@ -155,15 +152,14 @@ def compdb_command(
     unseen = gitfiles.unseen_problems(loaded, rendered, root)
     if unseen:
         raise ProblemError(unseen)
-    if shutil.which("nix") is None:
-        raise NixgenError("`nix` is not on PATH: install Nix (https://nixos.org/download)")
     status(f"evaluating {variant}", level=1)
-    parts = json.loads(_run(evaluate(variant), root, f"evaluating {variant}"))
+    parts = compdb.parse(_run(evaluate(variant), root, f"evaluating {variant}"))
     if not no_realise:
+        # Every derivation the evaluation named is checked (`nixcommand.derivation`)
+        # before it goes on `nix build`'s command line, after its `--`.
         drvs = compdb.drv_paths(parts)
         status(f"realising {len(drvs)} input(s) of {variant}", level=1)
-        build = [*base[:1], "build", *base[2:], "--no-link", *nixbuild.nix_options(options)]
-        _run([*build, *drvs], root, f"building the inputs of {variant}")
+        _run(nixcommand.realise(drvs, settings), root, f"building the inputs of {variant}")
     try:
         gcc_only = compdb.gcc_only_flags()
     except OSError as exc:
@@ -194,19 +190,17 @@ def compdb_command(
     status(f"wrote {output_path}: {len(entries)} command(s) of {variant}")
 
 
-def _run(command: list[str], root: Path, what: str) -> str:
-    """Run a Nix command in `root`; its stdout, or a `NixgenError` with its output's tail."""
-    try:
-        done = subprocess.run(
-            command, cwd=root, capture_output=True, text=True, errors="replace", check=False
-        )
-    except OSError as exc:
-        raise NixgenError(f"cannot run nix: {exc.strerror}") from None
-    if done.returncode != 0:
+def _run(command: nixcommand.Command, root: Path, what: str) -> str:
+    """Run a Nix command in `root` (`process.run`: stopped, with everything it started, on
+    Ctrl-C); its stdout, or a `NixgenError` with its output's tail."""
+    done = process.run(command, cwd=root)
+    if done.code != 0:
         lines = [line.replace("\0", "") for line in done.stderr.splitlines() if line.strip()]
         for line in lines[-TAIL:]:
             console.err(f"  {line}")
-        raise NixgenError(f"{what} failed (nix exited {done.returncode}; its output is above)")
+        raise NixgenError(f"{what} failed (nix exited {done.code}; its output is above)")
+    if done.stdout_truncated:
+        raise NixgenError(f"{what}: nix printed more than {process.STDOUT_LIMIT} characters")
     return done.stdout
 
 

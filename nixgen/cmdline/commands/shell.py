@@ -4,14 +4,12 @@ generated flake's `devShells.<system>.<variant>`."""
 from __future__ import annotations
 
 import shlex
-import signal
-import subprocess
 from pathlib import Path
 
 import click
 
 from nixgen.building import builds as building
-from nixgen.building import gitfiles, nixbuild, nixcheck, selection
+from nixgen.building import gitfiles, nixbuild, nixcheck, nixcommand, process, selection
 from nixgen.cmdline.cli import (
     accept_flake_config_option,
     built_out_option,
@@ -26,7 +24,7 @@ from nixgen.cmdline.cli import (
 )
 from nixgen.core import console
 from nixgen.core.console import status
-from nixgen.core.errors import NixgenError, ProblemError, error
+from nixgen.core.errors import ProblemError, error
 
 
 @click.command(name="shell")
@@ -124,50 +122,42 @@ def shell_command(
         )
     if variant is not None and variant not in names:
         raise ProblemError([selection.unknown_variant(planned, variant, system, names, flag=False)])
-    ref = nixbuild.flake_ref(root)
-    flag = [offline_mod.FLAG] if offline else []
+    settings = nixcommand.Settings(
+        overrides=overrides,
+        options=tuple(options),
+        accept_flake_config=accept_flake_config,
+        offline=offline,
+    )
     if test:
         # The variant the test shell puts on $KERNEL_BUILD, built first as `nixgen build`
         # builds it (one evaluation, one `nix build`, the same progress display).
         variant = variant or variants.default_shell_variant(planned.for_system(system))
-        extra = flag + nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
-        evaluate = nixbuild.eval_command(ref, system, [variant], overrides, extra)
-        build_extra = flag + nixbuild.nix_options(options)
-        build_extra += building.cache_options() if accept_flake_config else []
+        evaluate = nixcommand.eval_drv_paths(root, system, [variant], settings)
 
-        def nix_build(drvs: list[str]) -> list[str]:
-            return nixbuild.build_command(drvs, extra=build_extra)
+        def nix_build(drvs: list[nixcommand.Derivation]) -> nixcommand.Command:
+            return nixcommand.build(drvs, settings, cache=building.CACHE)
 
     shell = (f"test-{variant}" if test else variant) if variant else "default"
-    command = [
-        "nix",
-        "develop",
-        "--extra-experimental-features",
-        nixbuild.EXPERIMENTAL,
-        f"{ref}#devShells.{system}.{shell}",
-    ]
-    for name, value in overrides:
-        command += ["--override-input", name, value]
-    command += flag
-    command += nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
-    if console.settings.build_logs:
-        command.append("-L")
-    if test and console.settings.verbosity <= 0 and not console.settings.build_logs:
+    command = nixcommand.develop(
+        nixcommand.installable(root, "devShells", system, shell),
+        settings,
+        command=command_,
+        print_build_logs=console.settings.build_logs,
         # Evaluated and built already, through nixgen's log reader: Nix's own messages
         # (the lock file's, on every run with --override-input) would only repeat.
-        command += nixbuild.ERRORS_ONLY
-    if command_ is not None:
-        command += ["--command", "bash", "-c", command_]
+        errors_only=test and console.settings.verbosity <= 0 and not console.settings.build_logs,
+    )
     stale = write.plan(root, rendered)
     if dry_run:
         changed = [*stale.added, *stale.changed, *stale.removed]
         if changed:
             status(f"would render {rendered.out_dir}/ ({len(changed)} file(s) stale)")
+        ref = nixcommand.flake_ref(root)
         cd = f"cd {shlex.quote(str(root))} && " if ref == "." else ""
         if test:
-            click.echo(cd + shlex.join(evaluate))
-            click.echo(shlex.join(nix_build(["<drvPath of the variant>"])))
-        click.echo(cd + shlex.join(command))
+            click.echo(cd + evaluate.shown())
+            click.echo(shlex.join([*nix_build([]).argv, "<drvPath of the variant>"]))
+        click.echo(cd + command.shown())
         return
     for note in kept_warnings(stale.kept):
         console.err(note)
@@ -181,7 +171,7 @@ def shell_command(
     print_problems(
         nixcheck.check(
             overrides=overrides,
-            options=nixbuild.nix_options(options),
+            options=nixcommand.options(options),
             sandbox_check=not no_sandbox_check,
             hint="",
         )
@@ -201,15 +191,9 @@ def shell_command(
             labels=planned.labels,
         )
     status(f"entering {shell} of {loaded.build.general.name} ({system})", level=1)
-    # The shell takes Ctrl-C; nixgen waits for it and passes its exit status on.
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        code = subprocess.run(command, cwd=root, check=False, env=nixbuild.clean_env()).returncode
-    except OSError as exc:
-        raise NixgenError(f"cannot run nix: {exc.strerror}") from None
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    raise SystemExit(nixbuild.exit_status(code))
+    # The shell takes Ctrl-C and the keyboard; nixgen waits for it and passes its exit
+    # status on (`process.run_interactive`).
+    raise SystemExit(process.run_interactive(command, cwd=root))
 
 
 command = shell_command
