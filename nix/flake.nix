@@ -27,6 +27,8 @@ rec {
     - `packages.<system>`: one derivation per variant (`<variant>`), the bundle of all
       bundled variants in the `<variant>/` layout (`kernels`, also `default`) and one
       bundle per backend (`bundle-<backend>`);
+    - `legacyPackages.<system>`: `backendBundle.<backend>` and `backendCi.<backend>`, the
+      output names the kernels-community CI builds (`mkProject`'s `legacyPackages`);
     - `devShells.<system>`: a development shell per variant (its compilers, torch, the
       `kernels` client, pytest, the project's Python dependencies; nothing built to enter
       it), `test-<variant>` with the variant built on `KERNEL_BUILD`, `default` and `test`
@@ -81,6 +83,22 @@ rec {
       packages = genAttrs systems (
         system:
         project.packages (
+          {
+            inherit
+              nixpkgs
+              kernel-builder
+              system
+              overlays
+              ;
+          }
+          // (if self == null then { } else { inherit self; })
+        )
+      );
+      # The kernels toolchain's `backendBundle.<backend>` and `backendCi.<backend>`:
+      # `nix build .#backendCi.cuda` looks in `legacyPackages.<system>` after `packages`.
+      legacyPackages = genAttrs systems (
+        system:
+        project.legacyPackages (
           {
             inherit
               nixpkgs

@@ -237,7 +237,8 @@ rec {
     and `flakeOutputs`, which the project's flake calls:
     `flakeOutputs { nixpkgs, kernel-builder ? null, overlays ? [ ], self ? null }` gives
     `packages.<system>` (one package per variant, `kernels`, `default`,
-    `bundle-<backend>`), `variants.<system>` and `githubActions.{matrix,pullRequestMatrix}`.
+    `bundle-<backend>`), `legacyPackages.<system>.{backendBundle,backendCi}.<backend>`,
+    `variants.<system>` and `githubActions.{matrix,pullRequestMatrix}`.
 
     # Inputs
 
@@ -617,6 +618,58 @@ rec {
             value = check args v;
           }) (variants system)
         );
+
+      /**
+        The output names the kernels-community CI builds (`nix build
+        .#backendBundle.<backend>`, `.#backendCi.<backend>`), kept as aliases with the
+        kernels toolchain's meaning (its `nix-builder/lib/gen-flake-outputs.nix`), for
+        `system`:
+
+        - `backendBundle.<backend>`: the backend's bundled variants as `<variant>/…` (the
+          derivation `packages.<system>.bundle-<backend>`);
+        - `backendCi.<backend>`: the backend's one variant a pull request builds (the
+          plan's `ci`: bundled first, newest torch, oldest toolkit, the toolchain's rule)
+          as `<variant>/…`.
+
+        Every backend with a variant on `system` has both; as in the toolchain, one whose
+        variants are all outside the bundle gets empty ones. The flake puts them in
+        `legacyPackages.<system>`, which Nix searches after `packages.<system>`, so
+        `packages` keeps only derivations. Their names are read without importing
+        nixpkgs. `args` as for `packages`.
+      */
+      legacyPackages =
+        args@{ nixpkgs, system, ... }:
+        let
+          all = variants system;
+          built = packages args;
+          host = import nixpkgs { inherit system; };
+          backends = attrNames (builtins.groupBy (v: v.backend) all);
+          bundled = backend: filter (v: v.backend == backend && v.bundle) all;
+          bundle =
+            name: selected:
+            host.linkFarm name (
+              map (v: {
+                inherit (v) name;
+                path = built.${v.name};
+              }) selected
+            );
+          perBackend =
+            f:
+            listToAttrs (
+              map (backend: {
+                name = backend;
+                value = f backend;
+              }) backends
+            );
+        in
+        {
+          backendBundle = perBackend (
+            backend: built."bundle-${backend}" or (bundle "${project.name}-${backend}" [ ])
+          );
+          backendCi = perBackend (
+            backend: bundle "${project.name}-${backend}-ci" (filter (v: v.ci) (bundled backend))
+          );
+        };
 
       /**
         Packages of `system`: one per variant, the bundle of all bundled variants

@@ -493,7 +493,20 @@ def flake_check(
     return _run(args, cwd=None, timeout=timeout).stderr
 
 
-def flake_show(flake_dir: Path | str, *, stub: Path | str, timeout: float = 120) -> Any:
-    """``nix flake show --json`` against the stub."""
+def flake_show(
+    flake_dir: Path | str, *, stub: Path | str, timeout: float = 120, all_systems: bool = False
+) -> Any:
+    """``nix flake show --json`` against the stub (``--all-systems``: every system's
+    outputs evaluated, not only this machine's; Nix 2.13 and newer)."""
     args = ["nix", "flake", "show", "--json", _flake_ref(flake_dir, None), *_override(stub)]
+    if all_systems:
+        args.append("--all-systems")
     return json.loads(_run(args, cwd=None, timeout=timeout).stdout)
+
+
+def nix_here(
+    flake_dir: Path | str, args: Sequence[str], *, stub: Path | str, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``nix <args> --override-input …`` run inside `flake_dir`, as a CI script in the
+    project's checkout runs it (``nix build .#backendCi.cpu``: the flake is ``.``)."""
+    return _run(["nix", *args, *_override(stub)], cwd=flake_dir, timeout=timeout)

@@ -13,6 +13,7 @@ import functools
 import importlib.resources
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -40,9 +41,11 @@ from tests.nixtools import (
     have_nix,
     make_stub,
     nix_config,
+    nix_here,
     overrides,
 )
 
+from . import workflows
 from .conftest import CORPUS_FILES, EXAMPLES, REPO
 from .corpus_table import LOADING
 
@@ -380,16 +383,18 @@ def test_flake_stays_within_the_schema(examples: dict[str, Path], stub: Path) ->
     root = examples["relu-mixed"]
     stderr = flake_check(root, stub=stub)
     warnings = [line for line in stderr.splitlines() if line.startswith("warning: unknown")]
-    assert warnings == [
-        "warning: unknown flake output 'variants'",
+    # Nix lists them in its own attribute order (symbol order, not the flake's text).
+    assert sorted(warnings) == [
         "warning: unknown flake output 'githubActions'",
         "warning: unknown flake output 'objects'",
+        "warning: unknown flake output 'variants'",
     ]
-    shown = flake_show(root, stub=stub)
+    shown = flake_show(root, stub=stub, all_systems=True)
     assert sorted(shown) == [
         "checks",
         "devShells",
         "githubActions",
+        "legacyPackages",
         "objects",
         "packages",
         "variants",
@@ -407,6 +412,70 @@ def test_flake_stays_within_the_schema(examples: dict[str, Path], stub: Path) ->
         }
     x86 = shown["packages"]["x86_64-linux"]
     assert {"bundle-cpu", "bundle-cuda", "torch213-cxx11-cu130-x86_64-linux"} <= set(x86)
+
+
+@pytest.mark.nix
+@pytest.mark.skipif(not have_nix(), reason="nix is not installed")
+def test_flake_answers_the_community_ci_output_names(examples: dict[str, Path], stub: Path) -> None:
+    """kernels-community's build workflow lists a kernel flake's backends with
+    `nix eval .#backendBundle --apply builtins.attrNames --json --system S` (`backendCi` for
+    a pull request), then builds `.#backendBundle.<backend>` or `.#backendCi.<backend>`.
+    nixgen's flake answers both names (in `legacyPackages.<system>`, where Nix looks after
+    `packages`), with the kernels toolchain's meaning: every backend with a variant on the
+    system; `backendBundle.<b>` its bundled variants (the derivation `bundle-<b>`),
+    `backendCi.<b>` the one variant a pull request builds, each as `<variant>/`."""
+    root = examples["relu-mixed"]
+    found = variants_of(root)
+    for system in variants.SYSTEMS:
+        backends = sorted({v.backend for v in found if v.system == system})
+        for output in ("backendBundle", "backendCi"):
+            args = ["eval", f".#{output}", "--apply", "builtins.attrNames", "--json"]
+            done = nix_here(root, [*args, "--system", system], stub=stub)
+            assert json.loads(done.stdout) == backends, (system, output)
+    system = "x86_64-linux"
+    mine = [v for v in found if v.system == system]
+    entries = flake_eval(
+        root, f"legacyPackages.{system}", stub=stub,
+        apply="l: builtins.mapAttrs (_: builtins.mapAttrs (_: d: map (e: e.name) d.entries)) l",
+    )  # fmt: skip
+    picked = {v.backend: v for v in variants.select_ci(found) if v.system == system}
+    assert set(entries) == {"backendBundle", "backendCi"}
+    for backend in {v.backend for v in mine}:
+        bundled = [v.name for v in mine if v.backend == backend and v.bundle]
+        assert entries["backendBundle"][backend] == bundled
+        assert entries["backendCi"][backend] == [picked[backend].name]
+    drvs = flake_eval(
+        root, f"legacyPackages.{system}.backendBundle", stub=stub,
+        apply="s: builtins.mapAttrs (_: d: d.drvPath) s",
+    )  # fmt: skip
+    for backend, drv in drvs.items():
+        assert drv == flake_eval(root, f"packages.{system}.bundle-{backend}.drvPath", stub=stub)
+    # The community's exact installable resolves to a derivation (Nix's own search).
+    done = nix_here(root, ["build", "--dry-run", ".#backendCi.cuda"], stub=stub)
+    assert done.returncode == 0
+
+
+@pytest.mark.build
+@pytest.mark.nix
+@pytest.mark.skipif(not have_nix(), reason="nix is not installed")
+def test_the_community_build_step_feeds_nixgen_upload(
+    examples: dict[str, Path], stub: Path, tmp_path: Path
+) -> None:
+    """The community CI's release build of a backend (`nix build .#backendBundle.<b>`,
+    then `cp -rL result build`) on a nixgen flake gives `build/<variant>/` as `nixgen
+    upload` reads it: one folder per bundled variant of the backend, its metadata.json
+    inside."""
+    root = tmp_path / "relu-cpu"
+    shutil.copytree(examples["relu-cpu"], root)
+    nix_here(root, ["build", ".#backendCi.cpu", "--out-link", "result"], stub=stub, timeout=1200)
+    subprocess.run(["cp", "-rL", "result", "build"], cwd=root, check=True)
+    subprocess.run(["chmod", "-R", "u+w", "build"], cwd=root, check=True)
+    picked = [v for v in variants.select_ci(variants_of(root)) if v.system == "x86_64-linux"]
+    assert sorted(p.name for p in (root / "build").iterdir()) == [picked[0].name]
+    assert json.loads((root / "build" / picked[0].name / "metadata.json").read_text())["name"]
+    result = CliRunner().invoke(main, ["upload", str(root), "--repo-id", "me/relu", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert f"build/{picked[0].name}/metadata.json" in result.stdout.splitlines()
 
 
 # -------------------------------------------------------------------------- workflows
@@ -428,23 +497,34 @@ def test_render_ci_github_writes_the_workflow(copy_example: Any, runner: CliRunn
     workflow = load_yaml(path)
     assert workflow["name"] == "nixgen: relu-cpu"
     assert set(workflow["on"]) == {"push", "pull_request", "workflow_dispatch"}
+    assert workflow["on"]["push"] == {"branches": ["main"], "tags": ["v*"]}
+    assert list(workflow["jobs"]) == ["matrix", "shards", "build", "sign", "upload"]
     plan_job, build_job = workflow["jobs"]["matrix"], workflow["jobs"]["build"]
     assert build_job["needs"] == ["matrix", "shards"]
     assert build_job["strategy"]["matrix"] == "${{ fromJSON(needs.matrix.outputs.matrix) }}"
-    assert build_job["runs-on"] == "${{ matrix.runner }}"
+    # Each row's runner and timeout: nixgen.toml's [ci.build], added by the plan job.
+    assert build_job["runs-on"] == "${{ matrix.runs-on }}"
+    assert build_job["timeout-minutes"] == "${{ matrix.timeout-minutes }}"
     assert build_job["name"] == "${{ matrix.name }}"
     assert plan_job["outputs"]["matrix"] == "${{ steps.matrix.outputs.matrix }}"
-    evaluate = next(s for s in plan_job["steps"] if s.get("id") == "matrix")
+    evaluate = workflows.step(workflow, "matrix", "matrix")
     assert evaluate["env"]["OUTPUT"] == (
         "${{ github.event_name == 'pull_request' && 'pullRequestMatrix' || 'matrix' }}"
     )
-    build = build_job["steps"][-1]
+    assert json.loads(plan_job["env"]["RUNNERS"]) == {
+        f"{s}/cpu": {"runs-on": ci.runner(s), "timeout-minutes": 360}
+        for s in ("aarch64-darwin", "aarch64-linux", "x86_64-linux")
+    }
+    build = workflows.step(workflow, "build", "build")
     assert build["env"]["ATTRS"] == "${{ join(matrix.attrs, ' ') }}"
-    # Every `matrix.<key>` the workflow reads is in every row nixgen emits.
-    used = {"name", "runner", "attrs"}
+    # Every `matrix.<key>` the workflow reads from nixgen's rows is in every row nixgen
+    # emits; `runs-on` and `timeout-minutes` are the plan job's.
+    expressions = " ".join(re.findall(r"\$\{\{(.*?)\}\}", text))
+    read = set(re.findall(r"(?<![\w.])matrix\.([a-z-]+)", expressions))
+    assert read == {"name", "attrs", "system", "variants", "runs-on", "timeout-minutes"}
     single = ci.github(variants_of(root))["include"]
     grouped = ci.github(variants_of(root), max_jobs=3)["include"]
-    assert all(used <= set(row) for row in single + grouped)
+    assert all(read - {"runs-on", "timeout-minutes"} <= set(row) for row in single + grouped)
     # Rendering again changes nothing; --check agrees.
     again = runner.invoke(main, ["render", str(root), "--ci", "github"])
     assert "up to date" in again.stderr
@@ -460,21 +540,58 @@ def test_workflow_uses_the_kernels_cache_and_pushes_only_with_a_secret(
     flake = (root / "flake.nix").read_text()
     assert f'extra-substituters = [ "{render.SUBSTITUTER}" ];' in flake
     assert f'extra-trusted-public-keys = [ "{render.SUBSTITUTER_KEY}" ];' in flake
-    for job in workflow["jobs"].values():
-        nix = next(s for s in job["steps"] if s.get("uses", "").startswith("cachix/install-nix"))
+    with_nix = []
+    for name, job in workflow["jobs"].items():
+        nix = [s for s in job["steps"] if s.get("uses", "").startswith("cachix/install-nix")]
         # The flake's nixConfig (the kernels cache) is accepted, not ignored.
-        assert "accept-flake-config = true" in nix["with"]["extra_nix_config"]
+        assert all("accept-flake-config = true" in s["with"]["extra_nix_config"] for s in nix)
+        with_nix += [name] if nix else []
+    # The release jobs read artifacts: no Nix, no flake.
+    assert with_nix == ["matrix", "shards", "build"]
     build = workflow["jobs"]["build"]
-    assert build["env"]["CACHIX_AUTH_TOKEN"] == "${{ secrets.CACHIX_AUTH_TOKEN }}"
+    assert build["env"]["CACHIX_AUTH_TOKEN"] == (
+        "${{ github.event_name != 'pull_request' && secrets.CACHIX_AUTH_TOKEN || '' }}"
+    )
+    assert build["environment"] == (
+        "${{ github.event_name != 'pull_request' && vars.CACHIX_NAME != '' && 'cachix' || '' }}"
+    )
     names = [s.get("uses", s.get("name")) for s in build["steps"]]
     push = next(s for s in build["steps"] if s.get("uses", "").startswith("cachix/cachix-action"))
     # Before the build (its post step pushes what was built); skipped without the secret.
     assert names.index(push["uses"]) < names.index("Build")
-    assert push["if"] == "env.CACHIX_AUTH_TOKEN != '' && vars.CACHIX_NAME != ''"
+    assert push["if"] == "steps.cache.outputs.push == 'true'"
     assert push["with"] == {
-        "name": "${{ vars.CACHIX_NAME }}",
-        "authToken": "${{ secrets.CACHIX_AUTH_TOKEN }}",
+        "name": "${{ env.CACHIX_NAME }}",
+        "authToken": "${{ env.CACHIX_AUTH_TOKEN }}",
     }
+
+
+@pytest.mark.parametrize(
+    ("token", "name", "release", "push", "keep"),
+    [
+        ("", "", "false", "false", "true"),
+        ("t", "", "false", "false", "true"),
+        ("", "c", "false", "false", "true"),
+        ("t", "c", "false", "true", "false"),
+        ("t", "c", "true", "true", "true"),
+        ("", "", "true", "false", "true"),
+    ],
+)
+def test_build_jobs_keep_their_variants_without_a_cache_and_on_a_release(
+    tmp_path: Path, token: str, name: str, release: str, push: str, keep: str
+) -> None:
+    """A build job pushes to Cachix only with its name and token (which a pull request
+    never gets), and keeps its variants as an artifact whenever nothing else keeps them,
+    and on every release (the sign and upload jobs read the artifact)."""
+    workflow = workflows.load(
+        workflow_mod.github_workflow("x", nixgen_version="0", pairs=[("x86_64-linux", "cpu")])
+    )
+    given = {"CACHIX_AUTH_TOKEN": token, "CACHIX_NAME": name, "RELEASE": release}
+    done, outputs = workflows.run_step(
+        workflow, "build", "cache", cwd=tmp_path, expressions=given, tmp=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert outputs == {"push": push, "keep": keep}
 
 
 def test_workflow_is_protected_and_checked(copy_example: Any, runner: CliRunner) -> None:
@@ -493,7 +610,7 @@ def test_workflow_is_protected_and_checked(copy_example: Any, runner: CliRunner)
 
 
 def test_workflow_values_are_json_quoted() -> None:
-    text = workflow_mod.github_workflow("a: b # c", nixgen_version="0.0.0").decode()
+    text = workflow_mod.github_workflow("a: b # c", nixgen_version="0.0.0", pairs=[]).decode()
     assert load_yaml_text(text)["name"] == "nixgen: a: b # c"
 
 
@@ -519,54 +636,111 @@ def write_fake_nix(directory: Path, body: str) -> Path:
     return directory
 
 
-def step_script(root: Path, job: str, index: int) -> str:
-    return load_yaml(root / workflow_mod.GITHUB_WORKFLOW)["jobs"][job]["steps"][index]["run"]
-
-
 @pytest.mark.nix
 @pytest.mark.skipif(not have_nix(), reason="nix is not installed")
 @pytest.mark.parametrize("event", ["push", "pull_request"])
 def test_workflow_steps_run_against_the_flake(
     examples: dict[str, Path], stub: Path, tmp_path: Path, event: str
 ) -> None:
-    """Run the workflow's two scripts as GitHub would (the `OUTPUT` and `ATTRS`
-    expressions evaluated by hand): the matrix step yields the flake's matrix, and the
-    build step asks `nix build` for exactly the row's attributes."""
+    """Run the workflow's scripts as GitHub would (the expressions evaluated by hand): the
+    matrix step yields the flake's matrix with each row's runner and timeout, the build
+    and test steps ask `nix build` for exactly the row's attributes and checks, and the
+    keep step copies each variant out of the store into build/<variant>."""
     root = examples["relu-mixed"]
+    workflow = workflows.load(root / workflow_mod.GITHUB_WORKFLOW)
     real_nix = shutil.which("nix")
     bin_dir = write_fake_nix(
         tmp_path / "eval-bin",
         f'exec {real_nix} "$@" {" ".join(overrides(stub))}\n',
     )
-    output_file = tmp_path / "github_output"
-    output_file.write_text("")
-    env = {
-        **os.environ,
-        "NIX_CONFIG": nix_config(),
-        "PATH": f"{bin_dir}:{os.environ['PATH']}",
-        "GITHUB_OUTPUT": str(output_file),
-        "OUTPUT": "pullRequestMatrix" if event == "pull_request" else "matrix",
-    }
-    done = subprocess.run(
-        ["bash", "-e", "-c", step_script(root, "matrix", 2)],
-        cwd=root, env=env, capture_output=True, text=True, check=False,
+    output = "pullRequestMatrix" if event == "pull_request" else "matrix"
+    done, outputs = workflows.run_step(
+        workflow, "matrix", "matrix", cwd=root, expressions={"OUTPUT": output},
+        path=f"{bin_dir}:{os.environ['PATH']}", runner={"NIX_CONFIG": nix_config()},
+        tmp=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    outputs = dict(line.split("=", 1) for line in output_file.read_text().splitlines())
     value = json.loads(outputs["matrix"])
     flags = ["--pull-request"] if event == "pull_request" else []
-    assert value == cli_matrix(root, *flags)
+    table = json.loads(workflow["jobs"]["matrix"]["env"]["RUNNERS"])
+    expected = cli_matrix(root, *flags)
+    assert value == {
+        "include": [
+            {**row, **table[f"{row['system']}/{row['backend']}"]} for row in expected["include"]
+        ]
+    }
+    assert all(
+        row["runs-on"] == row["runner"] and row["timeout-minutes"] == 360
+        for row in value["include"]
+    )
+    published_matrix_validator().validate(value)
     assert outputs["jobs"] == str(len(value["include"]))
 
-    record = tmp_path / "build-args"
-    bin_dir = write_fake_nix(tmp_path / "build-bin", f'printf "%s\\n" "$@" > {record}\n')
+    record = tmp_path / "nix-args"
+    variant_out = tmp_path / "store" / "variant"
+    (variant_out / "pkg").mkdir(parents=True)
+    (tmp_path / "store" / "elsewhere.py").write_text("x = 1\n")
+    (variant_out / "metadata.json").write_text("{}\n")
+    (variant_out / "pkg" / "linked.py").symlink_to(tmp_path / "store" / "elsewhere.py")
+    bin_dir = write_fake_nix(
+        tmp_path / "build-bin",
+        f'printf "%s\\n" "$@" >> {record}\n'
+        f'case " $* " in *" --print-out-paths "*) echo {variant_out};; esac\n',
+    )
+    path = f"{bin_dir}:{os.environ['PATH']}"
     for row in [value["include"][0], ci.github(variants_of(root), max_jobs=5)["include"][-1]]:
-        env["PATH"] = f"{bin_dir}:{os.environ['PATH']}"
-        env["ATTRS"] = " ".join(row["attrs"])  # ${{ join(matrix.attrs, ' ') }}
-        done = subprocess.run(
-            ["bash", "-e", "-c", step_script(root, "build", -1)],
-            cwd=root, env=env, capture_output=True, text=True, check=False,
+        given = {
+            "ATTRS": " ".join(row["attrs"]),  # ${{ join(matrix.attrs, ' ') }}
+            "SYSTEM": row["system"],
+            "VARIANTS": " ".join(row["variants"]),
+        }
+        for step_id, keys in (("build", ["ATTRS"]), ("test", ["SYSTEM", "VARIANTS"])):
+            record.write_text("")
+            done, _ = workflows.run_step(
+                workflow, "build", step_id, cwd=root, path=path, tmp=tmp_path,
+                expressions={k: given[k] for k in keys},
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            args = record.read_text().splitlines()
+            wanted = (
+                [f".#{a}" for a in row["attrs"]]
+                if step_id == "build"
+                else [f".#checks.{row['system']}.{v}" for v in row["variants"]]
+            )
+            assert args == ["build", "-L", "--no-link", *wanted]
+        work = tmp_path / f"work-{len(row['variants'])}"
+        work.mkdir()
+        record.write_text("")
+        done, _ = workflows.run_step(
+            workflow, "build", "keep", cwd=work, path=path, tmp=tmp_path,
+            expressions={"SYSTEM": row["system"], "VARIANTS": given["VARIANTS"]},
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
-        args = record.read_text().splitlines()
-        assert args == ["build", "-L", "--no-link", *[f".#{a}" for a in row["attrs"]]]
+        # One evaluation per variant, of the attribute the row built.
+        asked = [line for line in record.read_text().splitlines() if line.startswith(".#")]
+        assert asked == [f".#{a}" for a in row["attrs"]]
+        for variant in row["variants"]:
+            copied = work / "build" / variant
+            assert (copied / "metadata.json").read_text() == "{}\n"
+            # Links are followed: the artifact holds files, writable ones.
+            assert not (copied / "pkg" / "linked.py").is_symlink()
+            assert (copied / "pkg" / "linked.py").read_text() == "x = 1\n"
+            assert os.access(copied / "metadata.json", os.W_OK)
+
+
+def test_a_workflow_older_than_the_flake_says_so(tmp_path: Path) -> None:
+    """A row of a (system, backend) the workflow has no runner for (the flake gained a
+    backend, the workflow was not rendered again) fails the plan job, naming the fix."""
+    workflow = workflows.load(
+        workflow_mod.github_workflow("x", nixgen_version="0", pairs=[("x86_64-linux", "cpu")])
+    )
+    rows = [{"name": "a", "system": "x86_64-linux", "backend": b} for b in ("cpu", "cuda")]
+    bin_dir = write_fake_nix(tmp_path / "bin", f"echo '{json.dumps({'include': rows})}'\n")
+    done, outputs = workflows.run_step(
+        workflow, "matrix", "matrix", cwd=tmp_path, expressions={"OUTPUT": "matrix"},
+        path=f"{bin_dir}:{os.environ['PATH']}", tmp=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "::error title=Stale workflow::the flake builds for x86_64-linux/cuda" in done.stdout
+    assert "nixgen render --ci github" in done.stdout
+    assert outputs == {}

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from click.testing import CliRunner
 
 from nixgen.checking import project
@@ -32,6 +31,7 @@ from nixgen.planning import ci, kernels, variants
 from nixgen.rendering import workflow as workflow_mod
 from tests.nixtools import flake_eval, have_nix, make_stub, nix_config, nix_env, overrides
 
+from . import workflows
 from .projects import write_project
 
 SYSTEM = "x86_64-linux"
@@ -214,18 +214,21 @@ def test_the_object_rules_are_the_nix_librarys() -> None:
 
 
 def workflow() -> dict[str, Any]:
-    data = yaml.safe_load(workflow_mod.github_workflow("shard", nixgen_version="0.0.0"))
-    assert isinstance(data, dict)
-    return data
+    return workflows.load(
+        workflow_mod.github_workflow("shard", nixgen_version="0.0.0", pairs=[(SYSTEM, "cpu")])
+    )
 
 
 def test_workflow_has_shard_jobs_that_the_builds_need() -> None:
     jobs = workflow()["jobs"]
-    assert list(jobs) == ["matrix", "shards", "build"]
+    assert list(jobs) == ["matrix", "shards", "build", "sign", "upload"]
     shards, build = jobs["shards"], jobs["build"]
     assert shards["needs"] == "matrix"
     assert shards["if"] == "needs.matrix.outputs.shard-jobs != '0'"
     assert shards["strategy"]["matrix"] == "${{ fromJSON(needs.matrix.outputs.shards) }}"
+    # The runner and timeout of the variant's (system, backend), as its build job's.
+    assert shards["runs-on"] == build["runs-on"] == "${{ matrix.runs-on }}"
+    assert shards["timeout-minutes"] == build["timeout-minutes"]
     assert build["needs"] == ["matrix", "shards"]
     # Skipped or failed shards do not stop the builds (they compile what is missing).
     assert build["if"].startswith("${{ !cancelled() && needs.matrix.result == 'success'")
@@ -233,19 +236,19 @@ def test_workflow_has_shard_jobs_that_the_builds_need() -> None:
     assert steps[0]["id"] == "cache"
     assert all(s["if"] == "steps.cache.outputs.push == 'true'" for s in steps[1:])
     push = next(s for s in steps if s.get("uses", "").startswith("cachix/cachix-action"))
-    assert push["with"]["authToken"] == "${{ secrets.CACHIX_AUTH_TOKEN }}"
-    assert steps[-1]["env"]["ATTRS"] == "${{ join(matrix.attrs, ' ') }}"
-    assert steps[-1]["run"] == jobs["build"]["steps"][-1]["run"]
+    assert push["with"]["authToken"] == "${{ env.CACHIX_AUTH_TOKEN }}"
+    assert shards["env"]["CACHIX_AUTH_TOKEN"] == build["env"]["CACHIX_AUTH_TOKEN"]
+    assert shards["environment"] == build["environment"]
+    own = workflows.step(workflow(), "shards", "build")
+    assert own["env"]["ATTRS"] == "${{ join(matrix.attrs, ' ') }}"
+    assert own["run"] == workflows.step(workflow(), "build", "build")["run"]
 
 
 def test_workflow_is_byte_identical() -> None:
-    assert workflow_mod.github_workflow("x", nixgen_version="1") == workflow_mod.github_workflow(
-        "x", nixgen_version="1"
-    )
+    def render() -> bytes:
+        return workflow_mod.github_workflow("x", nixgen_version="1", pairs=[(SYSTEM, "cpu")])
 
-
-def _step(job: str, step_id: str) -> str:
-    return str(next(s for s in workflow()["jobs"][job]["steps"] if s.get("id") == step_id)["run"])
+    assert render() == render()
 
 
 @pytest.mark.parametrize(
@@ -254,16 +257,13 @@ def _step(job: str, step_id: str) -> str:
 def test_shard_jobs_skip_cleanly_without_the_cache_secret(
     tmp_path: Path, token: str, name: str, push: str
 ) -> None:
-    out = tmp_path / "out"
-    out.write_text("")
-    env = {"PATH": os.environ["PATH"], "GITHUB_OUTPUT": str(out)}
-    env |= {"CACHIX_AUTH_TOKEN": token, "CACHIX_NAME": name}
-    done = subprocess.run(
-        ["bash", "-e", "-c", _step("shards", "cache")],
-        env=env, capture_output=True, text=True, check=False,
+    # A pull request's token is always empty (the job's env says so).
+    done, outputs = workflows.run_step(
+        workflow(), "shards", "cache", cwd=tmp_path, tmp=tmp_path,
+        expressions={"CACHIX_AUTH_TOKEN": token, "CACHIX_NAME": name},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert out.read_text() == f"push={push}\n"
+    assert outputs == {"push": push}
     skipped = "::notice title=Shard skipped::no binary cache to push to" in done.stdout
     assert skipped == (push == "false")
 
@@ -274,23 +274,26 @@ def test_matrix_job_reads_the_committed_shards(tmp_path: Path, event: str) -> No
     write_project(root)
     flags = ["--pull-request"] if event == "pull_request" else []
     value = run_matrix(root, *flags)
-    script = _step("matrix", "shards")
-    out = tmp_path / "out"
+    found = variants.variants(project.read(root, check_files=False).build)
+    data = workflows.load(
+        workflow_mod.github_workflow(
+            "shard", nixgen_version="0.0.0", pairs=[(v.system, v.backend) for v in found]
+        )
+    )
+    table = json.loads(data["jobs"]["matrix"]["env"]["RUNNERS"])
 
     def run() -> dict[str, str]:
-        out.write_text("")
-        env = {"PATH": os.environ["PATH"], "GITHUB_OUTPUT": str(out)}
-        env["MATRIX"] = json.dumps(value)  # ${{ steps.matrix.outputs.matrix }}
-        done = subprocess.run(
-            ["bash", "-e", "-c", script], cwd=root, env=env,
-            capture_output=True, text=True, check=False,
+        done, outputs = workflows.run_step(
+            data, "matrix", "shards", cwd=root, tmp=tmp_path,
+            expressions={"MATRIX": json.dumps(value)},  # ${{ steps.matrix.outputs.matrix }}
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
-        return dict(line.split("=", 1) for line in out.read_text().splitlines())
+        return outputs
 
     assert run() == {"shards": '{"include":[]}', "jobs": "0"}
     (root / ".github").mkdir()
-    # The file holds every variant's shards; a pull request runs those of its variants.
+    # The file holds every variant's shards; a pull request runs those of its variants,
+    # each row with its (system, backend)'s runner and timeout.
     (root / ".github" / "nixgen-shards.json").write_text(
         json.dumps(run_matrix(root, "--shards", "3"))
     )
@@ -298,7 +301,12 @@ def test_matrix_job_reads_the_committed_shards(tmp_path: Path, event: str) -> No
     shards = json.loads(got["shards"])
     wanted = {v for row in value["include"] for v in row["variants"]}
     every = run_matrix(root, "--shards", "3")["shards"]["include"]
-    assert shards == {"include": [r for r in every if r["variant"] in wanted]}
+    assert shards == {
+        "include": [
+            {**r, **table[f"{r['system']}/{r['backend']}"]} for r in every if r["variant"] in wanted
+        ]
+    }
+    assert all(r["runs-on"] == r["runner"] for r in shards["include"])
     assert got["jobs"] == str(3 * len(wanted))
 
 

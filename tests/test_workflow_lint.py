@@ -1,9 +1,10 @@
 """The workflows nixgen writes, and its own, pass the ecosystem's GitHub Actions linters.
 
-zizmor (``--offline``: every audit that needs no GitHub API) and check-jsonschema's vendored
-``github-workflows`` schema read every workflow `nixgen render --ci github` can write and
-the repository's own ``.github/workflows/ci.yml``: 0 findings. Both linters are test extras
-(``pyproject.toml``), so a missing one fails here rather than skipping the check.
+zizmor (``--offline``: every audit that needs no GitHub API, under each of its personas:
+regular, pedantic and auditor) and check-jsonschema's vendored ``github-workflows`` schema
+read every workflow `nixgen render --ci github` can write (nixgen.toml's ``[ci]`` unset and
+set) and the repository's own ``.github/workflows/ci.yml``: 0 findings. Both linters are
+test extras (``pyproject.toml``), so a missing one fails here rather than skipping the check.
 """
 
 from __future__ import annotations
@@ -37,16 +38,59 @@ def tool(name: str) -> str:
     return found
 
 
+#: zizmor's personas: its default, pedantic (style and hardening findings too) and
+#: auditor (everything, false positives included).
+PERSONAS = ("regular", "pedantic", "auditor")
+
+#: A nixgen.toml that sets every key of `[ci]`: build runners by system, backend and pair
+#: (labels, a runner group), timeouts, the release jobs' GitHub-hosted runners, the
+#: environments, the release tags and the requirement the upload job installs.
+CONFIGURED = """
+[ci]
+release-tags = ["v*", "release-*"]
+environment = "hub-upload"
+cache-environment = "binary-cache"
+nixgen = "nixgen[hub] @ git+https://github.com/example/nixgen@0123456789abcdef"
+
+[ci.plan]
+runs-on = "ubuntu-24.04"
+timeout-minutes = 10
+
+[ci.build]
+timeout-minutes = 300
+
+[ci.build.aarch64-linux]
+runs-on = ["ubuntu-24.04-arm"]
+
+[ci.build.cuda]
+runs-on = { group = "gpu-builders", labels = ["linux", "x64"] }
+timeout-minutes = 1200
+
+[ci.build."x86_64-linux/cpu"]
+runs-on = ["self-hosted", "linux", "x64"]
+
+[ci.sign]
+timeout-minutes = 5
+
+[ci.upload]
+runs-on = "ubuntu-24.04"
+timeout-minutes = 120
+"""
+
+
+def zizmor(workflow: Path, persona: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [tool("zizmor"), "--offline", "--no-progress", f"--persona={persona}", str(workflow)],
+        capture_output=True,
+        text=True,
+        cwd=workflow.parent,
+    )
+
+
 def lint(workflow: Path) -> None:
     """Both linters on `workflow`: exit 0 and no finding, with their output on failure."""
-    # zizmor's default persona and its pedantic one (style and hardening findings too).
-    for persona in ("regular", "pedantic"):
-        run = subprocess.run(
-            [tool("zizmor"), "--offline", "--no-progress", f"--persona={persona}", str(workflow)],
-            capture_output=True,
-            text=True,
-            cwd=workflow.parent,
-        )
+    for persona in PERSONAS:
+        run = zizmor(workflow, persona)
         assert run.returncode == 0, f"zizmor ({persona}) on {workflow}:\n{run.stdout}{run.stderr}"
         assert "No findings to report" in run.stdout + run.stderr, run.stdout + run.stderr
     schema = subprocess.run(
@@ -66,11 +110,18 @@ def uses(workflow: Path) -> list[str]:
 
 def rendered_workflows(tmp_path: Path) -> dict[str, Path]:
     """Every workflow `render --ci github` writes, by what it shows: a plain project
-    (one backend), and a mixed one (the sharded builds of large variants)."""
+    (one backend), a mixed one (the sharded builds of large variants), and the mixed one
+    with every `[ci]` setting of nixgen.toml (`CONFIGURED`)."""
     out = {}
-    for name in ("relu-cpu", "relu-mixed"):
+    for name, example, settings in (
+        ("relu-cpu", "relu-cpu", None),
+        ("relu-mixed", "relu-mixed", None),
+        ("relu-mixed-configured", "relu-mixed", CONFIGURED),
+    ):
         root = tmp_path / name
-        shutil.copytree(ROOT / "examples" / name, root)
+        shutil.copytree(ROOT / "examples" / example, root)
+        if settings is not None:
+            (root / "nixgen.toml").write_text(settings)
         result = CliRunner().invoke(main, ["render", str(root), "--ci", "github"])
         assert result.exit_code == 0, result.output
         out[name] = root / workflow_mod.GITHUB_WORKFLOW
@@ -99,11 +150,37 @@ def test_generated_workflows_pin_every_action_by_commit(tmp_path: Path) -> None:
         # Checkouts keep no credentials in .git/config (zizmor's artipacked).
         data = yaml.safe_load(text)
         for job_name, job in data["jobs"].items():
-            assert job["permissions"] == {"contents": "read"}, job_name
+            # Read-only, but for the signing job (tests/test_release_workflow.py).
+            wanted = {"id-token": "write"} if job_name == "sign" else {"contents": "read"}
+            assert job["permissions"] == wanted, job_name
             for step in job["steps"]:
                 if step.get("uses", "").startswith("actions/checkout@"):
                     assert step["with"]["persist-credentials"] is False
         assert data["permissions"] == {}
+
+
+def test_a_self_hosted_runner_for_a_single_job_is_what_the_auditor_reports(
+    tmp_path: Path,
+) -> None:
+    """Naming a self-hosted runner (or a runner group) in nixgen.toml is the user's call,
+    and zizmor's auditor persona says so for the jobs it can see (the plan, sign and upload
+    jobs; a build job's runner comes from its matrix row, which zizmor does not read):
+    exactly its `self-hosted-runner` finding, nothing else; the other personas stay clean."""
+    root = tmp_path / "relu-cpu"
+    shutil.copytree(ROOT / "examples" / "relu-cpu", root)
+    (root / "nixgen.toml").write_text(
+        '[ci.plan]\nruns-on = ["self-hosted", "linux"]\n[ci.sign]\nruns-on = { group = "g" }\n'
+    )
+    result = CliRunner().invoke(main, ["render", str(root), "--ci", "github"])
+    assert result.exit_code == 0, result.output
+    workflow = root / workflow_mod.GITHUB_WORKFLOW
+    for persona in ("regular", "pedantic"):
+        run = zizmor(workflow, persona)
+        assert run.returncode == 0 and "No findings to report" in run.stdout + run.stderr
+    run = zizmor(workflow, "auditor")
+    found = re.findall(r"^\w+\[([a-z-]+)\]", run.stdout, re.MULTILINE)
+    assert found == ["self-hosted-runner", "self-hosted-runner"], run.stdout
+    assert "2 findings" in run.stdout + run.stderr
 
 
 def test_own_workflow_passes_the_linters_and_agrees_with_the_table() -> None:

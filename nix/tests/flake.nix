@@ -14,6 +14,7 @@ let
       };
     };
     packages = args: { packagesOf = args; };
+    legacyPackages = args: { legacyPackagesOf = args; };
     devShells = args: { devShellsOf = args; };
     checks = args: { checksOf = args; };
     objects = args: { objectsOf = args; };
@@ -36,6 +37,7 @@ in
       "checks"
       "devShells"
       "githubActions"
+      "legacyPackages"
       "objects"
       "packages"
       "variants"
@@ -45,6 +47,7 @@ in
   testEveryPerSystemOutputHasEachSystem = {
     expr = map (o: builtins.attrNames outputs.${o}) [
       "packages"
+      "legacyPackages"
       "devShells"
       "checks"
       "objects"
@@ -53,7 +56,7 @@ in
     expected = builtins.genList (_: [
       "aarch64-darwin"
       "x86_64-linux"
-    ]) 5;
+    ]) 6;
   };
 
   testVariantsAreNamesAndNeverReadNixpkgs = {
@@ -71,6 +74,7 @@ in
       in
       {
         inherit (args) system kernel-builder overlays;
+        legacy = outputs.legacyPackages.x86_64-linux.legacyPackagesOf.system;
         shells = outputs.devShells.x86_64-linux.devShellsOf.system;
         checks = outputs.checks.x86_64-linux.checksOf.system;
       };
@@ -78,6 +82,7 @@ in
       system = "x86_64-linux";
       kernel-builder = "kb";
       overlays = [ ];
+      legacy = "x86_64-linux";
       shells = "x86_64-linux";
       checks = "x86_64-linux";
     };

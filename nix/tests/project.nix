@@ -260,6 +260,62 @@ in
       ];
   };
 
+  testCommunityCiNamesAreEachBackendsAndNeverReadNixpkgs = {
+    expr =
+      let
+        built = project.mkCheckedProject {
+          root = ./.;
+          extension = ./.;
+          noarch = ./.;
+          project = {
+            name = "p";
+            variants = [
+              {
+                name = "a";
+                system = "x86_64-linux";
+                backend = "cuda";
+                bundle = true;
+                ci = true;
+              }
+              # A backend whose only variant is outside the bundle still has both names.
+              {
+                name = "b";
+                system = "x86_64-linux";
+                backend = "tpu";
+                bundle = false;
+                ci = true;
+              }
+              {
+                name = "c";
+                system = "aarch64-linux";
+                backend = "cpu";
+                bundle = true;
+                ci = true;
+              }
+            ];
+          };
+        };
+        legacy = built.legacyPackages {
+          nixpkgs = throw "nixpkgs was read";
+          system = "x86_64-linux";
+        };
+      in
+      map builtins.attrNames [
+        legacy.backendBundle
+        legacy.backendCi
+      ];
+    expected = [
+      [
+        "cuda"
+        "tpu"
+      ]
+      [
+        "cuda"
+        "tpu"
+      ]
+    ];
+  };
+
   testNoKernelBuilderIsAnError = {
     expr = (toolchains.cpu (removeAttrs linuxPkgs [ "kernel-builder" ])).abiCheck.substitutions.kernelBuilder;
     expectedError = true;

@@ -10,6 +10,7 @@ an option given on the command line wins; `nixgen show` prints the settings in e
     offline = true              # --offline (build, shell)
     [override-input]            # --override-input NAME REF (build, shell)
     nixpkgs = "path:/srv/nixpkgs"
+    [ci]                        # the workflow of `render --ci github` (`planning.runners`)
 
 `nixgen render --out DIR` records ``out`` here, so that a plain `render` (or `build`)
 writes and builds DIR/ instead of silently going back to nix/; `--library` likewise records
@@ -22,14 +23,18 @@ import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from nixgen.core.errors import Problem, ProblemError, did_you_mean, error, one_of
+from nixgen.core.errors import Problem, ProblemError, did_you_mean, error, format_path, one_of
 from nixgen.core.paths import DEFAULT_OUT
 
+if TYPE_CHECKING:
+    from nixgen.planning.runners import CiSettings
+
 FILE = "nixgen.toml"
-KEYS = ("library", "offline", "out", "override-input")
+KEYS = ("ci", "library", "offline", "out", "override-input")
 
 
 @attrs.frozen(kw_only=True)
@@ -41,6 +46,8 @@ class Settings:
     library: str | None = None
     offline: bool | None = None
     override_input: dict[str, str] = attrs.field(factory=dict)
+    #: ``[ci]``: the generated workflow's runners, timeouts and release settings.
+    ci: CiSettings = attrs.field(factory=lambda: _no_ci())
     #: The file they were read from, None when the project has none.
     file: str | None = None
 
@@ -51,7 +58,14 @@ class Settings:
             "library": self.library,
             "offline": self.offline,
             "override-input": dict(self.override_input),
+            "ci": self.ci.to_json(),
         }
+
+
+def _no_ci() -> CiSettings:
+    from nixgen.planning.runners import CiSettings  # the planner, only where it is used
+
+    return CiSettings()
 
 
 def project_root(project: Path | str) -> Path:
@@ -126,6 +140,12 @@ def read(project: Path | str) -> Settings:
             problems.append(
                 error("expected a flake reference (`path:/srv/nixpkgs`)", ("override-input", name))
             )
+    ci = _no_ci()
+    if "ci" in data:
+        from nixgen.planning import runners
+
+        ci, found = runners.parse(data["ci"], ("ci",))
+        problems += found
     if problems:
         raise ProblemError(document.locate_all(problems))
     return Settings(
@@ -133,6 +153,7 @@ def read(project: Path | str) -> Settings:
         library=library,
         offline=offline,
         override_input={k: v for k, v in overrides.items() if isinstance(v, str)},
+        ci=ci,
         file=display,
     )
 
@@ -218,4 +239,19 @@ def describe(settings: Settings) -> list[str]:
     lines.append(f"  offline = {'true' if settings.offline else 'false'}")
     for name, ref in settings.override_input.items():
         lines.append(f"  override-input.{name} = {json.dumps(ref)}")
+    lines += [
+        f"  {format_path(path)} = {json.dumps(value)}"
+        for path, value in _flat(settings.ci.to_json(), ("ci",))
+    ]
     return lines
+
+
+def _flat(table: dict[str, Any], prefix: tuple[str, ...]) -> list[tuple[tuple[str, ...], Any]]:
+    """Each value of a nested table by its key path (a `runs-on` table is one value)."""
+    out: list[tuple[tuple[str, ...], Any]] = []
+    for key, value in table.items():
+        if isinstance(value, dict) and key != "runs-on":
+            out += _flat(value, (*prefix, key))
+        else:
+            out.append(((*prefix, key), value))
+    return out

@@ -78,14 +78,24 @@ def library_for(root: Path, out: str, given: str | None = None) -> Library:
     return found.library
 
 
-def with_github_workflow(loaded: Any, rendered: Any) -> Any:
-    """`rendered` plus the project's GitHub Actions workflow (a project-root file)."""
+def with_github_workflow(loaded: Any, rendered: Any, plan: Plan | None = None) -> Any:
+    """`rendered` plus the project's GitHub Actions workflow (a project-root file): its
+    runners and release settings from nixgen.toml's ``[ci]``, for the (system, backend)
+    pairs of `plan` (the project's, planned again when not given)."""
     import attrs
 
     from nixgen import __version__
+    from nixgen.app import config
+    from nixgen.planning import variants
     from nixgen.rendering import workflow
 
-    text = workflow.github_workflow(loaded.build.general.name, nixgen_version=__version__)
+    found = plan.variants if plan is not None else variants.variants(loaded.build)
+    text = workflow.github_workflow(
+        loaded.build.general.name,
+        nixgen_version=__version__,
+        pairs=[(v.system, v.backend) for v in found],
+        settings=config.read(loaded.root).ci,
+    )
     return attrs.evolve(rendered, root={**rendered.root, workflow.GITHUB_WORKFLOW: text})
 
 
@@ -103,9 +113,9 @@ def render_project(
     Failures raise."""
     from nixgen.writing import write
 
-    loaded, rendered, problems, _ = prepare(project, out, library=library)
+    loaded, rendered, problems, planned = prepare(project, out, library=library)
     if ci == "github":
-        rendered = with_github_workflow(loaded, rendered)
+        rendered = with_github_workflow(loaded, rendered, planned)
     console.print_problems(problems)
     root = loaded.root
     if check:
