@@ -135,16 +135,28 @@ def is_store_drv(value: str, store: str | None = None) -> bool:
     return re.fullmatch(re.escape(store) + "/" + _STORE_NAME + r"\.drv", value) is not None
 
 
+def is_store_path(value: str, store: str | None = None) -> bool:
+    """Whether `value` is a top-level path of the store `store` (default: the one in use):
+    ``<store>/<32 base-32 digits>-<name>``, nothing below it, nothing else."""
+    store = store_dir() if store is None else store
+    return re.fullmatch(re.escape(store) + "/" + _STORE_NAME, value) is not None
+
+
 def eval_command(
     ref: str,
     system: str,
     variants: Sequence[str],
     overrides: Sequence[tuple[str, str]],
     extra: Sequence[str] = (),
+    *,
+    attribute: str = "drvPath",
 ) -> list[str]:
     """`nix eval` printing the drvPath of each variant, in order, as a JSON list; `extra`
-    holds `nix_options`."""
-    apply = f"packages: map (name: packages.${{name}}.drvPath) {nixlit.value(list(variants))}"
+    holds `nix_options`. `attribute` ``outPath``: the output path of each instead (what
+    `nixgen upload` compares its build links with)."""
+    if attribute not in ("drvPath", "outPath"):
+        raise ValueError(f"no attribute {attribute!r} of a derivation is evaluated")
+    apply = f"packages: map (name: packages.${{name}}.{attribute}) {nixlit.value(list(variants))}"
     command = [
         "nix",
         "eval",

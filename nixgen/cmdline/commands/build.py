@@ -138,7 +138,7 @@ def build_command(
     no_sandbox_check: bool,
     dry_run: bool,
     as_json: bool,
-) -> None:
+) -> list[str] | None:
     """Build PROJECT's variants with Nix, rendering its Nix files first when stale.
 
     Evaluates the flake once for all chosen variants and builds them with one `nix build`,
@@ -239,14 +239,14 @@ def build_command(
                 },
                 [*problems, *unseen],
             )
-            return
+            return None
         print_problems(sort_problems(attrs.evolve(p, severity="warning") for p in unseen))
         if changed:
             status(f"would render {rendered.out_dir}/ ({len(changed)} file(s) stale)")
         cd = f"cd {shlex.quote(str(root.resolve()))} && " if ref == "." else ""
         click.echo(cd + shlex.join(evaluate))
         click.echo(shlex.join(build))
-        return
+        return None
 
     if stale.stale:
         result = write.write(root, rendered)
@@ -279,6 +279,7 @@ def build_command(
         accept_flake_config=accept_flake_config,
         labels=planned.labels,
     )
+    return chosen  # what `nixgen build-and-upload` uploads
 
 
 def _check_links(root: Path, links: str, variants: Sequence[str]) -> None:
