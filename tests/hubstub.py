@@ -219,3 +219,66 @@ class Hub:
             "commitOid": "1" * 40,
             "pullRequestUrl": None,
         }
+
+
+# ------------------------------------------------------------ what the upload tests share
+
+#: The two CPU variants `fake_project` puts in build/.
+VARIANTS = ("torch212-cxx11-cpu-x86_64-linux", "torch213-cxx11-cpu-x86_64-linux")
+
+
+def serve(monkeypatch: Any, *, token: str = "hf_stand_in_token") -> Hub:
+    """A started stand-in, reached through HF_ENDPOINT with HF_TOKEN `token` (stop it)."""
+    stub = Hub().start()
+    monkeypatch.setenv("HF_ENDPOINT", stub.endpoint)
+    monkeypatch.setenv("HF_TOKEN", token)
+    monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
+    monkeypatch.delenv("NIXGEN_HUB_TIMEOUT", raising=False)
+    return stub
+
+
+def fake_project(
+    tmp_path: Any,
+    *,
+    version: Any = 1,
+    hub_table: str = "",
+    variants: tuple[str, ...] = VARIANTS,
+) -> Any:
+    """The CPU example (without its nix/) with `variants` in build/ as plain folders
+    holding a metadata.json (of `version`), an `__init__.py` and `sub/data.bin`."""
+    import shutil
+
+    from .conftest import EXAMPLES
+
+    root = tmp_path / "relu-cpu"
+    shutil.copytree(EXAMPLES / "relu-cpu", root, ignore=shutil.ignore_patterns("nix"))
+    if hub_table:
+        text = (root / "build.toml").read_text()
+        (root / "build.toml").write_text(text.replace("\n[torch]", f"{hub_table}\n[torch]", 1))
+    for variant in variants:
+        out = root / "build" / variant
+        (out / "sub").mkdir(parents=True)
+        (out / "metadata.json").write_text(json.dumps({"version": version, "backend": "cpu"}))
+        (out / "__init__.py").write_text(f"# {variant}\n")
+        (out / "sub" / "data.bin").write_bytes(bytes(range(256)))
+    return root
+
+
+def client_metadata(variant_dir: Any, **extra: Any) -> dict[str, Any]:
+    """A metadata.json the kernels client reads, written into `variant_dir`, with the
+    digest of the variant's files computed by the client's own `Digest.hash_variant`."""
+    from kernels._rust import Digest, DigestAlgorithm
+
+    data: dict[str, Any] = {
+        "name": "relu-cpu",
+        "id": "_relu_cpu_cpu_0123456789",
+        "version": 1,
+        "license": "Apache-2.0",
+        "python-depends": [],
+        "backend": {"type": "cpu"},
+        **extra,
+    }
+    digest = Digest.hash_variant(DigestAlgorithm.SHA256, variant_dir)
+    data["digest"] = {"algorithm": "sha256", "files": dict(digest.files)}
+    (variant_dir / "metadata.json").write_text(json.dumps(data))
+    return data

@@ -6,7 +6,6 @@ reached through `HF_ENDPOINT`, recording every request huggingface_hub makes).
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,36 +17,18 @@ from nixgen.cmdline.cli import main
 
 from . import nixtools
 from .conftest import EXAMPLES
-from .hubstub import Hub
-
-VARIANTS = ("torch212-cxx11-cpu-x86_64-linux", "torch213-cxx11-cpu-x86_64-linux")
+from .hubstub import VARIANTS, Hub, fake_project, serve
 
 
 @pytest.fixture
 def hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[Hub]:
-    stub = Hub().start()
-    monkeypatch.setenv("HF_ENDPOINT", stub.endpoint)
-    monkeypatch.setenv("HF_TOKEN", "hf_stand_in_token")
-    monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
+    stub = serve(monkeypatch)
     yield stub
     stub.stop()
 
 
 def project(tmp_path: Path, *, version: int = 1, hub_table: str = "") -> Path:
-    """The CPU example with two variants in build/ as `nixgen build` leaves them (here
-    plain folders: what is uploaded is their files)."""
-    root = tmp_path / "relu-cpu"
-    shutil.copytree(EXAMPLES / "relu-cpu", root, ignore=shutil.ignore_patterns("nix"))
-    if hub_table:
-        text = (root / "build.toml").read_text()
-        (root / "build.toml").write_text(text.replace("\n[torch]", f"{hub_table}\n[torch]", 1))
-    for variant in VARIANTS:
-        out = root / "build" / variant
-        (out / "sub").mkdir(parents=True)
-        (out / "metadata.json").write_text(json.dumps({"version": version, "backend": "cpu"}))
-        (out / "__init__.py").write_text(f"# {variant}\n")
-        (out / "sub" / "data.bin").write_bytes(bytes(range(256)))
-    return root
+    return fake_project(tmp_path, version=version, hub_table=hub_table)
 
 
 def test_dry_run_lists_the_files_and_sends_nothing(tmp_path: Path, hub: Hub) -> None:

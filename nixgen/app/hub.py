@@ -65,7 +65,7 @@ class Limits:
     #: The most bytes of all answers together.
     total: int = 256 * 1024 * 1024
     #: The most requests of one upload (a listing is paged; each page is one).
-    requests: int = 2000
+    requests: int = 1000
 
     @property
     def answer_seconds(self) -> float:
@@ -311,7 +311,8 @@ def publish(
             return call()
         except HfHubHTTPError as exc:
             code = exc.response.status_code if exc.response is not None else "no response"
-            first = Outside(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            said = getattr(exc, "server_message", None) or str(exc) or type(exc).__name__
+            first = Outside(str(said).strip().splitlines()[0][:300] if str(said).strip() else "")
             hint = (
                 "; set HF_TOKEN or run `hf auth login` (publishing under an organisation "
                 "such as kernels-community needs its approval)"

@@ -30,7 +30,7 @@ import attrs
 
 from nixgen.building import nixcheck
 from nixgen.building.nixlog import Build, NixLog
-from nixgen.core import bounded, console
+from nixgen.core import bounded, console, outside
 from nixgen.core.errors import NixgenError
 from nixgen.rendering import nixlit
 
@@ -263,10 +263,9 @@ class Progress:
             self.status = ""
 
     def line(self, text: str) -> None:
-        """A permanent line."""
+        """A permanent line (through the console's sink, as everything nixgen prints)."""
         self._clear()
-        self.stream.write(text + "\n")
-        self.stream.flush()
+        console.write(self.stream, text + "\n")
 
     def event(self, text: str) -> None:
         """A step: a line when not live, nothing otherwise (the status line shows it)."""
@@ -279,7 +278,7 @@ class Progress:
             return
         width = shutil.get_terminal_size((100, 20)).columns - 1
         text = text if len(text) <= width else text[: width - 1] + "…"
-        self.stream.write("\r\x1b[K" + text)
+        self.stream.write("\r\x1b[K" + outside.at_sink(text))
         self.stream.flush()
         self.status = text
 

@@ -37,9 +37,10 @@ _TERMINAL_CONTROL = (
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
 )
 
-#: The colour codes `nixgen.core.console` writes itself (SGR reset, bold, red, green,
-#: yellow): the only escape sequences `at_sink` lets through.
-_OWN_SGR = r"\x1b\[(?:0|1|3[123])m"
+#: The colour codes nixgen writes itself (SGR reset, bold, dim, red, green, yellow: those
+#: of `nixgen.core.console.style` and of `nixgen watch`'s click.style): the only escape
+#: sequences `at_sink` lets through.
+_OWN_SGR = r"\x1b\[(?:0|1|2|3[123])m"
 #: What `at_sink` escapes: any other escape or control character (tab and newline are
 #: kept), and the bidirectional overrides that reorder what a line shows.
 _SINK = rf"({_OWN_SGR})|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
@@ -134,7 +135,7 @@ class Outside:
         return format(str(self), spec)
 
     def __repr__(self) -> str:
-        return f"Outside({shown(self.raw)!r})"
+        return "Outside(" + repr(str(self)) + ")"
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Outside) and other.raw == self.raw

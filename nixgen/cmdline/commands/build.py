@@ -27,7 +27,7 @@ from nixgen.cmdline.cli import (
     print_problems,
     project_argument,
 )
-from nixgen.core import tables
+from nixgen.core import console, tables
 from nixgen.core.console import status
 from nixgen.core.errors import (
     ProblemError,
@@ -203,7 +203,7 @@ def build_command(
 
     stale = write.plan(root, rendered)
     for note in kept_warnings(stale.kept):
-        click.echo(note, err=True)
+        console.err(note)
     ref = nixbuild.flake_ref(root)
     flag = [offline_mod.FLAG] if offline else []
     extra = flag + nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
@@ -244,8 +244,8 @@ def build_command(
         if changed:
             status(f"would render {rendered.out_dir}/ ({len(changed)} file(s) stale)")
         cd = f"cd {shlex.quote(str(root.resolve()))} && " if ref == "." else ""
-        click.echo(cd + shlex.join(evaluate))
-        click.echo(shlex.join(build))
+        console.out(cd + shlex.join(evaluate))
+        console.out(shlex.join(build))
         return None
 
     if stale.stale:

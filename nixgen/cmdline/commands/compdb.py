@@ -144,12 +144,12 @@ def compdb_command(
         if changed:
             status(f"would render {rendered.out_dir}/ ({len(changed)} file(s) stale)")
         cd = f"cd {shlex.quote(str(root))} && " if ref == "." else ""
-        click.echo(cd + shlex.join(evaluate(variant)))
+        console.out(cd + shlex.join(evaluate(variant)))
         if not no_realise:
-            click.echo(shlex.join(["nix", "build", "--no-link", "<drvPath of each input>"]))
+            console.out(shlex.join(["nix", "build", "--no-link", "<drvPath of each input>"]))
         return
     for note in kept_warnings(stale.kept):
-        click.echo(note, err=True)
+        console.err(note)
     if stale.stale:
         status(summary(write.write(root, rendered), rendered.out_dir))
     unseen = gitfiles.unseen_problems(loaded, rendered, root)

@@ -165,9 +165,9 @@ def shell_command(
             status(f"would render {rendered.out_dir}/ ({len(changed)} file(s) stale)")
         cd = f"cd {shlex.quote(str(root))} && " if ref == "." else ""
         if test:
-            click.echo(cd + shlex.join(evaluate))
-            click.echo(shlex.join(nix_build(["<drvPath of the variant>"])))
-        click.echo(cd + shlex.join(command))
+            console.out(cd + shlex.join(evaluate))
+            console.out(shlex.join(nix_build(["<drvPath of the variant>"])))
+        console.out(cd + shlex.join(command))
         return
     for note in kept_warnings(stale.kept):
         console.err(note)

@@ -175,7 +175,7 @@ def run(
     from nixgen.app import hub as hub_mod
     from nixgen.app import upload as upload_mod
     from nixgen.checking import project as project_mod
-    from nixgen.core.errors import NixgenError, ProblemError, error
+    from nixgen.core.errors import NixgenError, ProblemError, error, warning
     from nixgen.reading import load
 
     document = load.load(project)
@@ -209,6 +209,10 @@ def run(
     if not allow_stale and not just_built:
         refusals += upload_mod.stale_variants(
             project, found, **nix, accept_flake_config=accept_flake_config
+        )
+    elif allow_stale:
+        print_problems(
+            [warning("--allow-stale: the variants are not compared with the current sources")]
         )
     if refusals:
         _refuse(project, refusals, nix, allowed=allow_stale)
