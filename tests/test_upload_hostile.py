@@ -427,3 +427,26 @@ def test_a_branch_with_escape_sequences_is_shown_escaped(tmp_path, hub):
     assert result.exit_code == 2
     assert "invalid branch `v1\\x1b[2J\\x1b]0;t\\x07`" in result.stderr
     assert clean(result.output)
+
+
+def test_a_hard_link_to_a_file_outside_is_refused(tmp_path, hub):
+    root = fake_project(tmp_path)
+    secret = tmp_path / "secret"
+    secret.write_text(SECRET)
+    os.link(secret, root / "build" / VARIANTS[0] / "innocent.txt")
+    result = upload(root)
+    assert result.exit_code == 2
+    assert "innocent.txt: is a hard link (one of 2 names of one file)" in result.stderr
+    assert sent_nothing(hub) and clean(result.output)
+
+
+def test_a_metadata_json_that_links_out_is_refused_not_skipped(tmp_path, hub):
+    root = fake_project(tmp_path)
+    elsewhere = tmp_path / "metadata.json"
+    elsewhere.write_text('{"version": 1}')
+    (root / "build" / VARIANTS[0] / "metadata.json").unlink()
+    (root / "build" / VARIANTS[0] / "metadata.json").symlink_to(elsewhere)
+    result = upload(root)
+    assert result.exit_code == 2
+    assert "metadata.json: is a symbolic link, not the variant's own file" in result.stderr
+    assert sent_nothing(hub)

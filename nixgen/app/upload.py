@@ -124,7 +124,10 @@ def discover(where: Path, only: Sequence[str] = ()) -> dict[str, Variant]:
         if only and name not in only:
             continue
         shown = Outside(os.path.join(str(where), name))
-        mode = entry.stat(follow_symlinks=False).st_mode
+        try:
+            mode = entry.stat(follow_symlinks=False).st_mode
+        except OSError as exc:
+            raise PublishError(f"{shown}: cannot be read ({exc.strerror})") from None
         if stat.S_ISDIR(mode):
             root, link = Path(entry.path), None
         elif stat.S_ISLNK(mode):
@@ -145,13 +148,18 @@ def discover(where: Path, only: Sequence[str] = ()) -> dict[str, Variant]:
         else:
             continue  # a file beside the variants (a bundle, a card) is no variant
         metadata = paths.lstat_under(root, "metadata.json")
-        if not isinstance(metadata, os.stat_result) or not stat.S_ISREG(metadata.st_mode):
+        if metadata is None:
             if only:
                 raise PublishError(f"{shown}: holds no metadata.json (is it a build?)")
-            continue
-        why = remote.repo_path_problem(f"build/{name}")
-        if why is not None or "/" in name:
-            raise PublishError(f"{shown}: `{Outside(name)}` is no variant name: {why}")
+            continue  # no build: kernel-builder skips it too
+        if not isinstance(metadata, os.stat_result) or not stat.S_ISREG(metadata.st_mode):
+            why = (
+                metadata.reason if isinstance(metadata, paths.Blocked) else _kind(metadata.st_mode)
+            )
+            raise PublishError(f"{shown}/metadata.json: {why}, not the variant's own file")
+        bad_name = remote.repo_path_problem(f"build/{name}")
+        if bad_name is not None:
+            raise PublishError(f"{shown}: `{Outside(name)}` is no variant name: {bad_name}")
         found[name] = Variant(name, root, link, _files(name, root, where))
     missing = [n for n in only if n not in found]
     if missing:
@@ -165,7 +173,11 @@ def discover(where: Path, only: Sequence[str] = ()) -> dict[str, Variant]:
 def _files(name: str, root: Path, where: Path) -> dict[str, Path]:
     """Every file of the variant `name` at `root` (path inside it → what is read), by the
     rule of publishing; its signature bundle beside it in `where` when it has none inside."""
+    from nixgen.building import nixbuild
+
     real_root = os.path.realpath(root)
+    #: The store deduplicates identical files with hard links: there they are expected.
+    in_store = nixbuild.is_store_path(str(root))
     out: dict[str, Path] = {}
 
     def refuse(rel: str, why: str) -> PublishError:
@@ -182,7 +194,14 @@ def _files(name: str, root: Path, where: Path) -> dict[str, Path]:
             rel = f"{folder}/{file}" if folder else file
             rel = rel.replace(os.sep, "/")
             path = root / rel
-            mode = os.lstat(path).st_mode
+            try:
+                info = os.lstat(path)
+            except OSError as exc:
+                raise refuse(rel, f"cannot be read ({exc.strerror})") from None
+            mode = info.st_mode
+            if stat.S_ISREG(mode) and info.st_nlink > 1 and not in_store:
+                # The same file as one elsewhere: as good as a link out of the variant.
+                raise refuse(rel, f"is a hard link (one of {info.st_nlink} names of one file)")
             if stat.S_ISLNK(mode):
                 real = os.path.realpath(path)
                 if not paths.inside(real_root, real):
@@ -217,6 +236,10 @@ def _files(name: str, root: Path, where: Path) -> dict[str, Path]:
 
 
 def _kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "is a symbolic link"
+    if stat.S_ISDIR(mode):
+        return "is a directory"
     if stat.S_ISFIFO(mode):
         return "is a FIFO"
     if stat.S_ISSOCK(mode):
