@@ -20,7 +20,7 @@ from nixgen.cmdline.cli import (
     print_problems,
     project_argument,
 )
-from nixgen.core import console
+from nixgen.core import console, outside
 from nixgen.core.console import status
 from nixgen.core.outside import Outside
 
@@ -234,7 +234,7 @@ def run(
     if summary_path is not None:
         from nixgen.writing import write
 
-        url = result.url.raw
+        url = outside.redact(result.url.raw)  # a summary is printed too, in effect
         pulls = [{"branch": target.branch, "url": url}] if create_pr else []
         data = upload_mod.output_json(
             result.status, target.repo_id, target.branch, None if create_pr else url, pulls
