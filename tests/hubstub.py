@@ -7,6 +7,9 @@ that client builds (huggingface_hub 2.4: `hf_api.py` `create_repo`, `list_repo_r
 in memory and records every request (method, path, query). Every file is accepted as a
 `regular` upload (inline in the commit), so no LFS or Xet transfer is involved: the
 layout, branches and deletions are what is tested, not the Hub's storage.
+
+For the hostile cases, a test sets `answer` (a function of the request returning a `Raw`
+answer, or None for the normal one) or `hang` (every request is read and never answered).
 """
 
 from __future__ import annotations
@@ -20,6 +23,17 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import attrs
+
+
+@attrs.define
+class Raw:
+    """An answer as sent: status, body, headers; `trickle` sends the body one byte per
+    `trickle` seconds."""
+
+    status: int
+    body: bytes
+    headers: dict[str, str] = attrs.field(factory=dict)
+    trickle: float | None = None
 
 
 @attrs.define
@@ -43,6 +57,14 @@ class Hub:
     server: ThreadingHTTPServer | None = None
     #: When set, every request is answered with this HTTP status (a Hub that refuses).
     refuse: int | None = None
+    #: When set, asked first for each request (method, path, query): a `Raw` answer, or
+    #: None for the normal one.
+    answer: Any = None
+    #: When set, every request is read and never answered (until `stop`).
+    hang: bool = False
+    #: The `Host` header of each request, in order.
+    hosts: list[str | None] = attrs.field(factory=list)
+    released: threading.Event = attrs.field(factory=threading.Event)
 
     @property
     def endpoint(self) -> str:
@@ -68,21 +90,38 @@ class Hub:
                 query = parse_qs(url.query)
                 hub.requests.append((method, url.path, query))
                 hub.tokens.append(self.headers.get("Authorization"))
+                hub.hosts.append(self.headers.get("Host"))
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
-                status, payload = hub.route(method, url.path, query, body)
-                data = json.dumps(payload).encode()
-                self.send_response(status)
+                if hub.hang:
+                    hub.released.wait(120)
+                    return
+                raw = hub.answer(method, url.path, query) if hub.answer else None
+                if raw is None:
+                    status, payload = hub.route(method, url.path, query, body)
+                    raw = Raw(status, json.dumps(payload).encode())
+                self.send_response(raw.status)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
+                headers = {"Content-Length": str(len(raw.body)), **raw.headers}
+                for key, value in headers.items():
+                    if value:
+                        self.send_header(key, value)
                 self.end_headers()
-                self.wfile.write(data)
+                if raw.trickle is None:
+                    self.wfile.write(raw.body)
+                    return
+                for byte in raw.body:
+                    if hub.released.wait(raw.trickle):
+                        return
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 
     def stop(self) -> None:
+        self.released.set()
         if self.server is not None:
             self.server.shutdown()
             self.server.server_close()
@@ -102,11 +141,13 @@ class Hub:
             )
             return 200, {"url": f"{self.endpoint}/kernels/{repo_id}"}
         parts = [unquote(p) for p in path.split("/")]
-        # /api/kernels/<ns>/<name>/<action>/<rev…>
-        if len(parts) < 6 or parts[:3] != ["", "api", "kernels"]:
+        # /api/kernels/<ns>/<name>/<action>/<rev…> (or /api/models/…)
+        if len(parts) < 6 or parts[:2] != ["", "api"] or parts[2] not in ("kernels", "models"):
             return 404, {"error": f"stand-in: no route {method} {path}"}
         repo_id, action, rest = f"{parts[3]}/{parts[4]}", parts[5], "/".join(parts[6:])
         repo = self.repos.get(repo_id)
+        if repo is not None and parts[2] != f"{repo.kind}s":
+            repo = None  # a kernel is not found among the models, nor the other way round
         if repo is None:
             return 404, {"error": f"Repository {repo_id} not found"}
         if (method, action) == ("GET", "refs"):
@@ -178,3 +219,66 @@ class Hub:
             "commitOid": "1" * 40,
             "pullRequestUrl": None,
         }
+
+
+# ------------------------------------------------------------ what the upload tests share
+
+#: The two CPU variants `fake_project` puts in build/.
+VARIANTS = ("torch212-cxx11-cpu-x86_64-linux", "torch213-cxx11-cpu-x86_64-linux")
+
+
+def serve(monkeypatch: Any, *, token: str = "hf_stand_in_token") -> Hub:
+    """A started stand-in, reached through HF_ENDPOINT with HF_TOKEN `token` (stop it)."""
+    stub = Hub().start()
+    monkeypatch.setenv("HF_ENDPOINT", stub.endpoint)
+    monkeypatch.setenv("HF_TOKEN", token)
+    monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
+    monkeypatch.delenv("NIXGEN_HUB_TIMEOUT", raising=False)
+    return stub
+
+
+def fake_project(
+    tmp_path: Any,
+    *,
+    version: Any = 1,
+    hub_table: str = "",
+    variants: tuple[str, ...] = VARIANTS,
+) -> Any:
+    """The CPU example (without its nix/) with `variants` in build/ as plain folders
+    holding a metadata.json (of `version`), an `__init__.py` and `sub/data.bin`."""
+    import shutil
+
+    from .conftest import EXAMPLES
+
+    root = tmp_path / "relu-cpu"
+    shutil.copytree(EXAMPLES / "relu-cpu", root, ignore=shutil.ignore_patterns("nix"))
+    if hub_table:
+        text = (root / "build.toml").read_text()
+        (root / "build.toml").write_text(text.replace("\n[torch]", f"{hub_table}\n[torch]", 1))
+    for variant in variants:
+        out = root / "build" / variant
+        (out / "sub").mkdir(parents=True)
+        (out / "metadata.json").write_text(json.dumps({"version": version, "backend": "cpu"}))
+        (out / "__init__.py").write_text(f"# {variant}\n")
+        (out / "sub" / "data.bin").write_bytes(bytes(range(256)))
+    return root
+
+
+def client_metadata(variant_dir: Any, **extra: Any) -> dict[str, Any]:
+    """A metadata.json the kernels client reads, written into `variant_dir`, with the
+    digest of the variant's files computed by the client's own `Digest.hash_variant`."""
+    from kernels._rust import Digest, DigestAlgorithm
+
+    data: dict[str, Any] = {
+        "name": "relu-cpu",
+        "id": "_relu_cpu_cpu_0123456789",
+        "version": 1,
+        "license": "Apache-2.0",
+        "python-depends": [],
+        "backend": {"type": "cpu"},
+        **extra,
+    }
+    digest = Digest.hash_variant(DigestAlgorithm.SHA256, variant_dir)
+    data["digest"] = {"algorithm": "sha256", "files": dict(digest.files)}
+    (variant_dir / "metadata.json").write_text(json.dumps(data))
+    return data

@@ -362,6 +362,7 @@ def _rule_case(newtype: Any):
         model.RelPath: values.rel_path,
         model.RelDir: values.rel_dir,
         model.RepoId: values.repo_id,
+        model.HubBranch: values.hub_branch,
         model.CargoFeature: values.cargo_feature,
         model.RustLibName: values.rust_lib_name,
         model.Extension: values.extension,

@@ -6,7 +6,6 @@ reached through `HF_ENDPOINT`, recording every request huggingface_hub makes).
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,41 +17,25 @@ from nixgen.cmdline.cli import main
 
 from . import nixtools
 from .conftest import EXAMPLES
-from .hubstub import Hub
-
-VARIANTS = ("torch212-cxx11-cpu-x86_64-linux", "torch213-cxx11-cpu-x86_64-linux")
+from .hubstub import VARIANTS, Hub, fake_project, serve
 
 
 @pytest.fixture
 def hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[Hub]:
-    stub = Hub().start()
-    monkeypatch.setenv("HF_ENDPOINT", stub.endpoint)
-    monkeypatch.setenv("HF_TOKEN", "hf_stand_in_token")
-    monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
+    stub = serve(monkeypatch)
     yield stub
     stub.stop()
 
 
 def project(tmp_path: Path, *, version: int = 1, hub_table: str = "") -> Path:
-    """The CPU example with two variants in build/ as `nixgen build` leaves them (here
-    plain folders: what is uploaded is their files)."""
-    root = tmp_path / "relu-cpu"
-    shutil.copytree(EXAMPLES / "relu-cpu", root, ignore=shutil.ignore_patterns("nix"))
-    if hub_table:
-        text = (root / "build.toml").read_text()
-        (root / "build.toml").write_text(text.replace("\n[torch]", f"{hub_table}\n[torch]", 1))
-    for variant in VARIANTS:
-        out = root / "build" / variant
-        (out / "sub").mkdir(parents=True)
-        (out / "metadata.json").write_text(json.dumps({"version": version, "backend": "cpu"}))
-        (out / "__init__.py").write_text(f"# {variant}\n")
-        (out / "sub" / "data.bin").write_bytes(bytes(range(256)))
-    return root
+    return fake_project(tmp_path, version=version, hub_table=hub_table)
 
 
 def test_dry_run_lists_the_files_and_sends_nothing(tmp_path: Path, hub: Hub) -> None:
     root = project(tmp_path)
-    result = CliRunner().invoke(main, ["upload", str(root), "--repo-id", "me/relu", "--dry-run"])
+    result = CliRunner().invoke(
+        main, ["upload", "--allow-stale", str(root), "--repo-id", "me/relu", "--dry-run"]
+    )
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
         f"build/{v}/{f}" for v in VARIANTS for f in ("__init__.py", "metadata.json", "sub/data.bin")
@@ -63,7 +46,7 @@ def test_dry_run_lists_the_files_and_sends_nothing(tmp_path: Path, hub: Hub) -> 
 
 def test_upload_creates_the_repo_and_the_version_branch(tmp_path: Path, hub: Hub) -> None:
     root = project(tmp_path, hub_table='\n[general.hub]\nrepo-id = "me/relu-cpu"\n')
-    result = CliRunner().invoke(main, ["upload", str(root), "--private"])
+    result = CliRunner().invoke(main, ["upload", "--allow-stale", str(root), "--private"])
     assert result.exit_code == 0, result.output
     assert result.stdout == f"Kernel uploaded: {hub.endpoint}/kernels/me/relu-cpu/tree/v1\n"
     repo = hub.repos["me/relu-cpu"]
@@ -95,10 +78,15 @@ def test_upload_creates_the_repo_and_the_version_branch(tmp_path: Path, hub: Hub
 def test_a_second_upload_deletes_what_is_no_longer_built(tmp_path: Path, hub: Hub) -> None:
     root = project(tmp_path)
     runner = CliRunner()
-    assert runner.invoke(main, ["upload", str(root), "--repo-id", "me/relu"]).exit_code == 0
+    assert (
+        runner.invoke(
+            main, ["upload", "--allow-stale", str(root), "--repo-id", "me/relu"]
+        ).exit_code
+        == 0
+    )
     (root / "build" / VARIANTS[0] / "sub" / "data.bin").unlink()
     shutil.rmtree(root / "build" / VARIANTS[1])
-    again = runner.invoke(main, ["upload", str(root), "--repo-id", "me/relu"])
+    again = runner.invoke(main, ["upload", "--allow-stale", str(root), "--repo-id", "me/relu"])
     assert again.exit_code == 0, again.output
     files = hub.repos["me/relu"].branches["v1"]
     # The variant uploaded again loses its stale file; the other variant, not uploaded
@@ -111,7 +99,7 @@ def test_a_second_upload_deletes_what_is_no_longer_built(tmp_path: Path, hub: Hu
 def test_branch_and_pull_request(tmp_path: Path, hub: Hub) -> None:
     root = project(tmp_path)
     runner = CliRunner()
-    args = ["upload", str(root), "--repo-id", "me/relu"]
+    args = ["upload", "--allow-stale", str(root), "--repo-id", "me/relu"]
     assert runner.invoke(main, [*args, "--branch", "dev"]).exit_code == 0
     assert set(hub.repos["me/relu"].branches) == {"main", "dev"}
     pr = runner.invoke(main, [*args, "--branch", "dev", "--create-pr"])
@@ -127,15 +115,15 @@ def test_branch_and_pull_request(tmp_path: Path, hub: Hub) -> None:
 def test_errors_are_one_line_and_located(tmp_path: Path, hub: Hub) -> None:
     root = project(tmp_path)
     runner = CliRunner()
-    no_repo = runner.invoke(main, ["upload", str(root)])
+    no_repo = runner.invoke(main, ["upload", "--allow-stale", str(root)])
     assert no_repo.exit_code == 2
     assert "no Hub repository to upload to: pass --repo-id" in no_repo.stderr
     (root / "build" / VARIANTS[1] / "metadata.json").write_text('{"version": 2}')
-    mixed = runner.invoke(main, ["upload", str(root), "--repo-id", "me/relu"])
-    assert mixed.exit_code == 1
+    mixed = runner.invoke(main, ["upload", "--allow-stale", str(root), "--repo-id", "me/relu"])
+    assert mixed.exit_code == 2  # input to fix: rebuild, or pass --branch
     assert "different versions (1: " in mixed.stderr and "Traceback" not in mixed.output
     shutil.rmtree(root / "build")
-    none = runner.invoke(main, ["upload", str(root), "--repo-id", "me/relu"])
+    none = runner.invoke(main, ["upload", "--allow-stale", str(root), "--repo-id", "me/relu"])
     assert none.exit_code == 1 and "run `nixgen build` first" in none.stderr
     assert hub.requests == []
 
@@ -143,9 +131,11 @@ def test_errors_are_one_line_and_located(tmp_path: Path, hub: Hub) -> None:
 def test_a_refusing_hub_is_one_error_with_the_token_hint(tmp_path: Path, hub: Hub) -> None:
     root = project(tmp_path)
     hub.refuse = 403
-    result = CliRunner().invoke(main, ["upload", str(root), "--repo-id", "kernels-community/x"])
+    result = CliRunner().invoke(
+        main, ["upload", "--allow-stale", str(root), "--repo-id", "kernels-community/x"]
+    )
     assert result.exit_code == 1
-    assert "nixgen: error: the Hub refused the upload (HTTP 403" in result.stderr
+    assert "nixgen: error: the Hub refused creating kernels-community/x (HTTP 403" in result.stderr
     assert "set HF_TOKEN or run `hf auth login`" in result.stderr
     assert "Traceback" not in result.output and result.stdout == ""
 
@@ -167,7 +157,9 @@ def test_an_uploaded_build_loads_in_the_kernels_client(
         main, ["build", str(root), "--variant", variant, *nixtools.overrides(stub)]
     )
     assert built.exit_code == 0, built.output
-    result = runner.invoke(main, ["upload", str(root), "--repo-id", "me/relu-cpu"])
+    result = runner.invoke(
+        main, ["upload", str(root), "--repo-id", "me/relu-cpu", *nixtools.overrides(stub)]
+    )
     assert result.exit_code == 0, result.output
     # The tree fetched back from the stand-in, as a kernel directory the client loads.
     fetched = tmp_path / "fetched"

@@ -26,7 +26,7 @@ import attrs
 
 from nixgen.building import process
 from nixgen.building.nixlog import Build, NixLog
-from nixgen.core import bounded, console
+from nixgen.core import bounded, console, outside
 
 
 def host_system() -> str:
@@ -102,10 +102,9 @@ class Progress:
             self.status = ""
 
     def line(self, text: str) -> None:
-        """A permanent line."""
+        """A permanent line (through the console's sink, as everything nixgen prints)."""
         self._clear()
-        self.stream.write(text + "\n")
-        self.stream.flush()
+        console.write(self.stream, text + "\n")
 
     def event(self, text: str) -> None:
         """A step: a line when not live, nothing otherwise (the status line shows it)."""
@@ -118,7 +117,7 @@ class Progress:
             return
         width = shutil.get_terminal_size((100, 20)).columns - 1
         text = text if len(text) <= width else text[: width - 1] + "…"
-        self.stream.write("\r\x1b[K" + text)
+        self.stream.write("\r\x1b[K" + outside.at_sink(text))
         self.stream.flush()
         self.status = text
 

@@ -153,6 +153,15 @@ def derivation(value: object) -> Derivation:
     return Derivation(_check_store_path(value, drv=True))
 
 
+def is_store_path(value: object) -> bool:
+    """Whether `store_path` accepts `value`."""
+    try:
+        store_path(value)
+    except NotAStorePath:
+        return False
+    return True
+
+
 def is_derivation(value: object) -> bool:
     """Whether `derivation` accepts `value`."""
     try:
@@ -308,7 +317,19 @@ def _nix(*args: str) -> Command:
 def eval_drv_paths(root: Path, system: str, variants: Sequence[str], settings: Settings) -> Command:
     """`nix eval` printing the drvPath of each variant of the flake at `root`, in order,
     as a JSON list (one evaluation, whatever the number of variants)."""
-    apply = f"packages: map (name: packages.${{name}}.drvPath) {nixlit.value(list(variants))}"
+    return _eval_packages(root, system, variants, settings, "drvPath")
+
+
+def eval_out_paths(root: Path, system: str, variants: Sequence[str], settings: Settings) -> Command:
+    """`nix eval` printing the output path of each variant, as `eval_drv_paths` its drvPath
+    (what `nixgen upload` compares the build links with)."""
+    return _eval_packages(root, system, variants, settings, "outPath")
+
+
+def _eval_packages(
+    root: Path, system: str, variants: Sequence[str], settings: Settings, attribute: str
+) -> Command:
+    apply = f"packages: map (name: packages.${{name}}.{attribute}) {nixlit.value(list(variants))}"
     target = installable(root, "packages", system)
     return _nix(
         "eval",

@@ -284,6 +284,7 @@ COMMANDS = {
     "shell": "shell",
     "compdb": "compdb",
     "upload": "upload",
+    "build-and-upload": "build_and_upload",
     "watch": "watch",
     "schema": "schema",
     "completion": "completion",

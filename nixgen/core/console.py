@@ -16,6 +16,7 @@ import re
 import sys
 from typing import Any
 
+from nixgen.core import outside
 from nixgen.core.errors import Problem, render_problems
 
 _RED_BOLD = "\033[31m\033[1m"
@@ -25,27 +26,15 @@ _RESET = "\033[0m"
 _FOREGROUND = {"red": 31, "green": 32, "yellow": 33}
 
 
-#: What a terminal would act on in text another program wrote (a build log): ECMA-48
-#: escape sequences (CSI `ESC [`, the string ones OSC `ESC ]`, DCS `ESC P`, SOS, PM and APC
-#: up to their terminator, two-character ones), their 8-bit C1 forms, and every other
-#: control character but tab and newline. Compiled on first use (`re`'s own cache): most
-#: commands never print text nixgen did not write.
-_TERMINAL_CONTROL = (
-    r"\x1b\[[0-?]*[ -/]*[@-~]?"
-    r"|\x1b[P\]X^_].*?(?:\x07|\x1b\\|\x9c|\Z)"
-    r"|\x1b[ -/]*[0-~]?"
-    r"|\x9b[0-?]*[ -/]*[@-~]?"
-    r"|[\x90\x98\x9d\x9e\x9f].*?(?:\x07|\x1b\\|\x9c|\Z)"
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
-)
-
-
 def terminal_safe(text: str) -> str:
     """`text` (from a build log, Nix's messages) with every escape sequence and control
     character removed, so printing it can neither restyle, retitle nor rewrite the terminal
-    (the one sanitiser of text nixgen did not write)."""
-    return re.sub(_TERMINAL_CONTROL, "", text, flags=re.DOTALL)
+    (`nixgen.core.outside.strip_controls`, of the one sanitiser)."""
+    return outside.strip_controls(text)
 
+
+#: Characters `json.dumps` leaves as they are that the console's sink would escape.
+_JSON_RAW = "[\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 
 COLOR_MODES = ("auto", "always", "never")
 
@@ -113,9 +102,12 @@ def colorize(line: str) -> str:
 
 def write(stream: Any, text: str) -> None:
     """Write `text` to a text stream, escaping what its encoding cannot carry (a value
-    with non-ASCII characters under ``LC_ALL=C``) instead of failing."""
+    with non-ASCII characters under ``LC_ALL=C``) instead of failing. Everything written
+    passes `outside.at_sink` first: no credential, and no escape sequence or control
+    character but the console's own colours, tab and newline, reaches the terminal."""
     if stream is None:
         return  # the descriptor was closed when nixgen started
+    text = outside.at_sink(text)
     try:
         stream.write(text)
     except UnicodeEncodeError:
@@ -168,4 +160,6 @@ def emit_json(payload: object) -> None:
     text = json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False)
     if not stdout_encodes(text):
         text = json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=True)
-    out(text)
+    # What JSON leaves raw that a terminal acts on (DEL, C1, bidi overrides) can only sit
+    # in a string here: as `\u` escapes it stays the same JSON and passes the sink as is.
+    out(re.sub(_JSON_RAW, lambda m: f"\\u{ord(m.group()):04x}", text))

@@ -15,6 +15,8 @@ from typing import Literal
 
 import attrs
 
+from nixgen.core import outside
+
 Severity = Literal["error", "warning"]
 
 #: Exit status for input the user must fix: an invalid build.toml, an unwritable output.
@@ -47,26 +49,10 @@ def _is_bare_key(key: str) -> bool:
 
 def printable(text: str) -> str:
     """`text` with every invisible or line-breaking character escaped (``\\n``, ``\\x1b``,
-    ``\\u202e``), so a value from a hostile build.toml can neither forge extra output
-    lines nor send terminal escape sequences or bidi overrides to the reader's screen."""
-    if text.isprintable():
-        return text
-    out = []
-    for c in text:
-        if c.isprintable() or c == " ":
-            out.append(c)
-        elif c in _SHORT_ESCAPES:
-            out.append(_SHORT_ESCAPES[c])
-        elif ord(c) <= 0xFF:
-            out.append(f"\\x{ord(c):02x}")
-        elif ord(c) <= 0xFFFF:
-            out.append(f"\\u{ord(c):04x}")
-        else:
-            out.append(f"\\U{ord(c):08x}")
-    return "".join(out)
-
-
-_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+    ``\\u202e``) and every credential redacted, so a value from a hostile build.toml can
+    neither forge extra output lines nor send terminal escape sequences or bidi overrides
+    to the reader's screen (`nixgen.core.outside.escape`, the one sanitiser)."""
+    return outside.escape(text)
 
 
 def closest(word: str, choices: Iterable[str]) -> str | None:

@@ -80,6 +80,8 @@ RocmArch = NewType("RocmArch", str)
 RocmArch.__doc__ = "``gfx942``, ``gfx1100``: an AMD GPU target."
 RepoId = NewType("RepoId", str)
 RepoId.__doc__ = "A ``org/name`` Hub repository id."
+HubBranch = NewType("HubBranch", str)
+HubBranch.__doc__ = "A branch of a Hub repository (``v1``, ``dev``; not ``refs/…``)."
 CargoFeature = NewType("CargoFeature", str)
 CargoFeature.__doc__ = "A Cargo feature name."
 RustLibName = NewType("RustLibName", str)
@@ -171,7 +173,7 @@ class Hub:
     """``[general.hub]``: where the built kernel is uploaded."""
 
     repo_id: RepoId | None = _unset("The Hub repository the built kernel is uploaded to.")
-    branch: str | None = _unset("The branch to upload to (default: `v<version>`).")
+    branch: HubBranch | None = _unset("The branch to upload to (default: `v<version>`).")
 
 
 @attrs.frozen(kw_only=True)

@@ -15,14 +15,13 @@ from typing import Any
 
 import attrs
 
-from nixgen.core import tables
+from nixgen.core import remote, tables
 from nixgen.core.errors import closest, did_you_mean
 from nixgen.reading import model
 
 _PROJECT_NAME = re.compile(r"^[a-z][-a-z0-9]*[a-z0-9]$")
 _KERNEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _VERSION = re.compile(r"^[0-9]+(\.[0-9]+)*$")
-_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 _FEATURE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_+.-]*(/[A-Za-z0-9_][A-Za-z0-9_+.-]*)?$")
 _EXTENSION = re.compile(r"^[A-Za-z0-9_]+$")
 _SCP_URL = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^\s]+$")
@@ -115,9 +114,15 @@ def git_url(value: str) -> str | None:
 
 
 def repo_id(value: str) -> str | None:
-    if _REPO_ID.fullmatch(value):
-        return None
-    return f"invalid Hub repository id `{value}`: expected `org/name`"
+    """A Hub repository id, by the one rule of values sent to the Hub (`remote.REPO_ID`)."""
+    why = remote.repo_id_problem(value)
+    return None if why is None else f"invalid Hub repository id `{value}`: {why}"
+
+
+def hub_branch(value: str) -> str | None:
+    """A branch nixgen uploads to, by the same module's rule (`remote.BRANCH`)."""
+    why = remote.branch_problem(value)
+    return None if why is None else f"invalid branch `{value}`: {why}"
 
 
 def rel_path(value: str) -> str | None:
@@ -335,7 +340,8 @@ NEWTYPES: dict[Any, ValueRule] = {
         schema=lambda: {**_pattern(_ROCM_ARCH)(), "examples": list(tables.known_rocm_archs())},
         unknown=unknown_rocm_arch,
     ),
-    model.RepoId: ValueRule(check=repo_id, schema=_pattern(_REPO_ID)),
+    model.RepoId: ValueRule(check=repo_id, schema=remote.REPO_ID.schema),
+    model.HubBranch: ValueRule(check=hub_branch, schema=remote.BRANCH.schema),
     model.CargoFeature: ValueRule(check=cargo_feature, schema=_pattern(_FEATURE)),
     model.RustLibName: ValueRule(check=rust_lib_name, schema=_pattern(_RUST_IDENT)),
     model.Extension: ValueRule(check=extension, schema=_pattern(_EXTENSION)),

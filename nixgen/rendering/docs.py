@@ -242,6 +242,8 @@ def _rule_text(definition: dict[str, Any]) -> str:
         parts.append(f"Matches `{definition['pattern']}`")
     if "anyOf" in definition:
         parts.append("Matches " + " or ".join(f"`{o['pattern']}`" for o in definition["anyOf"]))
+    if "allOf" in definition:
+        parts.append("Matches " + " and ".join(f"`{o['pattern']}`" for o in definition["allOf"]))
     if "maxLength" in definition:
         parts.append(f"at most {definition['maxLength']} characters")
     if "not" in definition:

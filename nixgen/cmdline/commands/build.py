@@ -27,7 +27,7 @@ from nixgen.cmdline.cli import (
     print_problems,
     project_argument,
 )
-from nixgen.core import tables
+from nixgen.core import console, tables
 from nixgen.core.console import status
 from nixgen.core.errors import (
     ProblemError,
@@ -138,7 +138,7 @@ def build_command(
     no_sandbox_check: bool,
     dry_run: bool,
     as_json: bool,
-) -> None:
+) -> list[str] | None:
     """Build PROJECT's variants with Nix, rendering its Nix files first when stale.
 
     Evaluates the flake once for all chosen variants and builds them with one `nix build`,
@@ -203,7 +203,7 @@ def build_command(
 
     stale = write.plan(root, rendered)
     for note in kept_warnings(stale.kept):
-        click.echo(note, err=True)
+        console.err(note)
     settings = nixcommand.Settings(
         overrides=overrides,
         options=tuple(options),
@@ -241,15 +241,15 @@ def build_command(
                 },
                 [*problems, *unseen],
             )
-            return
+            return None
         print_problems(sort_problems(attrs.evolve(p, severity="warning") for p in unseen))
         if changed:
             status(f"would render {rendered.out_dir}/ ({len(changed)} file(s) stale)")
         ref = nixcommand.flake_ref(root)
         cd = f"cd {shlex.quote(str(root.resolve()))} && " if ref == "." else ""
-        click.echo(cd + evaluate.shown())
-        click.echo(shlex.join([*build.argv, "<drvPath of each variant>"]))
-        return
+        console.out(cd + evaluate.shown())
+        console.out(shlex.join([*build.argv, "<drvPath of each variant>"]))
+        return None
 
     if stale.stale:
         result = write.write(root, rendered)
@@ -282,6 +282,7 @@ def build_command(
         accept_flake_config=accept_flake_config,
         labels=planned.labels,
     )
+    return chosen  # what `nixgen build-and-upload` uploads
 
 
 def _check_links(root: Path, links: str, variants: Sequence[str]) -> None:

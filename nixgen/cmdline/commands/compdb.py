@@ -140,13 +140,13 @@ def compdb_command(
             status(f"would render {rendered.out_dir}/ ({len(changed)} file(s) stale)")
         ref = nixcommand.flake_ref(root)
         cd = f"cd {shlex.quote(str(root))} && " if ref == "." else ""
-        click.echo(cd + evaluate(variant).shown())
+        console.out(cd + evaluate(variant).shown())
         if not no_realise:
             realise = nixcommand.realise([], settings).argv
-            click.echo(shlex.join([*realise, "<drvPath of each input>"]))
+            console.out(shlex.join([*realise, "<drvPath of each input>"]))
         return
     for note in kept_warnings(stale.kept):
-        click.echo(note, err=True)
+        console.err(note)
     if stale.stale:
         status(summary(write.write(root, rendered), rendered.out_dir))
     unseen = gitfiles.unseen_problems(loaded, rendered, root)

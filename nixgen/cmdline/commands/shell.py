@@ -155,9 +155,9 @@ def shell_command(
         ref = nixcommand.flake_ref(root)
         cd = f"cd {shlex.quote(str(root))} && " if ref == "." else ""
         if test:
-            click.echo(cd + evaluate.shown())
-            click.echo(shlex.join([*nix_build([]).argv, "<drvPath of the variant>"]))
-        click.echo(cd + command.shown())
+            console.out(cd + evaluate.shown())
+            console.out(shlex.join([*nix_build([]).argv, "<drvPath of the variant>"]))
+        console.out(cd + command.shown())
         return
     for note in kept_warnings(stale.kept):
         console.err(note)

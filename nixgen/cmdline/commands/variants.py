@@ -82,7 +82,7 @@ def variants_command(
         return
     if names:
         for v in found:
-            click.echo(v.name)
+            console.out(v.name)
         return
     if not found:
         status("no variants")
@@ -102,7 +102,7 @@ def variants_command(
         )
     text = table(rows)
     # The header is a status line's kind of text: -q leaves only the data.
-    click.echo(text.split("\n", 1)[1] if console.settings.verbosity < 0 else text)
+    console.out(text.split("\n", 1)[1] if console.settings.verbosity < 0 else text)
     bundled = sum(v.bundle for v in found)
     status(f"{len(found)} variant(s), {bundled} in the bundle")
 

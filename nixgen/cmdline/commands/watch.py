@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from nixgen.cmdline.cli import handle_errors, print_problems, project_argument, use_color
+from nixgen.core import console
 from nixgen.core.errors import NixgenError, ProblemError
 from nixgen.core.paths import DEFAULT_OUT
 
@@ -216,15 +217,15 @@ def watch(project: Path, out: str | None, interval: float, max_renders: int | No
     watcher = Watcher(project, out, color=use_color(sys.stderr))
     if not watcher.build_file.is_file():
         raise NixgenError(f"{watcher.build_file}: no such file")
-    click.echo(f"watching {watcher.build_file} and the files it lists; Ctrl-C stops", err=True)
+    console.err(f"watching {watcher.build_file} and the files it lists; Ctrl-C stops")
     try:
         watcher.run(
             interval=interval,
             max_renders=max_renders,
-            echo=lambda line: click.echo(line, err=True, color=watcher.color),
+            echo=console.err,
         )
     except KeyboardInterrupt:
-        click.echo("stopped", err=True)
+        console.err("stopped")
         sys.exit(130)  # like every command Ctrl-C ends (docs/files-and-links.md)
     if watcher.code:
         sys.exit(watcher.code)

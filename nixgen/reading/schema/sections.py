@@ -11,7 +11,7 @@ from nixgen.reading import model
 @attrs.frozen(kw_only=True)
 class Hub:
     repo_id: model.RepoId | None = None
-    branch: str | None = None
+    branch: model.HubBranch | None = None
 
 
 @attrs.frozen(kw_only=True)
