@@ -87,6 +87,8 @@ DIRECT_WRITERS = {
     "nixgen/building/nixbuild.py": "the progress line's own `\\r\\x1b[K`; its text goes "
     "through the sink",
     "nixgen/rendering/docs.py": "the reference, printed by a maintainer's script",
+    "nixgen/building/process.py": "a command's standard input (`process.run`'s `input`), "
+    "not a terminal",
 }
 
 

@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 import stat
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -135,7 +136,7 @@ def test_the_bundles_travel_with_the_upload(case: tuple[dict[str, Any], Any]) ->
     ids = [s.get("id") for s in workflow["jobs"]["upload"]["steps"]]
     assert ids.index("signatures") < ids.index("check") < ids.index("upload")
     upload = workflows.step(workflow, "upload", "upload")
-    assert upload["run"] == "nixgen upload --build-dir build ."
+    assert upload["run"] == "nixgen upload --allow-stale --build-dir build ."
 
 
 def test_the_hub_token_lives_in_the_upload_jobs_environment(
@@ -219,15 +220,24 @@ def hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[Hub]:
 
 def fake_cosign(directory: Path, record: Path) -> Path:
     """A `cosign` that records its arguments and writes, for `sign-blob --yes --bundle B
-    F`, a JSON bundle naming F's SHA-256 (what a real one signs: F's bytes)."""
+    F`, a JSON bundle of a Sigstore bundle's shape whose message digest is F's SHA-256 (what
+    a real one signs: F's bytes; no certificate or signature, which only Fulcio and the
+    GitHub OIDC token can give)."""
     directory.mkdir(parents=True)
     script = directory / "cosign"
     script.write_text(
-        "#!/bin/sh\n"
-        f'printf "%s\\n" "$*" >> {record}\n'
-        '[ "$1 $2 $3" = "sign-blob --yes --bundle" ] || exit 64\n'
-        'sum=$(sha256sum "$5" | cut -d" " -f1)\n'
-        'printf \'{"stand-in": true, "sha256": "%s"}\\n\' "$sum" > "$4"\n'
+        f"#!{sys.executable}\n"
+        "import base64, hashlib, json, sys\n"
+        f"with open({str(record)!r}, 'a') as log:\n"
+        "    print(' '.join(sys.argv[1:]), file=log)\n"
+        "if sys.argv[1:4] != ['sign-blob', '--yes', '--bundle']:\n"
+        "    sys.exit(64)\n"
+        "digest = hashlib.sha256(open(sys.argv[5], 'rb').read())\n"
+        "bundle = {'mediaType': 'application/vnd.dev.sigstore.bundle.v0.3+json',\n"
+        "          'stand-in': True, 'sha256': digest.hexdigest(),\n"
+        "          'messageSignature': {'messageDigest': {'algorithm': 'SHA2_256',\n"
+        "              'digest': base64.b64encode(digest.digest()).decode()}}}\n"
+        "open(sys.argv[4], 'w').write(json.dumps(bundle) + '\\n')\n"
     )
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     return directory
