@@ -28,6 +28,7 @@ import pytest
 from click.testing import CliRunner
 
 from nixgen.cmdline.cli import main
+from nixgen.core import writer
 from nixgen.writing import write
 from tests.scale_probe import build_toml, generate
 
@@ -423,7 +424,7 @@ def test_renders_without_renameat2(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, versions: dict[int, tuple[str, Tree]]
 ) -> None:
     """Where libc has no renameat2 the swap falls back to renames, with the same result."""
-    monkeypatch.setattr(write, "_libc", lambda: None)
+    monkeypatch.setattr(writer, "_libc", lambda: None)
     root = generate(tmp_path / "p", KERNELS + 12)
     for version in (1, 2, 1):
         (root / "build.toml").write_text(versions[version][0])

@@ -8,12 +8,12 @@ in full like any other: `nixgen.writing.write` then touches nothing.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nixgen.core import console
 from nixgen.core.errors import EXIT_FAILURE
-from nixgen.core.paths import DEFAULT_OUT
 
 if TYPE_CHECKING:
     from nixgen.checking.project import Project
@@ -78,6 +78,40 @@ def library_for(root: Path, out: str, given: str | None = None) -> Library:
     return found.library
 
 
+def inputs(loaded: Project, out: str) -> list[str]:
+    """What an output the user names (`compdb -o`, `build --out-link`) must never replace,
+    relative to the project: build.toml (and where its link leads), nixgen.toml, the flake,
+    its lock and its kept copy, the generated tree `out`, git's directory, every path the
+    build lists (sources, include directories, a crate's directory) and the Python
+    package. `nixgen.core.paths.output_path` refuses them and what is under them."""
+    import os
+
+    from nixgen.app import anchorflake, config
+    from nixgen.checking import validate
+    from nixgen.core import paths
+    from nixgen.reading import model
+
+    build = loaded.build
+    root = os.path.abspath(loaded.root)
+    build_toml = os.path.relpath(os.path.abspath(loaded.document.path), root)
+    linked = paths.resolve_inside(root, build_toml)
+    listed = [rel for _, rel in validate.listed_files(build)]
+    listed += [str(p) for k in build.kernels.values() for p in model.kernel_includes(k)]
+    listed += [str(p) for p in getattr(build.framework, "include", [])]
+    return [
+        build_toml,
+        *([linked] if linked else []),
+        config.FILE,
+        "flake.nix",
+        "flake.lock",
+        anchorflake.BACKUP,
+        ".git",
+        out,
+        model.python_package_dir(build),
+        *listed,
+    ]
+
+
 def with_github_workflow(loaded: Any, rendered: Any) -> Any:
     """`rendered` plus the project's GitHub Actions workflow (a project-root file)."""
     import attrs
@@ -91,33 +125,58 @@ def with_github_workflow(loaded: Any, rendered: Any) -> Any:
 
 def render_project(
     project: Path | str,
-    out: str = DEFAULT_OUT,
+    out: str | None = None,
     *,
     check: bool = False,
     force: bool = False,
     ci: str | None = None,
     library: str | None = None,
+    record: Mapping[str, str] | None = None,
+    replace_root: Collection[str] = (),
+    extra: Mapping[str, bytes] | None = None,
+    expect: Mapping[str, bytes | None] | None = None,
 ) -> int:
-    """Render (or with `check`, compare) `project` with the library `library` (`prepare`);
-    print what happened; return the exit status (0, or 1 when `check` finds stale files).
-    Failures raise."""
+    """Render (or with `check`, compare) `project` into `out` (None: nixgen.toml's, else
+    nix/) with the library `library` (`prepare`); print what happened; return the exit
+    status (0, or 1 when `check` finds stale files). Failures raise.
+
+    The whole run holds the project lock (`nixgen.core.writer.project_lock`), from reading
+    nixgen.toml to the last write, and writes one transaction: the tree, the project-root
+    files, nixgen.toml with `record` (``out``, ``library``: the settings `--out` and
+    `--library` gave) and the `extra` files (`flake.nix.orig`), so two renders at once
+    never leave nixgen.toml saying one thing and nix/ another. `replace_root` and
+    `expect`: see `nixgen.writing.write.write`."""
+    from nixgen.app import config
+    from nixgen.core import writer
     from nixgen.writing import write
 
-    loaded, rendered, problems, _ = prepare(project, out, library=library)
-    if ci == "github":
-        rendered = with_github_workflow(loaded, rendered)
-    console.print_problems(problems)
-    root = loaded.root
-    if check:
-        result = write.plan(root, rendered, force=True, replace_root=False)
-        if result.stale:
-            console.out(result.diff, newline=False)
-            stale = [*result.added, *result.changed, *result.removed]
-            console.err(f"nixgen: {len(stale)} generated file(s) are stale: run `nixgen render`")
-            return EXIT_FAILURE
-        console.status(f"{out}/ is up to date")
-        return 0
-    result = write.write(root, rendered, force=force)
+    with writer.project_lock(config.project_root(project)):
+        out = config.out_dir(project, out)
+        loaded, rendered, problems, _ = prepare(project, out, library=library)
+        if ci == "github":
+            rendered = with_github_workflow(loaded, rendered)
+        console.print_problems(problems)
+        root = loaded.root
+        if check:
+            result = write.plan(root, rendered, force=True, replace_root=False)
+            if result.stale:
+                console.out(result.diff, newline=False)
+                stale = [*result.added, *result.changed, *result.removed]
+                console.err(
+                    f"nixgen: {len(stale)} generated file(s) are stale: run `nixgen render`"
+                )
+                return EXIT_FAILURE
+            console.status(f"{out}/ is up to date")
+            return 0
+        extra = dict(extra or {})
+        expect = dict(expect or {})
+        recorded = config.record(root, record) if record else None
+        if recorded is not None:
+            extra[recorded.rel] = recorded.data
+            expect[recorded.rel] = recorded.before
+        result = write.write(
+            root, rendered, force=force, replace_root=replace_root, extra=extra, expect=expect
+        )
     notes = kept_warnings(result.kept, root)
     for note in notes:
         console.err(note)
@@ -129,6 +188,8 @@ def render_project(
     ):
         for name in names:
             console.status(f"  {kind} {name}", level=1)
+    for line in recorded.lines if recorded is not None else ():
+        console.status(line)
     return 0
 
 

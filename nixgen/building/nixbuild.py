@@ -31,7 +31,7 @@ import attrs
 from nixgen.building import nixcheck
 from nixgen.building.nixlog import Build, NixLog
 from nixgen.core import bounded, console
-from nixgen.core.errors import NixgenError
+from nixgen.core.errors import NixgenError, printable
 from nixgen.rendering import nixlit
 
 EXPERIMENTAL = "nix-command flakes"
@@ -135,6 +135,53 @@ def is_store_drv(value: str, store: str | None = None) -> bool:
     return re.fullmatch(re.escape(store) + "/" + _STORE_NAME + r"\.drv", value) is not None
 
 
+#: A flake input's name as `--override-input` takes it: an attribute name, or a path of
+#: them into nested inputs (``nixgen/nixpkgs``). Never anything Nix could read as an
+#: option (``--foo``, ``-x``).
+_INPUT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_'-]*(/[A-Za-z_][A-Za-z0-9_'-]*)*")
+
+
+def input_name_problem(name: str) -> str | None:
+    """Why `name` is no flake input name `--override-input` may be given (None: it is)."""
+    if _INPUT_NAME.fullmatch(name):
+        return None
+    dash = " (it starts with `-`: Nix would read it as an option)" if name[:1] == "-" else ""
+    return (
+        f"`{printable(name)}` is not a flake input name{dash}; an input name is letters, "
+        "digits, `_`, `'` and `-`, starting with a letter or `_` (`nixpkgs`; "
+        "`nixgen/nixpkgs` for a nested input)"
+    )
+
+
+def override_problem(name: str, ref: str) -> str | None:
+    """Why `--override-input NAME REF` must not be run (None: it may): a name that is no
+    input name, a reference that is empty, starts with `-` or holds a space or a control
+    character."""
+    why = input_name_problem(name)
+    if why is not None:
+        return why
+    if not ref or ref[:1] == "-" or any(c.isspace() or not c.isprintable() for c in ref):
+        return (
+            f"`{printable(ref)}` is not a flake reference (`path:/srv/nixpkgs`, "
+            "`github:NixOS/nixpkgs/REV`): it is empty, starts with `-`, or holds a space or "
+            "a control character"
+        )
+    return None
+
+
+def override_arguments(overrides: Sequence[tuple[str, str]]) -> list[str]:
+    """``--override-input NAME REF`` for each override: the one place they become
+    arguments of a Nix command. Every verb checks them where they are read
+    (`nixgen.app.config`), so a bad one here is nixgen's bug; it is refused all the same."""
+    arguments: list[str] = []
+    for name, ref in overrides:
+        why = override_problem(name, ref)
+        if why is not None:
+            raise NixgenError(f"internal error: refusing `--override-input`: {why}")
+        arguments += ["--override-input", name, ref]
+    return arguments
+
+
 def eval_command(
     ref: str,
     system: str,
@@ -154,8 +201,7 @@ def eval_command(
         "--apply",
         apply,
     ]
-    for name, value in overrides:
-        command += ["--override-input", name, value]
+    command += override_arguments(overrides)
     # `--` first: no positional argument is ever read as an option.
     return [*command, *extra, "--", f"{ref}#packages.{system}"]
 

@@ -484,11 +484,25 @@ class OutDirError(NixgenError, ValueError):
         return Problem(message=f"--out: {self}").render()
 
 
+#: The longest output directory (`--out`, nixgen.toml's `out`), in bytes: with the project's
+#: own path and the generated files' names under it, a path the system takes.
+MAX_OUT_DIR = 1024
+
+
 def check_out_dir(out_dir: str) -> None:
+    """Refuse an output directory that is not a short relative path inside the project
+    (`OutDirError`, before anything is read or written)."""
     if not _OUT_DIR.fullmatch(out_dir) or ".." in out_dir.split("/"):
         raise OutDirError(
             f"invalid output directory `{out_dir}`: use a relative path inside the project "
             "made of letters, digits, `.`, `_`, `-` and `/`"
+        )
+    longest = max(len(name) for name in out_dir.split("/"))
+    if longest > paths.NAME_MAX or len(out_dir) > MAX_OUT_DIR:
+        raise OutDirError(
+            f"invalid output directory `{out_dir[:60]}…` ({len(out_dir)} bytes): file systems "
+            f"take names of at most {paths.NAME_MAX} bytes; nixgen takes an output directory "
+            f"of at most {MAX_OUT_DIR}"
         )
 
 

@@ -146,8 +146,7 @@ def shell_command(
         nixbuild.EXPERIMENTAL,
         f"{ref}#devShells.{system}.{shell}",
     ]
-    for name, value in overrides:
-        command += ["--override-input", name, value]
+    command += nixbuild.override_arguments(overrides)
     command += flag
     command += nixbuild.nix_options(options, accept_flake_config=accept_flake_config)
     if console.settings.build_logs:
