@@ -78,6 +78,8 @@ def test_the_package_keeps_every_contract(package: Path) -> None:
             "the plan from the variants",
         ),
         ("rendering/render.py", "import click", "click is imported by nixgen.cmdline alone"),
+        # Editing TOML text beside tomledit (nixgen.toml by hand: the duplicated-key bug).
+        ("app/config.py", "import tomlkit", "TOML text is edited by core.tomledit alone"),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(

@@ -74,9 +74,12 @@ class Settings:
 
 
 def project_root(project: Path | str) -> Path:
-    """The project directory of PROJECT (a directory or its build.toml)."""
+    """The project directory of PROJECT (a directory or its build.toml; a missing path is
+    the directory it names, unless it names a `.toml` file)."""
     path = Path(project)
-    return path if path.is_dir() else path.parent
+    if path.is_dir() or (not path.exists() and path.suffix != ".toml"):
+        return path
+    return path.parent
 
 
 def _located(project: Path | str) -> tuple[Path, str | None, str]:

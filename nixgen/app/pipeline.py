@@ -7,6 +7,7 @@ in full like any other: `nixgen.writing.write` then touches nothing.
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 from collections.abc import Collection, Mapping
 from pathlib import Path
@@ -150,7 +151,10 @@ def render_project(
     from nixgen.core import writer
     from nixgen.writing import write
 
-    with writer.project_lock(config.project_root(project)):
+    root_dir = config.project_root(project)
+    # A project that is not there has nothing to lock: reading it says what is wrong.
+    lock = writer.project_lock(root_dir) if root_dir.is_dir() else contextlib.nullcontext()
+    with lock:
         out = config.out_dir(project, out)
         loaded, rendered, problems, _ = prepare(project, out, library=library)
         if ci == "github":

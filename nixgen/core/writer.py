@@ -68,7 +68,8 @@ class WriteError(OutputError):
 
 
 def _reached(step: str) -> None:
-    """Called after each step of a commit (``journal``, ``tree``, ``file:<path>``,
+    """Called after each step of a commit (``staged``, ``journal``, ``tree`` and, without
+    ``renameat2``, ``tree:moved aside`` and ``tree:renamed`` before it, ``file:<path>``,
     ``done``): the fault-injection point of the crash tests, a no-op otherwise."""
 
 
@@ -147,10 +148,21 @@ def _refused(dirfd: int, name: str, where: str, exc: OSError) -> WriteError:
     return _fail(where, exc, "cannot open the directory")
 
 
+def _check_length(root: Path | str, rel: str) -> None:
+    """Refuse a path longer than the system takes (nixgen could make it one directory at
+    a time, but nothing could then name it)."""
+    too_long = paths.length_problem(rel, str(root))
+    if too_long is not None:
+        shown = os.path.join(str(root), rel)
+        shown = shown if len(shown) < 200 else shown[:200] + "…"
+        raise WriteError(f"{printable(shown)}: cannot write: File name too long ({too_long})")
+
+
 @contextlib.contextmanager
 def directory(root: Path | str, rel_dir: str = "", *, create: bool = True) -> Iterator[int]:
     """A descriptor of the directory `rel_dir` under `root`, reached without following any
     link (missing directories made when `create`); `WriteError` otherwise."""
+    _check_length(root, rel_dir)
     top = _open_root(root)
     try:
         fd = _open_at(top, paths.parts(rel_dir), create=create, shown=str(root))
@@ -375,7 +387,8 @@ def project_lock(root: Path | str) -> Iterator[None]:
     The lock is taken on the project directory itself (``flock``): no lock file is left
     behind or can be planted, and unlike build.toml the directory keeps its inode when an
     editor (or `nixgen migrate`) replaces build.toml by renaming a new file over it. It is
-    reentrant within a thread (a render inside `nixgen build` takes it again)."""
+    reentrant within a thread (a render inside `nixgen build` takes it again). Taking it
+    completes a transaction a killed run left half committed (`recover`)."""
     fd = _open_root(root)
     try:
         info = os.fstat(fd)
@@ -398,6 +411,9 @@ def project_lock(root: Path | str) -> Iterator[None]:
             raise _fail(str(root), exc, "cannot lock the project directory") from None
         _held[key] = 1
         try:
+            # What a killed run left half committed is completed first, so that whatever
+            # the holder reads (nixgen.toml, nix/, flake.nix) is one run's whole output.
+            recover(root)
             yield
         finally:
             del _held[key]
@@ -442,7 +458,7 @@ class Tree:
     def _at(self, rel: str) -> str:
         return os.path.join(str(self.path), rel) if rel else str(self.path)
 
-    def mkdir(self, rel: str) -> None:
+    def make_dir(self, rel: str) -> None:
         os.mkdir(self._at(rel))  # the umask applies, as for any new directory
 
     def exists(self, rel: str) -> bool:
@@ -469,7 +485,7 @@ class Tree:
         mode and mtime."""
         os.link(source, self._at(rel), follow_symlinks=False)
 
-    def chmod(self, rel: str, mode: int) -> None:
+    def set_mode(self, rel: str, mode: int) -> None:
         """`rel` (a directory of the staged tree) gets `mode` when the tree is done."""
         self.modes[rel] = mode
 
@@ -497,7 +513,9 @@ class Tree:
         elif not _exchange_at(fd, self.staging, self.name):
             old = f"{OLD}{self.name}"
             os.rename(self.name, old, src_dir_fd=fd, dst_dir_fd=fd)
+            _reached("tree:moved aside")
             os.rename(self.staging, self.name, src_dir_fd=fd, dst_dir_fd=fd)
+            _reached("tree:renamed")
             os.rename(old, self.staging, src_dir_fd=fd, dst_dir_fd=fd)
         _fsync_fd(fd)
 
@@ -510,8 +528,17 @@ class Transaction:
     With `lock` (the default), the project lock is held for the whole block and an
     interrupted earlier transaction is completed first (`recover`)."""
 
-    def __init__(self, root: Path | str, *, lock: bool = True, cleanup: Iterable[str] = ()):
+    def __init__(
+        self,
+        root: Path | str,
+        *,
+        lock: bool = True,
+        cleanup: Iterable[str] = (),
+        quiet: bool = False,
+    ):
         self.root = Path(root)
+        #: No fault-injection steps (`_reached`): the journal's own write.
+        self._quiet = quiet
         self._lock = lock
         self._cleanup = list(cleanup)
         self._files: list[_File] = []
@@ -524,7 +551,7 @@ class Transaction:
     def __enter__(self) -> Transaction:
         if self._lock:
             self._stack.enter_context(project_lock(self.root))
-            recover(self.root, self._cleanup)
+            recover(self.root, self._cleanup)  # the journal is done: the leftovers
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -546,8 +573,9 @@ class Transaction:
         """Stage `data` for the file `rel` (project-relative). With `expect` (bytes, or
         None for "absent"), the commit is refused when the file holds anything else then."""
         rel = "/".join(paths.parts(rel))
-        item = _File(rel, data, mode, replace_link, expect)
         where = str(self.root / rel)
+        _check_length(self.root, rel)
+        item = _File(rel, data, mode, replace_link, expect)
         with directory(self.root, item.parent) as dirfd:
             try:
                 _check_replaceable(_mode_at(dirfd, item.name), where, replace_link=replace_link)
@@ -600,27 +628,28 @@ class Transaction:
         try:
             if tree is not None:
                 tree._finish()
+            self._step("staged")
             if journal and (len(self._files) + (tree is not None)) > 1:
                 self._write_journal()
                 self._journaled = True
-                _reached("journal")
+                self._step("journal")
             else:
                 journal = False
             if tree is not None:
                 tree._swap()
-                _reached("tree")
+                self._step("tree")
             for item in self._files:
                 with directory(self.root, item.parent, create=False) as dirfd:
                     assert item.tmp is not None
                     os.rename(item.tmp, item.name, src_dir_fd=dirfd, dst_dir_fd=dirfd)
                     item.tmp = None
                     _fsync_fd(dirfd)
-                _reached(f"file:{item.rel}")
+                self._step(f"file:{item.rel}")
             if journal:
                 with directory(self.root, "", create=False) as rootfd:
                     os.unlink(JOURNAL, dir_fd=rootfd)
                     _fsync_fd(rootfd)
-            _reached("done")
+            self._step("done")
         except OSError as exc:
             raise _fail(
                 str(exc.filename or self.root),
@@ -632,6 +661,10 @@ class Transaction:
             remove_tree(tree.path)  # now the old tree
             os.close(tree._parent_fd)
             self._tree = None
+
+    def _step(self, name: str) -> None:
+        if not self._quiet:
+            _reached(name)
 
     def _check_expected(self) -> None:
         for item in self._files:
@@ -663,11 +696,16 @@ class Transaction:
                 {"parent": item.parent, "name": item.name, "tmp": item.tmp} for item in self._files
             ],
         }
-        write_file(self.root, JOURNAL, (json.dumps(entry) + "\n").encode(), mode=0o600)
+        with Transaction(self.root, lock=False, quiet=True) as tx:
+            tx.file(JOURNAL, (json.dumps(entry) + "\n").encode(), mode=0o600)
+            tx.commit(journal=False)
 
     def _abort(self) -> None:
-        if self._journaled:
-            return  # half committed: the next run completes it from the journal
+        if self._journaled:  # half committed: the next run completes it from the journal
+            if self._tree is not None:
+                os.close(self._tree._parent_fd)
+                self._tree = None
+            return
         for item in self._files:
             if item.tmp is not None:
                 with (
@@ -748,8 +786,11 @@ def _complete(root: Path, data: bytes) -> None:
     try:
         if tree is not None:
             parent, name, staging, inode = tree
-            with directory(root, parent, create=False) as fd:
-                _finish_swap(fd, name, staging, inode)
+            try:
+                with directory(root, parent, create=False) as fd:
+                    _finish_swap(fd, name, staging, inode)
+            except WriteError:
+                pass  # the directory is gone: nothing of this tree to complete
         for parent, name, tmp in files:
             try:
                 with directory(root, parent, create=False) as fd:

@@ -76,10 +76,14 @@ def _at(value: Any, indent: int) -> nixlit.Raw:
 def _bytecode_cache() -> Any:
     """Compiled templates, cached on disk per nixgen version: compiling the templates is
     most of a small render's work. A cache directory that cannot be made is not used."""
+    from pathlib import Path
+
+    from nixgen.core import writer
+
     try:
         directory = os.path.join(paths.cache_home(), "nixgen", f"jinja-{__version__}")
-        os.makedirs(directory, exist_ok=True)
-    except OSError:
+        writer.make_user_dirs(Path(directory))
+    except (OSError, writer.WriteError):
         return None
     return jinja.optional_cache(directory)
 

@@ -332,14 +332,14 @@ def _stage_tree(
     #: is gone (a vendored `lib/` no longer rendered), kept when hand-written or empty.
     held: list[str] = []
     if _is_real_dir(out):
-        tree.chmod("", stat.S_IMODE(os.lstat(out).st_mode))
+        tree.set_mode("", stat.S_IMODE(os.lstat(out).st_mode))
         for rel_dir, dirs, files in paths.walk(
             out, onerror=functools.partial(_unlistable, root, out)
         ):
             dirs[:] = [d for d in dirs if _join(rel_dir, d) not in rendered.tree]
             if rel_dir:
-                tree.mkdir(rel_dir)
-                tree.chmod(rel_dir, stat.S_IMODE(os.lstat(out / rel_dir).st_mode))
+                tree.make_dir(rel_dir)
+                tree.set_mode(rel_dir, stat.S_IMODE(os.lstat(out / rel_dir).st_mode))
                 if dirs or files:
                     held.append(rel_dir)
             for name in files:
@@ -350,7 +350,7 @@ def _stage_tree(
     for rel, data in sorted(rendered.tree.items()):
         for folder in sorted(_prefixes([rel])):
             if not tree.exists(folder):
-                tree.mkdir(folder)
+                tree.make_dir(folder)
         if f"{rendered.out_dir}/{rel}" in unchanged:
             tree.link_from(out / rel, rel)  # unchanged: same inode, same mtime
         else:

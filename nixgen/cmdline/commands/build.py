@@ -202,6 +202,8 @@ def build_command(
             ]
         )
 
+    if not no_link:  # refused before anything is rendered, run or built (a dry run too)
+        links = _check_links(root, links, chosen, pipeline_inputs(loaded, out))
     stale = write.plan(root, rendered)
     for note in kept_warnings(stale.kept):
         click.echo(note, err=True)
@@ -257,8 +259,6 @@ def build_command(
         raise ProblemError(unseen)
     if offline:
         offline_mod.check_inputs(root, [name for name, _ in overrides], config.read(root).library)
-    if not no_link:
-        links = _check_links(root, links, chosen, pipeline_inputs(loaded, out))
     print_problems(
         nixcheck.check(
             overrides=overrides,
