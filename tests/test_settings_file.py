@@ -171,7 +171,7 @@ def test_a_nixgen_toml_that_is_no_file_is_refused_without_blocking(
         ('"nix pkgs"', '"path:/srv/nixpkgs"', "is not a flake input name"),
         ('"a\\nb"', '"path:/srv/nixpkgs"', "is not a flake input name"),
         ("nixpkgs", '"--impure"', "is not a flake reference"),
-        ("nixpkgs", '"path:/a b"', "is not a flake reference"),
+        ("nixpkgs", '"path:/a\\nb"', "is not a flake reference"),
         ("nixpkgs", '""', "expected a flake reference"),
     ],
 )
@@ -308,3 +308,25 @@ def test_a_render_killed_at_any_moment_while_recording_is_completed_by_the_next(
         if new_tree or new_flake:
             assert setting == wanted, (run, new_tree, new_flake)
         assert not [p for p in root.iterdir() if p.name.startswith(".nixgen")]
+
+
+def test_a_render_made_before_nixgen_toml_changed_is_not_written(tmp_path: Path) -> None:
+    """`build`, `compdb`, `shell` and `watch` render and write without holding the lock
+    from their first read: the render carries the nixgen.toml it was made from
+    (`Rendered.settings`), and the writer refuses it once another run changed that file."""
+    from nixgen.app import pipeline
+    from nixgen.core.errors import OutputError
+    from nixgen.writing import write
+
+    root = project(tmp_path)
+    (root / "nixgen.toml").write_text('library = "vendored"\n')
+    _, rendered, _, _ = pipeline.prepare(root, "nix")
+    assert rendered.settings == {"nixgen.toml": b'library = "vendored"\n'}
+    (root / "nixgen.toml").write_text('library = "input:github:owner/nixgen/0123abc"\n')
+    before = snapshot(tmp_path)
+    with pytest.raises(OutputError, match=r"nixgen\.toml: changed while nixgen ran"):
+        write.write(root, rendered)
+    assert snapshot(tmp_path) == before
+    _, rendered, _, _ = pipeline.prepare(root, "nix")  # made anew: written
+    write.write(root, rendered)
+    _consistent(root)

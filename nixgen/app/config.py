@@ -114,10 +114,23 @@ def _read_bytes(project: Path | str) -> tuple[Path, str, str, bytes | None]:
     return root, rel, display, raw
 
 
+def read_with_snapshot(project: Path | str) -> tuple[Settings, dict[str, bytes | None]]:
+    """The settings of `project` and the bytes they were read from, by nixgen.toml's
+    project-relative path (where its link leads; None when absent): `Rendered.settings`."""
+    root, rel, display, raw = _read_bytes(project)
+    assert rel is not None  # `_read_bytes` refused a link out of the project
+    return parse(root, display, raw), {rel: raw}
+
+
 def read(project: Path | str) -> Settings:
     """The settings of `project`; `ProblemError` with located problems when nixgen.toml
     is not valid."""
     root, _, display, raw = _read_bytes(project)
+    return parse(root, display, raw)
+
+
+def parse(root: Path, display: str, raw: bytes | None) -> Settings:
+    """The settings of the nixgen.toml bytes `raw` (None: absent) of the project `root`."""
     if raw is None:
         return Settings()  # no TOML reader is loaded for a project without nixgen.toml
     from nixgen.reading import load

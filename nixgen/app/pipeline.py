@@ -17,6 +17,7 @@ from nixgen.core import console
 from nixgen.core.errors import EXIT_FAILURE
 
 if TYPE_CHECKING:
+    from nixgen.app.config import Settings
     from nixgen.checking.project import Project
     from nixgen.core.errors import Problem
     from nixgen.planning.plan import Plan
@@ -35,6 +36,9 @@ def prepare(
     every located problem when the project cannot be rendered, `OutDirError` for a bad `out`,
     `LibraryError` for a bad `library`.
     """
+    import attrs
+
+    from nixgen.app import config
     from nixgen.checking import project as project_mod
     from nixgen.core.errors import ProblemError
     from nixgen.planning import plan
@@ -52,20 +56,27 @@ def prepare(
     problems = [*loaded.warnings, *planned]
     if any(p.severity == "error" for p in planned):
         raise ProblemError(problems)
-    chosen = library_for(loaded.root, out, library)
-    return loaded, render.render(finished, out_dir=out, library=chosen), problems, finished
+    settings, snapshot = config.read_with_snapshot(loaded.root)
+    chosen = library_for(loaded.root, out, library, settings=settings)
+    rendered = render.render(finished, out_dir=out, library=chosen)
+    rendered = attrs.evolve(rendered, settings=snapshot)
+    return loaded, rendered, problems, finished
 
 
-def library_for(root: Path, out: str, given: str | None = None) -> Library:
+def library_for(
+    root: Path, out: str, given: str | None = None, *, settings: Settings | None = None
+) -> Library:
     """Where the project at `root` takes the static library from: `given` (``--library``),
-    else nixgen.toml's ``library``, else the library directory nixgen ships in place when git
-    tracks it in the project's own work tree (what a flake of the project sees:
-    `gitfiles.unseen_files`), else a vendored copy."""
+    else nixgen.toml's ``library`` (`settings`, when already read), else the library
+    directory nixgen ships in place when git tracks it in the project's own work tree (what
+    a flake of the project sees: `gitfiles.unseen_files`), else a vendored copy."""
     from nixgen.app import config
     from nixgen.building import gitfiles
     from nixgen.rendering import library
 
-    value = given if given is not None else config.read(root).library
+    if given is None:
+        given = (settings or config.read(root)).library
+    value = given
     if value is not None:
         return library.parse(value)
     found = library.in_place(root, out)
@@ -152,8 +163,11 @@ def render_project(
     from nixgen.writing import write
 
     root_dir = config.project_root(project)
-    # A project that is not there has nothing to lock: reading it says what is wrong.
-    lock = writer.project_lock(root_dir) if root_dir.is_dir() else contextlib.nullcontext()
+    # A project that is not there has nothing to lock: reading it says what is wrong; and
+    # `--check` writes nothing, not even the completion of a killed run's write (it
+    # reports what is on disk).
+    locking = root_dir.is_dir() and not check
+    lock = writer.project_lock(root_dir) if locking else contextlib.nullcontext()
     with lock:
         out = config.out_dir(project, out)
         loaded, rendered, problems, _ = prepare(project, out, library=library)

@@ -155,16 +155,16 @@ def input_name_problem(name: str) -> str | None:
 
 def override_problem(name: str, ref: str) -> str | None:
     """Why `--override-input NAME REF` must not be run (None: it may): a name that is no
-    input name, a reference that is empty, starts with `-` or holds a space or a control
-    character."""
+    input name, a reference that is empty, starts with `-` or holds a line break or
+    another control character (a space is fine: `path:/my stub`)."""
     why = input_name_problem(name)
     if why is not None:
         return why
-    if not ref or ref[:1] == "-" or any(c.isspace() or not c.isprintable() for c in ref):
+    if not ref or ref[:1] == "-" or any(c != " " and not c.isprintable() for c in ref):
         return (
             f"`{printable(ref)}` is not a flake reference (`path:/srv/nixpkgs`, "
-            "`github:NixOS/nixpkgs/REV`): it is empty, starts with `-`, or holds a space or "
-            "a control character"
+            "`github:NixOS/nixpkgs/REV`): it is empty, starts with `-` (Nix would read it "
+            "as an option), or holds a control character"
         )
     return None
 

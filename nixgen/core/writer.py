@@ -542,6 +542,7 @@ class Transaction:
         self._lock = lock
         self._cleanup = list(cleanup)
         self._files: list[_File] = []
+        self._unchanged: list[tuple[str, bytes | None]] = []
         self._tree: Tree | None = None
         self._stack = contextlib.ExitStack()
         self._done = False
@@ -614,9 +615,10 @@ class Transaction:
             raise
         return self._tree
 
-    @property
-    def empty(self) -> bool:
-        return not self._files and self._tree is None
+    def unchanged(self, rel: str, data: bytes | None) -> None:
+        """Refuse the commit unless the file `rel` (not written here) still holds `data`
+        (None: is absent): what this transaction's content was made from."""
+        self._unchanged.append(("/".join(paths.parts(rel)), data))
 
     def commit(self, *, journal: bool = True) -> None:
         """Put everything staged in place. Files with an `expect` are compared first (a
@@ -667,17 +669,15 @@ class Transaction:
             _reached(name)
 
     def _check_expected(self) -> None:
-        for item in self._files:
-            if item.expect is ANY:
-                continue
-            limit = max(len(item.expect), 1) if isinstance(item.expect, bytes) else 1
-            current = paths.read_under(self.root, item.rel, limit=limit)
+        expected = [(i.rel, i.expect) for i in self._files if i.expect is not ANY]
+        for rel, expect in [*expected, *self._unchanged]:
+            limit = max(len(expect), 1) if isinstance(expect, bytes) else 1
+            current = paths.read_under(self.root, rel, limit=limit)
             if isinstance(current, paths.Blocked) and not current.too_large:
                 current = b""  # not a regular file: it is not what was read
-            if current != item.expect:
+            if current != expect:
                 raise WriteError(
-                    f"{self.root / item.rel}: changed while nixgen ran; nothing was written "
-                    "(run again)"
+                    f"{self.root / rel}: changed while nixgen ran; nothing was written (run again)"
                 )
 
     def _write_journal(self) -> None:

@@ -56,6 +56,10 @@ class Rendered:
     out_dir: str
     tree: dict[str, bytes]
     root: dict[str, bytes]
+    #: The settings files the render was made from (project-relative: nixgen.toml's bytes,
+    #: None when it is absent): the writer refuses to write the render once they changed,
+    #: so the files on disk never disagree with the settings they were rendered by.
+    settings: dict[str, bytes | None] = attrs.field(factory=dict)
 
 
 # ------------------------------------------------------------------------- jinja setup

@@ -59,7 +59,7 @@ def migrate(
     from nixgen.core import writer
 
     root = config.project_root(project)
-    if not root.is_dir():  # reading it says what is wrong
+    if not root.is_dir() or check or show_diff:  # nothing to lock, or nothing written
         _migrate(project, check, show_diff, license_, edition, no_backup)
         return
     # One run at a time, from the first read to the last write (a takeover killed half
