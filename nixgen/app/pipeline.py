@@ -40,6 +40,7 @@ def prepare(
 
     from nixgen.app import config
     from nixgen.checking import project as project_mod
+    from nixgen.core import paths
     from nixgen.core.errors import ProblemError
     from nixgen.planning import plan
     from nixgen.rendering import render
@@ -51,6 +52,13 @@ def prepare(
         parse(library)  # a bad --library fails before the project is read
     # The include scan is `nixgen validate`'s: a render does not read every source.
     loaded = project_mod.read(project, includes=False)
+    clash = paths.overlap(out, [i for i in inputs(loaded, out) if i != out])
+    if clash is not None:
+        raise render.OutDirError(
+            f"invalid output directory `{out}`: it is, lies in or holds `{clash}`, an input of "
+            "the project; nixgen keeps the generated Nix apart from what the build reads "
+            "(choose another --out)"
+        )
     finished = plan.make(loaded.build)
     planned = loaded.document.locate_all(list(finished.problems))
     problems = [*loaded.warnings, *planned]

@@ -214,6 +214,17 @@ def output_path(
     return rel
 
 
+def overlap(rel: str, inputs: Iterable[str]) -> str | None:
+    """The first of `inputs` (project-relative paths) that `rel` is, lies under, or holds;
+    None when none."""
+    mine = "/".join(parts(rel))
+    for given in inputs:
+        name = "/".join(parts(given))
+        if name and (mine == name or mine.startswith(name + "/") or name.startswith(mine + "/")):
+            return name
+    return None
+
+
 def resolve_inside(root: str | os.PathLike[str], rel: str) -> str | None:
     """`rel` under `root` with every link on the way and at its end resolved, relative
     to `root`'s real path, when it stays inside `root`; None when it leads outside. What
