@@ -207,3 +207,25 @@ def test_the_outputs_outside_the_project_are_untouched_by_a_render_with_planted_
     assert (other / "precious.txt").read_bytes() == SECRET
     assert not (root / "nixgen.toml").is_symlink()
     assert 'out = "gen"' in (root / "nixgen.toml").read_text()
+
+
+@pytest.mark.parametrize(
+    ("value", "clash"),
+    [
+        ("relu", "relu/relu.cpp"),
+        ("torch-ext", "torch-ext/relu"),
+        ("torch-ext/relu/gen", "torch-ext/relu"),
+    ],
+)
+def test_an_output_directory_among_the_inputs_is_refused(
+    tmp_path: Path, value: str, clash: str
+) -> None:
+    """The generated tree is replaced as a whole: in a source directory (or the Python
+    package) it would sit among, and be swapped with, what the build reads."""
+    root = project(tmp_path)
+    before = snapshot(tmp_path)
+    for verb in (["render"], ["build", "--dry-run"], ["compdb", "--dry-run"]):
+        code, output = invoke(verb[0], str(root), "--out", value, *verb[1:])
+        assert code == 2, output
+        assert f"invalid output directory `{value}`" in output and f"`{clash}`" in output
+        assert snapshot(tmp_path) == before

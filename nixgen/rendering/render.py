@@ -508,9 +508,9 @@ def check_out_dir(out_dir: str) -> None:
     longest = max(len(name) for name in out_dir.split("/"))
     if longest > paths.NAME_MAX or len(out_dir) > MAX_OUT_DIR:
         raise OutDirError(
-            f"invalid output directory `{out_dir[:60]}…` ({len(out_dir)} bytes): file systems "
-            f"take names of at most {paths.NAME_MAX} bytes; nixgen takes an output directory "
-            f"of at most {MAX_OUT_DIR}"
+            f"invalid output directory `{out_dir[:60]}…` ({len(out_dir)} bytes): too long; "
+            f"file systems take names of at most {paths.NAME_MAX} bytes, nixgen an output "
+            f"directory of at most {MAX_OUT_DIR}"
         )
 
 
