@@ -52,7 +52,7 @@ def prepare(
         parse(library)  # a bad --library fails before the project is read
     # The include scan is `nixgen validate`'s: a render does not read every source.
     loaded = project_mod.read(project, includes=False)
-    clash = paths.overlap(out, [i for i in inputs(loaded, out) if i != out])
+    clash = paths.overlap(out, read_inputs(loaded))
     if clash is not None:
         raise render.OutDirError(
             f"invalid output directory `{out}`: it is, lies in or holds `{clash}`, an input of "
@@ -100,13 +100,21 @@ def library_for(
 
 def inputs(loaded: Project, out: str) -> list[str]:
     """What an output the user names (`compdb -o`, `build --out-link`) must never replace,
-    relative to the project: build.toml (and where its link leads), nixgen.toml, the flake,
-    its lock and its kept copy, the generated tree `out`, git's directory, every path the
-    build lists (sources, include directories, a crate's directory) and the Python
-    package. `nixgen.core.paths.output_path` refuses them and what is under them."""
+    relative to the project: nixgen.toml, the flake, its lock and its kept copy, the
+    generated tree `out`, git's directory, and what the build reads (`read_inputs`).
+    `nixgen.core.paths.output_path` refuses them and what is under them."""
+    from nixgen.app import anchorflake, config
+
+    fixed = [config.FILE, "flake.nix", "flake.lock", anchorflake.BACKUP, ".git", out]
+    return [*fixed, *read_inputs(loaded)]
+
+
+def read_inputs(loaded: Project) -> list[str]:
+    """What the build of `loaded` reads, relative to the project: build.toml (and where its
+    link leads), every path it lists (sources, include directories, a crate's directory)
+    and the Python package. The output directory never is, lies in or holds one."""
     import os
 
-    from nixgen.app import anchorflake, config
     from nixgen.checking import validate
     from nixgen.core import paths
     from nixgen.reading import model
@@ -121,12 +129,6 @@ def inputs(loaded: Project, out: str) -> list[str]:
     return [
         build_toml,
         *([linked] if linked else []),
-        config.FILE,
-        "flake.nix",
-        "flake.lock",
-        anchorflake.BACKUP,
-        ".git",
-        out,
         model.python_package_dir(build),
         *listed,
     ]

@@ -36,7 +36,6 @@ import fcntl
 import functools
 import json
 import os
-import secrets
 import stat
 import threading
 from collections.abc import Iterable, Iterator
@@ -65,6 +64,11 @@ _RENAME_EXCHANGE = 2
 
 class WriteError(OutputError):
     """Something could not be written; the message names the path and why."""
+
+
+def _token(size: int) -> str:
+    """A random name part (`size` random bytes in hex) for a temporary entry."""
+    return os.urandom(size).hex()
 
 
 def _reached(step: str) -> None:
@@ -221,7 +225,7 @@ def _stage(dirfd: int, data: bytes, mode: int, where: str) -> str:
     """A fresh temporary file in the directory `dirfd` holding `data`, flushed to disk and
     given `mode`; its name."""
     for _ in range(100):
-        name = f"{TMP}{secrets.token_hex(8)}"
+        name = f"{TMP}{_token(8)}"
         try:
             fd = os.open(
                 name,
@@ -598,7 +602,7 @@ class Transaction:
             os.close(top)
         try:
             for _ in range(100):
-                staging = f"{STAGING}{secrets.token_hex(6)}"
+                staging = f"{STAGING}{_token(6)}"
                 try:
                     os.mkdir(staging, 0o700, dir_fd=parent_fd)
                     break
@@ -920,7 +924,7 @@ def new_directory(directory_path: Path) -> Iterator[Path]:
     make_user_dirs(parent)
     with directory(parent, "", create=False) as fd:
         for _ in range(100):
-            staging = f".{directory_path.name[:64]}.nixgen-init-{secrets.token_hex(6)}"
+            staging = f".{directory_path.name[:64]}.nixgen-init-{_token(6)}"
             try:
                 os.mkdir(staging, 0o777, dir_fd=fd)  # the umask applies, as for mkdir
                 break
