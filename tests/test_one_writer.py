@@ -302,3 +302,20 @@ def test_a_planted_journal_that_is_no_journal_stops_the_write(tmp_path: Path) ->
     with pytest.raises(writer.WriteError, match="is a symbolic link"), writer.transaction(root):
         pass
     assert outside.read_bytes() == SECRET
+
+
+def test_a_file_the_user_names_is_written_by_the_writer_and_never_through_a_link(
+    tmp_path: Path,
+) -> None:
+    """`writing.write.atomic_write` (a summary file the user names) is the writer's
+    `write_file` in the file's directory: written whole, a link there refused."""
+    from nixgen.writing import write
+
+    write.atomic_write(tmp_path / "summary.json", b"{}\n")
+    assert (tmp_path / "summary.json").read_bytes() == b"{}\n"
+    outside = tmp_path / "precious.txt"
+    outside.write_bytes(SECRET)
+    (tmp_path / "linked.json").symlink_to(outside)
+    with pytest.raises(writer.WriteError, match="is a symbolic link"):
+        write.atomic_write(tmp_path / "linked.json", b"{}\n")
+    assert outside.read_bytes() == SECRET
