@@ -185,7 +185,7 @@ def test_a_link_planted_where_the_temporary_file_goes_is_never_opened(
     outside.write_bytes(SECRET)
     (root / f"{writer.TMP}guessed").symlink_to(outside)
     names = iter(["guessed", "fresh"])
-    monkeypatch.setattr(writer.secrets, "token_hex", lambda _: next(names))
+    monkeypatch.setattr(writer, "_token", lambda _: next(names))
     writer.write_file(root, "nixgen.toml", b'out = "gen"\n')
     assert outside.read_bytes() == SECRET
     assert (root / "nixgen.toml").read_bytes() == b'out = "gen"\n'
