@@ -215,3 +215,112 @@ def test_the_guides_one_minute_block_builds_a_kernel_builder_project(
     built_dir = root / "build" / variant
     assert (built_dir / "metadata.json").is_file()
     assert any(p.suffix == ".so" for p in built_dir.iterdir())
+
+
+# ------------------------------------------------- a takeover that fails or is killed
+
+
+def test_a_failed_takeover_leaves_no_backup_and_runs_again(tmp_path: Path) -> None:
+    """The render of a takeover fails (a hand-written file where nix/default.nix goes):
+    the old flake stays, no flake.nix.orig is left behind to block the retry, and once the
+    cause is gone the same `nixgen migrate` finishes the takeover."""
+    root = kernel_builder_project(tmp_path)
+    (root / "nix").mkdir()
+    (root / "nix" / "default.nix").write_text("# mine\n")
+    runner = CliRunner()
+    failed = runner.invoke(main, ["migrate", str(root)])
+    assert failed.exit_code == 2, failed.output
+    assert "hand-written" in failed.stderr and "Traceback" not in failed.output
+    assert (root / "flake.nix").read_text() == STANDARD
+    assert not (root / "flake.nix.orig").exists()
+    assert sorted(p.name for p in (root / "nix").iterdir()) == ["default.nix"]
+    assert not [p for p in root.iterdir() if p.name.startswith(".nixgen")]
+    (root / "nix" / "default.nix").unlink()
+    again = runner.invoke(main, ["migrate", str(root)])
+    assert again.exit_code == 0, again.output
+    assert (root / "flake.nix.orig").read_text() == STANDARD
+    assert MARKER in (root / "flake.nix").read_text()
+
+
+def test_a_backup_left_by_an_older_nixgen_does_not_block_the_retry(tmp_path: Path) -> None:
+    """A flake.nix.orig that holds exactly the standard flake (an earlier takeover that did
+    not finish left it) is written again; one that holds anything else still stops it."""
+    root = kernel_builder_project(tmp_path)
+    (root / "flake.nix.orig").write_text(STANDARD)
+    result = CliRunner().invoke(main, ["migrate", str(root)])
+    assert result.exit_code == 0, result.output
+    assert (root / "flake.nix.orig").read_text() == STANDARD
+    assert MARKER in (root / "flake.nix").read_text()
+
+
+@pytest.mark.parametrize("kind", ["link", "fifo"])
+def test_a_backup_path_that_is_no_file_stops_the_takeover(tmp_path: Path, kind: str) -> None:
+    root = kernel_builder_project(tmp_path)
+    outside = tmp_path / "outside.nix"
+    outside.write_text(STANDARD)  # even the very same bytes, behind a link
+    if kind == "link":
+        (root / "flake.nix.orig").symlink_to(outside)
+    else:
+        import os
+
+        os.mkfifo(root / "flake.nix.orig")
+    result = CliRunner().invoke(main, ["migrate", str(root)])
+    assert result.exit_code == 2, result.output
+    assert "flake.nix.orig: exists" in result.stderr
+    assert (root / "flake.nix").read_text() == STANDARD
+    assert outside.read_text() == STANDARD
+
+
+KILL_AT = """
+import os, sys
+import nixgen.core.writer as w
+step = sys.argv[1]
+w._reached = lambda name: os._exit(137) if name == step else None
+sys.argv = ["nixgen", "migrate", "."]
+import nixgen.cmdline.entry
+nixgen.cmdline.entry.main()
+"""
+
+
+@pytest.mark.parametrize(
+    "step", ["staged", "journal", "tree", "file:flake.nix", "file:flake.nix.orig", "done"]
+)
+def test_a_takeover_killed_at_each_step_is_finished_by_the_next_migrate(
+    tmp_path: Path, step: str
+) -> None:
+    """nix/, flake.nix and flake.nix.orig are one transaction: killed before its journal
+    nothing of the takeover is on disk, killed after it the next run completes it; either
+    way the next `nixgen migrate` leaves the project taken over, with nothing left behind."""
+    import subprocess
+    import sys
+
+    from .hostile import env
+
+    root = kernel_builder_project(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", KILL_AT, step],
+        cwd=root,
+        env=env(),
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 137, done.stderr.decode()
+    if step == "staged":
+        assert (root / "flake.nix").read_text() == STANDARD
+        assert not (root / "flake.nix.orig").exists()
+    again = subprocess.run(
+        [sys.executable, "-m", "nixgen", "migrate", "."],
+        cwd=root,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert again.returncode == 0, again.stderr
+    assert "Traceback" not in again.stderr
+    assert (root / "flake.nix.orig").read_text() == STANDARD
+    assert MARKER in (root / "flake.nix").read_text()
+    assert (root / "nix" / "default.nix").is_file()
+    render = CliRunner().invoke(main, ["render", "--check", str(root)])
+    assert render.exit_code == 0, render.output
+    assert not list(root.rglob(".nixgen*"))

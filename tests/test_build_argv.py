@@ -210,7 +210,7 @@ def test_a_link_directory_that_is_a_link_out_of_the_project_is_refused(
     fake.evaluates_to([drv(v) for v in bundled(demo)])
     result = build(runner, demo)
     assert result.exit_code == 2, result.output
-    assert "build: is a symbolic link" in result.output
+    assert "--out-link: `build` is a symbolic link" in result.output
     assert "--out-link" in result.output
     assert list(outside.iterdir()) == []
     assert fake.calls() == []
@@ -220,7 +220,7 @@ def test_an_out_link_leaving_the_project_through_dot_dot_is_refused(runner, fake
     fake.evaluates_to([drv(v) for v in bundled(demo)])
     result = build(runner, demo, "--out-link", "../elsewhere")
     assert result.exit_code == 2, result.output
-    assert "resolves outside the project" in result.output
+    assert "leads out of the project with `..`" in result.output
     assert not (tmp_path / "elsewhere").exists()
 
 

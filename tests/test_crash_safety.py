@@ -28,6 +28,7 @@ import pytest
 from click.testing import CliRunner
 
 from nixgen.cmdline.cli import main
+from nixgen.core import writer
 from nixgen.writing import write
 from tests.scale_probe import build_toml, generate
 
@@ -423,7 +424,7 @@ def test_renders_without_renameat2(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, versions: dict[int, tuple[str, Tree]]
 ) -> None:
     """Where libc has no renameat2 the swap falls back to renames, with the same result."""
-    monkeypatch.setattr(write, "_libc", lambda: None)
+    monkeypatch.setattr(writer, "_libc", lambda: None)
     root = generate(tmp_path / "p", KERNELS + 12)
     for version in (1, 2, 1):
         (root / "build.toml").write_text(versions[version][0])
@@ -454,3 +455,74 @@ def test_a_symlinked_ci_directory_is_refused(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert ".github: is a symbolic link" in result.output
     assert os.listdir(elsewhere) == []
+
+
+# ------------------------------------------------------- a kill at each step of a commit
+
+#: The steps of a render's commit (`nixgen.core.writer._reached`) for a render that changes
+#: nix/, flake.nix and nixgen.toml together (`--library` switched): everything staged; the
+#: journal written; the tree swapped; each file renamed into place; the journal removed.
+STEPS = ["staged", "journal", "tree", "file:flake.nix", "file:nixgen.toml", "done"]
+#: The same where libc has no renameat2: the tree swap is three renames.
+FALLBACK_STEPS = ["staged", "journal", "tree:moved aside", "tree:renamed", "tree", "done"]
+INPUT = "input:github:owner/nixgen/0123abc"
+
+KILL_AT = """
+import os, sys
+import nixgen.core.writer as w
+step, fallback = sys.argv[1], sys.argv[2] == "1"
+if fallback:
+    w._libc = lambda: None
+w._reached = lambda name: os._exit(137) if name == step else None
+sys.argv = ["nixgen", "render", ".", "--library", sys.argv[3]]
+import nixgen.cmdline.entry
+nixgen.cmdline.entry.main()
+"""
+
+
+def _state(root: Path) -> tuple[Tree, bytes | None]:
+    settings = root / "nixgen.toml"
+    return tree(root), settings.read_bytes() if settings.exists() else None
+
+
+@pytest.mark.parametrize(
+    ("step", "fallback"),
+    [(s, False) for s in STEPS] + [(s, True) for s in FALLBACK_STEPS],
+    ids=[*STEPS, *(f"no-renameat2-{s}" for s in FALLBACK_STEPS)],
+)
+def test_a_render_killed_at_each_step_of_its_commit_is_completed_or_undone(
+    tmp_path: Path, step: str, fallback: bool
+) -> None:
+    """Killed before its journal, a render changed nothing (and the next one removes what
+    it staged); killed after it, the next run completes it: nix/, flake.nix and nixgen.toml
+    are all the new ones, never the new tree beside the old flake or settings."""
+    from tests.hostile import project
+
+    root = project(tmp_path)
+    reference = project(tmp_path, name="reference")
+    render(root)
+    old = _state(root)
+    render(reference, "--library", INPUT)
+    new = _state(reference)
+    assert old[0]["flake.nix"] != new[0]["flake.nix"] and old[1] is None and new[1] is not None
+
+    done = subprocess.run(
+        [sys.executable, "-c", KILL_AT, step, "1" if fallback else "0", INPUT],
+        cwd=root,
+        env=nixgen_env(),
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 137, done.stderr.decode()
+    journal = (root / ".nixgen-journal").exists()
+    assert journal == (step not in ("staged", "done")), os.listdir(root)
+    if step == "staged":
+        assert _state(root) == old  # nothing is changed before the journal
+
+    after = run(["render", "."], root)
+    assert after.returncode == 0, after.stderr
+    assert ("completed the write of an interrupted nixgen run" in after.stderr) == journal
+    assert _state(root) == (old if step == "staged" else new)
+    assert run(["render", ".", "--check"], root).returncode == 0
+    leftover = list(root.rglob(".nixgen*"))
+    assert leftover == [], leftover

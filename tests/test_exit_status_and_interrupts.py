@@ -103,10 +103,10 @@ def test_watch_stopped_with_ctrl_c_exits_130(tmp_path: Path) -> None:
 
 
 def test_a_kill_between_the_tree_and_the_flake_is_repaired_and_reported(tmp_path: Path) -> None:
-    """Killed after the `nix/` exchange, before `flake.nix` is written (the project-root
-    files are written by `atomic_write`, after the tree): `--check` reports the flake, the
-    next render (which must not say "up to date") repairs it, and nothing of the killed
-    render is left in the tree."""
+    """Killed after the `nix/` exchange, before `flake.nix` is renamed into place (the
+    writer's fault-injection point `_reached("tree")`): `--check` reports the flake, the
+    next render completes the write from its journal and says so, and nothing of the
+    killed render is left in the tree."""
     root = project(tmp_path)
     assert nixgen("render", ".", cwd=root).returncode == 0
     old_flake = (root / "flake.nix").read_bytes()
@@ -116,8 +116,8 @@ def test_a_kill_between_the_tree_and_the_flake_is_repaired_and_reported(tmp_path
     done = driver(
         """
         import os, sys
-        import nixgen.writing.write as w
-        w.atomic_write = lambda *a, **k: os._exit(137)
+        import nixgen.core.writer as w
+        w._reached = lambda step: os._exit(137) if step == "tree" else None
         sys.argv = ["nixgen", "render", "."]
         import nixgen.cmdline.entry
         nixgen.cmdline.entry.main()
@@ -128,10 +128,13 @@ def test_a_kill_between_the_tree_and_the_flake_is_repaired_and_reported(tmp_path
     assert (root / "flake.nix").read_bytes() == old_flake  # killed before the flake
     check = nixgen("render", ".", "--check", cwd=root)
     assert check.returncode == 1 and "flake.nix" in check.stdout
-    assert nixgen("render", ".", cwd=root).returncode == 0
+    repaired = nixgen("render", ".", cwd=root)
+    assert repaired.returncode == 0
+    assert "completed the write of an interrupted nixgen run" in repaired.stderr
     assert b"relu2" in (root / "flake.nix").read_bytes()
     assert nixgen("render", ".", "--check", cwd=root).returncode == 0
     assert not [p for p in (root / "nix").rglob("*") if ".nixgen" in p.name]
+    assert not [p for p in root.iterdir() if p.name.startswith(".nixgen")]
 
 
 def test_ctrl_c_during_init_leaves_nothing_and_init_runs_again(tmp_path: Path) -> None:

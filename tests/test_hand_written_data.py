@@ -184,7 +184,7 @@ def test_an_edit_saved_while_migrate_writes_is_not_lost(tmp_path: Path) -> None:
     done = driver(
         f"""
         import os, sys
-        import nixgen.writing.write as w
+        import nixgen.core.writer as w
         real = w._fsync_file
         def save(fd):
             real(fd)

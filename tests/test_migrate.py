@@ -23,7 +23,6 @@ from nixgen.core import tomledit
 from nixgen.core.errors import OutputError, ProblemError
 from nixgen.reading import load
 from nixgen.reading.schema import v6
-from nixgen.writing import write
 
 from .conftest import corpus_id
 from .corpus_table import LOADING
@@ -605,10 +604,14 @@ def test_unwritable_directory_is_a_clean_error(
 ) -> None:
     file = build_toml(V4)
 
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise PermissionError(13, "Permission denied")
+    real_open = os.open
 
-    monkeypatch.setattr(write.tempfile, "mkstemp", refuse)
+    def refuse(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if os.fspath(path).startswith(".nixgen-tmp-"):  # the writer's temporary file
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refuse)
     result = run(runner, file)
 
     assert result.exit_code == 2
@@ -638,7 +641,7 @@ def test_failed_write_keeps_the_old_file(
     def full_disk(*args: Any) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("nixgen.writing.write._fsync_file", full_disk)
+    monkeypatch.setattr("nixgen.core.writer._fsync_file", full_disk)
     result = run(runner, file)
 
     assert result.exit_code == 2

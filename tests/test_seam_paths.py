@@ -201,7 +201,7 @@ def test_compdb_writes_through_no_link_on_the_way(tmp_path: Path) -> None:
         main, ["compdb", str(root), "-o", "build/compile_commands.json", "--dry-run"]
     )
     assert result.exit_code == 2, result.output
-    assert "must be a relative path inside the project" in result.stderr
+    assert "goes through `build`, which is a symbolic link" in result.stderr
     assert list((tmp_path / "elsewhere").iterdir()) == []
 
 

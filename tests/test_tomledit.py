@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 import tomli
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nixgen.core import tomledit
 
@@ -62,3 +64,62 @@ def test_tomlkit_private_names_still_exist() -> None:
     array = tomlkit.parse("a = [\n  1, # c\n]\n")["a"]
     groups = tomledit._array_comments(array)
     assert [g.comment.trivia.comment.strip() for g in groups] == ["# c"]
+
+
+# ----------------------------------------------- a key is its parsed name, not its spelling
+
+
+def _spell(key: str, how: str) -> str:
+    """`key` written the way `how` says: bare, basic or literal quoted, or escaped."""
+    if how == "bare":
+        return key
+    if how == "basic":
+        return f'"{key}"'
+    if how == "literal":
+        return f"'{key}'"
+    return '"' + "".join(f"\\u{ord(c):04x}" if i == 0 else c for i, c in enumerate(key)) + '"'
+
+
+SPELLINGS = st.sampled_from(["bare", "basic", "literal", "escaped"])
+KEYS = st.sampled_from(["out", "library", "offline", "nixpkgs", "a-b", "x_1"])
+VALUES = st.one_of(st.text(alphabet="abc/:-", max_size=6), st.booleans(), st.integers(0, 9))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    top=st.dictionaries(KEYS, st.tuples(SPELLINGS, VALUES), max_size=4),
+    inner=st.dictionaries(KEYS, st.tuples(SPELLINGS, VALUES), max_size=3),
+    table=SPELLINGS,
+    changes=st.dictionaries(KEYS, VALUES, max_size=4),
+    inner_changes=st.dictionaries(KEYS, VALUES, max_size=3),
+)
+def test_a_key_is_found_however_it_is_spelled(
+    top: dict[str, tuple[str, object]],
+    inner: dict[str, tuple[str, object]],
+    table: str,
+    changes: dict[str, object],
+    inner_changes: dict[str, object],
+) -> None:
+    """Setting a key the file writes quoted, literal or escaped replaces it in place:
+    the edit never adds a second definition of the same key (which no TOML reader
+    accepts), and the text reads back as exactly the document wanted."""
+    lines = [f"{_spell(k, how)} = {tomli_w(v)}" for k, (how, v) in top.items()]
+    lines.append(f"[{_spell('override-input', table)}]")
+    lines += [f"{_spell(k, how)} = {tomli_w(v)}  # note" for k, (how, v) in inner.items()]
+    text = "\n".join(lines) + "\n"
+    data = tomli.loads(text)
+    wanted = {**{k: v for k, v in data.items() if k != "override-input"}, **changes}
+    wanted["override-input"] = {**data["override-input"], **inner_changes}
+    out = tomledit.rewrite(text, wanted)
+    assert tomli.loads(out) == wanted
+    for key, (how, _) in inner.items():
+        if key not in inner_changes:
+            assert f"{_spell(key, how)} = " in out  # an unchanged key keeps its spelling
+
+
+def tomli_w(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    return '"' + str(value) + '"'

@@ -22,6 +22,7 @@ from click.testing import CliRunner
 
 from nixgen.checking import project
 from nixgen.cmdline.cli import main
+from nixgen.core import writer
 from nixgen.core.errors import OutputError
 from nixgen.core.marker import MARKER
 from nixgen.planning import plan
@@ -281,10 +282,14 @@ def test_read_only_output_is_a_clear_error(
 def test_permission_error_while_writing_is_a_clear_error(
     runner: CliRunner, proj: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def mkdtemp(*args: Any, **kwargs: Any) -> str:
-        raise PermissionError(errno.EACCES, "Permission denied", str(proj / ".nixgen-x"))
+    real_mkdir = os.mkdir
 
-    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp)
+    def mkdir(path: Any, *args: Any, **kwargs: Any) -> None:
+        if os.fspath(path).startswith(".nixgen-staging-"):
+            raise PermissionError(errno.EACCES, "Permission denied", str(proj / ".nixgen-x"))
+        real_mkdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "mkdir", mkdir)
     result = runner.invoke(main, ["render", str(proj)])
     assert result.exit_code == 2
     assert "permission denied" in result.output.lower()
@@ -394,10 +399,10 @@ def test_a_failed_swap_leaves_the_old_tree_whole(
     edit_build(proj, '"-DA=1"', '"-DA=7"')
     before["build.toml"] = state(proj)["build.toml"]
 
-    def broken(a: Path, b: Path) -> None:
+    def broken(self: writer.Tree) -> None:
         raise failure(errno.EIO, "I/O error") if failure is OSError else failure()
 
-    monkeypatch.setattr(write, "_exchange", broken)
+    monkeypatch.setattr(writer.Tree, "_swap", broken)
     with pytest.raises((KeyboardInterrupt, OutputError)):
         write.write(proj, _rendered(proj))
     assert state(proj) == before

@@ -25,7 +25,6 @@ import attrs
 from nixgen.core import console, paths
 from nixgen.core.errors import OutputError
 from nixgen.core.marker import has_marker
-from nixgen.writing.write import atomic_write
 
 #: The toolchain's output functions (its top-level `flake.nix`: `genFlakeOutputs` was
 #: renamed `genKernelFlakeOutputs` and now throws, saying so).
@@ -251,25 +250,24 @@ class Takeover:
     old: bytes
     verdict: Verdict
     backup: bool
+    #: What `flake.nix.orig` holds now: None (absent), or these very bytes, left by an
+    #: earlier takeover that did not finish.
+    backup_before: bytes | None = None
 
     def describe(self) -> str:
         kept = f", keeping it as {BACKUP}" if self.backup else ""
         return f"kernel-builder's standard flake.nix with nixgen's{kept}"
 
-    def apply(self, render: Callable[[Path], object]) -> None:
-        """Keep the old flake (unless not `backup`), then `render` the project (the render
-        use case, `nixgen.app.pipeline.render_project`): nixgen writes its flake and nix/.
-        A render that fails puts the old flake.nix back."""
-        flake = self.root / "flake.nix"
+    def apply(self, render: Callable[..., object]) -> None:
+        """`render` the project (the render use case, `nixgen.app.pipeline.render_project`)
+        handing its flake.nix over to nixgen, with the old flake kept as `BACKUP` (unless
+        not `backup`) in the same transaction as the new flake and nix/: a render that
+        fails or is killed changes nothing, so the same migrate can run again."""
+        extra = {BACKUP: self.old} if self.backup else {}
+        expect: dict[str, bytes | None] = {"flake.nix": self.old}
         if self.backup:
-            atomic_write(self.root / BACKUP, self.old)
-        try:
-            flake.unlink()
-            render(self.root)
-        except BaseException:
-            if not flake.exists():
-                atomic_write(flake, self.old)
-            raise
+            expect[BACKUP] = self.backup_before
+        render(self.root, replace_root=("flake.nix",), extra=extra, expect=expect)
         console.status(f"replaced {self.describe()}")
 
 
@@ -289,9 +287,14 @@ def takeover(root: Path, *, backup: bool) -> Takeover | None:
             f"over to nixgen: {take_over_command(root)}"
         )
         return None
+    before = None
     if backup and paths.lstat_under(root, BACKUP) is not None:
-        raise OutputError(
-            f"{root / BACKUP}: exists, and migrating would keep kernel-builder's flake.nix "
-            "there; move it away or pass --no-backup (nothing was migrated)"
-        )
-    return Takeover(root, old, verdict, backup)
+        # The same flake kept by a takeover that did not finish (an older nixgen left it
+        # behind) is no reason to stop: it is written again, unchanged.
+        before = paths.read_file(root / BACKUP, limit=MAX_FLAKE)
+        if before != old:
+            raise OutputError(
+                f"{root / BACKUP}: exists, and migrating would keep kernel-builder's flake.nix "
+                "there; move it away or pass --no-backup (nothing was migrated)"
+            )
+    return Takeover(root, old, verdict, backup, backup_before=old if before == old else None)

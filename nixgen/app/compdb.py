@@ -225,6 +225,20 @@ def encode(entries: list[dict[str, Any]]) -> bytes:
     return (json.dumps(entries, indent=2, ensure_ascii=False) + "\n").encode()
 
 
+def is_database(data: bytes) -> bool:
+    """Whether `data` is a compilation database (a JSON list of objects, each with a
+    `directory` and a `file`): what `nixgen compdb` may replace without --force."""
+    from nixgen.core import bounded
+
+    try:
+        entries = bounded.json_loads(data.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError included
+        return False
+    return isinstance(entries, list) and all(
+        isinstance(e, dict) and isinstance(e.get("directory"), str) and "file" in e for e in entries
+    )
+
+
 def missing_paths(entries: list[dict[str, Any]]) -> list[str]:
     """Store paths the commands name that do not exist (inputs not realised)."""
     found: dict[str, None] = {}

@@ -20,14 +20,23 @@ writes and builds DIR/ instead of silently going back to nix/; `--library` likew
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from nixgen.core.errors import Problem, ProblemError, did_you_mean, error, format_path, one_of
+from nixgen.core import paths
+from nixgen.core.errors import (
+    Problem,
+    ProblemError,
+    did_you_mean,
+    error,
+    format_path,
+    one_of,
+    printable,
+)
 from nixgen.core.paths import DEFAULT_OUT
 
 if TYPE_CHECKING:
@@ -35,6 +44,24 @@ if TYPE_CHECKING:
 
 FILE = "nixgen.toml"
 KEYS = ("ci", "library", "offline", "out", "override-input")
+#: The largest nixgen.toml read (a real one is a few lines).
+MAX_BYTES = 1024 * 1024
+
+
+def checked_overrides(pairs: Sequence[tuple[str, str]], *, option: str) -> list[tuple[str, str]]:
+    """`pairs` (input name, flake reference) when every one is fit for
+    `--override-input` (`nixcommand.override_problem`); a `ProblemError` naming `option`
+    (where they came from) otherwise."""
+    from nixgen.building.nixcommand import override_problem
+
+    problems = []
+    for name, ref in pairs:
+        why = override_problem(name, ref)
+        if why is not None:
+            problems.append(error(f"{option}: {why}"))
+    if problems:
+        raise ProblemError(problems)
+    return list(pairs)
 
 
 @attrs.frozen(kw_only=True)
@@ -69,21 +96,69 @@ def _no_ci() -> CiSettings:
 
 
 def project_root(project: Path | str) -> Path:
-    """The project directory of PROJECT (a directory or its build.toml)."""
+    """The project directory of PROJECT (a directory or its build.toml; a missing path is
+    the directory it names, unless it names a `.toml` file)."""
     path = Path(project)
-    return path if path.is_dir() else path.parent
+    if path.is_dir() or (not path.exists() and path.suffix != ".toml"):
+        return path
+    return path.parent
+
+
+def _located(project: Path | str) -> tuple[Path, str | None, str]:
+    """The project root, nixgen.toml's path relative to it with links resolved (None
+    when a link leads out of the project) and its name for messages."""
+    from nixgen.reading import load
+
+    root = project_root(project)
+    return root, paths.resolve_inside(root, FILE), load.display_name(root / FILE)
+
+
+def _read_bytes(project: Path | str) -> tuple[Path, str, str, bytes | None]:
+    """nixgen.toml's bytes (None when absent), by the path rule of every read
+    (`nixgen.core.paths`): a link is followed only to a file inside the project; a FIFO,
+    device or directory is refused; at most `MAX_BYTES`."""
+    root, rel, display = _located(project)
+
+    def fail(message: str) -> ProblemError:
+        return ProblemError([Problem(message=message, file=display)])
+
+    if rel is None:
+        target = os.path.realpath(root / FILE)
+        raise fail(
+            f"is a symbolic link to `{printable(target)}`, outside the project; nixgen reads "
+            "nothing from outside the project (replace the link by the file)"
+        )
+    raw = paths.read_under(root, rel, limit=MAX_BYTES)
+    if isinstance(raw, paths.Blocked):
+        if raw.too_large:
+            raise fail(f"is larger than {MAX_BYTES // 1024} KiB; refusing to parse it")
+        raise fail(f"`{printable(raw.where)}` {raw.reason}; expected a regular {FILE} file")
+    return root, rel, display, raw
+
+
+def read_with_snapshot(project: Path | str) -> tuple[Settings, dict[str, bytes | None]]:
+    """The settings of `project` and the bytes they were read from, by nixgen.toml's
+    project-relative path (where its link leads; None when absent): `Rendered.settings`."""
+    root, rel, display, raw = _read_bytes(project)
+    assert rel is not None  # `_read_bytes` refused a link out of the project
+    return parse(root, display, raw), {rel: raw}
 
 
 def read(project: Path | str) -> Settings:
     """The settings of `project`; `ProblemError` with located problems when nixgen.toml
     is not valid."""
-    path = project_root(project) / FILE
-    if not path.is_file():
+    root, _, display, raw = _read_bytes(project)
+    return parse(root, display, raw)
+
+
+def parse(root: Path, display: str, raw: bytes | None) -> Settings:
+    """The settings of the nixgen.toml bytes `raw` (None: absent) of the project `root`."""
+    if raw is None:
         return Settings()  # no TOML reader is loaded for a project without nixgen.toml
     from nixgen.reading import load
 
-    display = load.display_name(path)
-    document = load.parse(load.read_text(path, display), path, display)
+    path = root / FILE
+    document = load.parse(load.decode(raw, display), path, display)
     data = document.data
     problems: list[Problem] = []
     for key in data:
@@ -136,10 +211,16 @@ def read(project: Path | str) -> Settings:
         )
         overrides = {}
     for name, ref in overrides.items():
-        if not isinstance(ref, str) or not ref:
+        from nixgen.building.nixcommand import input_name_problem, override_problem
+
+        if (why := input_name_problem(name)) is not None:
+            problems.append(attrs.evolve(error(why, ("override-input", name)), at_key=True))
+        elif not isinstance(ref, str) or not ref:
             problems.append(
                 error("expected a flake reference (`path:/srv/nixpkgs`)", ("override-input", name))
             )
+        elif (why := override_problem(name, ref)) is not None:
+            problems.append(error(why, ("override-input", name)))
     ci = _no_ci()
     if "ci" in data:
         from nixgen.planning import runners
@@ -168,9 +249,10 @@ def out_dir(project: Path | str, given: str | None) -> str:
 
 def overrides(project: Path | str, given: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
     """The flake inputs to override: nixgen.toml's, each replaced by a `given` one
-    (``--override-input``) of the same name."""
+    (``--override-input``) of the same name; every name and reference checked
+    (`checked_overrides`), so none can reach Nix as an option."""
     named = dict(read(project).override_input)
-    for name, ref in given:
+    for name, ref in checked_overrides(given, option="--override-input"):
         named.pop(name, None)
         named[name] = ref
     return tuple(named.items())
@@ -187,44 +269,69 @@ _HEADER = (
 )
 
 
-def remember_out(project: Path | str, out: str) -> str | None:
-    """Record ``out`` in nixgen.toml when it differs from the setting in effect; return
-    the file's name when it was written, else None."""
-    if read(project).out == out or (out == DEFAULT_OUT and read(project).out is None):
-        return None
-    return _remember(project, "out", out)
+@attrs.frozen(kw_only=True)
+class Recorded:
+    """nixgen.toml with new settings recorded (`record`), for the render's transaction."""
+
+    #: The file's path relative to the project (nixgen.toml, or where its link leads).
+    rel: str
+    #: Its bytes now (None: absent): the write is refused if it changed meanwhile.
+    before: bytes | None
+    data: bytes
+    #: One status line per setting recorded.
+    lines: list[str]
 
 
-def remember_library(project: Path | str, library: str) -> str | None:
-    """Record ``library`` (`--library`) in nixgen.toml when it differs from the setting in
-    effect; return the file's name when it was written, else None."""
+def record(project: Path | str, settings: Mapping[str, str]) -> Recorded | None:
+    """nixgen.toml with `settings` (``out``, ``library``: what `--out` and `--library`
+    gave) recorded where they differ from the settings in effect; None when nothing
+    changes. The file is edited by `nixgen.core.tomledit`, which knows a key by its parsed
+    name: a setting written ``"out" = …`` or ``'out' = …`` is replaced, never repeated."""
     from nixgen.rendering.library import VENDORED
 
-    current = read(project).library
-    if current == library or (library == VENDORED and current is None):
+    _, rel, _, before = _read_bytes(project)
+    current = read(project)
+    defaults = {"out": DEFAULT_OUT, "library": VENDORED}
+    changes = {
+        key: value
+        for key, value in settings.items()
+        if getattr(current, key) != value
+        and not (value == defaults[key] and getattr(current, key) is None)
+    }
+    if not changes:
         return None
-    return _remember(project, "library", library)
+    assert rel is not None  # `_read_bytes` refused a link out of the project
+    text = before.decode("utf-8-sig") if before is not None else _HEADER
+    data = _edited(text, changes)
+    lines = []
+    if "out" in changes:
+        out = changes["out"]
+        lines.append(f'recorded `out = "{out}"` in {FILE}: later verbs use {out}/')
+    if "library" in changes:
+        library = changes["library"]
+        lines.append(f'recorded `library = "{library}"` in {FILE}: later renders use it')
+    return Recorded(rel=rel, before=before, data=data.encode("utf-8"), lines=lines)
 
 
-def _remember(project: Path | str, key: str, value: str) -> str:
-    """Set the top-level ``key = "value"`` of nixgen.toml (made when absent), in place of
-    the line that sets it or before the first table; the file is replaced atomically."""
-    root = project_root(project)
-    path = root / FILE
-    line = f"{key} = {json.dumps(value)}"
-    pattern = re.compile(rf"\s*{re.escape(key)}\s*=")
-    lines = (path.read_text(encoding="utf-8") if path.is_file() else _HEADER).splitlines()
-    first_table = next((i for i, x in enumerate(lines) if x.lstrip().startswith("[")), len(lines))
-    at = next((i for i in range(first_table) if pattern.match(lines[i])), None)
-    if at is not None:
-        lines[at] = line
-    else:
-        lines[first_table:first_table] = [line, ""] if first_table < len(lines) else [line]
-    new = "\n".join(lines) + "\n"
-    tmp = path.with_name(f".{FILE}.tmp")
-    tmp.write_text(new, encoding="utf-8")
-    tmp.replace(path)
-    return FILE
+def _edited(text: str, changes: Mapping[str, str]) -> str:
+    """`text` (a valid nixgen.toml) with the top-level `changes` set, everything else kept."""
+    import tomli
+
+    from nixgen.core import tomledit
+
+    data = tomli.loads(text)
+    tables = {k: v for k, v in data.items() if isinstance(v, dict)}
+    values = {k: v for k, v in data.items() if not isinstance(v, dict)}
+    wanted = {**values, **changes, **tables}  # a new value goes above the first table
+    try:
+        return tomledit.rewrite(text, wanted)
+    except tomledit.ReadBackError:
+        from nixgen.core.errors import NixgenError
+
+        raise NixgenError(
+            f"internal error: {FILE} edited does not read back as the settings recorded; "
+            "nothing was written (this is a bug in nixgen, please report it)"
+        ) from None
 
 
 def describe(settings: Settings) -> list[str]:

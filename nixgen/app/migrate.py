@@ -23,10 +23,9 @@ import tomli
 
 from nixgen.app import edition5
 from nixgen.checking import project, validate
-from nixgen.core import paths, tables, tomledit
+from nixgen.core import paths, tables, tomledit, writer
 from nixgen.core.errors import NixgenError, OutputError, Problem, ProblemError, warning
 from nixgen.reading import load, model, schema, upgrade, values
-from nixgen.writing.write import Changed, replace_unchanged
 
 BOM = b"\xef\xbb\xbf"
 
@@ -250,7 +249,7 @@ def rewrite(text: str, wanted: dict[str, Any], renames: dict[str, str] = RENAMES
 
 def write(migration: Migration) -> None:
     """Replace the build.toml with the migrated text atomically, keeping its mode
-    (`nixgen.writing.write.replace_unchanged`: a failure leaves the old file or the new one,
+    (`nixgen.core.writer.replace_unchanged`: a failure leaves the old file or the new one,
     never half, and an edit saved meanwhile is kept and reported).
 
     A build.toml that is a symbolic link to a file inside the project is migrated there
@@ -260,30 +259,32 @@ def write(migration: Migration) -> None:
     link = migration.document.path
     display = migration.document.display
     data = migration.after.encode("utf-8")
+    root = link.parent
+    rel = paths.resolve_inside(root, link.name)
+    if rel is None:
+        raise OutputError(
+            f"{display}: is a symbolic link to `{os.path.realpath(link)}`, outside the project; "
+            "nixgen never writes outside the project: migrate that file itself, or replace "
+            "the link by a copy"
+        )
+    path = Path(os.path.realpath(root)).joinpath(*paths.parts(rel))
     try:
-        path = link
-        target = paths.link_target(link)
-        if target is not None:
-            path = Path(target)
-            if not paths.inside(os.path.realpath(link.parent), target):
+        with writer.project_lock(root):
+            mode = stat.S_IMODE(os.lstat(path).st_mode)
+            if not os.access(path, os.W_OK):
                 raise OutputError(
-                    f"{display}: is a symbolic link to `{path}`, outside the project; nixgen "
-                    "never writes outside the project: migrate that file itself, or replace "
-                    "the link by a copy"
+                    f"{display}: the file is read-only; make it writable to migrate it"
                 )
-        mode = stat.S_IMODE(os.lstat(path).st_mode)
-        if not os.access(path, os.W_OK):
-            raise OutputError(f"{display}: the file is read-only; make it writable to migrate it")
-        current = paths.read_file(path, limit=load.MAX_BYTES + len(BOM))
-        if not isinstance(current, bytes):
-            raise OutputError(f"{display}: {current or 'is gone'}; nothing was written")
-        expected = current
-        if current.startswith(BOM):
-            current, data = current[len(BOM) :], BOM + data
-        if current != migration.before.encode("utf-8"):
-            raise OutputError(f"{display}: the file changed while it was migrated; run again")
-        replace_unchanged(path, data, expected=expected, mode=mode)
-    except Changed:
+            current = paths.read_under(root, rel, limit=load.MAX_BYTES + len(BOM))
+            if not isinstance(current, bytes):
+                raise OutputError(f"{display}: {current or 'is gone'}; nothing was written")
+            expected = current
+            if current.startswith(BOM):
+                current, data = current[len(BOM) :], BOM + data
+            if current != migration.before.encode("utf-8"):
+                raise OutputError(f"{display}: the file changed while it was migrated; run again")
+            writer.replace_unchanged(root, rel, data, expected=expected, mode=mode)
+    except writer.Changed:
         raise OutputError(
             f"{display}: the file changed while it was migrated (an edit was saved); the edit "
             "is kept and nothing was migrated: run again"

@@ -7,15 +7,17 @@ in full like any other: `nixgen.writing.write` then touches nothing.
 
 from __future__ import annotations
 
+import contextlib
 import shlex
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nixgen.core import console
 from nixgen.core.errors import EXIT_FAILURE
-from nixgen.core.paths import DEFAULT_OUT
 
 if TYPE_CHECKING:
+    from nixgen.app.config import Settings
     from nixgen.checking.project import Project
     from nixgen.core.errors import Problem
     from nixgen.planning.plan import Plan
@@ -34,7 +36,11 @@ def prepare(
     every located problem when the project cannot be rendered, `OutDirError` for a bad `out`,
     `LibraryError` for a bad `library`.
     """
+    import attrs
+
+    from nixgen.app import config
     from nixgen.checking import project as project_mod
+    from nixgen.core import paths
     from nixgen.core.errors import ProblemError
     from nixgen.planning import plan
     from nixgen.rendering import render
@@ -46,25 +52,39 @@ def prepare(
         parse(library)  # a bad --library fails before the project is read
     # The include scan is `nixgen validate`'s: a render does not read every source.
     loaded = project_mod.read(project, includes=False)
+    clash = paths.overlap(out, read_inputs(loaded))
+    if clash is not None:
+        raise render.OutDirError(
+            f"invalid output directory `{out}`: it is, lies in or holds `{clash}`, an input of "
+            "the project; nixgen keeps the generated Nix apart from what the build reads "
+            "(choose another --out)"
+        )
     finished = plan.make(loaded.build)
     planned = loaded.document.locate_all(list(finished.problems))
     problems = [*loaded.warnings, *planned]
     if any(p.severity == "error" for p in planned):
         raise ProblemError(problems)
-    chosen = library_for(loaded.root, out, library)
-    return loaded, render.render(finished, out_dir=out, library=chosen), problems, finished
+    settings, snapshot = config.read_with_snapshot(loaded.root)
+    chosen = library_for(loaded.root, out, library, settings=settings)
+    rendered = render.render(finished, out_dir=out, library=chosen)
+    rendered = attrs.evolve(rendered, settings=snapshot)
+    return loaded, rendered, problems, finished
 
 
-def library_for(root: Path, out: str, given: str | None = None) -> Library:
+def library_for(
+    root: Path, out: str, given: str | None = None, *, settings: Settings | None = None
+) -> Library:
     """Where the project at `root` takes the static library from: `given` (``--library``),
-    else nixgen.toml's ``library``, else the library directory nixgen ships in place when git
-    tracks it in the project's own work tree (what a flake of the project sees:
-    `gitfiles.unseen_files`), else a vendored copy."""
+    else nixgen.toml's ``library`` (`settings`, when already read), else the library
+    directory nixgen ships in place when git tracks it in the project's own work tree (what
+    a flake of the project sees: `gitfiles.unseen_files`), else a vendored copy."""
     from nixgen.app import config
     from nixgen.building import gitfiles
     from nixgen.rendering import library
 
-    value = given if given is not None else config.read(root).library
+    if given is None:
+        given = (settings or config.read(root)).library
+    value = given
     if value is not None:
         return library.parse(value)
     found = library.in_place(root, out)
@@ -76,6 +96,42 @@ def library_for(root: Path, out: str, given: str | None = None) -> Library:
     if gitfiles.unseen_files(found.top, found.needed) is not None:
         return library.COPY  # a library file git does not track: no flake would see it
     return found.library
+
+
+def inputs(loaded: Project, out: str) -> list[str]:
+    """What an output the user names (`compdb -o`, `build --out-link`) must never replace,
+    relative to the project: nixgen.toml, the flake, its lock and its kept copy, the
+    generated tree `out`, git's directory, and what the build reads (`read_inputs`).
+    `nixgen.core.paths.output_path` refuses them and what is under them."""
+    from nixgen.app import anchorflake, config
+
+    fixed = [config.FILE, "flake.nix", "flake.lock", anchorflake.BACKUP, ".git", out]
+    return [*fixed, *read_inputs(loaded)]
+
+
+def read_inputs(loaded: Project) -> list[str]:
+    """What the build of `loaded` reads, relative to the project: build.toml (and where its
+    link leads), every path it lists (sources, include directories, a crate's directory)
+    and the Python package. The output directory never is, lies in or holds one."""
+    import os
+
+    from nixgen.checking import validate
+    from nixgen.core import paths
+    from nixgen.reading import model
+
+    build = loaded.build
+    root = os.path.abspath(loaded.root)
+    build_toml = os.path.relpath(os.path.abspath(loaded.document.path), root)
+    linked = paths.resolve_inside(root, build_toml)
+    listed = [rel for _, rel in validate.listed_files(build)]
+    listed += [str(p) for k in build.kernels.values() for p in model.kernel_includes(k)]
+    listed += [str(p) for p in getattr(build.framework, "include", [])]
+    return [
+        build_toml,
+        *([linked] if linked else []),
+        model.python_package_dir(build),
+        *listed,
+    ]
 
 
 def with_github_workflow(loaded: Any, rendered: Any, plan: Plan | None = None) -> Any:
@@ -101,33 +157,64 @@ def with_github_workflow(loaded: Any, rendered: Any, plan: Plan | None = None) -
 
 def render_project(
     project: Path | str,
-    out: str = DEFAULT_OUT,
+    out: str | None = None,
     *,
     check: bool = False,
     force: bool = False,
     ci: str | None = None,
     library: str | None = None,
+    record: Mapping[str, str] | None = None,
+    replace_root: Collection[str] = (),
+    extra: Mapping[str, bytes] | None = None,
+    expect: Mapping[str, bytes | None] | None = None,
 ) -> int:
-    """Render (or with `check`, compare) `project` with the library `library` (`prepare`);
-    print what happened; return the exit status (0, or 1 when `check` finds stale files).
-    Failures raise."""
+    """Render (or with `check`, compare) `project` into `out` (None: nixgen.toml's, else
+    nix/) with the library `library` (`prepare`); print what happened; return the exit
+    status (0, or 1 when `check` finds stale files). Failures raise.
+
+    The whole run holds the project lock (`nixgen.core.writer.project_lock`), from reading
+    nixgen.toml to the last write, and writes one transaction: the tree, the project-root
+    files, nixgen.toml with `record` (``out``, ``library``: the settings `--out` and
+    `--library` gave) and the `extra` files (`flake.nix.orig`), so two renders at once
+    never leave nixgen.toml saying one thing and nix/ another. `replace_root` and
+    `expect`: see `nixgen.writing.write.write`."""
+    from nixgen.app import config
+    from nixgen.core import writer
     from nixgen.writing import write
 
-    loaded, rendered, problems, planned = prepare(project, out, library=library)
-    if ci == "github":
-        rendered = with_github_workflow(loaded, rendered, planned)
-    console.print_problems(problems)
-    root = loaded.root
-    if check:
-        result = write.plan(root, rendered, force=True, replace_root=False)
-        if result.stale:
-            console.out(result.diff, newline=False)
-            stale = [*result.added, *result.changed, *result.removed]
-            console.err(f"nixgen: {len(stale)} generated file(s) are stale: run `nixgen render`")
-            return EXIT_FAILURE
-        console.status(f"{out}/ is up to date")
-        return 0
-    result = write.write(root, rendered, force=force)
+    root_dir = config.project_root(project)
+    # A project that is not there has nothing to lock: reading it says what is wrong; and
+    # `--check` writes nothing, not even the completion of a killed run's write (it
+    # reports what is on disk).
+    locking = root_dir.is_dir() and not check
+    lock = writer.project_lock(root_dir) if locking else contextlib.nullcontext()
+    with lock:
+        out = config.out_dir(project, out)
+        loaded, rendered, problems, planned = prepare(project, out, library=library)
+        if ci == "github":
+            rendered = with_github_workflow(loaded, rendered, planned)
+        console.print_problems(problems)
+        root = loaded.root
+        if check:
+            result = write.plan(root, rendered, force=True, replace_root=False)
+            if result.stale:
+                console.out(result.diff, newline=False)
+                stale = [*result.added, *result.changed, *result.removed]
+                console.err(
+                    f"nixgen: {len(stale)} generated file(s) are stale: run `nixgen render`"
+                )
+                return EXIT_FAILURE
+            console.status(f"{out}/ is up to date")
+            return 0
+        extra = dict(extra or {})
+        expect = dict(expect or {})
+        recorded = config.record(root, record) if record else None
+        if recorded is not None:
+            extra[recorded.rel] = recorded.data
+            expect[recorded.rel] = recorded.before
+        result = write.write(
+            root, rendered, force=force, replace_root=replace_root, extra=extra, expect=expect
+        )
     notes = kept_warnings(result.kept, root)
     for note in notes:
         console.err(note)
@@ -139,6 +226,8 @@ def render_project(
     ):
         for name in names:
             console.status(f"  {kind} {name}", level=1)
+    for line in recorded.lines if recorded is not None else ():
+        console.status(line)
     return 0
 
 

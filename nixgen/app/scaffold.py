@@ -14,11 +14,8 @@ valid TOML and Python literal).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import stat
-import tempfile
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -28,11 +25,10 @@ import attrs
 
 from nixgen.checking import project as project_mod
 from nixgen.checking import spdx
-from nixgen.core import jinja, paths, tables
+from nixgen.core import jinja, paths, tables, writer
 from nixgen.core.errors import OutputError
 from nixgen.reading import load, values
 from nixgen.rendering import jsonschema
-from nixgen.writing.write import atomic_write
 
 if TYPE_CHECKING:
     import jinja2
@@ -299,30 +295,18 @@ def create(
     if existing:
         _write_into(directory, contents, then, undo=not force)
         return list(contents)
-    parent = directory.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.nixgen-init-", dir=parent))
-    try:
-        os.chmod(staging, 0o777 & ~_umask())
+    with writer.new_directory(directory) as staging:
         _write_into(staging, contents, then, undo=False)
-        os.rename(staging, directory)
-    except BaseException:
-        paths.remove_tree(staging)
-        raise
     return list(contents)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def _write_into(
     root: Path, contents: dict[str, str], then: Callable[[Path], object] | None, *, undo: bool
 ) -> None:
-    """Write `contents` under `root` by the path rule (`nixgen.core.paths`), then run `then`;
-    with `undo`, remove every entry made here when anything fails (`root` was empty)."""
+    """Write `contents` under `root` by the path rule (`nixgen.core.writer`: no link
+    followed on the way; a link where a file goes is replaced by the file), then run
+    `then`; with `undo`, remove every entry made here when anything fails (`root` was
+    empty)."""
     before = set(os.listdir(root)) if undo else set()
     try:
         for rel, text in contents.items():
@@ -332,18 +316,10 @@ def _write_into(
                     f"{root / blocked.where}: {blocked.reason}; nixgen init writes only into "
                     "real directories inside the project (remove it, or choose another --dir)"
                 )
-            (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(root / rel, text.encode("utf-8"))
+            writer.write_file(root, rel, text.encode("utf-8"), replace_link=True)
         if then is not None:
             then(root)
     except BaseException:
         if undo:
-            for entry in set(os.listdir(root)) - before:
-                path = root / entry
-                found = paths.lstat_under(root, entry)
-                if isinstance(found, os.stat_result) and stat.S_ISDIR(found.st_mode):
-                    paths.remove_tree(path)
-                else:
-                    with contextlib.suppress(OSError):
-                        path.unlink()
+            writer.remove_new_entries(root, before)
         raise

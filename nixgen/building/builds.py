@@ -15,7 +15,7 @@ from typing import Any
 from nixgen.building import nixbuild, nixcommand
 from nixgen.building import offline as offline_mod
 from nixgen.building.nixlog import Build, NixLog
-from nixgen.core import bounded, console
+from nixgen.core import bounded, console, writer
 from nixgen.core.console import status
 from nixgen.core.errors import EXIT_FAILURE, NixgenError
 from nixgen.rendering import render
@@ -129,7 +129,7 @@ def build_variants(
     if built.code != 0 and not broken:
         broken = set(chosen)  # a failure Nix did not tie to a derivation: nothing is known
     if links is not None and len(broken) < len(chosen):
-        (root / links).mkdir(parents=True, exist_ok=True)
+        writer.make_dirs(root, links)
     for drv, name in zip(drvs, chosen, strict=True):
         if name in broken:
             continue

@@ -274,13 +274,10 @@ class Settings:
     offline: bool = False
 
     def __attrs_post_init__(self) -> None:
-        for name, _ in self.overrides:
-            if _INPUT_PATH.fullmatch(name) is None:
-                raise SettingsError(
-                    f"--override-input: `{printable(name)}` is not a flake input "
-                    "name (letters, digits, `_` and `-`, starting with a letter; `a/b` for "
-                    "an input of an input)"
-                )
+        for name, ref in self.overrides:
+            why = override_problem(name, ref)
+            if why is not None:
+                raise SettingsError(f"--override-input: {why}")
 
     def for_flake(self) -> list[str]:
         """The arguments of a command that reads the flake: every setting."""
@@ -295,6 +292,35 @@ class Settings:
         (the flake's cache settings, when they were accepted) as options."""
         args = [OFFLINE] if self.offline else []
         return args + options(self.options) + options(cache if self.accept_flake_config else ())
+
+
+def input_name_problem(name: str) -> str | None:
+    """Why `name` is no flake input name `--override-input` may be given (None: it is)."""
+    if _INPUT_PATH.fullmatch(name):
+        return None
+    dash = " (it starts with `-`: Nix would read it as an option)" if name[:1] == "-" else ""
+    return (
+        f"`{printable(name)}` is not a flake input name{dash}; an input name is letters, "
+        "digits, `_` and `-`, starting with a letter (`nixpkgs`; `nixgen/nixpkgs` for an "
+        "input of an input)"
+    )
+
+
+def override_problem(name: str, ref: str) -> str | None:
+    """Why `--override-input NAME REF` must not be run (None: it may): a name that is no
+    input name (`input_name_problem`), a reference that is empty, starts with `-` or holds
+    a line break or another control character (a space is fine: `path:/my stub`). The one
+    rule: `Settings` refuses such an override, and nixgen.toml's reader reports it located."""
+    why = input_name_problem(name)
+    if why is not None:
+        return why
+    if not ref or ref[:1] == "-" or any(c != " " and not c.isprintable() for c in ref):
+        return (
+            f"`{printable(ref)}` is not a flake reference (`path:/srv/nixpkgs`, "
+            "`github:NixOS/nixpkgs/REV`): it is empty, starts with `-` (Nix would read it "
+            "as an option), or holds a control character"
+        )
+    return None
 
 
 def options(

@@ -15,7 +15,9 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+
+from nixgen.core.errors import OutputError, printable
 
 #: Where the generated tree goes, relative to the project root, when neither `--out`,
 #: NIXGEN_OUT nor nixgen.toml's `out` says otherwise (the one home of that default).
@@ -23,6 +25,11 @@ DEFAULT_OUT = "nix"
 
 #: The largest file nixgen reads from an output tree (generated files are a few KiB).
 MAX_READ = 16 * 1024 * 1024
+
+#: The longest name of one directory entry, in bytes (Linux's and macOS's NAME_MAX).
+NAME_MAX = 255
+#: The longest path the system takes, in bytes, its final NUL included (Linux's PATH_MAX).
+PATH_MAX = 4096
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -89,7 +96,8 @@ def parts(rel: str) -> list[str]:
     return [p for p in rel.replace(os.sep, "/").split("/") if p not in ("", ".")]
 
 
-def _kind(mode: int) -> str:
+def kind(mode: int) -> str:
+    """What a file that is not what nixgen wanted is, for messages (``is a FIFO``)."""
     if stat.S_ISLNK(mode):
         return "is a symbolic link"
     if stat.S_ISDIR(mode):
@@ -105,7 +113,7 @@ def _kind(mode: int) -> str:
 
 def _not_a_dir(mode: int) -> str:
     """What a path component that should be a directory is instead."""
-    return "is a file, not a directory" if stat.S_ISREG(mode) else _kind(mode)
+    return "is a file, not a directory" if stat.S_ISREG(mode) else kind(mode)
 
 
 def _lstat_mode(path: str) -> int | None:
@@ -113,6 +121,120 @@ def _lstat_mode(path: str) -> int | None:
         return os.lstat(path).st_mode
     except FileNotFoundError:
         return None
+
+
+class PathError(OutputError):
+    """A path the user gave (an option's value) that breaks the path rule; the message
+    names the option, the value and why."""
+
+
+def length_problem(rel: str, base: str = "") -> str | None:
+    """Why the relative path `rel` (under the directory `base`) is longer than the file
+    system takes (a name over `NAME_MAX` bytes, the whole path over `PATH_MAX`), else
+    None: a clear message before a system call fails with ENAMETOOLONG."""
+    for name in parts(rel):
+        size = len(os.fsencode(name))
+        if size > NAME_MAX:
+            return f"has a name of {size} bytes; file systems take at most {NAME_MAX}"
+    size = len(os.fsencode(os.path.join(base, rel) if base else rel))
+    if size >= PATH_MAX:
+        where = " with the project's path" if base else ""
+        return f"is {size} bytes long{where}; the system takes paths of at most {PATH_MAX - 1}"
+    return None
+
+
+def output_path(
+    root: str | os.PathLike[str],
+    value: str,
+    *,
+    option: str,
+    inputs: Iterable[str] = (),
+    directory: bool = False,
+) -> str:
+    """The project-relative path of the output `value` the user gave with `option`
+    (``--output``, ``--out-link``), checked by the path rule of every write; `PathError`
+    when it breaks it. The rule: inside the project (an absolute path too), no ``..``,
+    not the project itself, names and length the file system takes, no link or
+    non-directory on the way, no link, directory or special file (FIFO, device, socket)
+    where a file goes (with `directory`: nothing but a real directory where a directory
+    goes), and never one of the project's `inputs` (build.toml, a listed source, or
+    anything under a listed directory)."""
+    shown = f"{option}: `{printable(value)}`"
+
+    def fail(reason: str) -> PathError:
+        return PathError(f"{shown} {reason}")
+
+    if "\0" in value:
+        raise fail("holds a NUL character")
+    real_root = os.path.realpath(root)
+    rel = value
+    if os.path.isabs(value):
+        head, tail = os.path.split(os.path.normpath(value))
+        real = os.path.join(os.path.realpath(head), tail) if tail else os.path.realpath(head)
+        if not inside(real_root, real):
+            raise fail(f"is outside the project ({real_root}); nixgen writes only inside it")
+        rel = os.path.relpath(real, real_root)
+    if ".." in rel.replace(os.sep, "/").split("/"):
+        raise fail("leads out of the project with `..`; give a path inside it")
+    names = parts(rel)
+    if not names:
+        what = "a directory inside it" if directory else "a file name"
+        raise fail(f"names the project directory itself; give {what}")
+    rel = "/".join(names)
+    too_long = length_problem(rel, real_root)
+    if too_long is not None:
+        raise fail(too_long)
+    for given in inputs:
+        name = "/".join(parts(given))
+        if name and (rel == name or rel.startswith(name + "/")):
+            raise fail(
+                f"is an input of the project (`{printable(name)}`); nixgen never writes over "
+                "what the project's build reads"
+            )
+    blocked = check_dirs(root, rel)
+    if blocked is not None:
+        raise fail(
+            f"goes through `{printable(blocked.where)}`, which {blocked.reason}; nixgen writes "
+            "only into real directories inside the project"
+        )
+    try:
+        mode: int | None = os.lstat(os.path.join(os.fspath(root), *names)).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise fail(f"cannot be looked at ({exc.strerror})") from None
+    if mode is None:
+        return rel
+    if stat.S_ISLNK(mode):
+        raise fail("is a symbolic link; nixgen never writes through a link (remove it)")
+    if directory and not stat.S_ISDIR(mode):
+        raise fail(f"{_not_a_dir(mode)} (move it away, or choose another {option})")
+    if not directory and not stat.S_ISREG(mode):
+        raise fail(f"{kind(mode)}; nixgen writes only regular files (choose another {option})")
+    return rel
+
+
+def overlap(rel: str, inputs: Iterable[str]) -> str | None:
+    """The first of `inputs` (project-relative paths) that `rel` is, lies under, or holds;
+    None when none."""
+    mine = "/".join(parts(rel))
+    for given in inputs:
+        name = "/".join(parts(given))
+        if name and (mine == name or mine.startswith(name + "/") or name.startswith(mine + "/")):
+            return name
+    return None
+
+
+def resolve_inside(root: str | os.PathLike[str], rel: str) -> str | None:
+    """`rel` under `root` with every link on the way and at its end resolved, relative
+    to `root`'s real path, when it stays inside `root`; None when it leads outside. What
+    nixgen reads or writes through a link (a nixgen.toml or build.toml linked to a file
+    of the project) is read or written there, never outside."""
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(os.path.join(os.fspath(root), *parts(rel)))
+    if not inside(real_root, real):
+        return None
+    return "/".join(parts(os.path.relpath(real, real_root)))
 
 
 def check_dirs(
@@ -295,7 +417,7 @@ def _read_at(
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            return Blocked(rel, _kind(info.st_mode))
+            return Blocked(rel, kind(info.st_mode))
         if first is not None:
             return os.read(fd, first)
         if info.st_size > limit:
@@ -362,25 +484,6 @@ def walk(
         files.sort()
         yield rel, dirs, files
         stack.extend(os.path.join(rel, d) if rel else d for d in reversed(dirs))
-
-
-def remove_tree(top: str | os.PathLike[str]) -> None:
-    """Remove the directory `top` and everything under it, following no link, at any
-    depth (``shutil.rmtree`` recurses); errors are ignored, like ``ignore_errors``."""
-    top = os.fspath(top)
-    try:
-        if not stat.S_ISDIR(os.lstat(top).st_mode):
-            return
-    except OSError:
-        return
-    found = list(walk(top))
-    for rel, _, files in reversed(found):
-        directory = os.path.join(top, rel) if rel else top
-        for name in files:
-            with contextlib.suppress(OSError):
-                os.unlink(os.path.join(directory, name))
-        with contextlib.suppress(OSError):
-            os.rmdir(directory)
 
 
 class Resolver:

@@ -115,6 +115,12 @@ def read_text(path: Path, display: str) -> str:
         if raw.error is not None:
             raise fail(f"cannot read the file: {os.strerror(raw.error)}")
         raise fail("is not a regular file (a FIFO, socket or device); expected a build.toml file")
+    return decode(raw, display)
+
+
+def decode(raw: bytes, display: str) -> str:
+    """The bytes of a TOML file (`display` for messages) as text, a UTF-8 byte order mark
+    dropped; a located problem when they are not UTF-8."""
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
     try:
@@ -122,10 +128,16 @@ def read_text(path: Path, display: str) -> str:
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise fail(
-            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x}); TOML files must be UTF-8",
-            line,
-            column,
+        raise ProblemError(
+            [
+                Problem(
+                    message=f"not valid UTF-8 (byte 0x{raw[exc.start]:02x}); TOML files must "
+                    "be UTF-8",
+                    file=display,
+                    line=line,
+                    column=column,
+                )
+            ]
         ) from None
 
 

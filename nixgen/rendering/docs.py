@@ -287,7 +287,9 @@ def main(argv: list[str] | None = None) -> int:
     if path.exists() and path.read_text(encoding="utf-8") == text:
         print(f"{path} is up to date")
         return 0
-    path.write_text(text, encoding="utf-8")
+    from nixgen.core import writer
+
+    writer.write_file(path.parent, path.name, text.encode("utf-8"))
     print(f"wrote {path}")
     return 0
 

@@ -56,6 +56,10 @@ class Rendered:
     out_dir: str
     tree: dict[str, bytes]
     root: dict[str, bytes]
+    #: The settings files the render was made from (project-relative: nixgen.toml's bytes,
+    #: None when it is absent): the writer refuses to write the render once they changed,
+    #: so the files on disk never disagree with the settings they were rendered by.
+    settings: dict[str, bytes | None] = attrs.field(factory=dict)
 
 
 # ------------------------------------------------------------------------- jinja setup
@@ -76,10 +80,14 @@ def _at(value: Any, indent: int) -> nixlit.Raw:
 def _bytecode_cache() -> Any:
     """Compiled templates, cached on disk per nixgen version: compiling the templates is
     most of a small render's work. A cache directory that cannot be made is not used."""
+    from pathlib import Path
+
+    from nixgen.core import writer
+
     try:
         directory = os.path.join(paths.cache_home(), "nixgen", f"jinja-{__version__}")
-        os.makedirs(directory, exist_ok=True)
-    except OSError:
+        writer.make_user_dirs(Path(directory))
+    except (OSError, writer.WriteError):
         return None
     return jinja.optional_cache(directory)
 
@@ -484,11 +492,25 @@ class OutDirError(NixgenError, ValueError):
         return Problem(message=f"--out: {self}").render()
 
 
+#: The longest output directory (`--out`, nixgen.toml's `out`), in bytes: with the project's
+#: own path and the generated files' names under it, a path the system takes.
+MAX_OUT_DIR = 1024
+
+
 def check_out_dir(out_dir: str) -> None:
+    """Refuse an output directory that is not a short relative path inside the project
+    (`OutDirError`, before anything is read or written)."""
     if not _OUT_DIR.fullmatch(out_dir) or ".." in out_dir.split("/"):
         raise OutDirError(
             f"invalid output directory `{out_dir}`: use a relative path inside the project "
             "made of letters, digits, `.`, `_`, `-` and `/`"
+        )
+    longest = max(len(name) for name in out_dir.split("/"))
+    if longest > paths.NAME_MAX or len(out_dir) > MAX_OUT_DIR:
+        raise OutDirError(
+            f"invalid output directory `{out_dir[:60]}…` ({len(out_dir)} bytes): too long; "
+            f"file systems take names of at most {paths.NAME_MAX} bytes, nixgen an output "
+            f"directory of at most {MAX_OUT_DIR}"
         )
 
 

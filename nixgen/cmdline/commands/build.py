@@ -158,6 +158,7 @@ def build_command(
     invalid input (untracked files and an unfit Nix included).
     """
     from nixgen.app import config
+    from nixgen.app.pipeline import inputs as pipeline_inputs
     from nixgen.app.pipeline import kept_warnings, prepare
     from nixgen.app.pipeline import summary as render_summary
     from nixgen.building import offline as offline_mod
@@ -201,6 +202,8 @@ def build_command(
             ]
         )
 
+    if not no_link:  # refused before anything is rendered, run or built (a dry run too)
+        links = _check_links(root, links, chosen, pipeline_inputs(loaded, out))
     stale = write.plan(root, rendered)
     for note in kept_warnings(stale.kept):
         console.err(note)
@@ -259,8 +262,6 @@ def build_command(
         raise ProblemError(unseen)
     if offline:
         offline_mod.check_inputs(root, [name for name, _ in overrides], config.read(root).library)
-    if not no_link:
-        _check_links(root, links, chosen)
     print_problems(
         nixcheck.check(
             overrides=overrides,
@@ -285,28 +286,27 @@ def build_command(
     return chosen  # what `nixgen build-and-upload` uploads
 
 
-def _check_links(root: Path, links: str, variants: Sequence[str]) -> None:
-    """Refuse, before anything is built, a link directory reached through a symbolic link
-    or leaving the project (`write.check_inside`, the rule of every path nixgen writes),
-    and a variant's link path taken by something other than a link (a hand-written file
-    or directory, which Nix would not replace). An absolute --out-link is the user's own
-    choice of place and is not checked against the project."""
+def _check_links(
+    root: Path, links: str, variants: Sequence[str], inputs: Sequence[str] = ()
+) -> str:
+    """The link directory, project-relative, by the path rule of every output
+    (`nixgen.core.paths.output_path`: inside the project, an absolute path too, through no
+    link, a real directory or nothing, never an input of the project), refused before
+    anything is built; and each variant's link path taken by something other than a link
+    (a hand-written file or directory, which Nix would not replace) refused too."""
     from nixgen.core import paths
     from nixgen.core.errors import OutputError
-    from nixgen.writing import write
 
-    if os.path.isabs(links):
-        return
-    write.check_inside(root, links, what="the variant links", option="--out-link")
+    rel = paths.output_path(root, links, option="--out-link", inputs=inputs, directory=True)
     for name in variants:
-        rel = f"{links}/{name}"
-        found = paths.lstat_under(root, rel)
+        found = paths.lstat_under(root, f"{rel}/{name}")
         if isinstance(found, os.stat_result) and not stat.S_ISLNK(found.st_mode):
             what = "a directory" if stat.S_ISDIR(found.st_mode) else "a file"
             raise OutputError(
-                f"{root / rel}: is {what}, not a link to a build: nixgen links variant "
+                f"{root / rel / name}: is {what}, not a link to a build: nixgen links variant "
                 f"{name} there (move it away, or choose another --out-link)"
             )
+    return rel
 
 
 command = build_command

@@ -4,7 +4,6 @@ planned compile commands (`nixgen.app.compdb`)."""
 from __future__ import annotations
 
 import shlex
-import stat
 from pathlib import Path
 
 import click
@@ -20,9 +19,9 @@ from nixgen.cmdline.cli import (
     print_problems,
     project_argument,
 )
-from nixgen.core import console, paths
+from nixgen.core import console, paths, writer
 from nixgen.core.console import status
-from nixgen.core.errors import NixgenError, ProblemError, error
+from nixgen.core.errors import NixgenError, OutputError, ProblemError, error
 
 #: How many lines of a failed Nix command's output an error shows.
 TAIL = 20
@@ -54,6 +53,12 @@ TAIL = 20
 @accept_flake_config_option
 @nix_option_option
 @built_out_option
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace a file at OUTPUT that is not a compilation database (never an input of "
+    "the project: build.toml, a listed source, the generated Nix).",
+)
 @click.option("--dry-run", is_flag=True, help="Print the `nix` commands; run nothing.")
 @handle_errors
 def compdb_command(
@@ -65,6 +70,7 @@ def compdb_command(
     accept_flake_config: bool,
     options: tuple[tuple[str, str], ...],
     out: str | None,
+    force: bool,
     dry_run: bool,
 ) -> None:
     """Write PROJECT/compile_commands.json: every compile command of the variant's C++
@@ -81,7 +87,7 @@ def compdb_command(
     `nix build --no-link`, so every include path exists. Renders the Nix files first when
     stale. Exit status: 0 written, 1 Nix failed, 2 invalid input.
     """
-    from nixgen.app import compdb, config
+    from nixgen.app import compdb, config, pipeline
     from nixgen.app.pipeline import kept_warnings, prepare, summary
     from nixgen.planning import variants
     from nixgen.writing import write
@@ -92,24 +98,11 @@ def compdb_command(
     loaded, rendered, problems, planned = prepare(project, out)
     print_problems(problems)
     root = loaded.root.resolve()
-    target = Path(output_path)
-    # `nixgen.core.paths`: no link on the way to the file, nor the file itself.
-    found = None if target.is_absolute() else paths.lstat_under(root, str(target))
-    if (
-        target.is_absolute()
-        or ".." in target.parts
-        or isinstance(found, paths.Blocked)
-        or (found is not None and stat.S_ISLNK(found.st_mode))
-    ):
-        raise ProblemError(
-            [
-                error(
-                    f"--output: `{output_path}` must be a relative path inside the project, "
-                    "without `..` and not a symbolic link (nixgen never writes outside the "
-                    "project)"
-                )
-            ]
-        )
+    # The path rule of every output (`nixgen.core.paths.output_path`): inside the project,
+    # through no link, a regular file or nothing, never an input of the project.
+    output_rel = paths.output_path(
+        root, output_path, option="--output", inputs=pipeline.inputs(loaded, out)
+    )
     names = [v.name for v in planned.for_system(system)]
     if not names:
         raise ProblemError(
@@ -181,13 +174,33 @@ def compdb_command(
             ]
         )
     data = compdb.encode(entries)
-    path = root / output_path
-    if path.is_file() and path.read_bytes() == data:
+    if not _write(root, output_rel, data, force=force):
         status(f"{output_path} is up to date ({len(entries)} command(s), {variant})")
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write.atomic_write(path, data)
     status(f"wrote {output_path}: {len(entries)} command(s) of {variant}")
+
+
+def _write(root: Path, rel: str, data: bytes, *, force: bool) -> bool:
+    """Write the database as `rel` (`nixgen.core.writer`); False when it already holds
+    it. A file already there is replaced only when it is a compilation database, or with
+    --force."""
+    from nixgen.app import compdb
+
+    current = paths.read_under(root, rel, limit=max(len(data), paths.MAX_READ))
+    if current == data:
+        return False
+    if isinstance(current, paths.Blocked) and not current.too_large:
+        raise OutputError(f"{root / rel}: {current.reason}; nixgen writes only regular files")
+    if isinstance(current, bytes) and not force and not compdb.is_database(current):
+        raise OutputError(
+            f"{root / rel}: exists and is not a compilation database (a JSON list of "
+            "entries with `directory` and `file`); nixgen replaces only a database: move "
+            "it away, choose another --output, or pass --force"
+        )
+    with writer.transaction(root) as tx:
+        tx.file(rel, data, expect=current if isinstance(current, bytes) else writer.ANY)
+        tx.commit()
+    return True
 
 
 def _run(command: nixcommand.Command, root: Path, what: str) -> str:

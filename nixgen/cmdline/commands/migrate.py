@@ -55,6 +55,22 @@ def migrate(
     is kept, and the command to take it over is printed (not with --edition 5, which
     goes back to kernel-builder).
     """
+    from nixgen.app import config
+    from nixgen.core import writer
+
+    root = config.project_root(project)
+    if not root.is_dir() or check or show_diff:  # nothing to lock, or nothing written
+        _migrate(project, check, show_diff, license_, edition, no_backup)
+        return
+    # One run at a time, from the first read to the last write (a takeover killed half
+    # way is completed when the lock is taken, before anything is read).
+    with writer.project_lock(root):
+        _migrate(project, check, show_diff, license_, edition, no_backup)
+
+
+def _migrate(
+    project: Path, check: bool, show_diff: bool, license_: str | None, edition: str, no_backup: bool
+) -> None:
     from nixgen.app import anchorflake as flake_mod
     from nixgen.app import migrate as migrate_mod
 

@@ -65,28 +65,23 @@ def render_command(
     """
     from click.core import ParameterSource
 
-    from nixgen.app import config, pipeline
+    from nixgen.app import pipeline
 
     # Only an --out on the command line is recorded (not NIXGEN_OUT's).
     source = click.get_current_context().get_parameter_source("out")
     given = out if source is ParameterSource.COMMANDLINE else None
-    out = config.out_dir(project, out)
     if library is not None:
         from nixgen.rendering.library import parse
 
         parse(library)  # a usage error before anything is read or written
-    code = pipeline.render_project(project, out, check=check, force=force, ci=ci, library=library)
-    if given is not None and not check:
-        from nixgen.core.console import status
-        from nixgen.rendering.render import check_out_dir
-
-        check_out_dir(given)
-        if config.remember_out(project, given):
-            status(f'recorded `out = "{given}"` in {config.FILE}: later verbs use {given}/')
-    if library is not None and not check and config.remember_library(project, library):
-        from nixgen.core.console import status
-
-        status(f'recorded `library = "{library}"` in {config.FILE}: later renders use it')
+    record = {}
+    if not check:
+        record = {
+            key: value for key, value in (("out", given), ("library", library)) if value is not None
+        }
+    code = pipeline.render_project(
+        project, out, check=check, force=force, ci=ci, library=library, record=record
+    )
     if code:
         sys.exit(code)
 
