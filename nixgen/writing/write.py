@@ -326,7 +326,9 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o644) -> None:
     """Write the one file `path` that the user named (no project around it: `upload
     --output-json`) atomically, by the one writer (`nixgen.core.writer.write_file` in its
     directory: a fresh temporary file renamed over it; a link, directory or special file
-    there refused); `nixgen.core.writer.WriteError` when it cannot be."""
+    there refused; its missing directories made, as `mkdir -p`);
+    `nixgen.core.writer.WriteError` when it cannot be."""
+    writer.make_user_dirs(path.parent)
     writer.write_file(path.parent, path.name, data, mode=mode)
 
 
