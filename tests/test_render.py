@@ -608,6 +608,7 @@ let
     toolchain = {
       stdenv = builder; compilers = [ ]; nativeBuildInputs = [ ]; buildInputs = [ ];
       linkFlags = [ ]; cxxFamily = "gcc";
+      torchFlags = _: { nvcc = [ ]; cxx = [ ]; inputs = [ ]; };
     };
     kernels = { };
     variant = { backend = "cpu"; };
