@@ -15,11 +15,11 @@ The kernels toolchain builds a torch extension with a CMake project that calls
 
 Written into OUT:
 
-- `nvcc`: nvcc's flags, one per line, for `nvcc --options-file`: the definitions and
-  options of (1), CMAKE_CUDA_FLAGS, then (2), in the order CMake puts them on a CUDA
-  compile;
-- `cxx`: a C++ compiler's flags, one per line, for `@file`: the definitions and options of
-  (1), then CMAKE_CXX_FLAGS;
+- `nvcc`: nvcc's flags, one per line, for `nvcc --options-file`, in the order CMake puts
+  them on a CUDA compile: the definitions of (1), CMAKE_CUDA_FLAGS (then the Release
+  build's), the options of (1), then (2);
+- `cxx`: a C++ compiler's flags, one per line, for `@file`: the definitions of (1),
+  CMAKE_CXX_FLAGS (then the Release build's), the options of (1);
 - `flags.json`: the same, with where each part came from.
 
 Every flag must be one word without quotes or backslashes (torch's own cuda.cmake refuses a
