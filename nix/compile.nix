@@ -44,7 +44,10 @@ rec {
     - `clang`: clang and Apple clang (the darwin stdenv, Metal's Objective-C++)
     - `hipcc`: ROCm's clang, driven by `hipcc`
     - `icpx`: Intel's oneAPI clang (`icpx -fsycl`, `icx`)
-    - `nvcc`: nvcc's own flags (its host compiler's come from that compiler's `codegen`)
+    - `nvcc`: nvcc's own flags (its host compiler's come from that compiler's `codegen`);
+      what torch's CMake config gives a CUDA extension (`--expt-relaxed-constexpr`,
+      `--expt-extended-lambda`, …) is read from the variant's torch, not written here
+      (`cppCuda`'s `frameworkFlags`)
 
     Which family `$CXX` and `$CC` are is the toolchain's (`toolchains.<backend>.cxxFamily`).
     tests/test_compilers.py runs every rule of every backend through its family's real
@@ -95,7 +98,6 @@ rec {
           "-std=c++20"
           "-O2"
           "-D_GLIBCXX_USE_CXX11_ABI=1"
-          "--expt-relaxed-constexpr"
         ];
       };
     };
@@ -743,6 +745,11 @@ rec {
     `cudaFlags`
     : the kernel's `cuda-flags`, after nixgen's own nvcc flags
 
+    `frameworkFlags`
+    : what the framework gives every compile: `nvcc` flags after nixgen's own, `cxx`
+      flags after the backend's defines (a torch variant's come from torch's CMake config,
+      `toolchains.cuda.torchFlags`)
+
     nvcc's host compiler is the stdenv's (`$CXX`, family `cxxFamily`): it gets that
     family's `codegen` flags through `-Xcompiler`.
   */
@@ -756,6 +763,10 @@ rec {
       capabilities,
       depFlags ? [ ],
       cxxFamily ? "gcc",
+      frameworkFlags ? {
+        nvcc = [ ];
+        cxx = [ ];
+      },
     }:
     let
       defines = backendDefines.cuda;
@@ -777,6 +788,7 @@ rec {
           } ${
             esc (
               families.nvcc.cxx
+              ++ frameworkFlags.nvcc
               ++ defines
               ++ cuda.gencodeFlags capabilities
               ++ map nvccFlag depFlags
@@ -786,7 +798,7 @@ rec {
           }";
         }
       ]
-      ++ cxxRules cxxFamily (defines ++ depFlags ++ includeFlags includes ++ cxxFlags);
+      ++ cxxRules cxxFamily (defines ++ frameworkFlags.cxx ++ depFlags ++ includeFlags includes ++ cxxFlags);
     }
     // {
       nvccTargets = targets;

@@ -450,7 +450,8 @@ rec {
 
     `flags`
     : the framework's compile and link flags (`nixgen.torch.framework`,
-      `nixgen.tvmFfi.framework`)
+      `nixgen.tvmFfi.framework`), and the derivations the compile reads (`inputs`, if any:
+      what torch's CMake config gives, `toolchains.<backend>.torchFlags`)
 
     `defines`
     : a function of the variant: the defines that go before the table's `cxx-flags`
@@ -480,6 +481,7 @@ rec {
           torch = frameworks.torch.package deps;
           inherit (deps.variant) backend;
           python = deps.python3;
+          compileFlags = deps.toolchain.torchFlags (frameworks.torch.package deps);
         };
       defines = torch.abiDefines;
       stableAbi = variant: variant.stableAbi;
@@ -663,7 +665,7 @@ rec {
               inherit toolchain ninja version;
               pname = "${pname}-binding";
               src = bindingSrc;
-              buildInputs = frameworkInputs ++ [ python3 ] ++ toolchain.buildInputs;
+              buildInputs = frameworkInputs ++ [ python3 ] ++ toolchain.buildInputs ++ planArgs.framework.inputs or [ ];
               plan = bindingPlan planArgs;
             }
           else

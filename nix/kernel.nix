@@ -103,10 +103,14 @@ rec {
     `toolchain`
     : the variant's toolchain (`nixgen.toolchains`)
 
+    `torch`
+    : the variant's torch (null: a variant without torch); a CUDA kernel's compiles get
+      what its CMake config gives (`toolchain.torchFlags`)
+
     # Type
 
     ```
-    cppLanguages :: { pkgs, toolchain } -> { ${language} :: AttrSet -> Language }
+    cppLanguages :: { pkgs, toolchain, torch ? Derivation } -> { ${language} :: AttrSet -> Language }
     ```
 
     # Examples
@@ -117,7 +121,11 @@ rec {
     ```
   */
   cppLanguages =
-    { pkgs, toolchain }:
+    {
+      pkgs,
+      toolchain,
+      torch ? null,
+    }:
     {
       cpp-cpu = kernel: {
         plan = compile.cppCpu;
@@ -131,15 +139,19 @@ rec {
           # for (planned by nixgen); this variant's toolkit picks its list (a toolkit the
           # plan lacks fails, naming it).
           capabilities = cuda.capabilitiesFor kernel.capabilities cudaVersion;
+          # What torch's CMake config gives the compiles of a torch variant, read from the
+          # variant's torch (null: a variant without torch, such as tvm-ffi's).
+          frameworkFlags = toolchain.torchFlags torch;
         in
         builtins.seq capabilities {
           plan = compile.cppCuda;
           planArgs = {
             inherit capabilities;
             inherit (kernel) cudaFlags;
+            frameworkFlags = { inherit (frameworkFlags) nvcc cxx; };
           };
           nativeBuildInputs = [ pkgs.cudaPackages.cuda_nvcc ];
-          buildInputs = map (name: pkgs.cudaPackages.${name}) cudaInputs;
+          buildInputs = map (name: pkgs.cudaPackages.${name}) cudaInputs ++ frameworkFlags.inputs;
           passthru = { inherit capabilities; };
         };
 
@@ -275,7 +287,7 @@ rec {
       objectKeys ? null,
     }:
     let
-      table = cppLanguages { inherit pkgs toolchain; };
+      table = cppLanguages { inherit pkgs toolchain torch; };
       entry =
         table.${language}
           or (throw "nixgen: kernel ${name}: `${language}` is not a C++ kernel language (${builtins.concatStringsSep ", " (builtins.attrNames table)})");

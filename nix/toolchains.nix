@@ -4,7 +4,7 @@
   Each entry takes the variant's package set (nixgen.project.pkgsFor: nixpkgs with the
   kernels toolchain's overlay) and returns
   `{ stdenv, compilers, nativeBuildInputs, buildInputs, linkFlags, abiCheck, opsCheck,
-  cxxFamily, linker, linkDriver }`: `cxxFamily` is the compiler family of the stdenv's `$CXX`/`$CC`
+  cxxFamily, linker, linkDriver, torchFlags }`: `cxxFamily` is the compiler family of the stdenv's `$CXX`/`$CC`
   (`compile.families`: `"gcc"`, or `"clang"` when `stdenv.cc.isClang`, as on darwin),
   `linker` the linker family the extension's link speaks (`extension.linkers`: `"gnu"`, or
   `"ld64"` on darwin) and `linkDriver` the driver that links it (shell text: `$CXX`, or
@@ -27,6 +27,11 @@
   (support/ops-check-hook.sh) that runs after the unpack, as the toolchain's
   `torch-ops-check` does, on the package directory the derivation names
   (`torchOpsCheckDir`). `compilers` are the extra compilers kernels need (oneAPI's `icpx` for XPU).
+  `torchFlags` is a function of the variant's torch (null: a variant without torch) giving
+  what every compile of a torch extension takes from torch (`{ nvcc, cxx, inputs }`,
+  `nixgen.torch.cudaCompileFlags`): for CUDA, the flags torch's CMake config gives, read
+  from that torch at build time, as the kernels toolchain's CMake project gets them through
+  `find_package(Torch)`; none for the other backends yet.
 */
 let
   inherit (builtins) fromJSON readFile toFile toJSON;
@@ -37,6 +42,16 @@ let
   ];
 
   isLinux = pkgs: pkgs.stdenv.hostPlatform.isLinux;
+
+  # The torch module of the library, with the variant's `lib`.
+  torchLib = pkgs: import ./torch.nix { inherit (pkgs) lib; };
+
+  # What a compile takes from torch on a backend that reads nothing from it.
+  noTorchFlags = _: {
+    nvcc = [ ];
+    cxx = [ ];
+    inputs = [ ];
+  };
 
   # The compiler and linker families of a stdenv (see the header).
   families = stdenv: {
@@ -130,6 +145,7 @@ let
       linkFlags ? [ ],
       runtimeLibraries ? [ ],
       linkDriver ? "$CXX",
+      torchFlags ? noTorchFlags,
     }:
     if isLinux pkgs then
       {
@@ -139,6 +155,7 @@ let
           buildInputs
           linkFlags
           linkDriver
+          torchFlags
           ;
         nativeBuildInputs = compilers;
         abiCheck = abiCheckHook pkgs (additionPolicy runtimeLibraries);
@@ -153,6 +170,7 @@ let
           buildInputs
           linkFlags
           linkDriver
+          torchFlags
           ;
         nativeBuildInputs = compilers;
         abiCheck = abiCheckHook pkgs null;
@@ -173,7 +191,21 @@ let
       linux pkgs {
         stdenv =
           if isLinux pkgs then (manylinux pkgs).cudaBackendStdenv else pkgs.cudaPackages.backendStdenv;
-        buildInputs = [ pkgs.cudaPackages.cuda_cudart ];
+        # The runtime, whose headers (cuda_runtime_api.h, which torch's c10/cuda headers
+        # include) include CUDA's `crt/` headers. In nixpkgs those are their own component
+        # from CUDA 13.0, `cuda_crt`, whose include output `cuda_cudart` propagates (with
+        # CCCL's: pkgs/development/cuda-modules/packages/cuda_cudart.nix); before 13.0 they
+        # are in cuda_nvcc's include, which cuda_cudart does not propagate at every revision,
+        # so a binding (compiled without nvcc) names it.
+        buildInputs = [
+          pkgs.cudaPackages.cuda_cudart
+        ]
+        ++ (
+          if pkgs.lib.versionOlder pkgs.cudaPackages.cudaMajorMinorVersion "13.0" then
+            [ (pkgs.lib.getOutput "include" pkgs.cudaPackages.cuda_nvcc) ]
+          else
+            [ ]
+        );
         # nvcc names host stubs after its process id (tmpxft_<pid>_…); dropping local
         # symbols keeps the extension's bytes independent of it.
         linkFlags = [
@@ -181,6 +213,11 @@ let
           "-Wl,--discard-all"
         ];
         runtimeLibraries = [ "libcudart.so*" ];
+        # nvcc and the host compiler get what torch's CMake config gives a CUDA extension
+        # (`--expt-extended-lambda`, …), read from the variant's torch.
+        torchFlags =
+          torch:
+          if torch == null then noTorchFlags torch else (torchLib pkgs).cudaCompileFlags { inherit pkgs torch; };
       };
 
     rocm =
@@ -238,6 +275,7 @@ let
       ];
       abiCheck = abiCheckHook pkgs null;
       opsCheck = opsCheckHook pkgs;
+      torchFlags = noTorchFlags;
     };
   };
 in

@@ -39,12 +39,97 @@ rec {
     ];
 
   /**
-    Compile and link flags of a Torch extension (abi3 Python module, no rpath).
+    The flags the kernels toolchain's build of a torch extension takes from `torch`, read
+    from that torch when this derivation builds (support/torch/build_flags.py, which runs
+    torch's own CMake config files with CMake: support/torch/cmake-flags.cmake). The
+    anchor's CMake project calls `find_package(Torch)` and links the `torch` target, so
+    every compile gets the usage requirements of `torch` (its compile definitions and
+    options) and, for a CUDA build, the flags torch's `share/cmake/Caffe2/public/cuda.cmake`
+    appends to CMAKE_CUDA_FLAGS (`--expt-relaxed-constexpr`, `--expt-extended-lambda`,
+    `-Xcudafe --diag_suppress=…`, `-DONNX_NAMESPACE=onnx_c2`; never `-gencode`: those come
+    from the plan), then the toolchain's flags from `torch.utils.cpp_extension`'s
+    `COMMON_NVCC_FLAGS` (`-DENABLE_FP8`). Nothing is copied here: a torch whose config gives
+    other flags gives those.
+
+    `$out/nvcc` holds nvcc's flags (`nvcc --options-file`, one per line; a CUDA build:
+    `cudaVersion` the toolkit's `major.minor`), `$out/cxx` a C++ compile's (`@file`), and
+    `$out/flags.json` where each came from. A torch that is not a CUDA build, given a
+    `cudaVersion`, fails the build, saying so.
 
     # Type
 
     ```
-    framework :: { torch :: Derivation, python :: Derivation, backend ? String } -> { flags :: [ String ], libs :: [ String ] }
+    buildFlags :: { pkgs, torch :: Derivation, cudaVersion ? String } -> Derivation
+    ```
+  */
+  buildFlags =
+    {
+      pkgs,
+      torch,
+      cudaVersion ? null,
+    }:
+    pkgs.runCommand "${torch.pname or "torch"}-${torch.version or "0"}-build-flags"
+      {
+        nativeBuildInputs = [
+          pkgs.buildPackages.cmake
+          pkgs.buildPackages.python3
+        ];
+        torchDir = dir torch;
+        cudaArgs = if cudaVersion == null then "" else "--cuda=${cudaVersion}";
+      }
+      ''
+        python3 ${./support/torch/build_flags.py} --torch "$torchDir" \
+          --script ${./support/torch/cmake-flags.cmake} $cudaArgs --out "$out"
+      '';
+
+  /**
+    The flags that give a CUDA variant's compiles what `buildFlags` read from `torch` (the
+    variant's), and the derivation they name (`inputs`, a build input of each compile's
+    derivation, so `nixgen compdb` realises it): `nvcc` for nvcc, `cxx` for the host
+    compiler's C++ compiles.
+
+    # Type
+
+    ```
+    cudaCompileFlags :: { pkgs, torch :: Derivation } -> { nvcc :: [ String ], cxx :: [ String ], inputs :: [ Derivation ] }
+    ```
+  */
+  cudaCompileFlags =
+    { pkgs, torch }:
+    let
+      flags = buildFlags {
+        inherit pkgs torch;
+        cudaVersion = pkgs.cudaPackages.cudaMajorMinorVersion;
+      };
+    in
+    {
+      nvcc = [
+        "--options-file"
+        "${flags}/nvcc"
+      ];
+      cxx = [ "@${flags}/cxx" ];
+      inputs = [ flags ];
+    };
+
+  /**
+    No flags from torch: what a compile gets without it (`cudaCompileFlags`'s shape).
+  */
+  noCompileFlags = {
+    nvcc = [ ];
+    cxx = [ ];
+    inputs = [ ];
+  };
+
+  /**
+    Compile and link flags of a Torch extension (abi3 Python module, no rpath), and the
+    derivations its compile reads (`inputs`). `compileFlags` is what the variant's
+    toolchain takes from torch for every compile (`toolchains.<backend>.torchFlags`): its
+    `cxx` flags follow torch's and Python's headers.
+
+    # Type
+
+    ```
+    framework :: { torch :: Derivation, python :: Derivation, backend ? String, compileFlags ? AttrSet } -> { flags :: [ String ], libs :: [ String ], inputs :: [ Derivation ] }
     ```
   */
   framework =
@@ -52,13 +137,18 @@ rec {
       torch,
       python,
       backend ? "cpu",
+      compileFlags ? noCompileFlags,
     }:
     {
-      # Torch's headers (`includeFlags`), then Python's.
-      flags = includeFlags torch ++ [
-        "-isystem"
-        "${python}/include/${python.libPrefix}"
-      ];
+      # Torch's headers (`includeFlags`), then Python's, then what torch's config gives.
+      flags =
+        includeFlags torch
+        ++ [
+          "-isystem"
+          "${python}/include/${python.libPrefix}"
+        ]
+        ++ compileFlags.cxx;
+      inherit (compileFlags) inputs;
       libs = [
         "-L${dir torch}/lib"
         "-lc10"

@@ -13,6 +13,7 @@ libraries.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -239,3 +240,116 @@ def test_a_kernel_of_several_cu_sources_rebuilds_bit_for_bit_in_the_sandbox(
         timeout=1800,
     )
     assert done.returncode == 0, f"not reproducible:\n{done.stderr[-3000:]}"
+
+
+# ------------------------------------------------------ the CUDA 13 headers (issue 42)
+
+
+@needs_wheels
+@pytest.mark.parametrize("cuda", sorted(VARIANTS))
+def test_cuda_cudart_brings_the_crt_headers_and_cuda_nvcc_does_not(stub: Path, cuda: str) -> None:
+    """As nixpkgs from CUDA 13.0 (packages/cuda_cudart.nix, cuda_crt.nix, cuda_nvcc.nix):
+    the crt/ headers that cuda_runtime_api.h includes are cuda_crt's, whose include output
+    cuda_cudart propagates; cuda_nvcc's include holds none. A compile without nvcc (a torch
+    binding including c10/cuda/CUDAGuard.h) finds them through cuda_cudart alone."""
+    attr = "cudaPackages_" + cuda.replace(".", "_")
+    pkgs = f'(import {stub} {{ system = "{SYSTEM}"; config.allowUnfree = true; }}).{attr}'
+    cudart, crt, nvcc = (
+        nix_build(f"{pkgs}.{name}") for name in ("cuda_cudart", "cuda_crt", "cuda_nvcc")
+    )
+    assert (crt / "include" / "crt" / "host_defines.h").is_file()
+    assert sorted(p.name for p in (crt / "include").iterdir()) == ["crt"]
+    assert not (nvcc / "include" / "crt").exists()
+    assert not (cudart / "include" / "crt").exists()
+    propagated = (cudart / "nix-support" / "propagated-build-inputs").read_text().split()
+    assert str(crt) in propagated
+    # Its version is the pin of the CRT wheel unpacked with nvcc's.
+    wheels = json.loads((Path(__file__).parent / "nixpkgs" / "cuda-wheels.json").read_text())
+    assert f"nvidia-cuda-crt=={crt.name.rsplit('-', 1)[1]}" in wheels["sets"][cuda]["cuda_nvcc"]
+
+
+# ------------------------------------- rotary's pattern: torch's flags, CUDAGuard.h (issue 42)
+
+ROTATE = Path(__file__).resolve().parent / "fixtures" / "cuda-rotate"
+#: The variant the fixture is built for: CUDA 13.0's own nvcc.
+ROTATE_VARIANT = f"torch212-cxx11-cu130-{SYSTEM}"
+
+
+@pytest.fixture(scope="module")
+def rotate_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("fixture") / "cuda-rotate"
+    shutil.copytree(ROTATE, target)
+    result = CliRunner().invoke(main, ["render", str(target)])
+    assert result.exit_code == 0, result.output
+    return target
+
+
+@pytest.fixture(scope="module")
+def rotate_built(rotate_project: Path, stub: Path) -> Path:
+    if not HAVE_WHEELS:
+        pytest.skip(SKIP_REASON)
+    [out] = flake_build(rotate_project, ROTATE_VARIANT, stub=stub, timeout=3600)
+    return out
+
+
+def test_rotate_fixture_is_rotarys_pattern() -> None:
+    """No cuda-flags (as kernels-community's rotary); a GPU_LAMBDA handed to ATen's
+    gpu_kernel_multiple_outputs; a binding, compiled without nvcc, that includes
+    c10/cuda/CUDAGuard.h."""
+    build = (ROTATE / "build.toml").read_text()
+    assert "cuda-flags" not in build.replace("# ", "").split("[general]")[1]
+    kernel = (ROTATE / "rotate_cuda" / "rotate.cu").read_text()
+    assert "#include <ATen/native/cuda/Loops.cuh>" in kernel
+    assert "at::native::gpu_kernel_multiple_outputs(" in kernel
+    assert "[] GPU_LAMBDA(" in kernel
+    binding = (ROTATE / "torch-ext" / "torch_binding.cpp").read_text()
+    assert "#include <c10/cuda/CUDAGuard.h>" in binding
+    assert "c10::cuda::CUDAGuard device_guard" in binding
+
+
+@needs_wheels
+def test_rotate_compiles_read_torchs_flags_from_the_variants_torch(
+    rotate_project: Path, stub: Path
+) -> None:
+    """The kernel's nvcc reads nvcc's flags and the binding's compiler its C++ flags from
+    the derivation that read them from the variant's torch; the library writes none of
+    torch's flags itself."""
+    commands = flake_eval(
+        rotate_project,
+        f"packages.{SYSTEM}.{ROTATE_VARIANT}",
+        stub=stub,
+        apply=(
+            "v: let u = v.passthru.nixgen.unstamped or v; n = u.passthru.nixgen; in {"
+            " kernel = map (o: o.command) n.kernels.rotate_cuda.passthru.nixgen.plan.objects;"
+            " binding = map (o: o.command) n.binding.passthru.nixgen.plan.objects; }"
+        ),
+        timeout=600,
+    )
+    [nvcc] = commands["kernel"]
+    [cxx] = commands["binding"]
+    assert re.search(
+        r" --options-file /nix/store/[a-z0-9]{32}-torch-2\.12\.0-build-flags/nvcc ", nvcc
+    )
+    assert re.search(r" @/nix/store/[a-z0-9]{32}-torch-2\.12\.0-build-flags/cxx ", cxx)
+    assert "--expt-" not in nvcc and "--expt-" not in cxx
+
+
+def test_rotate_builds_its_lambda_kernel_and_its_guarded_binding(rotate_built: Path) -> None:
+    """Both halves compiled and linked with the CUDA 13.0 wheels' nvcc and the stdenv's
+    g++: the device code of ATen's multi-output kernel instantiated for the lambda, for
+    9.0; the binding's device guard taken from torch's real libc10_cuda. (No GPU: the kernel
+    is not run.)"""
+    library = _library(rotate_built)
+    elf = _run([cuobjdump(), "--list-elf", str(library)])
+    assert elf.returncode == 0, elf.stderr
+    assert [line.rsplit(".", 2)[-2] for line in elf.stdout.splitlines() if line.strip()] == [
+        "sm_90"
+    ]
+    functions = _run([cuobjdump(), "--dump-resource-usage", str(library)])
+    assert functions.returncode == 0, functions.stderr
+    assert "unrolled_elementwise_kernel_for_multi_outputs" in functions.stdout
+    assert {"libc10_cuda.so", "libcudart.so.13"} <= set(needed(library))
+    torch_symbols = torch_cuda_symbols()
+    assert unresolved(library, torch_symbols) == []
+    names = demangle(sorted(dynamic_symbols(library, defined=False) & torch_symbols))
+    assert any(n.startswith("c10::cuda::") for n in names), names

@@ -384,6 +384,7 @@ let
       buildInputs = [ ];
       linkFlags = [ ];
       cxxFamily = "gcc";
+      torchFlags = _: { nvcc = [ ]; cxx = [ ]; inputs = [ ]; };
     };
     # Of the library only the kernels' builders are real, over the stand-ins below.
     nixgen = rec {

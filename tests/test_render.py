@@ -610,6 +610,7 @@ let
     toolchain = {
       stdenv = builder; compilers = [ ]; nativeBuildInputs = [ ]; buildInputs = [ ];
       linkFlags = [ ]; cxxFamily = "gcc";
+      torchFlags = _: { nvcc = [ ]; cxx = [ ]; inputs = [ ]; };
     };
     kernels = { };
     variant = { backend = "cpu"; };

@@ -349,6 +349,38 @@ in
     expected = true;
   };
 
+  # What the framework gives (torch's CMake config, read at build time) follows nixgen's
+  # own flags and comes before the kernel's: nvcc's file on the nvcc rule, the host
+  # compiler's on the C++ rule. nixgen writes no flag of torch's itself.
+  testCppCudaPutsTheFrameworksFlagsBeforeTheKernels = {
+    expr =
+      let
+        compiles = commands (compile.cppCuda (kernelArgs {
+          sources = [ "k/k.cu" "k/host.cpp" ];
+          cxxFlags = [ "-DHOST" ];
+          cudaFlags = [ "-lineinfo" ];
+          capabilities = [ "9.0" ];
+          frameworkFlags = {
+            nvcc = [ "--options-file" "/f/nvcc" ];
+            cxx = [ "@/f/cxx" ];
+          };
+        }));
+      in
+      {
+        nvcc = builtins.match "nvcc .* '-D_GLIBCXX_USE_CXX11_ABI=1' --options-file /f/nvcc -DCUDA_KERNEL .* -lineinfo -c k/k.cu .*" (builtins.elemAt compiles 0) != null;
+        host = builtins.match "\\$CXX .* -DCUDA_KERNEL '-DUSE_CUDA=1' @/f/cxx -DHOST -c k/host.cpp .*" (builtins.elemAt compiles 1) != null;
+        handWritten = builtins.any (f: builtins.elem f compile.families.nvcc.cxx) [
+          "--expt-relaxed-constexpr"
+          "--expt-extended-lambda"
+        ];
+      };
+    expected = {
+      nvcc = true;
+      host = true;
+      handWritten = false;
+    };
+  };
+
   # nvcc rejects GCC's path maps (torch's include flags carry one); they go through -Xcompiler.
   testCppCudaPassesPrefixMapsOfDependenciesToTheHostCompiler = {
     expr =

@@ -54,6 +54,24 @@ let
     stdenv = { inherit mkDerivation; };
     compilers = [ "icpx" ];
     cxxFamily = "gcc";
+    # What a compile takes from torch: flags naming a stand-in for the flags derivation.
+    torchFlags =
+      torch:
+      if torch == null then
+        {
+          nvcc = [ ];
+          cxx = [ ];
+          inputs = [ ];
+        }
+      else
+        {
+          nvcc = [
+            "--options-file"
+            "${torch}-flags/nvcc"
+          ];
+          cxx = [ "@${torch}-flags/cxx" ];
+          inputs = [ "${torch}-flags" ];
+        };
   };
   # The headers the project lists: one of the kernel's own, one of another kernel.
   headers = [
@@ -269,6 +287,39 @@ in
           }
         );
       };
+    };
+  };
+
+  # A torch variant's CUDA kernel: its compiles read what the toolchain takes from the
+  # variant's torch, and the derivation that holds it is a build input.
+  testCudaKernelOfATorchVariantGetsTheToolchainsTorchFlags = {
+    expr =
+      let
+        drv = kernel.cpp {
+          inherit pkgs toolchain root headers;
+          torch = "torch";
+        } (data "cpp-cuda" // { inherit capabilities; });
+      in
+      {
+        inherit (drv.passthru.nixgen.plan) objects;
+        inputs = builtins.filter (i: i == "torch-flags") drv.buildInputs;
+      };
+    expected = {
+      inherit
+        (compile.cppCuda (
+          common
+          // {
+            capabilities = [ "8.0" "9.0" ];
+            cudaFlags = [ ];
+            frameworkFlags = {
+              nvcc = [ "--options-file" "torch-flags/nvcc" ];
+              cxx = [ "@torch-flags/cxx" ];
+            };
+          }
+        ))
+        objects
+        ;
+      inputs = [ "torch-flags" ];
     };
   };
 

@@ -1,8 +1,9 @@
 # Tests of `toolchains.nix`: which compiler family, linker family and link driver each
 # backend's toolchain names, and the compilers XPU needs.
 let
+  lib = import ../../tests/nixpkgs/lib;
   # The library with nixpkgs `lib` (the stand-in's copy of it).
-  nixgen = (import ../default.nix).withLib (import ../../tests/nixpkgs/lib);
+  nixgen = (import ../default.nix).withLib lib;
   inherit (nixgen) toolchains;
   stdenvOf = isDarwin: isClang: {
     hostPlatform = {
@@ -20,9 +21,15 @@ let
         inherit stdenv;
         cudaBackendStdenv = stdenv;
       };
+      inherit lib;
       cudaPackages = {
         backendStdenv = stdenv;
         cuda_cudart = "cuda_cudart";
+        cuda_nvcc = {
+          outPath = "cuda_nvcc";
+          include = "cuda_nvcc-include";
+        };
+        cudaMajorMinorVersion = "13.0";
       };
       rocmPackages.clr = "clr";
       xpuPackages = {
@@ -72,5 +79,29 @@ in
       compilers = [ "oneapi-torch-dev" "ocloc" ];
       cxxFamily = "gcc";
     };
+  };
+
+  # What every compile takes from torch: only CUDA reads torch's CMake config (none without
+  # torch); the other backends take nothing yet.
+  testOnlyCudaTakesFlagsFromTorch = {
+    expr = map (backend: (toolchains.${backend} linux).torchFlags null) [ "cpu" "cuda" "rocm" "xpu" ]
+      ++ [ ((toolchains.metal darwin).torchFlags null) ];
+    expected = builtins.genList (_: {
+      nvcc = [ ];
+      cxx = [ ];
+      inputs = [ ];
+    }) 5;
+  };
+
+  # A binding is compiled without nvcc: the runtime's headers need CUDA's crt/ headers,
+  # which cuda_cudart propagates (cuda_crt) from CUDA 13.0 and cuda_nvcc holds before.
+  testCudaBindingGetsTheCrtHeadersOfItsToolkit = {
+    expr = map (
+      version: (toolchains.cuda (linux // { cudaPackages = linux.cudaPackages // { cudaMajorMinorVersion = version; }; })).buildInputs
+    ) [ "12.9" "13.0" ];
+    expected = [
+      [ "cuda_cudart" "cuda_nvcc-include" ]
+      [ "cuda_cudart" ]
+    ];
   };
 }

@@ -356,7 +356,10 @@ class CppCpuKernel(_CppKernel[Literal["cpp-cpu"], CpuDep]):
 class CppCudaKernel(_CppKernel[Literal["cpp-cuda"], CudaDep]):
     """``language = "cpp-cuda"``: CUDA C++, built with ``cudaPackages.backendStdenv``."""
 
-    cuda_flags: list[Flag] = _list("Extra flags for nvcc, after nixgen's own.")
+    cuda_flags: list[Flag] = _list(
+        "Extra flags for nvcc, after nixgen's own and, in a torch variant, those torch's CMake"
+        " config gives (`--expt-relaxed-constexpr`, `--expt-extended-lambda`, …)."
+    )
     cuda_capabilities: list[CudaCapability] | None = _unset(
         "The CUDA capabilities to compile for (default: the builder's list for each "
         "toolkit), intersected with what each toolkit can build; PTX is embedded for "

@@ -32,6 +32,18 @@ rec {
     in
     if wheels == null then null else builtins.elemAt (builtins.split "==" (builtins.head wheels)) 2;
 
+  # The pinned version of one wheel among a component's (`nvidia-cuda-crt` of cuda_nvcc's
+  # wheels: cuda_crt is unpacked with nvcc, as nvcc.profile expects), or null.
+  wheelVersion =
+    set: pname: wheel:
+    let
+      componentPins = (pins.${set} or { }).${wheelName pname} or [ ];
+      found = builtins.filter (
+        pin: builtins.substring 0 (builtins.stringLength wheel + 2) pin == "${wheel}=="
+      ) componentPins;
+    in
+    if found == [ ] then null else builtins.elemAt (builtins.split "==" (builtins.head found)) 2;
+
   tree =
     set: pname:
     let

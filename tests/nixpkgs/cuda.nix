@@ -7,7 +7,8 @@
 # overrideScope), pkgs/development/cuda-modules/packages/cudaFlags.nix (`flags`, same
 # formatting), packages/backendStdenv.nix (passthru cudaCapabilities, cudaForwardCompat,
 # supported/default capabilities, the capability assertions and their messages), the
-# component names cuda_nvcc, cuda_cudart, cccl, libcublas, … with
+# component names cuda_nvcc, cuda_cudart, cuda_crt, cccl, libcublas, … (cuda_cudart
+# propagating cuda_crt from CUDA 13.0 and cccl, as packages/cuda_cudart.nix does) with
 # meta.license = nvidiaCudaRedist (so the unfree gate refuses them without
 # config.allowUnfree) and meta.platforms = Linux; cuda-modules/aliases.nix: `cuda_cccl` is
 # a deprecated alias of `cccl` that warns when evaluated (with config.allowAliases, the
@@ -242,11 +243,19 @@ let
       #   directory that becomes include/ (CCCL's 13.x wheel nests it in include/cccl),
       #   wrapBins: executables exec-wrapped in bin/, empty: no wheel is used (empty
       #   include/ and lib/).
+      #   includeOnly: the entries of that directory that include/ holds (null: all),
+      #   includeExcept: entries it leaves out, from: the component whose unpacked wheels
+      #   hold the files (default: this one), wheel: the wheel among them whose pin is the
+      #   version (default: the component's first).
       mkComponent =
         {
           pname,
           links ? [ ],
           includeFrom ? "include",
+          includeOnly ? null,
+          includeExcept ? [ ],
+          from ? pname,
+          wheel ? null,
           propagate ? [ ],
           wrapBins ? [ ],
           pathPrefix ? "",
@@ -254,9 +263,13 @@ let
           description ? "CUDA component ${pname}",
         }:
         let
-          source = wheels.tree cudaMajorMinorVersion pname;
-          unavailable = if empty then null else wheels.unavailable cudaMajorMinorVersion pname;
-          pinned = wheels.version cudaMajorMinorVersion pname;
+          source = wheels.tree cudaMajorMinorVersion from;
+          unavailable = if empty then null else wheels.unavailable cudaMajorMinorVersion from;
+          pinned =
+            if wheel == null then
+              wheels.version cudaMajorMinorVersion from
+            else
+              wheels.wheelVersion cudaMajorMinorVersion from wheel;
           componentVersion = if pinned == null then "${cudaMajorMinorVersion}.0" else pinned;
         in
         final.stdenvNoCC.mkDerivation (finalAttrs: {
@@ -267,6 +280,8 @@ let
             cudaPrefix = source.prefix or "";
             linkDirs = toString links;
             includeFrom = includeFrom;
+            includeOnly = if includeOnly == null then "" else toString includeOnly;
+            includeExcept = toString includeExcept;
             propagated = toString propagate;
             wrapBinsList = toString wrapBins;
             inherit pathPrefix;
@@ -291,7 +306,20 @@ let
             for d in $linkDirs; do
               case $d in
                 include)
-                  if [ -e "$cudaPrefix/$includeFrom" ]; then ln -s "$cudaPrefix/$includeFrom" $out/include; fi ;;
+                  if [ -z "$includeOnly$includeExcept" ]; then
+                    if [ -e "$cudaPrefix/$includeFrom" ]; then ln -s "$cudaPrefix/$includeFrom" $out/include; fi
+                  else
+                    mkdir -p $out/include
+                    for f in "$cudaPrefix/$includeFrom"/*; do
+                      [ -e "$f" ] || continue
+                      e=$(basename "$f")
+                      if [ -n "$includeOnly" ]; then
+                        case " $includeOnly " in *" $e "*) ;; *) continue ;; esac
+                      fi
+                      case " $includeExcept " in *" $e "*) continue ;; esac
+                      ln -s "$f" $out/include/
+                    done
+                  fi ;;
                 lib)
                   mkdir -p $out/lib
                   for f in "$cudaPrefix"/lib/*; do
@@ -388,6 +416,12 @@ let
             "lib"
             "nvvm"
           ];
+          # From CUDA 13.0 the crt/ headers are cuda_crt's (their own redistributable), not
+          # in cuda_nvcc's include (cuda_nvcc.nix patches nvcc.profile to its own include
+          # output; cuda_crt.nix). Here the crt wheel is unpacked with nvcc's, so nvcc itself
+          # still finds them in its tree; the package's include/ leaves them out, so that a
+          # compile reads them only through cuda_cudart, as with real nixpkgs.
+          includeExcept = lib.optionals (lib.versionAtLeast cudaMajorMinorVersion "13.0") [ "crt" ];
           wrapBins = [
             "nvcc"
             "ptxas"
@@ -405,10 +439,25 @@ let
             "include"
             "lib"
           ];
-          # Real cuda_cudart propagates CCCL's headers (cuda_cudart.nix), which its own
-          # headers include (<nv/target>).
-          propagate = [ self.cccl ];
+          # Real cuda_cudart propagates the include outputs of cuda_crt from CUDA 13.0
+          # (crt/host_defines.h, crt/host_config.h, which cuda_runtime_api.h includes) and of
+          # CCCL (<nv/target>): pkgs/development/cuda-modules/packages/cuda_cudart.nix.
+          propagate = lib.optionals (lib.versionAtLeast cudaMajorMinorVersion "13.0") [ self.cuda_crt ] ++ [
+            self.cccl
+          ];
           description = "CUDA runtime (stand-in: NVIDIA's runtime wheel)";
+        };
+        # packages/cuda_crt.nix: the CUDA C runtime headers (include/crt/), a redistributable
+        # of their own from CUDA 13.0. Stand-in: the nvidia-cuda-crt wheel, unpacked with
+        # cuda_nvcc's (its pin there is the version). Before 13.0 they ship in cuda_nvcc's
+        # include, and no 12.x set here has an nvcc: a 12.x cuda_crt fails as its nvcc does.
+        cuda_crt = mkComponent {
+          pname = "cuda_crt";
+          from = "cuda_nvcc";
+          wheel = "nvidia-cuda-crt";
+          links = [ "include" ];
+          includeOnly = [ "crt" ];
+          description = "CUDA C runtime headers (stand-in: NVIDIA's CRT wheel)";
         };
         # packages/cccl.nix: the attribute is `cccl` for every CUDA version; its pname is
         # "cccl" from CUDA 13.3 on, "cuda_cccl" before (NVIDIA's rename).
