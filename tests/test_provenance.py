@@ -213,7 +213,8 @@ def test_an_override_that_changes_the_lock_records_no_commit(
 ) -> None:
     """`--override-input` (`nixgen build --offline` with an `[override-input]` table) that
     changes the lock file costs the flake's `self` its `rev` on every Nix tried (2.8 and
-    2.26.3, not 2.8 alone): a clean tree then records no commit, rather than a wrong one."""
+    2.26.3, not 2.8 alone): a clean tree then records no commit, rather than a wrong one;
+    a dirty one still records its commit as dirty (`dirtyRev` survives the override)."""
     assert _stamped_provenance(project)["kernel"] == {
         "commit": _git(project, "rev-parse", "HEAD"),
         "dirty": False,
@@ -222,3 +223,14 @@ def test_an_override_that_changes_the_lock_records_no_commit(
     other = shutil.copytree(stub, tmp_path / "nixpkgs", symlinks=True)
     overridden = _stamped_provenance(project, "--override-input", "nixpkgs", f"path:{other}")
     assert overridden == {"kernel-builder": {"version": f"nixgen {__version__}"}}
+    # A dirty tree keeps its `dirtyRev` under the same override (2.26; 2.8 has none).
+    if has_dirty_rev():
+        notes = project / "NOTES.md"
+        notes.write_text("uncommitted\n")
+        _git(project, "add", "NOTES.md")
+        try:
+            dirty = _stamped_provenance(project, "--override-input", "nixpkgs", f"path:{other}")
+        finally:
+            _git(project, "rm", "-q", "--cached", "NOTES.md")
+            notes.unlink()
+        assert dirty["kernel"] == {"commit": _git(project, "rev-parse", "HEAD"), "dirty": True}

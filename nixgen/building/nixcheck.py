@@ -21,11 +21,15 @@ counts as it would for the build.
 
 from __future__ import annotations
 
+import os
 import platform
 import re
+import shlex
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from nixgen.core.errors import EXIT_INVALID, NixgenError, Problem, warning
 
@@ -53,6 +57,22 @@ def _run(command: Sequence[str]) -> subprocess.CompletedProcess[str]:
         )
     except (OSError, subprocess.SubprocessError) as exc:
         raise NixSetupError(f"cannot run `{' '.join(command[:2])}`: {exc}") from None
+
+
+def missing_nix() -> str:
+    """What to say when `nix` is not on PATH. A nixgen checkout's scripts/setup.sh puts its
+    Nix in the venv's bin/, beside this interpreter: when that directory is not on PATH (the
+    venv not activated, nixgen run as `.venv/bin/nixgen`), the one command that makes `nix`
+    found is named, rather than "install Nix"."""
+    beside = Path(sys.executable).parent
+    on_path = {os.path.abspath(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p}
+    if os.access(beside / "nix", os.X_OK) and os.path.abspath(beside) not in on_path:
+        return (
+            f"`nix` is not on PATH, but this nixgen's environment has one ({beside / 'nix'}): "
+            f'run `export PATH={shlex.quote(str(beside))}:"$PATH"` (or activate the venv), '
+            "then run nixgen again"
+        )
+    return "`nix` is not on PATH: install Nix (https://nixos.org/download)"
 
 
 def nix_version() -> tuple[int, int, int] | None:
@@ -90,7 +110,7 @@ def check(
     ends the missing-Nix message (what to do instead). Returns warnings to show (the
     sandbox left unchecked or off with ``--no-sandbox-check``)."""
     if shutil.which("nix") is None:
-        raise NixSetupError(f"`nix` is not on PATH: install Nix (https://nixos.org/download){hint}")
+        raise NixSetupError(f"{missing_nix()}{hint}")
     version = nix_version()
     if not any(name == "nixpkgs" for name, _ in overrides):
         if version is None:

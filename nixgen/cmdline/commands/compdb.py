@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from nixgen.building import gitfiles, nixbuild, selection
+from nixgen.building import gitfiles, nixbuild, nixcheck, selection
 from nixgen.cmdline.cli import (
     accept_flake_config_option,
     built_out_option,
@@ -156,7 +156,7 @@ def compdb_command(
     if unseen:
         raise ProblemError(unseen)
     if shutil.which("nix") is None:
-        raise NixgenError("`nix` is not on PATH: install Nix (https://nixos.org/download)")
+        raise NixgenError(nixcheck.missing_nix())
     status(f"evaluating {variant}", level=1)
     parts = json.loads(_run(evaluate(variant), root, f"evaluating {variant}"))
     if not no_realise:
