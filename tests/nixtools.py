@@ -471,17 +471,29 @@ def flake_build_each(
     return [Path(r["outputs"]["out"]) for r in results]
 
 
+@functools.cache
+def _all_systems() -> list[str]:
+    """``--all-systems`` where Nix has it (2.16 on): since then `nix flake check` evaluates and
+    `nix flake show` lists only the current system's outputs (Nix 2.8 did every system)."""
+    out = subprocess.run(["nix", "--version"], capture_output=True, text=True, check=False)
+    found = re.search(r"(\d+)\.(\d+)", out.stdout)
+    new = found is not None and (int(found[1]), int(found[2])) >= (2, 16)
+    return ["--all-systems"] if new else []
+
+
 def flake_check(
     flake_dir: Path | str, *, stub: Path | str, build: bool = False, timeout: float = 600
 ) -> str:
-    """``nix flake check`` (``--no-build`` unless ``build``) against the stub; return stderr."""
+    """``nix flake check`` (``--no-build`` unless ``build``) against the stub; return stderr.
+    Without ``build``, every system's outputs are evaluated; a build is of this system's."""
     args = ["nix", "flake", "check", _flake_ref(flake_dir, None), *_override(stub)]
     if not build:
-        args.append("--no-build")
+        args += ["--no-build", *_all_systems()]
     return _run(args, cwd=None, timeout=timeout).stderr
 
 
 def flake_show(flake_dir: Path | str, *, stub: Path | str, timeout: float = 120) -> Any:
-    """``nix flake show --json`` against the stub."""
-    args = ["nix", "flake", "show", "--json", _flake_ref(flake_dir, None), *_override(stub)]
+    """``nix flake show --json`` against the stub, every system's outputs."""
+    args = ["nix", "flake", "show", "--json", *_all_systems(), _flake_ref(flake_dir, None)]
+    args += _override(stub)
     return json.loads(_run(args, cwd=None, timeout=timeout).stdout)
