@@ -10,8 +10,10 @@ sees the store and only the host paths the stand-ins declare (``make_host.sandbo
 as ``extra-sandbox-paths``), so a build that reads anything else (the project directory,
 ``$HOME``, ``/tmp``, an undeclared host file) fails here as it would for a user.
 
-Nix 2.8 has no ``nix build --print-out-paths``: ``nix_build`` uses ``nix-build --no-out-link``
-and ``flake_build`` reads ``nix build --json``.
+Written for Nix 2.8, which has no ``nix build --print-out-paths``: ``nix_build`` uses
+``nix-build --no-out-link`` and ``flake_build`` reads ``nix build --json`` (the suite's Nix,
+2.18 or newer, reads both alike). ``flake_check`` and ``flake_show`` pass ``--all-systems``:
+from Nix 2.16 on they would see the current system's outputs only.
 
 Every helper that evaluates fails on an evaluation warning in Nix's output (``trace:
 warning:`` / ``evaluation warning:``, what ``lib.warn`` prints, e.g. for a deprecated alias

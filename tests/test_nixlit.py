@@ -40,7 +40,7 @@ needs_nix = [
 ]
 
 KEYWORDS = ["assert", "else", "if", "in", "inherit", "let", "or", "rec", "then", "with"]
-# Builtins that Nix 2.8 accepts as bare attribute names in every position we tried.
+# Builtins that Nix accepts as bare attribute names in every position we tried (2.8, 2.26).
 BARE_BUILTINS = ["throw", "import", "true", "false", "null", "abort", "builtins"]
 
 FIXED = settings(
