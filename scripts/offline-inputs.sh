@@ -6,10 +6,15 @@
 # They build with the host's tools, not the real toolchain: for trying nixgen, not for
 # publishing kernels. Prints the nixgen.toml table (or the flags) that points a project
 # at them, and on stderr the host paths the Nix sandbox must let those builds see
-# (`extra-sandbox-paths`):
+# (`extra-sandbox-paths`), which it also writes to DIR/nix.conf for NIX_CONFIG:
 #
 #   scripts/offline-inputs.sh ~/nixgen-offline >> my-kernel/nixgen.toml
+#   export NIX_CONFIG="$(cat ~/nixgen-offline/nix.conf)"   # or add its line to nix.conf
 #   cd my-kernel && nixgen build --offline
+#
+# On a merged-/usr system the shell is bound as /bin/sh, not /bin (a link there): a Nix
+# whose own `sandbox-paths` holds `/bin/sh=…` (Debian 13's, the upstream installer's)
+# fails every build given the /bin link (tests/nixpkgs/make_host.py `system_dirs`).
 #
 # DIR must be outside a git work tree (a flake there sees only tracked files). PYTHON
 # (default: the checkout's .venv, else python3) is the interpreter whose torch the
@@ -45,9 +50,8 @@ flags = " ".join(f"--override-input {name} {ref}" for name, ref in inputs.items(
 print(f"or: nixgen build --offline {flags}", file=sys.stderr)
 # The stand-ins build with this machine's compilers, CUDA and Python: the Nix sandbox (on,
 # as it should be) must let builds see those host paths, and only those.
-paths = " ".join(sandbox_paths(sys.executable))
-print(
-    "and, for the sandbox, in nix.conf or NIX_CONFIG: extra-sandbox-paths = " + paths,
-    file=sys.stderr,
-)
+line = "extra-sandbox-paths = " + " ".join(sandbox_paths(sys.executable))
+conf = Path(sys.argv[1]) / "nix.conf"
+conf.write_text(line + "\n")
+print(f"and, for the sandbox, in nix.conf or NIX_CONFIG ({conf} holds it): {line}", file=sys.stderr)
 PY

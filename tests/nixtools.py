@@ -10,8 +10,10 @@ sees the store and only the host paths the stand-ins declare (``make_host.sandbo
 as ``extra-sandbox-paths``), so a build that reads anything else (the project directory,
 ``$HOME``, ``/tmp``, an undeclared host file) fails here as it would for a user.
 
-Nix 2.8 has no ``nix build --print-out-paths``: ``nix_build`` uses ``nix-build --no-out-link``
-and ``flake_build`` reads ``nix build --json``.
+Written for Nix 2.8, which has no ``nix build --print-out-paths``: ``nix_build`` uses
+``nix-build --no-out-link`` and ``flake_build`` reads ``nix build --json`` (the suite's Nix,
+2.18 or newer, reads both alike). ``flake_check`` and ``flake_show`` pass ``--all-systems``:
+from Nix 2.16 on they would see the current system's outputs only.
 
 Every helper that evaluates fails on an evaluation warning in Nix's output (``trace:
 warning:`` / ``evaluation warning:``, what ``lib.warn`` prints, e.g. for a deprecated alias
@@ -483,24 +485,35 @@ def flake_build_each(
     return [Path(r["outputs"]["out"]) for r in results]
 
 
+@functools.cache
+def _all_systems() -> list[str]:
+    """``--all-systems`` where Nix has it (2.16 on): since then `nix flake check` evaluates and
+    `nix flake show` lists only the current system's outputs (Nix 2.8 did every system)."""
+    out = subprocess.run(["nix", "--version"], capture_output=True, text=True, check=False)
+    found = re.search(r"(\d+)\.(\d+)", out.stdout)
+    new = found is not None and (int(found[1]), int(found[2])) >= (2, 16)
+    return ["--all-systems"] if new else []
+
+
 def flake_check(
     flake_dir: Path | str, *, stub: Path | str, build: bool = False, timeout: float = 600
 ) -> str:
-    """``nix flake check`` (``--no-build`` unless ``build``) against the stub; return stderr."""
+    """``nix flake check`` (``--no-build`` unless ``build``) against the stub; return stderr.
+    Without ``build``, every system's outputs are evaluated; a build is of this system's."""
     args = ["nix", "flake", "check", _flake_ref(flake_dir, None), *_override(stub)]
     if not build:
-        args.append("--no-build")
+        args += ["--no-build", *_all_systems()]
     return _run(args, cwd=None, timeout=timeout).stderr
 
 
 def flake_show(
-    flake_dir: Path | str, *, stub: Path | str, timeout: float = 120, all_systems: bool = False
+    flake_dir: Path | str, *, stub: Path | str, timeout: float = 120, all_systems: bool = True
 ) -> Any:
-    """``nix flake show --json`` against the stub (``--all-systems``: every system's
-    outputs evaluated, not only this machine's; Nix 2.13 and newer)."""
+    """``nix flake show --json`` against the stub, every system's outputs evaluated
+    (``--all-systems``, Nix 2.13 and newer) unless `all_systems` is False."""
     args = ["nix", "flake", "show", "--json", _flake_ref(flake_dir, None), *_override(stub)]
     if all_systems:
-        args.append("--all-systems")
+        args += _all_systems()
     return json.loads(_run(args, cwd=None, timeout=timeout).stdout)
 
 

@@ -5,10 +5,13 @@
 (``unshare --mount``) in which a fresh directory is bind-mounted on ``/nix``: the builder
 has its own, empty Nix store and database, and the host's compilers, Python and torch
 (everything outside ``/nix``), as a second machine of the same system would. Nix there is
-the host's (Debian's ``nix-bin`` lives in ``/usr/bin``, outside ``/nix``): an ``ssh-ng://``
-builder runs ``nix-daemon --stdio`` over SSH, which opens the builder's local store.
+the one the tests run (the ``nix-daemon`` on PATH: the venv's, scripts/nix.sh, outside
+``/nix``; the server's ``SetEnv`` puts its directory on the session's PATH): an
+``ssh-ng://`` builder runs ``nix-daemon --stdio`` over SSH, which opens the builder's local
+store.
 
-The builder has its own ``nix.conf`` (``NIX_CONF_DIR``, set by the server's ``SetEnv``): no
+The builder has its own ``nix.conf`` (``NIX_CONF_DIR`` and ``NIX_USER_CONF_FILES``, set by
+the server's ``SetEnv``; the venv's Nix is a wrapper that sets ``NIX_CONF_DIR``): no
 substituters and no build users, as this machine's tests use, and the sandbox with the host
 paths the stand-ins declare (``tests/nixtools.py``'s ``sandbox_paths``), as this machine's
 own builds in the tests. Keys are generated for each
@@ -120,6 +123,14 @@ def _sandbox_paths() -> list[str]:
     return sandbox_paths()
 
 
+def _nix_bin() -> str:
+    """The directory of the `nix-daemon` this process would run (tools are on PATH here)."""
+    found = shutil.which("nix-daemon")
+    if found is None:
+        raise BuilderError("cannot start a builder here: missing nix-daemon")
+    return str(Path(found).parent)
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -218,7 +229,12 @@ class RemoteBuilder:
             "StrictModes no\n"
             "PrintMotd no\n"
             "LogLevel ERROR\n"
-            f"SetEnv NIX_CONF_DIR={conf}\n"
+            # The builder's Nix is the one the tests run (`nix-daemon` on this PATH: the venv's,
+            # scripts/nix.sh), found on the session's PATH; its settings are `conf`, read as
+            # the user's (NIX_USER_CONF_FILES) too, since the venv's Nix is a wrapper that sets
+            # NIX_CONF_DIR to its own.
+            f"SetEnv NIX_CONF_DIR={conf} NIX_USER_CONF_FILES={conf / 'nix.conf'}"
+            f" PATH={_nix_bin()}:/usr/bin:/bin\n"
         )
         # The privilege separation directory sshd checks for (Debian makes it at boot).
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)

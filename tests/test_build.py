@@ -176,7 +176,8 @@ def torch() -> ModuleType:
 @pytest.fixture(scope="module")
 def loaded(kernels: Path, torch: ModuleType) -> dict[str, ModuleType]:
     """The CPU examples, loaded from the build by the `kernels` client."""
-    client = pytest.importorskip("kernels")
+    import kernels as client  # locked (requirements/dev.txt): never skipped
+
     return {
         name: client.get_local_kernel(kernels / name, backend="cpu")
         for name in ("relu-cpu", "relu-rust", "relu-mixed")
@@ -519,7 +520,8 @@ def test_project_with_an_unknown_capability_builds_its_cpu_variant(
     layout = tmp_path / "built"
     layout.mkdir()
     (layout / CPU_VARIANT).symlink_to(out)
-    client = pytest.importorskip("kernels")
+    import kernels as client  # locked (requirements/dev.txt): never skipped
+
     module = client.get_local_kernel(layout, backend="cpu")
     x = torch.randn(7, 5, generator=torch.Generator().manual_seed(15))
     torch.testing.assert_close(module.relu(x), torch.relu(x), rtol=0, atol=0)
@@ -583,7 +585,8 @@ def test_a_two_level_output_directory_builds_and_loads(
     layout = tmp_path / "layout"
     layout.mkdir()
     (layout / CPU_VARIANT).symlink_to(out)
-    client = pytest.importorskip("kernels")
+    import kernels as client  # locked (requirements/dev.txt): never skipped
+
     relu = client.get_local_kernel(layout, backend="cpu")
     x = torch.randn(257, generator=torch.Generator().manual_seed(7))
     assert torch.equal(relu.relu(x), torch.relu(x))

@@ -161,6 +161,21 @@ def test_a_failed_download_points_at_offline() -> None:
     assert "--offline" in note and "scripts/offline-inputs.sh" in note
 
 
+def test_a_host_builder_outside_the_sandbox_names_the_sandbox_setting() -> None:
+    """A stand-in's builder is a host program (its bash): without the script's
+    `extra-sandbox-paths`, Nix cannot start it, and the note names the setting's file."""
+    from nixgen.building import offline
+
+    report = ["error: executing '/usr/bin/bash': No such file or directory"]
+    [note] = offline.notes(report, offline=True)
+    assert "/usr/bin/bash is not in the Nix sandbox" in note
+    assert 'export NIX_CONFIG="$(cat DIR/nix.conf)"' in note
+    assert "scripts/offline-inputs.sh DIR" in note
+    # A store path that is missing is something else: no note.
+    missing = ["error: executing '/nix/store/0123-bash/bin/bash': No such file or directory"]
+    assert offline.notes(missing, offline=True) == []
+
+
 def test_the_script_lays_out_the_stand_ins(tmp_path: Path) -> None:
     done = subprocess.run(
         [str(REPO / "scripts" / "offline-inputs.sh"), str(tmp_path / "inputs")],
@@ -178,6 +193,12 @@ def test_the_script_lays_out_the_stand_ins(tmp_path: Path) -> None:
     assert (tmp_path / "inputs" / "nixpkgs" / "host.nix").is_file()
     assert (tmp_path / "inputs" / "kernel-builder" / "flake.nix").is_file()
     assert "nixgen build --offline --override-input nixpkgs path:" in done.stderr
+    # The sandbox setting the stand-ins need, printed and in a file for NIX_CONFIG: the
+    # machine's system directories first, as the tests' own setting has them.
+    line = (tmp_path / "inputs" / "nix.conf").read_text().removesuffix("\n")
+    assert line in done.stderr.splitlines()[-1] and "\n" not in line
+    system = " ".join(p for p in nixtools.make_host.system_dirs() if Path(p).exists())
+    assert line.startswith(f"extra-sandbox-paths = {system} ")
 
 
 @pytest.mark.build

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
+import tempfile
 import textwrap
 import uuid
 from pathlib import Path
@@ -20,7 +22,9 @@ from . import nixtools
 from .fakenix import bundled
 
 
-def test_every_nix_command_of_the_tests_builds_in_the_sandbox() -> None:
+def test_every_nix_command_of_the_tests_builds_in_the_sandbox(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
     config = dict(
         line.split(" = ", 1) if " = " in line else (line.rstrip(" ="), "")
         for line in nixtools.NIX_CONFIG.splitlines()
@@ -28,12 +32,28 @@ def test_every_nix_command_of_the_tests_builds_in_the_sandbox() -> None:
     assert config["sandbox"] == "true"
     declared = config["extra-sandbox-paths"].split()
     assert declared == nixtools.sandbox_paths()
-    # Only host paths the stand-ins name: never /tmp (the tests' projects), $HOME itself,
-    # the work tree or the whole root.
-    home = str(Path.home())
-    for path in declared:
-        assert path not in ("/", "/tmp", home, str(nixtools.TESTS.parent)), path
-        assert not path.startswith("/tmp/"), path
+    # Only host paths the stand-ins name, and none that lets a build see what it must not:
+    # the tests' projects (pytest's temporary directories, the system's temp directory),
+    # $HOME, the work tree's sources, or the whole root. Where the clone lives does not
+    # matter: under /tmp, its venv (the Python a stand-in links to) is a sandbox path, and
+    # holds none of those.
+    repo = nixtools.TESTS.parent.resolve()
+    venv = Path(sys.prefix).resolve()
+    unseen = [
+        Path(tempfile.gettempdir()),
+        tmp_path_factory.getbasetemp(),
+        Path.home(),
+        repo,
+        repo / "tests",
+        repo / "examples",
+    ]
+    for path in map(Path, declared):
+        assert path.is_absolute(), path
+        for place in unseen:
+            assert not place.resolve().is_relative_to(path.resolve()), (path, place)
+        assert not path.resolve().is_relative_to(tmp_path_factory.getbasetemp().resolve()), path
+        inside = path.resolve().is_relative_to(repo)
+        assert not inside or path.resolve().is_relative_to(venv), path
     assert "/usr" in declared
 
 

@@ -146,7 +146,8 @@ def test_an_uploaded_build_loads_in_the_kernels_client(
     tmp_path: Path, hub: Hub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     torch = pytest.importorskip("torch")
-    kernels = pytest.importorskip("kernels")
+    import kernels  # locked (requirements/dev.txt): never skipped
+
     root = tmp_path / "relu-cpu"
     shutil.copytree(EXAMPLES / "relu-cpu", root, ignore=shutil.ignore_patterns("nix"))
     stub = nixtools.make_stub(tmp_path)

@@ -91,7 +91,7 @@ def check(
     ends the missing-Nix message (what to do instead). Returns warnings to show (the
     sandbox left unchecked or off with ``--no-sandbox-check``)."""
     if process.find(nixcommand.NIX) is None:
-        raise NixSetupError(f"`nix` is not on PATH: install Nix (https://nixos.org/download){hint}")
+        raise NixSetupError(f"`nix` is not on PATH: {nixcommand.install_hint()}{hint}")
     version = nix_version()
     if not any(name == "nixpkgs" for name, _ in overrides):
         if version is None:

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -38,6 +40,24 @@ from nixgen.rendering import nixlit
 
 NIX = "nix"
 INSTALL = "install Nix (https://nixos.org/download)"
+
+
+def install_hint() -> str:
+    """What to do when `nix` is not on PATH: `INSTALL`, or, when a nixgen checkout's
+    scripts/setup.sh put a Nix in the venv's bin/ beside this interpreter and that directory
+    is not on PATH (the venv not activated, nixgen run as `.venv/bin/nixgen`), the one command
+    that makes it found."""
+    beside = Path(sys.executable).parent
+    on_path = {os.path.abspath(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p}
+    if os.access(beside / NIX, os.X_OK) and os.path.abspath(beside) not in on_path:
+        return (
+            f"this nixgen's environment has one ({beside / NIX}): run "
+            f'`export PATH={shlex.quote(str(beside))}:"$PATH"` (or activate the venv), then '
+            "run nixgen again"
+        )
+    return INSTALL
+
+
 EXPERIMENTAL = "nix-command flakes"
 
 #: Options that leave only Nix's errors on its stderr: each `--quiet` lowers the verbosity
@@ -178,7 +198,7 @@ _versions: dict[tuple[str, int, int, int], tuple[int, int, int] | None] = {}
 
 def version() -> Command:
     """``nix --version``."""
-    return Command((NIX, "--version"), install=INSTALL)
+    return Command((NIX, "--version"), install=install_hint())
 
 
 def parse_version(text: str) -> tuple[int, int, int] | None:
@@ -193,7 +213,7 @@ def nix_version() -> tuple[int, int, int] | None:
     that names derivation outputs depends on it. Raises `process.ProgramMissing`."""
     found = process.find(NIX)
     if found is None:
-        raise process.ProgramMissing(f"`{NIX}` is not on PATH: {INSTALL}")
+        raise process.ProgramMissing(f"`{NIX}` is not on PATH: {install_hint()}")
     try:
         info = os.stat(found)
         key = (found, info.st_ino, info.st_mtime_ns, info.st_size)
@@ -223,7 +243,8 @@ def config_show(found: tuple[int, int, int] | None, options: Sequence[str]) -> C
     2.20), with the command's own ``--option`` arguments `options` (`options`)."""
     show = ("config", "show") if found is not None and found >= CONFIG_SHOW else ("show-config",)
     return Command(
-        (NIX, *show, "--extra-experimental-features", "nix-command", *options), install=INSTALL
+        (NIX, *show, "--extra-experimental-features", "nix-command", *options),
+        install=install_hint(),
     )
 
 
@@ -337,7 +358,7 @@ def options(
 
 
 def _nix(*args: str) -> Command:
-    return Command((NIX, *args), install=INSTALL)
+    return Command((NIX, *args), install=install_hint())
 
 
 def eval_drv_paths(root: Path, system: str, variants: Sequence[str], settings: Settings) -> Command:
@@ -476,5 +497,5 @@ def instantiate_eval(expression: str) -> Command:
     nixgen's own, its data written by `nixgen.rendering.nixlit`)."""
     return Command(
         ("nix-instantiate", "--eval", "--strict", "--json", "--expr", expression),
-        install=INSTALL,
+        install=install_hint(),
     )

@@ -32,8 +32,17 @@ from nixgen.rendering import render
 #: retries.
 SETTINGS = (("substituters", ""), ("connect-timeout", "1"), ("download-attempts", "1"))
 
+
+def _script() -> str:
+    """scripts/offline-inputs.sh as the messages name it: its absolute path when this nixgen
+    runs from a checkout (an editable install, as scripts/setup.sh makes), so that it can be
+    run from the project; else the path in a nixgen checkout."""
+    script = Path(__file__).resolve().parents[2] / "scripts" / "offline-inputs.sh"
+    return str(script) if script.is_file() else "scripts/offline-inputs.sh"
+
+
 #: What scripts/offline-inputs.sh is called, for the messages.
-SCRIPT = "scripts/offline-inputs.sh"
+SCRIPT = _script()
 
 
 def flake_inputs(library: str | None = None) -> dict[str, str]:
@@ -162,8 +171,10 @@ def network_note(messages: Iterable[str]) -> str | None:
             what = f" ({match.group(1)})" if match.group(1) else ""
             return (
                 f"nixgen: note: Nix could not download{what}: without a network, build with "
-                "--offline and local inputs (--override-input NAME path:DIR; "
-                f"`{SCRIPT} DIR` lays out nixgen's test stand-ins)"
+                "--offline and local inputs (--override-input NAME path:DIR, or nixgen.toml's "
+                f"[override-input]); `{SCRIPT} ~/nixgen-offline >> nixgen.toml` lays out "
+                "nixgen's test stand-ins there and names them (it prints the sandbox setting "
+                "they need), then `nixgen build --offline`"
             )
     return None
 
@@ -172,13 +183,29 @@ def network_note(messages: Iterable[str]) -> str | None:
 _NO_HOST = "host.nix-is-missing"
 
 
+#: Nix's words when a derivation's builder is not in the sandbox: a host program (only the
+#: stand-ins build with one; real nixpkgs' builders are in the store).
+_HOST_BUILDER = re.compile(r"executing '(/(?!nix/store/)[^']*)': No such file or directory")
+
+
 def failure_notes(lines: Iterable[str]) -> list[str]:
     """Notes for a failed build's report `lines`: a nixpkgs stand-in used as it is in
-    nixgen's checkout, without the host.nix that `scripts/offline-inputs.sh` writes."""
+    nixgen's checkout, without the host.nix that `scripts/offline-inputs.sh` writes; a
+    stand-in's host program that the Nix sandbox does not let in (no `extra-sandbox-paths`)."""
+    lines = list(lines)
+    found: list[str] = []
     if any(_NO_HOST in line for line in lines):
-        return [
+        found.append(
             "nixgen: note: the nixpkgs stand-in has no host.nix (the paths of this machine's "
             f"compilers and Python it links to): lay the stand-ins out with `{SCRIPT} DIR` and "
             "point --override-input at that copy"
-        ]
-    return []
+        )
+    host = next((m[1] for m in map(_HOST_BUILDER.search, lines) if m), None)
+    if host is not None:
+        found.append(
+            f"nixgen: note: the build's program {host} is not in the Nix sandbox: the offline "
+            "stand-ins build with this machine's tools, which the sandbox must let in; "
+            f'`export NIX_CONFIG="$(cat DIR/nix.conf)"` (DIR: where `{SCRIPT} DIR` laid them '
+            "out), or add that file's `extra-sandbox-paths` line to nix.conf"
+        )
+    return found

@@ -5,7 +5,8 @@ Every string that reaches generated Nix, including attribute names, goes through
 `finalize`, so text from a ``build.toml`` can never become Nix code. Trusted
 expression text that nixgen writes itself is marked with `raw`.
 
-What a Nix string can carry, found with ``nix-instantiate`` 2.8.0 (Debian ``nix-bin``):
+What a Nix string can carry, found with ``nix-instantiate`` 2.8.0 (Debian 12's ``nix-bin``)
+and held on the suite's Nix (2.26.3, Debian 13's) by ``tests/test_nixlit.py``:
 
 * Every Unicode scalar value except U+0000 round-trips through a double-quoted
   literal written raw as UTF-8: C0 controls, DEL, C1 controls, U+2028/U+2029,
@@ -13,12 +14,14 @@ What a Nix string can carry, found with ``nix-instantiate`` 2.8.0 (Debian ``nix-
   U+0001..U+10FFFF (surrogates aside) was written into ``"…"`` literals and read
   back with ``nix-instantiate --eval --strict --json FILE``, all equal.
   ``tests/test_nixlit.py`` repeats this check.
-* U+0000 cannot be carried. A raw NUL silently cuts the literal short:
+* U+0000 cannot be carried. On Nix 2.8 a raw NUL silently cuts the literal short:
   ``printf '"a\\x00b" + "c"' > n.nix; nix-instantiate --eval n.nix`` prints
-  ``"ac"`` (NixOS/nix#1307). Nix has no escape that produces a NUL either.
+  ``"ac"`` (NixOS/nix#1307); 2.26 refuses it ("cannot be represented as Nix string
+  because it contains null bytes"). Nix has no escape that produces a NUL either.
 * Lone surrogates (U+D800..U+DFFF) are not Unicode characters. TOML cannot
   produce them, but a Python ``str`` can. They have no UTF-8 encoding, and the
-  CESU bytes for one come back from Nix as invalid UTF-8.
+  CESU bytes for one come back from Nix 2.8 as invalid UTF-8 (2.26 refuses to print
+  them: "JSON serialization error … invalid UTF-8 byte").
 * A raw CR, or a CR LF pair, is read back as LF, so CR must be escaped. Nix has
   only the escapes ``\\n``, ``\\r`` and ``\\t``. Any other ``\\x`` means plain
   ``x`` (``"\\u0041"`` evaluates to ``"u0041"``), and Lix warns about those.
