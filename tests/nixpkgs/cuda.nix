@@ -1,4 +1,4 @@
-# CUDA package sets: cudaPackages_12_6, cudaPackages_12_9, cudaPackages_13_0,
+# CUDA package sets: cudaPackages_12_6, cudaPackages_12_8, cudaPackages_12_9, cudaPackages_13_0,
 # cudaPackages_13_2 and the defaults as in all-packages.nix at the pin: cudaPackages =
 # cudaPackages_12 = cudaPackages_12_9, cudaPackages_13 = cudaPackages_13_2.
 #
@@ -241,10 +241,16 @@ let
       #   links a redistributable tarball has and a wheel lacks), includeFrom: the tree's
       #   directory that becomes include/ (CCCL's 13.x wheel nests it in include/cccl),
       #   wrapBins: executables exec-wrapped in bin/, empty: no wheel is used (empty
-      #   include/ and lib/).
+      #   include/ and lib/), withSrc: the component has `src`, its unpacked
+      #   redistributable (buildRedist/default.nix: `src = srcOnly { src = fetchurl … }`),
+      #   here the unpacked wheel tree, or a derivation that fails saying why there is none.
+      #   A `postInstall` given by `overrideAttrs` runs after the tree is laid out (a real
+      #   component runs it after installPhase moved the tree into $out); without one the
+      #   derivation is unchanged.
       mkComponent =
         {
           pname,
+          withSrc ? false,
           links ? [ ],
           includeFrom ? "include",
           propagate ? [ ],
@@ -324,7 +330,8 @@ let
                 chmod +x "$out/bin/$b"
               done
             fi
-          '';
+          ''
+          + lib.optionalString (finalAttrs ? postInstall) "runHook postInstall\n";
           passthru =
             let
               self = finalAttrs.finalPackage;
@@ -338,6 +345,22 @@ let
               static = self;
               stubs = self;
               inherit cudaMajorMinorVersion;
+            }
+            # A passthru attribute here (real components have `src` as a derivation
+            # attribute), so that the derivation of every stand-in component stays as it was.
+            // lib.optionalAttrs withSrc {
+              src =
+                if source != null then
+                  source.prefix
+                else
+                  final.runCommand "cuda${cudaMajorMinorVersion}-${pname}-source" { } ''
+                    echo "stub-nixpkgs: cudaPackages_${
+                      builtins.replaceStrings [ "." ] [ "_" ] cudaMajorMinorVersion
+                    }.${pname}.src cannot be built: ${
+                      if unavailable == null then "no wheel tree" else unavailable
+                    }" >&2
+                    exit 1
+                  '';
             };
           meta = {
             inherit description;
@@ -383,6 +406,7 @@ let
 
         cuda_nvcc = mkComponent {
           pname = "cuda_nvcc";
+          withSrc = true;
           links = [
             "include"
             "lib"
@@ -466,6 +490,9 @@ in
 {
   cudaPackages_12_6 = mkCudaPackages {
     cudaMajorMinorVersion = "12.6";
+  };
+  cudaPackages_12_8 = mkCudaPackages {
+    cudaMajorMinorVersion = "12.8";
   };
   cudaPackages_12_9 = mkCudaPackages {
     cudaMajorMinorVersion = "12.9";

@@ -202,7 +202,7 @@ def build_command(
         )
 
     stale = write.plan(root, rendered)
-    for note in kept_warnings(stale.kept):
+    for note in kept_warnings(stale.kept, root, loaded.build.general.backends):
         console.err(note)
     settings = nixcommand.Settings(
         overrides=overrides,
