@@ -26,14 +26,17 @@ from typing import Any
 
 import attrs
 
-#: At most this many evaluation steps, and this nesting depth (parse and evaluation).
+#: At most this many evaluation steps, this nesting depth of the text, and this depth
+#: of evaluation (each well inside Python's own recursion limit).
 MAX_STEPS = 500_000
-MAX_DEPTH = 150
+MAX_DEPTH = 30
+MAX_EVAL_DEPTH = 150
 
 _TOKEN = re.compile(
     r"""(?P<space>\s+)
       |(?P<comment>\#[^\n]*|/\*.*?\*/)
       |(?P<string>"(?:[^"\\$]|\\.|\$(?!\{))*")
+      |(?P<quote>")
       |(?P<indented>'')
       |(?P<path>(?:\.{1,2}|~)?(?:/[A-Za-z0-9._+-]+)+/?|\.{1,2}/)
       |(?P<number>[0-9]+(?![A-Za-z_]))
@@ -60,18 +63,64 @@ class Token:
 
 def tokens(text: str) -> list[Token]:
     """The tokens of `text` (comments and whitespace dropped); a character no token
-    starts with is a token of kind ``other``, which no rule accepts."""
+    starts with is a token of kind ``other``, which no rule accepts. A string with an
+    interpolation (``"a${b}"``) and an indented string (two single quotes around it) are
+    one token each (kinds ``interpolated`` and ``indented``), which no rule accepts
+    either, so that what follows them is read as it is."""
     out: list[Token] = []
     at, line = 0, 1
     while at < len(text):
         match = _TOKEN.match(text, at)
         assert match is not None  # `other` matches any character left
         kind = match.lastgroup or "other"
+        end = match.end()
+        if kind == "quote":
+            kind, end = "interpolated", _string_end(text, at + 1, _QUOTE)
+        elif kind == "indented":
+            end = _string_end(text, at + 2, _TWO_QUOTES)
         if kind not in ("space", "comment"):
-            out.append(Token(kind, match.group(), line))
-        line += match.group().count("\n")
-        at = match.end()
+            out.append(Token(kind, text[at:end], line))
+        line += text.count("\n", at, end)
+        at = end
     return out
+
+
+_QUOTE = '"'
+_TWO_QUOTES = "'" * 2
+#: What an indented string escapes with its closing quotes: the quotes, `$` and `\`.
+_INDENTED_ESCAPES = ("'" * 3, _TWO_QUOTES + "$", _TWO_QUOTES + "\\")
+
+
+def _string_end(text: str, at: int, close: str) -> int:
+    """The index after the string that ends with `close` from `at` on, across
+    interpolations (``${ … }``, with braces and strings nested in them); the end of
+    `text` when it does not end."""
+    depth = 0
+    while at < len(text):
+        if depth == 0:
+            if close == _QUOTE and text[at] == "\\":
+                at += 2
+            elif close == _TWO_QUOTES and text.startswith(_INDENTED_ESCAPES, at):
+                at += 3
+            elif text.startswith(close, at):
+                return at + len(close)
+            elif text.startswith("${", at):
+                depth, at = 1, at + 2
+            else:
+                at += 1
+            continue
+        if text[at] == "{":
+            depth += 1
+        elif text[at] == "}":
+            depth -= 1
+        elif text[at] == _QUOTE:
+            at = _string_end(text, at + 1, _QUOTE)
+            continue
+        elif text.startswith(_TWO_QUOTES, at):
+            at = _string_end(text, at + 2, _TWO_QUOTES)
+            continue
+        at += 1
+    return len(text)
 
 
 # ---------------------------------------------------------------------- expressions
@@ -120,7 +169,7 @@ class Parser:
             return Unsupported(f"line {self.line()}: expected {wanted}, found the end")
         if token.kind == "indented":
             return Unsupported(f"line {token.line}: an indented string ('' … '')")
-        if token.kind == "other" and token.text == '"':
+        if token.kind == "interpolated":
             return Unsupported(f"line {token.line}: a string with an interpolation (${{…}})")
         return Unsupported(f"line {token.line}: expected {wanted}, found `{token.text}`")
 
@@ -244,13 +293,22 @@ class Parser:
     def _binary(
         self, ops: Sequence[str], below: Callable[[], Expr], *, right: bool = False
     ) -> Expr:
-        left = below()
+        """Operands of `below` joined by the operators `ops`, left-associative (or right,
+        folded after reading them all: no recursion per operator)."""
+        operands = [below()]
+        joins: list[Token] = []
         while self.punct(*ops):
-            op = self.take(*ops)
-            if right:
-                return Expr(op.text, (left, self._binary(ops, below, right=True)), op.line)
-            left = Expr(op.text, (left, below()), op.line)
-        return left
+            joins.append(self.take(*ops))
+            operands.append(below())
+        if right:
+            expr = operands[-1]
+            for op, left in zip(reversed(joins), reversed(operands[:-1]), strict=True):
+                expr = Expr(op.text, (left, expr), op.line)
+            return expr
+        expr = operands[0]
+        for op, operand in zip(joins, operands[1:], strict=True):
+            expr = Expr(op.text, (expr, operand), op.line)
+        return expr
 
     def _implication(self) -> Expr:
         return self._binary(("->",), self._or, right=True)
@@ -271,10 +329,13 @@ class Parser:
         return self._binary(("//",), self._not, right=True)
 
     def _not(self) -> Expr:
-        if self.punct("!"):
-            token = self.take("!")
-            return Expr("!", (self._not(),), token.line)
-        return self._sum()
+        lines = []
+        while self.punct("!"):
+            lines.append(self.take("!").line)
+        expr = self._sum()
+        for line in reversed(lines):
+            expr = Expr("!", (expr,), line)
+        return expr
 
     def _sum(self) -> Expr:
         return self._binary(("+", "-"), self._product)
@@ -293,10 +354,13 @@ class Parser:
         return left
 
     def _negate(self) -> Expr:
-        if self.punct("-"):
-            token = self.take("-")
-            return Expr("neg", (self._negate(),), token.line)
-        return self._application()
+        lines = []
+        while self.punct("-"):
+            lines.append(self.take("-").line)
+        expr = self._application()
+        for line in reversed(lines):
+            expr = Expr("neg", (expr,), line)
+        return expr
 
     def _starts_operand(self) -> bool:
         token = self.peek()
@@ -304,7 +368,7 @@ class Parser:
             return False
         if token.kind == "name":
             return token.text not in KEYWORDS or token.text in ("let", "rec")
-        if token.kind in ("string", "number", "path", "indented"):
+        if token.kind in ("string", "number", "path", "indented", "interpolated"):
             return True
         return token.kind == "punct" and token.text in ("(", "[", "{")
 
@@ -346,6 +410,15 @@ class Parser:
         raise self.unexpected("an attribute name")
 
     def _primary(self) -> Expr:
+        self.depth += 1
+        if self.depth > 2 * MAX_DEPTH:
+            raise Unsupported(f"line {self.line()}: nested deeper than {MAX_DEPTH}")
+        try:
+            return self._primary_here()
+        finally:
+            self.depth -= 1
+
+    def _primary_here(self) -> Expr:
         token = self.peek()
         if token is None:
             raise self.unexpected("an expression")
@@ -538,7 +611,7 @@ class Evaluator:
         if self.steps > MAX_STEPS:
             raise self.error(expr.line, f"more than {MAX_STEPS} evaluation steps")
         self.depth += 1
-        if self.depth > MAX_DEPTH * 4:
+        if self.depth > MAX_EVAL_DEPTH:
             self.depth = 0
             raise self.error(expr.line, "evaluation nested too deep")
         try:

@@ -354,11 +354,13 @@ let
                   source.prefix
                 else
                   final.runCommand "cuda${cudaMajorMinorVersion}-${pname}-source" { } ''
-                    echo "stub-nixpkgs: cudaPackages_${
-                      builtins.replaceStrings [ "." ] [ "_" ] cudaMajorMinorVersion
-                    }.${pname}.src cannot be built: ${
-                      if unavailable == null then "no wheel tree" else unavailable
-                    }" >&2
+                    echo ${
+                      lib.escapeShellArg "stub-nixpkgs: cudaPackages_${
+                        builtins.replaceStrings [ "." ] [ "_" ] cudaMajorMinorVersion
+                      }.${pname}.src cannot be built: ${
+                        if unavailable == null then "no wheel tree" else unavailable
+                      }"
+                    } >&2
                     exit 1
                   '';
             };
