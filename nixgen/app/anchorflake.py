@@ -281,11 +281,10 @@ class Assessment:
         """Whether `nixgen migrate` replaces it without losing anything."""
         return self.verdict.standard or (self.verdict.recognised and not self.lost)
 
-    def note(self, *, migrate: bool = True) -> str:
+    def note(self) -> str:
         """The one warning about the kept flake that `migrate` and `render` (and the other
         verbs that render) print: what it is, what taking it over would lose, and the
-        command that does it. With `migrate` false (the flake was not migrated because
-        `--edition 5` goes back to kernel-builder), no `nixgen migrate` is suggested."""
+        command that does it."""
         import shlex
 
         project = shlex.quote(str(self.root))
