@@ -132,4 +132,51 @@ rec {
     ```
   */
   targetCount = capabilities: foldl' (n: c: n + (if withPtx c then 2 else 1)) 0 capabilities;
+
+  /**
+    The CUDA package set `cudaPackages` whose nvcc assembles and links device code with
+    the ptxas and nvlink of another CUDA set, `ptxasPackages` (nixgen.toml's
+    `[backend.cuda.ptxas]`; a kernel-builder flake's `ptxasVersion`): its `cuda_nvcc`
+    with those tools copied over its own from the other set's unpacked redistributable
+    (`cuda_nvcc.src`) at the start of its `postInstall`, before the package's own steps,
+    as the kernels toolchain's `overlayForCudaVersion` (nix-builder/lib/mk-build-set.nix)
+    does. NVVM (`nvvm/bin`, cicc) comes along from a set older than 13.0, whose nvcc
+    redistributable holds it; from 13.0 on nixpkgs' `cuda_nvcc` takes NVVM from the
+    separate `libnvvm`, and the toolkit's own stays. `null`: `cudaPackages` as it is.
+
+    # Type
+
+    ```
+    withPtxas :: CudaPackages -> CudaPackages | Null -> CudaPackages
+    ```
+
+    # Examples
+
+    ```nix
+    withPtxas { cudaMajorMinorVersion = "12.6"; } null
+    => { cudaMajorMinorVersion = "12.6"; }
+    ```
+  */
+  withPtxas =
+    cudaPackages: ptxasPackages:
+    if ptxasPackages == null then
+      cudaPackages
+    else
+      let
+        src = ptxasPackages.cuda_nvcc.src;
+        nvvm = builtins.compareVersions ptxasPackages.cudaMajorMinorVersion "13.0" < 0;
+      in
+      cudaPackages.overrideScope (
+        final: prev: {
+          cuda_nvcc = prev.cuda_nvcc.overrideAttrs (old: {
+            postInstall =
+              ''
+                cp -f ${src}/bin/ptxas "$out/bin/ptxas"
+                cp -f ${src}/bin/nvlink "$out/bin/nvlink"
+              ''
+              + (if nvvm then "cp -f ${src}/nvvm/bin/* \"$out/nvvm/bin/\"\n" else "")
+              + (old.postInstall or "");
+          });
+        }
+      );
 }

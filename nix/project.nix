@@ -62,7 +62,9 @@ rec {
     (`cudaPackages_X_Y`) and of the kernels toolchain's overlay (`rocmPackages_X_Y`,
     `xpuPackages_X_Y_Z`), as `overlayFor{Cuda,Rocm,Xpu}Version` in `mk-build-set.nix`. A
     variant without a backend version (a pure-Python one, such as `torch-cuda`) keeps the
-    package set's own.
+    package set's own. A CUDA variant with a `ptxasVersion` (nixgen.toml's
+    `[backend.cuda.ptxas]`) gets its set with the ptxas of that version's set
+    (`nixgen.cuda.withPtxas`), as `overlayForCudaVersion` gives a build set's `ptxasVersion`.
 
     # Type
 
@@ -74,10 +76,11 @@ rec {
     variant: final: prev:
     let
       suffix = builtins.replaceStrings [ "." ] [ "_" ] (toString variant.backendVersion);
-      pick =
-        name:
+      pick = name: pickAt name (if variant.backend == "xpu" then suffix else versions.underscored variant.backendVersion);
+      pickAt =
+        name: version:
         let
-          attr = "${name}_${if variant.backend == "xpu" then suffix else versions.underscored variant.backendVersion}";
+          attr = "${name}_${version}";
         in
         if prev ? ${attr} then
           prev.${attr}
@@ -88,7 +91,14 @@ rec {
     if variant.backendVersion == null then
       { }
     else if variant.backend == "cuda" then
-      { cudaPackages = pick "cudaPackages"; }
+      {
+        cudaPackages = nixgen.cuda.withPtxas (pick "cudaPackages") (
+          if variant.ptxasVersion == null then
+            null
+          else
+            pickAt "cudaPackages" (versions.underscored variant.ptxasVersion)
+        );
+      }
     else if variant.backend == "rocm" then
       { rocmPackages = pick "rocmPackages"; }
     else if variant.backend == "xpu" then
@@ -309,7 +319,7 @@ rec {
     # Examples
 
     ```nix
-    (checkFormat { formatVersion = 2; nixgenVersion = "0.1.0"; name = "p"; }).name
+    (checkFormat { formatVersion = 3; nixgenVersion = "0.1.0"; name = "p"; }).name
     => "p"
     ```
   */
@@ -454,12 +464,18 @@ rec {
 
       /**
         The Python environment of one variant's shells and tests: torch, the `kernels`
-        client, pytest and the project's `python-depends` that its package set has (the
-        others, such as `nki`, come from pip). `pkgs` is the variant's package set.
+        client, pytest, the project's `python-depends` that its package set has (the
+        others, such as `nki`, come from pip) and nixgen.toml's `[test] python-depends`
+        (`testPythonDepends`: what a kernel-builder flake's `pythonCheckInputs` listed,
+        each a `python3.pkgs` name, which must exist). `pkgs` is the variant's package set.
       */
       pythonEnv =
         pkgs: variant:
         let
+          testInput =
+            ps: name:
+            ps.${name}
+              or (throw "nixgen: nixgen.toml's [test] python-depends names `${name}`, which python3.pkgs does not have");
           names =
             project.pythonDepends.general ++ project.pythonDepends.${variant.backend} or [ ];
           framework =
@@ -479,6 +495,53 @@ rec {
             ps.pytest
           ]
           ++ map (name: ps.${name}) (filter (name: ps ? ${name}) names)
+          ++ map (testInput ps) project.testPythonDepends
+        );
+
+      /**
+        The variables with which the shells and checks find a variant's build, as the
+        kernels toolchain's test shell and CI tests set them (its
+        `nix-builder/lib/build.nix`, `torchExtensionShells` and `mkCiTests`):
+
+        - `KERNEL_BUILD`: a directory holding the variant as `<variant>/` (what nixgen's
+          own tests read, `kernels.get_local_kernel`);
+        - `LOCAL_KERNELS`: `<general.hub.repo-id>=<that directory>`, so that
+          `kernels.get_kernel("<repo-id>")` loads this build instead of the Hub's (left out
+          when build.toml names no Hub repository);
+        - `PYTHONPATH`: a directory holding the variant as the project's Python package
+          (`<moduleName>/`), so that `import <moduleName>` imports this build.
+
+        `built` is the variant's derivation; `pkgs` its package set.
+      */
+      testVariables =
+        pkgs: variant: built:
+        let
+          build = pkgs.linkFarm "${project.name}-${variant.name}-build" [
+            {
+              inherit (variant) name;
+              path = built;
+            }
+          ];
+          modules = pkgs.linkFarm "${project.name}-${variant.name}-python" [
+            {
+              name = project.moduleName;
+              path = built;
+            }
+          ];
+        in
+        {
+          KERNEL_BUILD = "${build}";
+          PYTHONPATH = "${modules}";
+        }
+        // (if project.hubRepoId == null then { } else { LOCAL_KERNELS = "${project.hubRepoId}=${build}"; });
+
+      /**
+        Shell lines that export `variables` (each value quoted for the shell).
+      */
+      exports =
+        lib: variables:
+        builtins.concatStringsSep "" (
+          map (name: "export ${name}=${lib.escapeShellArg variables.${name}}\n") (attrNames variables)
         );
 
       /**
@@ -501,33 +564,38 @@ rec {
           name = "${project.name}-${variant.name}";
           packages = [ (pythonEnv pkgs variant) ] ++ (if compiled then toolchain.compilers else [ ]);
           buildInputs = if compiled then toolchain.buildInputs else [ ];
-          # Where the project's tests look for built variants (`KERNEL_BUILD`).
+          # Where the project's tests look for built variants (`KERNEL_BUILD`), and the
+          # builds `nixgen build` links into build/ under the project's Hub name
+          # (`LOCAL_KERNELS`), as the kernels toolchain's development shell sets it.
           shellHook = ''
             export KERNEL_BUILD="''${KERNEL_BUILD:-$PWD/build}"
-          '';
+          ''
+          + (
+            if project.hubRepoId == null then
+              ""
+            else
+              ''
+                export LOCAL_KERNELS=${pkgs.lib.escapeShellArg project.hubRepoId}="$KERNEL_BUILD"
+              ''
+          );
         };
 
       /**
         The test shell of one variant (`nix develop .#test-<variant>`; `nixgen shell
-        --test`): the development shell with the variant built and on `KERNEL_BUILD`, as
-        the kernels toolchain's test shell puts its extension on the path.
+        --test`): the development shell with the variant built and found as the kernels
+        toolchain's test shell finds its extension (`testVariables`: `KERNEL_BUILD`,
+        `LOCAL_KERNELS`, `PYTHONPATH`, which it sets, not extends; `LD_LIBRARY_PATH`
+        unset, as there).
       */
       testShell =
         args: variant:
         let
           pkgs = pkgsFor args variant;
-          built = pkgs.linkFarm "${project.name}-${variant.name}-build" [
-            {
-              inherit (variant) name;
-              path = variantPackage args variant;
-            }
-          ];
+          variables = testVariables pkgs variant (variantPackage args variant);
         in
         (devShell args variant).overrideAttrs (old: {
           name = "${project.name}-test-${variant.name}";
-          shellHook = ''
-            export KERNEL_BUILD=${built}
-          '';
+          shellHook = "unset LD_LIBRARY_PATH\n" + exports pkgs.lib variables;
         });
 
       /**
@@ -544,18 +612,14 @@ rec {
             inherit root;
             fileset = root + "/tests";
           } else null;
-          built = pkgs.linkFarm "${project.name}-${variant.name}-build" [
-            {
-              inherit (variant) name;
-              path = variantPackage args variant;
-            }
-          ];
         in
         pkgs.runCommand "${project.name}-${variant.name}-tests"
-          {
-            nativeBuildInputs = [ (pythonEnv pkgs variant) ];
-            KERNEL_BUILD = built;
-          }
+          (
+            {
+              nativeBuildInputs = [ (pythonEnv pkgs variant) ];
+            }
+            // testVariables pkgs variant (variantPackage args variant)
+          )
           (
             if hasTests then
               ''

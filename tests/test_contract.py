@@ -186,6 +186,7 @@ def test_a_variant_holds_every_key_the_library_reads() -> None:
         "stableAbi": None,
         "bundle": False,
         "kernels": [],
+        "ptxasVersion": None,
     }
 
 

@@ -132,13 +132,13 @@ def test_render_warns_about_a_kept_hand_written_flake_and_hands_it_over(
     runner = CliRunner()
     first = runner.invoke(main, ["render", str(root)])
     assert first.exit_code == 0, first.output
-    assert "warning: flake.nix is hand-written" in first.output
-    assert "pass --force or remove flake.nix" in first.output
+    assert "flake.nix: warning: hand-written" in first.output
+    assert "To hand it over to nixgen: mv " in first.output
     assert (root / "flake.nix").read_bytes() == mine
     # Every render repeats the warning, an unchanged one too.
     again = runner.invoke(main, ["render", str(root)])
     assert again.exit_code == 0, again.output
-    assert "warning: flake.nix is hand-written" in again.output
+    assert "flake.nix: warning: hand-written" in again.output
     assert "nothing written" in again.output
     assert (root / "flake.nix").read_bytes() == mine
     # Removed: the next render writes the generated flake (not "up to date").

@@ -197,7 +197,7 @@ def test_hand_written_flake_is_kept_with_a_warning_and_handed_over_by_force(
     flake.write_text("{ outputs = _: { }; }\n")
     result = run(runner, str(proj))
     assert result.exit_code == 0
-    assert "warning: flake.nix is hand-written" in result.output
+    assert "flake.nix: warning: hand-written" in result.output
     assert flake.read_text() == "{ outputs = _: { }; }\n"
     assert (proj / "nix" / "default.nix").exists()
     # Issue 12: --force hands the flake over to nixgen.

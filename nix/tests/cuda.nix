@@ -69,4 +69,37 @@ in
     expr = cuda.gencodeFlags [ ];
     expected = [ ];
   };
+
+  # A ptxas pin overrides the toolkit's `cuda_nvcc` in its scope, copying ptxas and nvlink
+  # from the pinned set's redistributable before the package's own postInstall; NVVM only
+  # from a set older than 13.0 (which carries it); no pin leaves the set as it is.
+  testWithPtxasOverridesNvccFromThePinnedSet =
+    let
+      scope =
+        version: nvcc:
+        {
+          cudaMajorMinorVersion = version;
+          cuda_nvcc = nvcc;
+          overrideScope = f: scope version (f { } { cuda_nvcc = nvcc; }).cuda_nvcc;
+        };
+      nvcc = attrs: attrs // { overrideAttrs = g: nvcc (attrs // g attrs); };
+      toolkit = scope "12.6" (nvcc { postInstall = "own-steps\n"; });
+      pinned = version: scope version (nvcc { src = "/src-${version}"; });
+      install = pin: (cuda.withPtxas toolkit (pinned pin)).cuda_nvcc.postInstall;
+    in
+    {
+      expr = [
+        (install "12.8")
+        (install "13.0")
+        ((cuda.withPtxas toolkit null).cuda_nvcc.postInstall)
+      ];
+      expected = [
+        (
+          "cp -f /src-12.8/bin/ptxas \"$out/bin/ptxas\"\ncp -f /src-12.8/bin/nvlink \"$out/bin/nvlink\"\n"
+          + "cp -f /src-12.8/nvvm/bin/* \"$out/nvvm/bin/\"\nown-steps\n"
+        )
+        "cp -f /src-13.0/bin/ptxas \"$out/bin/ptxas\"\ncp -f /src-13.0/bin/nvlink \"$out/bin/nvlink\"\nown-steps\n"
+        "own-steps\n"
+      ];
+    };
 }

@@ -7,6 +7,7 @@ let
     name = "v-${backend}";
     inherit backend backendVersion;
     torch = "2.13";
+    ptxasVersion = null;
   };
   # A fake package set: an overlay applied to `prev`.
   apply = overlay: prev: prev // overlay (prev // overlay prev prev) prev;
@@ -119,6 +120,46 @@ in
       (prev // { xpuPackages = "oneapi 2026.0.0"; })
     ];
   };
+
+  # nixgen.toml's `[backend.cuda.ptxas]` reaches the variant's `cudaPackages`: the
+  # toolkit's set with the pinned set's nvcc tools (`nixgen.cuda.withPtxas`); a pinned
+  # set the package set lacks is an error naming it.
+  testAPtxasPinOverridesTheToolkitsNvcc =
+    let
+      scope = version: {
+        cudaMajorMinorVersion = version;
+        cuda_nvcc = {
+          src = "/redist-${version}";
+          overrideAttrs = f: f { };
+        };
+        overrideScope =
+          f:
+          scope version
+          // f { } {
+            cuda_nvcc = (scope version).cuda_nvcc;
+          };
+      };
+      sets = prev // {
+        cudaPackages_12_6 = scope "12.6";
+        cudaPackages_12_8 = scope "12.8";
+      };
+      pinned = (variant "cuda" "12.6") // {
+        ptxasVersion = "12.8";
+      };
+      result = (apply (project.buildSetOverlay pinned) sets).cudaPackages;
+    in
+    {
+      expr = [
+        result.cudaMajorMinorVersion
+        (builtins.match ".*cp -f /redist-12.8/bin/ptxas.*" result.cuda_nvcc.postInstall != null)
+        (builtins.tryEval (apply (project.buildSetOverlay pinned) prev).cudaPackages).success
+      ];
+      expected = [
+        "12.6"
+        true
+        false
+      ];
+    };
 
   testAMissingVersionedSetIsAnError = {
     expr = (apply (project.buildSetOverlay (variant "rocm" "6.4")) prev).rocmPackages;

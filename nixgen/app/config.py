@@ -11,6 +11,10 @@ an option given on the command line wins; `nixgen show` prints the settings in e
     [override-input]            # --override-input NAME REF (build, shell)
     nixpkgs = "path:/srv/nixpkgs"
     [ci]                        # the workflow of `render --ci github` (`planning.runners`)
+    [backend.cpu]               # what a kernel-builder flake said (`planning.settings`):
+    systems = ["x86_64-linux"]  #   a backend's systems and torch bounds, a CUDA ptxas pin
+    [test]                      # ... and the test environment's extra Python packages
+    python-depends = ["einops"]
 
 `nixgen render --out DIR` records ``out`` here, so that a plain `render` (or `build`)
 writes and builds DIR/ instead of silently going back to nix/; `--library` likewise records
@@ -41,9 +45,10 @@ from nixgen.core.paths import DEFAULT_OUT
 
 if TYPE_CHECKING:
     from nixgen.planning.runners import CiSettings
+    from nixgen.planning.settings import ProjectSettings
 
 FILE = "nixgen.toml"
-KEYS = ("ci", "library", "offline", "out", "override-input")
+KEYS = ("backend", "ci", "library", "offline", "out", "override-input", "test")
 #: The largest nixgen.toml read (a real one is a few lines).
 MAX_BYTES = 1024 * 1024
 
@@ -75,6 +80,8 @@ class Settings:
     override_input: dict[str, str] = attrs.field(factory=dict)
     #: ``[ci]``: the generated workflow's runners, timeouts and release settings.
     ci: CiSettings = attrs.field(factory=lambda: _no_ci())
+    #: ``[backend.<name>]`` and ``[test]``: what the plan, the shells and the checks apply.
+    project: ProjectSettings = attrs.field(factory=lambda: _no_project())
     #: The file they were read from, None when the project has none.
     file: str | None = None
 
@@ -86,6 +93,7 @@ class Settings:
             "offline": self.offline,
             "override-input": dict(self.override_input),
             "ci": self.ci.to_json(),
+            **self.project.to_json(),
         }
 
 
@@ -93,6 +101,12 @@ def _no_ci() -> CiSettings:
     from nixgen.planning.runners import CiSettings  # the planner, only where it is used
 
     return CiSettings()
+
+
+def _no_project() -> ProjectSettings:
+    from nixgen.planning.settings import NO_SETTINGS
+
+    return NO_SETTINGS
 
 
 def project_root(project: Path | str) -> Path:
@@ -227,6 +241,12 @@ def parse(root: Path, display: str, raw: bytes | None) -> Settings:
 
         ci, found = runners.parse(data["ci"], ("ci",))
         problems += found
+    chosen = _no_project()
+    if "backend" in data or "test" in data:
+        from nixgen.planning import settings
+
+        chosen, found = settings.parse(data)
+        problems += found
     if problems:
         raise ProblemError(document.locate_all(problems))
     return Settings(
@@ -235,8 +255,15 @@ def parse(root: Path, display: str, raw: bytes | None) -> Settings:
         offline=offline,
         override_input={k: v for k, v in overrides.items() if isinstance(v, str)},
         ci=ci,
+        project=chosen,
         file=display,
     )
+
+
+def project_settings(project: Path | str) -> ProjectSettings:
+    """What nixgen.toml's ``[backend.<name>]`` tables and ``[test]`` set for `project`: the
+    settings every plan of it applies (`nixgen.planning.variants.variants`)."""
+    return read(project).project
 
 
 def out_dir(project: Path | str, given: str | None) -> str:
@@ -350,6 +377,10 @@ def describe(settings: Settings) -> list[str]:
         f"  {format_path(path)} = {json.dumps(value)}"
         for path, value in _flat(settings.ci.to_json(), ("ci",))
     ]
+    lines += [
+        f"  {format_path(path)} = {json.dumps(value)}"
+        for path, value in _flat(settings.project.to_json(), ())
+    ]
     return lines
 
 
@@ -357,7 +388,7 @@ def _flat(table: dict[str, Any], prefix: tuple[str, ...]) -> list[tuple[tuple[st
     """Each value of a nested table by its key path (a `runs-on` table is one value)."""
     out: list[tuple[tuple[str, ...], Any]] = []
     for key, value in table.items():
-        if isinstance(value, dict) and key != "runs-on":
+        if isinstance(value, dict) and key not in ("runs-on", "ptxas"):
             out += _flat(value, (*prefix, key))
         else:
             out.append(((*prefix, key), value))

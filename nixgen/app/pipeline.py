@@ -8,8 +8,7 @@ in full like any other: `nixgen.writing.write` then touches nothing.
 from __future__ import annotations
 
 import contextlib
-import shlex
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,10 +25,15 @@ if TYPE_CHECKING:
 
 
 def prepare(
-    project: Path | str, out: str, *, library: str | None = None
+    project: Path | str,
+    out: str,
+    *,
+    library: str | None = None,
+    settings_text: bytes | None = None,
 ) -> tuple[Project, Rendered, list[Problem], Plan]:
     """Read, validate and plan `project`, then render it in memory, with the library
-    `library` (``--library``; `library_for`).
+    `library` (``--library``; `library_for`) and the settings of nixgen.toml — or of
+    `settings_text`, the nixgen.toml a flake takeover is about to write.
 
     Returns ``(project, rendered, problems, plan)``: the plan is the one rendered, so a
     verb reads its variants from it instead of planning again. Raises `ProblemError` with
@@ -51,6 +55,7 @@ def prepare(
 
         parse(library)  # a bad --library fails before the project is read
     # The include scan is `nixgen validate`'s: a render does not read every source.
+
     loaded = project_mod.read(project, includes=False)
     clash = paths.overlap(out, read_inputs(loaded))
     if clash is not None:
@@ -59,12 +64,15 @@ def prepare(
             "the project; nixgen keeps the generated Nix apart from what the build reads "
             "(choose another --out)"
         )
-    finished = plan.make(loaded.build)
+    if settings_text is None:
+        settings, snapshot = config.read_with_snapshot(loaded.root)
+    else:
+        settings, snapshot = config.parse(loaded.root, config.FILE, settings_text), {}
+    finished = plan.make(loaded.build, settings=settings.project)
     planned = loaded.document.locate_all(list(finished.problems))
     problems = [*loaded.warnings, *planned]
     if any(p.severity == "error" for p in planned):
         raise ProblemError(problems)
-    settings, snapshot = config.read_with_snapshot(loaded.root)
     chosen = library_for(loaded.root, out, library, settings=settings)
     rendered = render.render(finished, out_dir=out, library=chosen)
     rendered = attrs.evolve(rendered, settings=snapshot)
@@ -145,7 +153,11 @@ def with_github_workflow(loaded: Any, rendered: Any, plan: Plan | None = None) -
     from nixgen.planning import variants
     from nixgen.rendering import workflow
 
-    found = plan.variants if plan is not None else variants.variants(loaded.build)
+    found = (
+        plan.variants
+        if plan is not None
+        else variants.variants(loaded.build, settings=config.project_settings(loaded.root))
+    )
     text = workflow.github_workflow(
         loaded.build.general.name,
         nixgen_version=__version__,
@@ -167,6 +179,7 @@ def render_project(
     replace_root: Collection[str] = (),
     extra: Mapping[str, bytes] | None = None,
     expect: Mapping[str, bytes | None] | None = None,
+    settings_change: tuple[bytes | None, bytes] | None = None,
 ) -> int:
     """Render (or with `check`, compare) `project` into `out` (None: nixgen.toml's, else
     nix/) with the library `library` (`prepare`); print what happened; return the exit
@@ -177,7 +190,9 @@ def render_project(
     files, nixgen.toml with `record` (``out``, ``library``: the settings `--out` and
     `--library` gave) and the `extra` files (`flake.nix.orig`), so two renders at once
     never leave nixgen.toml saying one thing and nix/ another. `replace_root` and
-    `expect`: see `nixgen.writing.write.write`."""
+    `expect`: see `nixgen.writing.write.write`. `settings_change`: nixgen.toml's bytes now
+    (None: absent) and those the render plans with and writes in the same transaction (a
+    flake takeover's carried settings)."""
     from nixgen.app import config
     from nixgen.core import writer
     from nixgen.writing import write
@@ -190,7 +205,12 @@ def render_project(
     lock = writer.project_lock(root_dir) if locking else contextlib.nullcontext()
     with lock:
         out = config.out_dir(project, out)
-        loaded, rendered, problems, planned = prepare(project, out, library=library)
+        loaded, rendered, problems, planned = prepare(
+            project,
+            out,
+            library=library,
+            settings_text=settings_change[1] if settings_change else None,
+        )
         if ci == "github":
             rendered = with_github_workflow(loaded, rendered, planned)
         console.print_problems(problems)
@@ -206,8 +226,18 @@ def render_project(
                 return EXIT_FAILURE
             console.status(f"{out}/ is up to date")
             return 0
+        backends = loaded.build.general.backends
+        if force:
+            from nixgen.app import anchorflake
+            from nixgen.core.errors import OutputError
+
+            refusal = anchorflake.force_refusal(root, backends, config.read(root).to_json())
+            if refusal is not None:
+                raise OutputError(refusal)
         extra = dict(extra or {})
         expect = dict(expect or {})
+        if settings_change is not None:
+            extra[config.FILE], expect[config.FILE] = settings_change[1], settings_change[0]
         recorded = config.record(root, record) if record else None
         if recorded is not None:
             extra[recorded.rel] = recorded.data
@@ -215,7 +245,7 @@ def render_project(
         result = write.write(
             root, rendered, force=force, replace_root=replace_root, extra=extra, expect=expect
         )
-    notes = kept_warnings(result.kept, root)
+    notes = kept_warnings(result.kept, root, backends)
     for note in notes:
         console.err(note)
     console.status(summary(result, out))
@@ -262,33 +292,32 @@ def summary(result: Any, out: str) -> str:
     return text + "".join(f"; {item}" for item in outside)
 
 
-def kept_warnings(kept: list[str], root: Path | None = None) -> list[str]:
+def kept_warnings(
+    kept: list[str], root: Path | None = None, backends: Sequence[str] = ()
+) -> list[str]:
     """One warning per hand-written project-root file nixgen left alone: a real project
     often ships its own `flake.nix`, and `nixgen build` would then build with it. Given
-    the project's `root`, a kept flake.nix gets the exact command that takes it over:
-    `nixgen migrate` for kernel-builder's standard flake (`anchorflake`), else moving it
-    aside and rendering."""
+    the project's `root` (and its build.toml's `backends`), a kept flake.nix gets the
+    warning `nixgen migrate` prints for it (`anchorflake.Assessment.note`): what it is,
+    what taking it over would lose, and the command that does it."""
     notes = []
     for name in kept:
+        if root is not None and name == "flake.nix":
+            from nixgen.app import anchorflake
+
+            found = anchorflake.assess(root, backends)
+            if found is not None:
+                notes.append(found.note())
+                continue
         note = (
             f"warning: {name} is hand-written (no `@generated by nixgen` marker), so nixgen "
             f"kept it and did not write its own; `nixgen build` uses it as it is. "
         )
-        if root is not None and name == "flake.nix":
-            from nixgen.app import anchorflake
-
-            found = anchorflake.check(root)
-            if found is not None and found[1].standard:
-                project = shlex.quote(str(root))
-                note += (
-                    "It is kernel-builder's standard flake: to replace it with nixgen's "
-                    f"(keeping it as {anchorflake.BACKUP}), run: nixgen migrate {project}"
-                )
-            else:
-                note += (
-                    "To hand it over to nixgen, pass --force or remove flake.nix, then render "
-                    f"again; to keep it aside: {anchorflake.take_over_command(root)}"
-                )
+        if name == "flake.nix":
+            note += (
+                "To hand it over to nixgen: `nixgen render` names what that would lose and the "
+                "command."
+            )
         else:
             note += f"To hand it over to nixgen, pass --force or remove {name}, then render again."
         notes.append(note)

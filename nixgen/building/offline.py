@@ -6,6 +6,10 @@ input of the generated flake can be had without a download: overridden
 (``--override-input NAME REF``, or ``[override-input]`` in nixgen.toml), or locked in
 flake.lock and already in the Nix store. A missing one is named at once, with the
 override that supplies it, instead of Nix retrying DNS and failing in "evaluating …".
+A hand-written flake.nix that nixgen keeps (kernel-builder's, or any other) gets the same
+check of the inputs it declares (read by `kept_flake_inputs`, with `nixgen.core.nixexpr`),
+and of what its flake.lock locks below them; when its inputs cannot be read, a warning
+says that --offline cannot check them.
 
 `scripts/offline-inputs.sh DIR` lays out nixgen's test stand-ins of nixpkgs and of the
 kernels toolchain in DIR, for trying nixgen on a machine without network; it prints the
@@ -21,7 +25,9 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
+from nixgen.core import console, nixexpr, paths
 from nixgen.core.errors import NixgenError
 from nixgen.core.marker import is_generated
 from nixgen.rendering import render
@@ -95,49 +101,189 @@ def source_path(nar_hash: str, *, store: str | None = None) -> str | None:
     return f"{store}/{_nix_base32(bytes(folded))}-source"
 
 
-def _locked(root: Path) -> dict[str, str]:
-    """The NAR hash of each root input that the project's flake.lock locks."""
+def _lock(root: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The nodes of the project's flake.lock and its root node's inputs ({} for none)."""
     try:
         lock = json.loads((root / "flake.lock").read_text(encoding="utf-8"))
         nodes = lock["nodes"]
         inputs = nodes[lock["root"]]["inputs"]
     except (OSError, ValueError, KeyError, TypeError):
-        return {}
+        return {}, {}
+    if not isinstance(nodes, dict) or not isinstance(inputs, dict):
+        return {}, {}
+    return nodes, inputs
+
+
+def _nar(nodes: dict[str, Any], node: Any) -> str | None:
+    nar = (
+        ((nodes.get(node) or {}).get("locked") or {}).get("narHash")
+        if isinstance(node, str)
+        else None
+    )
+    return nar if isinstance(nar, str) else None
+
+
+def _locked(root: Path) -> dict[str, str]:
+    """The NAR hash of each root input that the project's flake.lock locks."""
+    nodes, inputs = _lock(root)
     out: dict[str, str] = {}
-    for name, node in inputs.items() if isinstance(inputs, dict) else ():
-        if isinstance(node, str):
-            nar = ((nodes.get(node) or {}).get("locked") or {}).get("narHash")
-            if isinstance(nar, str):
-                out[name] = nar
+    for name, node in inputs.items():
+        nar = _nar(nodes, node)
+        if nar is not None:
+            out[name] = nar
+    return out
+
+
+def _below(nodes: dict[str, Any], node: Any, seen: set[str]) -> list[str]:
+    """The lock nodes `node` takes as inputs, directly or further down (not `follows`,
+    which name a node of another path)."""
+    out = []
+    inputs = (nodes.get(node) or {}).get("inputs") if isinstance(node, str) else None
+    for child in (inputs or {}).values() if isinstance(inputs, dict) else ():
+        if isinstance(child, str) and child not in seen:
+            seen.add(child)
+            out += [child, *_below(nodes, child, seen)]
     return out
 
 
 def missing_inputs(
-    root: Path, overridden: Iterable[str], library: str | None = None
+    root: Path,
+    overridden: Iterable[str],
+    library: str | None = None,
+    inputs: dict[str, str] | None = None,
 ) -> list[tuple[str, str]]:
-    """The inputs of the generated flake at `root` (name, reference; `library` as
-    `flake_inputs` takes it) that an offline run cannot have: neither in `overridden` nor
-    locked in flake.lock and in the store."""
+    """The inputs (name, reference) of the flake at `root` that an offline run cannot
+    have: neither in `overridden` nor locked in flake.lock and in the store. `inputs` are
+    the flake's, by default the generated flake's (`flake_inputs`, with `library`); for a
+    kept flake (`inputs` given) what its flake.lock locks below a locked input must be in
+    the store too."""
     given = set(overridden)
-    locked = _locked(root)
+    nodes, roots = _lock(root)
     missing = []
-    for name, ref in sorted(flake_inputs(library).items()):
+    for name, ref in sorted((inputs if inputs is not None else flake_inputs(library)).items()):
         if name in given:
             continue
-        path = source_path(locked[name]) if name in locked else None
+        nar = _nar(nodes, roots.get(name))
+        path = source_path(nar) if nar is not None else None
         if path is None or not os.path.exists(path):
             missing.append((name, ref))
+            continue
+        if inputs is None:
+            continue
+        for node in _below(nodes, roots.get(name), set()):
+            below = _nar(nodes, node)
+            found = source_path(below) if below is not None else None
+            if found is None or not os.path.exists(found):
+                missing.append((name, f"{ref}, whose locked input `{node}` is not in the store"))
+                break
     return missing
 
 
 def check_inputs(root: Path, overridden: Iterable[str], library: str | None = None) -> None:
-    """Raise `NixgenError` naming the inputs an offline build of the generated flake at
-    `root` cannot have (`missing_inputs`); a hand-written flake.nix is not checked."""
-    if not is_generated(root / "flake.nix"):
+    """Raise `NixgenError` naming the inputs an offline build of the flake at `root`
+    cannot have (`missing_inputs`): the generated flake's, or those a hand-written
+    flake.nix declares (`kept_flake_inputs`); when those cannot be read, warn that they
+    are not checked."""
+    if is_generated(root / "flake.nix"):
+        missing = missing_inputs(root, overridden, library)
+        if missing:
+            raise NixgenError(missing_message(missing))
         return
-    missing = missing_inputs(root, overridden, library)
+    found = kept_flake_inputs(root)
+    if isinstance(found, str):
+        console.err(
+            f"nixgen: warning: --offline cannot check the inputs of the hand-written "
+            f"{root / 'flake.nix'} that nixgen keeps ({found}): an input missing from the Nix "
+            "store fails in Nix's evaluation"
+        )
+        return
+    missing = missing_inputs(root, overridden, inputs=found)
     if missing:
-        raise NixgenError(missing_message(missing))
+        raise NixgenError(
+            missing_message(missing)
+            + f" (the inputs of the hand-written {root / 'flake.nix'} nixgen keeps)"
+        )
+
+
+#: The largest flake.nix read for its inputs.
+MAX_FLAKE = 256 * 1024
+
+
+def kept_flake_inputs(root: Path) -> dict[str, str] | str:
+    """The inputs (name → URL) a hand-written flake.nix at `root` declares in its
+    top-level `inputs` (`inputs = { NAME.url = "…"; … }`, `inputs.NAME.url = "…"`,
+    `NAME = { url = "…"; … }`); an input that only `follows` another is left out. A
+    string says why they cannot be read (not a file nixgen reads, or `inputs` beyond
+    what `nixgen.core.nixexpr` reads)."""
+    data = paths.read_file(root / "flake.nix", limit=MAX_FLAKE)
+    if data is None or isinstance(data, paths.Blocked):
+        return f"flake.nix {data or 'is gone'}"
+    try:
+        items = nixexpr.tokens(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return "it is not UTF-8"
+    declared: dict[str, Any] = {}
+    depth, lets, at = 0, 0, 0
+    try:
+        while at < len(items):
+            token = items[at]
+            if token.kind == "punct" and token.text in ("{", "[", "("):
+                depth += 1
+            elif token.kind == "punct" and token.text in ("}", "]", ")"):
+                depth -= 1
+            elif token.kind == "name" and token.text == "let":
+                lets += 1
+            elif token.kind == "name" and token.text == "in" and lets:
+                lets -= 1
+            elif (
+                depth == 1
+                and not lets
+                and token.kind == "name"
+                and token.text == "inputs"
+                and at > 0
+                and items[at - 1].text in ("{", ";")
+            ):
+                at = _read_inputs(items, at, declared)
+                continue
+            at += 1
+    except nixexpr.Unsupported as exc:
+        return f"its inputs are beyond what nixgen reads: {exc}"
+    urls = {}
+    for name, value in declared.items():
+        if isinstance(value, dict) and isinstance(value.get("url"), str):
+            urls[name] = value["url"]
+        elif not isinstance(value, dict):
+            return f"input `{name}` is not a set"
+    return urls
+
+
+def _read_inputs(items: list[nixexpr.Token], at: int, declared: dict[str, Any]) -> int:
+    """Read the binding `inputs… = VALUE;` at `at` into `declared`; the index after it."""
+    parser = nixexpr.Parser(items, at + 1)
+    path: list[str] = []
+    while parser.punct("."):
+        parser.at += 1
+        token = parser.peek()
+        if token is None or token.kind not in ("name", "string"):
+            raise nixexpr.Unsupported(f"line {items[at].line}: an input name")
+        path.append(nixexpr.string_value(token) if token.kind == "string" else token.text)
+        parser.at += 1
+    parser.take("=")
+    evaluator = nixexpr.Evaluator()
+    value = evaluator.deep(nixexpr.evaluate(parser.expr(), evaluator))
+    parser.take(";")
+    for part in reversed(path):
+        value = {part: value}
+    _merge(declared, value if isinstance(value, dict) else {})
+    return parser.at
+
+
+def _merge(into: dict[str, Any], value: dict[str, Any]) -> None:
+    for key, item in value.items():
+        if isinstance(item, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], item)
+        else:
+            into[key] = item
 
 
 def notes(report: Sequence[str], *, offline: bool) -> list[str]:

@@ -160,14 +160,16 @@ def complete_variant(ctx: click.Context, param: click.Parameter, incomplete: str
     from click.shell_completion import CompletionItem
 
     try:
+        from nixgen.app import config
         from nixgen.building import nixbuild
         from nixgen.checking import project as project_mod
         from nixgen.planning import variants
 
         root = ctx.params.get("project") or Path(".")
-        build = project_mod.read(root, check_files=False).build
+        loaded = project_mod.read(root, check_files=False)
         system = ctx.params.get("system") or nixbuild.host_system()
-        names = [v.name for v in variants.variants(build, system=system)]
+        settings = config.project_settings(loaded.root)
+        names = [v.name for v in variants.variants(loaded.build, system=system, settings=settings)]
     except Exception:
         return []
     return [CompletionItem(n) for n in names if n.startswith(incomplete)]

@@ -19,6 +19,7 @@ from nixgen.core import tables
 from nixgen.core.errors import Problem, error, one_of, warning
 from nixgen.planning import ci
 from nixgen.planning.kernels import KernelPlan, cuda_capabilities, cuda_minver, kernel_plan
+from nixgen.planning.settings import NO_SETTINGS, ProjectSettings
 from nixgen.planning.variants import (
     SYSTEMS,
     Variant,
@@ -58,16 +59,18 @@ class Plan:
     #: The kernel's Python package, relative to the project root.
     module_dir: str
     problems: tuple[Problem, ...]
+    #: nixgen.toml's settings the plan applied (`nixgen.planning.settings`).
+    settings: ProjectSettings = NO_SETTINGS
 
     def for_system(self, system: str) -> list[Variant]:
         """The variants of `system` (what `variants.variants(build, system=system)` gives)."""
         return [v for v in self.variants if v.system == system]
 
 
-def make(build: model.Build) -> Plan:
-    """The finished plan of `build`: computed here once, only laid out by
-    `nixgen.rendering.render`."""
-    all_variants = variants(build)
+def make(build: model.Build, *, settings: ProjectSettings = NO_SETTINGS) -> Plan:
+    """The finished plan of `build` with nixgen.toml's `settings`: computed here once,
+    only laid out by `nixgen.rendering.render`."""
+    all_variants = variants(build, settings=settings)
     pull_request = select_ci(all_variants)
     kernels = tuple(kernel_plan(build, n, k) for n, k in sorted(build.kernels.items()))
     return Plan(
@@ -83,7 +86,8 @@ def make(build: model.Build) -> Plan:
         pull_request_matrix=ci.github(pull_request),
         headers=tuple(model.shared_headers(build)),
         module_dir=model.python_package_dir(build),
-        problems=tuple(problems(build, all_variants)),
+        problems=tuple(problems(build, all_variants, settings)),
+        settings=settings,
     )
 
 
@@ -126,19 +130,21 @@ def derivation_labels(build: model.Build, kernels: Sequence[KernelPlan]) -> dict
     return out
 
 
-def check(build: model.Build) -> list[Problem]:
+def check(build: model.Build, *, settings: ProjectSettings = NO_SETTINGS) -> list[Problem]:
     """Planning problems: nothing to build, a [tvm-ffi] backend without kernels, a CUDA
     kernel whose capabilities no toolkit in the matrix supports."""
-    return problems(build, variants(build))
+    return problems(build, variants(build, settings=settings), settings)
 
 
-def problems(build: model.Build, all_variants: list[Variant]) -> list[Problem]:
+def problems(
+    build: model.Build, all_variants: list[Variant], settings: ProjectSettings = NO_SETTINGS
+) -> list[Problem]:
     problems: list[Problem] = []
     if not all_variants and build.general.backends:
         problems.append(
             warning(
                 "no build configuration matches this project (check backends and version "
-                "bounds), so nothing will be built",
+                "bounds, and nixgen.toml's [backend.<name>] tables), so nothing will be built",
                 ("general", "backends"),
             )
         )
@@ -153,7 +159,7 @@ def problems(build: model.Build, all_variants: list[Variant]) -> list[Problem]:
                     )
                 )
     if all_variants:  # else the warning above says it all
-        problems.extend(_unbuilt_kernels(build, all_variants))
+        problems.extend(_unbuilt_kernels(build, all_variants, settings))
         for backend in build.general.backends:
             if backend not in tables.BUILD_SET_BACKENDS:
                 problems.append(
@@ -218,7 +224,9 @@ def _capability_number(capability: str) -> float:
     return int(major) + int(minor or 0) / 10
 
 
-def _unbuilt_kernels(build: model.Build, all_variants: list[Variant]) -> list[Problem]:
+def _unbuilt_kernels(
+    build: model.Build, all_variants: list[Variant], settings: ProjectSettings
+) -> list[Problem]:
     """A warning for each kernel of a listed backend that no variant builds, saying why:
     the anchor drops such a kernel without a word, and the Hub then lacks its builds."""
     if not isinstance(build.framework, (model.Torch, model.TvmFfi)):
@@ -232,14 +240,16 @@ def _unbuilt_kernels(build: model.Build, all_variants: list[Variant]) -> list[Pr
         out.append(
             warning(
                 f"kernel `{name}` ({kernel.language}, backend `{backend}`) is built by no "
-                f"variant: {_why_unbuilt(build, kernel, backend)}",
+                f"variant: {_why_unbuilt(build, kernel, backend, settings)}",
                 ("kernel", name),
             )
         )
     return out
 
 
-def _why_unbuilt(build: model.Build, kernel: model.Kernel, backend: str) -> str:
+def _why_unbuilt(
+    build: model.Build, kernel: model.Kernel, backend: str, settings: ProjectSettings
+) -> str:
     """Why no variant builds `kernel` of `backend` (a listed backend)."""
     table = build.framework_table
     tvm_ffi = isinstance(build.framework, model.TvmFfi)
@@ -256,6 +266,13 @@ def _why_unbuilt(build: model.Build, kernel: model.Kernel, backend: str) -> str:
             f"no {table} × {backend} build configuration is within the project's version "
             "bounds ([torch] minver/maxver, [general.cuda] minver/maxver, stable-abi)"
         )
+    allowed = [c for c in within if accepted(build, c, settings)]
+    if not any(settings.allows(backend, None, s) for c in allowed for s in c.systems):
+        return (
+            f"nixgen.toml's [backend.{backend}] leaves out every {table} × {backend} build "
+            "configuration (its `systems` and torch bounds)"
+        )
+    within = allowed
     minver = cuda_minver(kernel)
     versions = sorted({c.backend_version or "" for c in within}, key=tables.version_key)
     if minver is not None and all(

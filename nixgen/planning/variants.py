@@ -13,6 +13,7 @@ import attrs
 
 from nixgen.core import contract, tables
 from nixgen.planning.kernels import cuda_minver
+from nixgen.planning.settings import NO_SETTINGS, ProjectSettings
 from nixgen.reading import model
 
 SYSTEMS = ("x86_64-linux", "aarch64-linux", "aarch64-darwin")
@@ -60,6 +61,9 @@ class Variant:
     stable_abi: str | None = attrs.field(metadata=contract.nix("stableAbi"))
     bundle: bool
     kernels: tuple[str, ...]
+    #: The CUDA version whose ptxas, nvlink and NVVM this CUDA variant's toolkit uses
+    #: (nixgen.toml's ``[backend.cuda.ptxas]``), None for its own.
+    ptxas: str | None = attrs.field(default=None, metadata=contract.nix("ptxasVersion"))
 
     def to_json(self) -> dict[str, Any]:
         """The variant as `nixgen variants --json` prints it and project.nix holds it (the
@@ -115,13 +119,19 @@ def _within(version: str, low: str | None, high: str | None) -> bool:
     return high is None or key <= tables.version_key(high)
 
 
-def accepted(build: model.Build, config: BuildConfig) -> bool:
+def accepted(
+    build: model.Build, config: BuildConfig, settings: ProjectSettings = NO_SETTINGS
+) -> bool:
     """The anchor's bounds filter, plus: a torch older than the stable ABI its kernels
     must target cannot build for it (the anchor would name such a build after the newer
-    ABI). Pure-Python variants do not target an ABI."""
+    ABI). Pure-Python variants do not target an ABI. `settings` (nixgen.toml) may bound
+    a backend's torch versions too."""
     fw = build.framework
     cuda = build.general.cuda
     if config.backend not in build.general.backends:
+        return False
+    own = settings.backend(config.backend)
+    if not _within(config.torch, own.torch_minver, own.torch_maxver):
         return False
     if (
         config.backend == "cuda"
@@ -191,8 +201,15 @@ def best_variant(variants_: Sequence[Variant]) -> Variant:
     return best
 
 
-def variants(build: model.Build, *, system: str | None = None) -> list[Variant]:
-    """Every variant of `build` (for one `system`, or all), sorted by system then name.
+def variants(
+    build: model.Build,
+    *,
+    system: str | None = None,
+    settings: ProjectSettings = NO_SETTINGS,
+) -> list[Variant]:
+    """Every variant of `build` (for one `system`, or all), sorted by system then name,
+    with nixgen.toml's `settings` (`nixgen.planning.settings`): a verb passes the
+    project's (`nixgen.app.config.read(root).project`).
 
     The anchor's rules (``reference/anchor-hf-kernels.md`` §3.3), in order:
 
@@ -207,6 +224,9 @@ def variants(build: model.Build, *, system: str | None = None) -> list[Variant]:
        two torch versions) are built once, from the first configuration in table order,
        and are in the bundle when any of them is.
 
+    nixgen.toml may restrict a backend to some systems and torch versions (what a
+    kernel-builder flake's `torchVersions` did), and pin a CUDA toolkit's ptxas.
+
     nixgen adds: a CUDA kernel is left out of configurations older than its
     ``cuda-minver``, and a configuration left with no kernel of a backend that has
     kernels is not built at all (there would be nothing to bind); a torch older than the
@@ -218,9 +238,9 @@ def variants(build: model.Build, *, system: str | None = None) -> list[Variant]:
     rows = [
         (config, sys)
         for config in build_configs()
-        if accepted(build, config)
+        if accepted(build, config, settings)
         for sys in config.systems
-        if system is None or sys == system
+        if (system is None or sys == system) and settings.allows(config.backend, None, sys)
     ]
     newest: dict[tuple[str, str | None, str], str] = {}
     for config, sys in rows:
@@ -264,6 +284,7 @@ def variants(build: model.Build, *, system: str | None = None) -> list[Variant]:
                 stable_abi=abi,
                 bundle=config.bundle,
                 kernels=kernels,
+                ptxas=settings.ptxas_for(config.backend, config.backend_version),
             ),
         )
     return sorted(out.values(), key=lambda v: (v.system, v.name))

@@ -376,6 +376,12 @@ class ProjectData:
     #: the binding (written once here, not into each kernel's file).
     headers: list[str]
     systems: list[str]
+    #: `general.hub.repo-id`: what the shells and checks name the build in `LOCAL_KERNELS`
+    #: (as kernel-builder's test shell does), so that `kernels.get_kernel("<repo-id>")`
+    #: loads it; null when build.toml names no Hub repository.
+    hub_repo_id: str | None = attrs.field(metadata=contract.nix("hubRepoId"))
+    #: nixgen.toml's `[test] python-depends`: python3.pkgs names every shell and check adds.
+    test_python_depends: list[str] = attrs.field(metadata=contract.nix("testPythonDepends"))
     #: The planned variants (`Variant.to_json`) with `ci` (the pull-request selection) and
     #: `default` (the variant of its system's default dev shell, `plan.default_variants`).
     variants: list[dict[str, Any]]
@@ -450,6 +456,8 @@ def project_data(planned: Plan) -> dict[str, Any]:
         },
         headers=list(planned.headers),
         systems=list(planned.systems),
+        hub_repo_id=g.hub.repo_id if g.hub is not None else None,
+        test_python_depends=list(planned.settings.test_python),
         variants=[
             {
                 **v.to_json(),

@@ -1,4 +1,4 @@
-# CUDA package sets: cudaPackages_12_6, cudaPackages_12_9, cudaPackages_13_0,
+# CUDA package sets: cudaPackages_12_6, cudaPackages_12_8, cudaPackages_12_9, cudaPackages_13_0,
 # cudaPackages_13_2 and the defaults as in all-packages.nix at the pin: cudaPackages =
 # cudaPackages_12 = cudaPackages_12_9, cudaPackages_13 = cudaPackages_13_2.
 #
@@ -242,14 +242,19 @@ let
       #   links a redistributable tarball has and a wheel lacks), includeFrom: the tree's
       #   directory that becomes include/ (CCCL's 13.x wheel nests it in include/cccl),
       #   wrapBins: executables exec-wrapped in bin/, empty: no wheel is used (empty
-      #   include/ and lib/).
-      #   includeOnly: the entries of that directory that include/ holds (null: all),
-      #   includeExcept: entries it leaves out, from: the component whose unpacked wheels
-      #   hold the files (default: this one), wheel: the wheel among them whose pin is the
-      #   version (default: the component's first).
+      #   include/ and lib/); includeOnly: the entries of that directory that include/ holds
+      #   (null: all), includeExcept: entries it leaves out, from: the component whose
+      #   unpacked wheels hold the files (default: this one), wheel: the wheel among them
+      #   whose pin is the version (default: the component's first); withSrc: the
+      #   component has `src`, its unpacked redistributable (buildRedist/default.nix:
+      #   `src = srcOnly { src = fetchurl … }`), here the unpacked wheel tree, or a
+      #   derivation that fails saying why there is none. A `postInstall` given by
+      #   `overrideAttrs` runs after the tree is laid out (a real component runs it after
+      #   installPhase moved the tree into $out); without one the derivation is unchanged.
       mkComponent =
         {
           pname,
+          withSrc ? false,
           links ? [ ],
           includeFrom ? "include",
           includeOnly ? null,
@@ -352,7 +357,8 @@ let
                 chmod +x "$out/bin/$b"
               done
             fi
-          '';
+          ''
+          + lib.optionalString (finalAttrs ? postInstall) "runHook postInstall\n";
           passthru =
             let
               self = finalAttrs.finalPackage;
@@ -366,6 +372,24 @@ let
               static = self;
               stubs = self;
               inherit cudaMajorMinorVersion;
+            }
+            # A passthru attribute here (real components have `src` as a derivation
+            # attribute), so that the derivation of every stand-in component stays as it was.
+            // lib.optionalAttrs withSrc {
+              src =
+                if source != null then
+                  source.prefix
+                else
+                  final.runCommand "cuda${cudaMajorMinorVersion}-${pname}-source" { } ''
+                    echo ${
+                      lib.escapeShellArg "stub-nixpkgs: cudaPackages_${
+                        builtins.replaceStrings [ "." ] [ "_" ] cudaMajorMinorVersion
+                      }.${pname}.src cannot be built: ${
+                        if unavailable == null then "no wheel tree" else unavailable
+                      }"
+                    } >&2
+                    exit 1
+                  '';
             };
           meta = {
             inherit description;
@@ -411,6 +435,7 @@ let
 
         cuda_nvcc = mkComponent {
           pname = "cuda_nvcc";
+          withSrc = true;
           links = [
             "include"
             "lib"
@@ -515,6 +540,9 @@ in
 {
   cudaPackages_12_6 = mkCudaPackages {
     cudaMajorMinorVersion = "12.6";
+  };
+  cudaPackages_12_8 = mkCudaPackages {
+    cudaMajorMinorVersion = "12.8";
   };
   cudaPackages_12_9 = mkCudaPackages {
     cudaMajorMinorVersion = "12.9";

@@ -7,7 +7,7 @@
     maxver = null;
     minver = null;
   };
-  formatVersion = 2;
+  formatVersion = 3;
   framework = "torch";
   githubActions = {
     matrix = {
@@ -120,6 +120,7 @@
     };
   };
   headers = [ "relu_cpu/relu_impl.h" "torch-ext/torch_binding.h" ];
+  hubRepoId = null;
   kernelDepends = {
     cuda = [ ];
     general = [ ];
@@ -148,6 +149,7 @@
   };
   source = null;
   systems = [ "x86_64-linux" "aarch64-linux" "aarch64-darwin" ];
+  testPythonDepends = [ ];
   torch = {
     maxver = null;
     minver = null;
@@ -164,6 +166,7 @@
       framework = "torch";
       kernels = [ "relu_cpu" ];
       name = "torch212-cpu-aarch64-darwin";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-darwin";
       torch = "2.12";
@@ -178,6 +181,7 @@
       framework = "torch";
       kernels = [ "relu_cpu" ];
       name = "torch213-cpu-aarch64-darwin";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-darwin";
       torch = "2.13";
@@ -192,6 +196,7 @@
       framework = "torch";
       kernels = [ "relu_cpu" ];
       name = "torch212-cxx11-cpu-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.12";
@@ -206,6 +211,7 @@
       framework = "torch";
       kernels = [ "relu_cpu" ];
       name = "torch213-cxx11-cpu-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.13";
@@ -220,6 +226,7 @@
       framework = "torch";
       kernels = [ "relu_cpu" ];
       name = "torch211-cxx11-cpu-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.11";
@@ -234,6 +241,7 @@
       framework = "torch";
       kernels = [ "relu_cpu" ];
       name = "torch212-cxx11-cpu-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.12";
@@ -248,6 +256,7 @@
       framework = "torch";
       kernels = [ "relu_cpu" ];
       name = "torch213-cxx11-cpu-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.13";

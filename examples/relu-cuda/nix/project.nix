@@ -7,7 +7,7 @@
     maxver = null;
     minver = null;
   };
-  formatVersion = 2;
+  formatVersion = 3;
   framework = "torch";
   githubActions = {
     matrix = {
@@ -174,6 +174,7 @@
     };
   };
   headers = [ "torch-ext/torch_binding.h" ];
+  hubRepoId = null;
   kernelDepends = {
     cuda = [ ];
     general = [ ];
@@ -202,6 +203,7 @@
   };
   source = null;
   systems = [ "x86_64-linux" "aarch64-linux" "aarch64-darwin" ];
+  testPythonDepends = [ ];
   torch = {
     maxver = null;
     minver = null;
@@ -218,6 +220,7 @@
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch212-cxx11-cu126-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.12";
@@ -232,6 +235,7 @@
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch212-cxx11-cu130-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.12";
@@ -246,6 +250,7 @@
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch212-cxx11-cu132-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.12";
@@ -260,6 +265,7 @@
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch213-cxx11-cu126-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.13";
@@ -274,6 +280,7 @@
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch213-cxx11-cu130-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.13";
@@ -288,6 +295,7 @@
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch213-cxx11-cu132-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.13";
@@ -302,6 +310,7 @@
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch212-cxx11-cu126-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.12";
@@ -316,6 +325,7 @@
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch212-cxx11-cu130-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.12";
@@ -330,6 +340,7 @@
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch212-cxx11-cu132-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.12";
@@ -344,6 +355,7 @@
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch213-cxx11-cu126-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.13";
@@ -358,6 +370,7 @@
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch213-cxx11-cu130-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.13";
@@ -372,6 +385,7 @@
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch213-cxx11-cu132-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.13";

@@ -7,7 +7,7 @@
     maxver = null;
     minver = null;
   };
-  formatVersion = 2;
+  formatVersion = 3;
   framework = "torch";
   githubActions = {
     matrix = {
@@ -274,6 +274,7 @@
     };
   };
   headers = [ "torch-ext/torch_binding.h" ];
+  hubRepoId = null;
   kernelDepends = {
     cuda = [ ];
     general = [ ];
@@ -314,6 +315,7 @@
   };
   source = null;
   systems = [ "x86_64-linux" "aarch64-linux" "aarch64-darwin" ];
+  testPythonDepends = [ ];
   torch = {
     maxver = null;
     minver = null;
@@ -330,6 +332,7 @@
       framework = "torch";
       kernels = [ "leaky_relu_rs" "relu_cpu" ];
       name = "torch212-cpu-aarch64-darwin";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-darwin";
       torch = "2.12";
@@ -344,6 +347,7 @@
       framework = "torch";
       kernels = [ "leaky_relu_rs" "relu_cpu" ];
       name = "torch213-cpu-aarch64-darwin";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-darwin";
       torch = "2.13";
@@ -358,6 +362,7 @@
       framework = "torch";
       kernels = [ "leaky_relu_rs" "relu_cpu" ];
       name = "torch212-cxx11-cpu-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.12";
@@ -372,6 +377,7 @@
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch212-cxx11-cu126-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.12";
@@ -386,6 +392,7 @@
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch212-cxx11-cu130-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.12";
@@ -400,6 +407,7 @@
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch212-cxx11-cu132-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.12";
@@ -414,6 +422,7 @@
       framework = "torch";
       kernels = [ "leaky_relu_rs" "relu_cpu" ];
       name = "torch213-cxx11-cpu-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.13";
@@ -428,6 +437,7 @@
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch213-cxx11-cu126-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.13";
@@ -442,6 +452,7 @@
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch213-cxx11-cu130-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.13";
@@ -456,6 +467,7 @@
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch213-cxx11-cu132-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.13";
@@ -470,6 +482,7 @@
       framework = "torch";
       kernels = [ "leaky_relu_rs" "relu_cpu" ];
       name = "torch211-cxx11-cpu-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.11";
@@ -484,6 +497,7 @@
       framework = "torch";
       kernels = [ "leaky_relu_rs" "relu_cpu" ];
       name = "torch212-cxx11-cpu-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.12";
@@ -498,6 +512,7 @@
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch212-cxx11-cu126-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.12";
@@ -512,6 +527,7 @@
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch212-cxx11-cu130-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.12";
@@ -526,6 +542,7 @@
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch212-cxx11-cu132-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.12";
@@ -540,6 +557,7 @@
       framework = "torch";
       kernels = [ "leaky_relu_rs" "relu_cpu" ];
       name = "torch213-cxx11-cpu-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.13";
@@ -554,6 +572,7 @@
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch213-cxx11-cu126-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.13";
@@ -568,6 +587,7 @@
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch213-cxx11-cu130-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.13";
@@ -582,6 +602,7 @@
       framework = "torch";
       kernels = [ "relu_cuda" ];
       name = "torch213-cxx11-cu132-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.13";

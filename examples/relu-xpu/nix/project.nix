@@ -7,7 +7,7 @@
     maxver = null;
     minver = null;
   };
-  formatVersion = 2;
+  formatVersion = 3;
   framework = "torch";
   githubActions = {
     matrix = {
@@ -56,6 +56,7 @@
     };
   };
   headers = [ "torch-ext/torch_binding.h" ];
+  hubRepoId = null;
   kernelDepends = {
     cuda = [ ];
     general = [ ];
@@ -84,6 +85,7 @@
   };
   source = null;
   systems = [ "x86_64-linux" "aarch64-linux" "aarch64-darwin" ];
+  testPythonDepends = [ ];
   torch = {
     maxver = null;
     minver = null;
@@ -100,6 +102,7 @@
       framework = "torch";
       kernels = [ "relu_xpu" ];
       name = "torch212-cxx11-xpu20253-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.12";
@@ -114,6 +117,7 @@
       framework = "torch";
       kernels = [ "relu_xpu" ];
       name = "torch213-cxx11-xpu20260-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.13";

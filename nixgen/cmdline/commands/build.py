@@ -205,7 +205,7 @@ def build_command(
     if not no_link:  # refused before anything is rendered, run or built (a dry run too)
         links = _check_links(root, links, chosen, pipeline_inputs(loaded, out))
     stale = write.plan(root, rendered)
-    for note in kept_warnings(stale.kept):
+    for note in kept_warnings(stale.kept, root, loaded.build.general.backends):
         console.err(note)
     settings = nixcommand.Settings(
         overrides=overrides,

@@ -138,7 +138,7 @@ def compdb_command(
             realise = nixcommand.realise([], settings).argv
             console.out(shlex.join([*realise, "<drvPath of each input>"]))
         return
-    for note in kept_warnings(stale.kept):
+    for note in kept_warnings(stale.kept, root, loaded.build.general.backends):
         console.err(note)
     if stale.stale:
         status(summary(write.write(root, rendered), rendered.out_dir))

@@ -89,7 +89,7 @@ def init(
     """
     import attrs
 
-    from nixgen.app import scaffold
+    from nixgen.app import config, scaffold
     from nixgen.app.pipeline import prepare
     from nixgen.building import gitfiles, nixbuild
     from nixgen.planning import variants
@@ -129,9 +129,10 @@ def init(
         status("  git add .                 # Nix sees only files git tracks (or: git add -N .)")
 
     system = nixbuild.host_system()
-    if not variants.variants(build, system=system):
+    settings = config.project_settings(root)
+    if not variants.variants(build, system=system, settings=settings):
         # No variant builds here (cpp-metal on Linux): say so rather than `nixgen build`.
-        others = sorted({v.system for v in variants.variants(build)})
+        others = sorted({v.system for v in variants.variants(build, settings=settings)})
         status(
             f"  nixgen variants           # none is for {system}: they are for {', '.join(others)}"
         )

@@ -51,9 +51,13 @@ def migrate(
 
     A flake.nix that is kernel-builder's standard one (outputs that only call
     `genKernelFlakeOutputs { inherit self; path = ./.; }`) is replaced by nixgen's, with
-    nix/, and kept as flake.nix.orig unless --no-backup; any other hand-written flake.nix
-    is kept, and the command to take it over is printed (not with --edition 5, which
-    goes back to kernel-builder).
+    nix/, and kept as flake.nix.orig unless --no-backup. One whose call also passes
+    `torchVersions` (systems or torch versions of a backend, a CUDA ptxas pin),
+    `pythonCheckInputs` or `doGetKernelCheck` is replaced too, once what they say is moved
+    to nixgen.toml ([backend.<name>], [test]); when nixgen cannot say all of it, the flake
+    is kept and what taking it over would lose is named. Any other hand-written flake.nix
+    is kept, and the command to take it over is printed (not with --edition 5, which goes
+    back to kernel-builder).
     """
     from nixgen.app import config
     from nixgen.core import writer
@@ -73,16 +77,20 @@ def _migrate(
 ) -> None:
     from nixgen.app import anchorflake as flake_mod
     from nixgen.app import migrate as migrate_mod
+    from nixgen.checking import project as project_mod
 
     migration = migrate_mod.plan(project, license=license_, to_edition=int(edition))
     print_problems(migration.warnings)
     display = migration.document.display
     # Going back to edition 5 is going back to kernel-builder: its flake stays.
-    flake = (
-        flake_mod.takeover(migration.document.path.parent, backup=not no_backup)
-        if edition == "6"
-        else None
-    )
+    flake = None
+    if edition == "6":
+        _, build, _ = project_mod.structure(migration.document)
+        flake = flake_mod.takeover(
+            migration.document.path.parent,
+            backup=not no_backup,
+            backends=build.general.backends,
+        )
     if not migration.changed and flake is None:
         status(f"{display}: already edition {edition}; nothing to do")
         return
@@ -90,6 +98,11 @@ def _migrate(
         from nixgen.cmdline import output
 
         output.out_bytes(migration.diff().encode("utf-8", "surrogateescape"))
+    if show_diff and flake is not None and flake.settings is not None:
+        from nixgen.app import flakesettings
+        from nixgen.cmdline import output
+
+        output.out_bytes(flakesettings.diff(*flake.settings).encode("utf-8", "surrogateescape"))
     if check or show_diff:
         # stdout carries the diff alone (so that it can be piped to `git apply`)
         if migration.changed:

@@ -159,7 +159,7 @@ def shell_command(
             console.out(shlex.join([*nix_build([]).argv, "<drvPath of the variant>"]))
         console.out(cd + command.shown())
         return
-    for note in kept_warnings(stale.kept):
+    for note in kept_warnings(stale.kept, root, loaded.build.general.backends):
         console.err(note)
     if stale.stale:
         status(summary(write.write(root, rendered), rendered.out_dir))

@@ -44,13 +44,15 @@ def validate(project: Path, as_json: bool, no_file_checks: bool, strict: bool) -
     from nixgen.checking import project as project_mod
     from nixgen.core.errors import ProblemError
     from nixgen.planning import plan
+    from nixgen.planning.settings import NO_SETTINGS
 
     # nixgen.toml's problems are reported with build.toml's, in the same run.
     try:
-        config.read(project)
+        chosen = config.read(project).project
         settings: list[Problem] = []
     except ProblemError as exc:
         settings = list(exc.problems)
+        chosen = NO_SETTINGS
     try:
         loaded = project_mod.read(project, check_files=not no_file_checks, licenses=True)
     except ProblemError as exc:
@@ -60,7 +62,7 @@ def validate(project: Path, as_json: bool, no_file_checks: bool, strict: bool) -
     problems = [
         *settings,
         *loaded.warnings,
-        *loaded.document.locate_all(plan.check(loaded.build)),
+        *loaded.document.locate_all(plan.check(loaded.build, settings=chosen)),
     ]
     if strict:
         problems = [_strict(p) for p in problems]

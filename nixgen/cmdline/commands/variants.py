@@ -29,12 +29,14 @@ def planned(project: Path, system: str | None) -> tuple[Any, list[Any], list[Any
     """Read PROJECT (without looking for its source files) and plan its variants for
     `system`; print its warnings and planning problems, and return them too. Shared by
     `variants`/`matrix`."""
+    from nixgen.app import config
     from nixgen.checking import project as project_mod
     from nixgen.planning import plan
 
     loaded = project_mod.read(project, check_files=False)
-    every = variants.variants(loaded.build)
-    found = loaded.document.locate_all(plan.problems(loaded.build, every))
+    settings = config.project_settings(loaded.root)
+    every = variants.variants(loaded.build, settings=settings)
+    found = loaded.document.locate_all(plan.problems(loaded.build, every, settings))
     problems = [*loaded.warnings, *found]
     print_problems(problems)
     return loaded, [v for v in every if system is None or v.system == system], problems

@@ -7,7 +7,7 @@
     maxver = null;
     minver = "12.6";
   };
-  formatVersion = 2;
+  formatVersion = 3;
   framework = "torch";
   githubActions = {
     matrix = {
@@ -174,6 +174,7 @@
     };
   };
   headers = [ "gemm/gemm.h" "torch-ext/torch_binding.h" ];
+  hubRepoId = null;
   kernelDepends = {
     cuda = [ ];
     general = [ ];
@@ -214,6 +215,7 @@
   };
   source = null;
   systems = [ "x86_64-linux" "aarch64-linux" "aarch64-darwin" ];
+  testPythonDepends = [ ];
   torch = {
     maxver = null;
     minver = null;
@@ -230,6 +232,7 @@
       framework = "torch";
       kernels = [ "defaults" "gemm" ];
       name = "torch212-cxx11-cu126-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.12";
@@ -244,6 +247,7 @@
       framework = "torch";
       kernels = [ "defaults" "fp4" "gemm" ];
       name = "torch212-cxx11-cu130-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.12";
@@ -258,6 +262,7 @@
       framework = "torch";
       kernels = [ "defaults" "fp4" "gemm" ];
       name = "torch212-cxx11-cu132-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.12";
@@ -272,6 +277,7 @@
       framework = "torch";
       kernels = [ "defaults" "gemm" ];
       name = "torch213-cxx11-cu126-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.13";
@@ -286,6 +292,7 @@
       framework = "torch";
       kernels = [ "defaults" "fp4" "gemm" ];
       name = "torch213-cxx11-cu130-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.13";
@@ -300,6 +307,7 @@
       framework = "torch";
       kernels = [ "defaults" "fp4" "gemm" ];
       name = "torch213-cxx11-cu132-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.13";
@@ -314,6 +322,7 @@
       framework = "torch";
       kernels = [ "defaults" "gemm" ];
       name = "torch212-cxx11-cu126-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.12";
@@ -328,6 +337,7 @@
       framework = "torch";
       kernels = [ "defaults" "fp4" "gemm" ];
       name = "torch212-cxx11-cu130-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.12";
@@ -342,6 +352,7 @@
       framework = "torch";
       kernels = [ "defaults" "fp4" "gemm" ];
       name = "torch212-cxx11-cu132-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.12";
@@ -356,6 +367,7 @@
       framework = "torch";
       kernels = [ "defaults" "gemm" ];
       name = "torch213-cxx11-cu126-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.13";
@@ -370,6 +382,7 @@
       framework = "torch";
       kernels = [ "defaults" "fp4" "gemm" ];
       name = "torch213-cxx11-cu130-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.13";
@@ -384,6 +397,7 @@
       framework = "torch";
       kernels = [ "defaults" "fp4" "gemm" ];
       name = "torch213-cxx11-cu132-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.13";

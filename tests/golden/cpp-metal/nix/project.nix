@@ -7,7 +7,7 @@
     maxver = null;
     minver = null;
   };
-  formatVersion = 2;
+  formatVersion = 3;
   framework = "torch";
   githubActions = {
     matrix = {
@@ -50,6 +50,7 @@
     };
   };
   headers = [ "relu_metal/relu.h" "torch-ext/torch_binding.h" ];
+  hubRepoId = null;
   kernelDepends = {
     cuda = [ ];
     general = [ ];
@@ -78,6 +79,7 @@
   };
   source = null;
   systems = [ "x86_64-linux" "aarch64-linux" "aarch64-darwin" ];
+  testPythonDepends = [ ];
   torch = {
     maxver = null;
     minver = null;
@@ -94,6 +96,7 @@
       framework = "torch";
       kernels = [ "relu_metal" ];
       name = "torch212-metal-aarch64-darwin";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-darwin";
       torch = "2.12";
@@ -108,6 +111,7 @@
       framework = "torch";
       kernels = [ "relu_metal" ];
       name = "torch213-metal-aarch64-darwin";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-darwin";
       torch = "2.13";

@@ -7,7 +7,7 @@
     maxver = null;
     minver = null;
   };
-  formatVersion = 2;
+  formatVersion = 3;
   framework = "torch";
   githubActions = {
     matrix = {
@@ -80,6 +80,7 @@
     };
   };
   headers = [ "attn_rocm/attn.h" "torch-ext/torch_binding.h" ];
+  hubRepoId = null;
   kernelDepends = {
     cuda = [ ];
     general = [ ];
@@ -114,6 +115,7 @@
   };
   source = null;
   systems = [ "x86_64-linux" "aarch64-linux" "aarch64-darwin" ];
+  testPythonDepends = [ ];
   torch = {
     maxver = null;
     minver = null;
@@ -130,6 +132,7 @@
       framework = "torch";
       kernels = [ "all_archs" "attn_rocm" ];
       name = "torch212-cxx11-rocm71-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.12";
@@ -144,6 +147,7 @@
       framework = "torch";
       kernels = [ "all_archs" "attn_rocm" ];
       name = "torch212-cxx11-rocm72-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.12";
@@ -158,6 +162,7 @@
       framework = "torch";
       kernels = [ "all_archs" "attn_rocm" ];
       name = "torch213-cxx11-rocm71-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.13";
@@ -172,6 +177,7 @@
       framework = "torch";
       kernels = [ "all_archs" "attn_rocm" ];
       name = "torch213-cxx11-rocm72-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.13";

@@ -7,7 +7,7 @@
     maxver = null;
     minver = null;
   };
-  formatVersion = 2;
+  formatVersion = 3;
   framework = "torch";
   githubActions = {
     matrix = {
@@ -120,6 +120,7 @@
     };
   };
   headers = [ "torch-ext/torch_binding.h" ];
+  hubRepoId = null;
   kernelDepends = {
     cuda = [ ];
     general = [ ];
@@ -154,6 +155,7 @@
   };
   source = null;
   systems = [ "x86_64-linux" "aarch64-linux" "aarch64-darwin" ];
+  testPythonDepends = [ ];
   torch = {
     maxver = null;
     minver = null;
@@ -170,6 +172,7 @@
       framework = "torch";
       kernels = [ "at_root" "relu-rs" ];
       name = "torch212-cpu-aarch64-darwin";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-darwin";
       torch = "2.12";
@@ -184,6 +187,7 @@
       framework = "torch";
       kernels = [ "at_root" "relu-rs" ];
       name = "torch213-cpu-aarch64-darwin";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-darwin";
       torch = "2.13";
@@ -198,6 +202,7 @@
       framework = "torch";
       kernels = [ "at_root" "relu-rs" ];
       name = "torch212-cxx11-cpu-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.12";
@@ -212,6 +217,7 @@
       framework = "torch";
       kernels = [ "at_root" "relu-rs" ];
       name = "torch213-cxx11-cpu-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.13";
@@ -226,6 +232,7 @@
       framework = "torch";
       kernels = [ "at_root" "relu-rs" ];
       name = "torch211-cxx11-cpu-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.11";
@@ -240,6 +247,7 @@
       framework = "torch";
       kernels = [ "at_root" "relu-rs" ];
       name = "torch212-cxx11-cpu-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.12";
@@ -254,6 +262,7 @@
       framework = "torch";
       kernels = [ "at_root" "relu-rs" ];
       name = "torch213-cxx11-cpu-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.13";

@@ -7,7 +7,7 @@
     maxver = null;
     minver = null;
   };
-  formatVersion = 2;
+  formatVersion = 3;
   framework = "tvm-ffi";
   githubActions = {
     matrix = {
@@ -160,6 +160,7 @@
     };
   };
   headers = [ ];
+  hubRepoId = null;
   kernelDepends = {
     cuda = [ ];
     general = [ ];
@@ -194,6 +195,7 @@
   };
   source = null;
   systems = [ "x86_64-linux" "aarch64-linux" "aarch64-darwin" ];
+  testPythonDepends = [ ];
   torch = {
     maxver = null;
     minver = null;
@@ -210,6 +212,7 @@
       framework = "tvm-ffi";
       kernels = [ "relu_rust" ];
       name = "tvm-ffi01-cpu-aarch64-darwin";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-darwin";
       torch = "2.12";
@@ -224,6 +227,7 @@
       framework = "tvm-ffi";
       kernels = [ "relu_rust" ];
       name = "tvm-ffi01-cpu-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.12";
@@ -238,6 +242,7 @@
       framework = "tvm-ffi";
       kernels = [ "relu_oxide" ];
       name = "tvm-ffi01-cu126-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.12";
@@ -252,6 +257,7 @@
       framework = "tvm-ffi";
       kernels = [ "relu_oxide" ];
       name = "tvm-ffi01-cu130-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.12";
@@ -266,6 +272,7 @@
       framework = "tvm-ffi";
       kernels = [ "relu_oxide" ];
       name = "tvm-ffi01-cu132-aarch64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = "2.12";
@@ -280,6 +287,7 @@
       framework = "tvm-ffi";
       kernels = [ "relu_rust" ];
       name = "tvm-ffi01-cpu-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.12";
@@ -294,6 +302,7 @@
       framework = "tvm-ffi";
       kernels = [ "relu_oxide" ];
       name = "tvm-ffi01-cu126-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.12";
@@ -308,6 +317,7 @@
       framework = "tvm-ffi";
       kernels = [ "relu_oxide" ];
       name = "tvm-ffi01-cu130-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.12";
@@ -322,6 +332,7 @@
       framework = "tvm-ffi";
       kernels = [ "relu_oxide" ];
       name = "tvm-ffi01-cu132-x86_64-linux";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = "2.12";

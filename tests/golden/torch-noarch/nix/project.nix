@@ -7,7 +7,7 @@
     maxver = null;
     minver = null;
   };
-  formatVersion = 2;
+  formatVersion = 3;
   framework = "torch-noarch";
   githubActions = {
     matrix = {
@@ -100,6 +100,7 @@
     };
   };
   headers = [ ];
+  hubRepoId = null;
   kernelDepends = {
     cuda = [ ];
     general = [ ];
@@ -121,6 +122,7 @@
   };
   source = null;
   systems = [ "x86_64-linux" "aarch64-linux" "aarch64-darwin" ];
+  testPythonDepends = [ ];
   torch = {
     maxver = null;
     minver = null;
@@ -137,6 +139,7 @@
       framework = "torch-noarch";
       kernels = [ ];
       name = "torch-cuda";
+      ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
       torch = null;
@@ -151,6 +154,7 @@
       framework = "torch-noarch";
       kernels = [ ];
       name = "torch-cuda";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = null;
@@ -165,6 +169,7 @@
       framework = "torch-noarch";
       kernels = [ ];
       name = "torch-rocm";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = null;
@@ -179,6 +184,7 @@
       framework = "torch-noarch";
       kernels = [ ];
       name = "torch-xpu";
+      ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";
       torch = null;
