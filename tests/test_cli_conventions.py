@@ -154,6 +154,34 @@ def test_very_verbose_says_more_than_verbose(
     assert "running: nix build" in very.stderr
 
 
+def test_variants_says_more_with_each_v(runner: CliRunner, tmp_path: Path) -> None:
+    """-v names each system's default variant and counts what the table left out; -vv
+    says which configurations, and why."""
+    root = tmp_path / "relu"
+    scaffold.create(root, "relu", ["cpp-cuda"])
+    toml = root / "build.toml"
+    toml.write_text(
+        toml.read_text().replace("[torch]", '[general.cuda]\nminver = "13.0"\n\n[torch]')
+    )
+    plain, verbose, very = (
+        runner.invoke(main, ["variants", str(root), "--system", "x86_64-linux", *flag])
+        for flag in ([], ["-v"], ["-vv"])
+    )
+    assert plain.stdout == verbose.stdout == very.stdout  # the data is the same
+    assert "default variant" not in plain.stderr
+    assert "default variant for x86_64-linux: torch213-cxx11-cu130-x86_64-linux" in verbose.stderr
+    assert re.search(r"\d+ build configuration\(s\) of the table left out \(-vv", verbose.stderr)
+    assert "left out: " not in verbose.stderr
+    assert (
+        "left out: torch 2.13, cuda 12.6 (x86_64-linux): CUDA 12.6 is outside general.cuda "
+        "(minver 13.0, maxver -)" in very.stderr
+    )
+    assert "left out: torch 2.13, cpu (x86_64-linux): backend `cpu` is not in general.backends" in (
+        very.stderr
+    )
+    assert len(very.stderr.splitlines()) > len(verbose.stderr.splitlines())
+
+
 def test_no_progress_and_the_environment_twins(runner: CliRunner, tmp_path: Path) -> None:
     for flag in ("--no-progress", "--offline", "--out"):
         assert flag in runner.invoke(main, ["build", "--help"]).output

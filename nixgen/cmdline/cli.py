@@ -240,7 +240,7 @@ def common_options() -> list[click.Option]:
             expose_value=False,
             callback=_set_verbose,
             help="Say more: the commands nixgen runs, each file written; -vv: also every "
-            "build log line (as -L).",
+            "build log line (as -L), and for `variants` each configuration left out and why.",
         ),
         click.Option(
             ["--no-progress"],

@@ -119,29 +119,40 @@ def accepted(build: model.Build, config: BuildConfig) -> bool:
     """The anchor's bounds filter, plus: a torch older than the stable ABI its kernels
     must target cannot build for it (the anchor would name such a build after the newer
     ABI). Pure-Python variants do not target an ABI."""
+    return rejection(build, config) is None
+
+
+def rejection(build: model.Build, config: BuildConfig) -> str | None:
+    """Why `accepted` leaves `config` out (None: it does not), in a few words."""
     fw = build.framework
     cuda = build.general.cuda
     if config.backend not in build.general.backends:
-        return False
+        return f"backend `{config.backend}` is not in general.backends"
     if (
         config.backend == "cuda"
         and cuda is not None
         and not _within(config.backend_version or "0", cuda.minver, cuda.maxver)
     ):
-        return False
+        return (
+            f"CUDA {config.backend_version} is outside general.cuda "
+            f"(minver {cuda.minver or '-'}, maxver {cuda.maxver or '-'})"
+        )
     if isinstance(fw, model.TvmFfi) and config.tvm_ffi is None:
-        return False
+        return "the configuration has no tvm-ffi version"
     if isinstance(fw, model.Torch):
         if not _within(config.torch, fw.minver, fw.maxver):
-            return False
+            return (
+                f"torch {config.torch} is outside [torch] (minver {fw.minver or '-'}, "
+                f"maxver {fw.maxver or '-'})"
+            )
         abi = fw.stable_abi_for(config.backend)
         if (
             abi is not None
             and build.kernels_for(config.backend)
             and tables.version_key(config.torch) < tables.version_key(abi)
         ):
-            return False
-    return True
+            return f"torch {config.torch} is older than the stable ABI {abi} its kernels target"
+    return None
 
 
 def _stable_abi(build: model.Build, backend: str) -> str | None:
@@ -213,15 +224,42 @@ def variants(build: model.Build, *, system: str | None = None) -> list[Variant]:
     stable ABI its kernels target is not used; a ``[tvm-ffi]`` backend without kernels
     builds nothing.
     """
+    return planned_variants(build, system=system)[0]
+
+
+@attrs.frozen(kw_only=True)
+class LeftOut:
+    """A build configuration `variants` did not build on a system, and why."""
+
+    config: BuildConfig
+    system: str
+    reason: str
+
+    @property
+    def label(self) -> str:
+        """``torch 2.12, cuda 12.6`` (the configuration, in words)."""
+        version = f" {self.config.backend_version}" if self.config.backend_version else ""
+        return f"torch {self.config.torch}, {self.config.backend}{version}"
+
+
+def planned_variants(
+    build: model.Build, *, system: str | None = None
+) -> tuple[list[Variant], list[LeftOut]]:
+    """`variants`, and the configurations (per system) it left out, each with its reason,
+    by system then in table order (what `nixgen variants -vv` prints)."""
     fw = build.framework
     compiled = isinstance(fw, (model.Torch, model.TvmFfi))
-    rows = [
-        (config, sys)
-        for config in build_configs()
-        if accepted(build, config)
-        for sys in config.systems
-        if system is None or sys == system
-    ]
+    left: list[LeftOut] = []
+    rows = []
+    for config in build_configs():
+        reason = rejection(build, config)
+        for sys in config.systems:
+            if system is not None and sys != system:
+                continue
+            if reason is None:
+                rows.append((config, sys))
+            else:
+                left.append(LeftOut(config=config, system=sys, reason=reason))
     newest: dict[tuple[str, str | None, str], str] = {}
     for config, sys in rows:
         key = (config.backend, config.backend_version, sys)
@@ -230,18 +268,25 @@ def variants(build: model.Build, *, system: str | None = None) -> list[Variant]:
     out: dict[tuple[str, str], Variant] = {}
     for config, sys in rows:
         abi = _stable_abi(build, config.backend)
-        if (
-            abi is not None
-            and config.torch != newest[(config.backend, config.backend_version, sys)]
-        ):
+        kept = newest[(config.backend, config.backend_version, sys)]
+        if abi is not None and config.torch != kept:
+            reason = f"the stable ABI {abi} is built with the newest torch only ({kept})"
+            left.append(LeftOut(config=config, system=sys, reason=reason))
             continue
         if not compiled or not build.kernels_for(config.backend):
             if isinstance(fw, model.TvmFfi):
+                reason = f"a [tvm-ffi] project builds nothing for `{config.backend}` (no kernel)"
+                left.append(LeftOut(config=config, system=sys, reason=reason))
                 continue
-            _add(out, _noarch(config, sys))
+            _add(out, _noarch(config, sys), left, config)
             continue
         kernels = _kernels_for(build, config)
         if not kernels:
+            reason = (
+                f"no kernel of `{config.backend}` builds with {config.backend} "
+                f"{config.backend_version} (cuda-minver)"
+            )
+            left.append(LeftOut(config=config, system=sys, reason=reason))
             continue
         if abi is not None:
             name = stable_abi_variant_name(abi, config.backend, config.backend_version, sys)
@@ -265,8 +310,12 @@ def variants(build: model.Build, *, system: str | None = None) -> list[Variant]:
                 bundle=config.bundle,
                 kernels=kernels,
             ),
+            left,
+            config,
         )
-    return sorted(out.values(), key=lambda v: (v.system, v.name))
+    order = {config: i for i, config in enumerate(build_configs())}
+    left.sort(key=lambda item: (item.system, order[item.config]))
+    return sorted(out.values(), key=lambda v: (v.system, v.name)), left
 
 
 def _noarch(config: BuildConfig, system: str) -> Variant:
@@ -284,11 +333,16 @@ def _noarch(config: BuildConfig, system: str) -> Variant:
     )
 
 
-def _add(out: dict[tuple[str, str], Variant], variant: Variant) -> None:
+def _add(
+    out: dict[tuple[str, str], Variant], variant: Variant, left: list[LeftOut], config: BuildConfig
+) -> None:
     # The first configuration of a name wins, as in the anchor's `listToAttrs`; the
     # anchor's bundle is built from bundle configurations only, so any of them counts.
     key = (variant.name, variant.system)
     first = out.setdefault(key, variant)
+    if first is not variant:
+        reason = f"the same variant as an earlier configuration ({variant.name}), built once"
+        left.append(LeftOut(config=config, system=variant.system, reason=reason))
     if variant.bundle and not first.bundle:
         out[key] = attrs.evolve(first, bundle=True)
 
