@@ -313,6 +313,12 @@ class LazyGroup(click.Group):
         console.reset()
         kwargs.setdefault("prog_name", "nixgen")
         kwargs.setdefault("color", console.settings.forced_color())
+        if os.environ.get("_NIXGEN_COMPLETE"):
+            # A completion request: click answers it before parsing anything; the shells
+            # click lacks (PowerShell, elvish) are nixgen's, known only from here on.
+            from nixgen.cmdline import completion_shells
+
+            completion_shells.register()
         if kwargs.get("standalone_mode", True) is False:
             return super().main(argv, *rest, **kwargs)
         as_json = "--json" in argv
