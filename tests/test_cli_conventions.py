@@ -154,6 +154,23 @@ def test_very_verbose_says_more_than_verbose(
     assert "running: nix build" in very.stderr
 
 
+def test_build_quick_builds_the_default_variant_alone(runner: CliRunner, demo: Path) -> None:
+    def chosen(*args: str) -> list[str]:
+        done = runner.invoke(main, ["build", str(demo), "--dry-run", "--json", *args])
+        assert done.exit_code == 0, done.output
+        return list(json.loads(done.stdout)["result"]["variants"])
+
+    every = chosen()
+    assert len(every) > 1  # the bundle: every torch of the table
+    shell = runner.invoke(main, ["shell", str(demo), "--test", "--dry-run"]).stdout
+    [quick] = chosen("--quick")
+    assert quick in every and f"test-{quick}" in shell  # the variant `nixgen shell` enters
+    assert quick == f"torch213-cxx11-cpu-{SYSTEM}"  # the newest torch
+    assert chosen("--quick", "--backend", "cpu") == [quick]
+    both = runner.invoke(main, ["build", str(demo), "--quick", "--variant", quick])
+    assert both.exit_code == 2 and "--quick and --variant exclude each other" in both.stderr
+
+
 def test_variants_says_more_with_each_v(runner: CliRunner, tmp_path: Path) -> None:
     """-v names each system's default variant and counts what the table left out; -vv
     says which configurations, and why."""
