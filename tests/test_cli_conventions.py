@@ -42,6 +42,81 @@ def test_out_is_remembered_in_nixgen_toml(runner: CliRunner, demo: Path) -> None
     assert json.loads(dry.stdout)["result"]["render"] == []  # gen/ is what build uses
 
 
+def test_a_new_out_removes_the_earlier_generated_tree(runner: CliRunner, demo: Path) -> None:
+    assert runner.invoke(main, ["render", str(demo)]).exit_code == 0
+    before = sorted(
+        p.relative_to(demo).as_posix() for p in (demo / "nix").rglob("*") if p.is_file()
+    )
+    done = runner.invoke(main, ["render", str(demo), "--out", "gen"])
+    assert done.exit_code == 0, done.output
+    assert f"removed nix/, the earlier output directory ({len(before)} files, all generated" in (
+        done.stderr
+    )
+    assert not (demo / "nix").exists() and (demo / "gen" / "project.nix").is_file()
+    assert not list(demo.glob(".nixgen-*"))  # nothing left aside
+    # Back again: gen/ goes the same way.
+    back = runner.invoke(main, ["render", str(demo), "--out", "nix"])
+    assert back.exit_code == 0 and "removed gen/" in back.stderr
+    assert not (demo / "gen").exists()
+
+
+def test_a_new_out_leaves_a_tree_that_holds_hand_written_files(
+    runner: CliRunner, demo: Path
+) -> None:
+    assert runner.invoke(main, ["render", str(demo)]).exit_code == 0
+    (demo / "nix" / "NOTES.md").write_text("my notes\n")
+    (demo / "nix" / "empty").mkdir()
+    done = runner.invoke(main, ["render", str(demo), "--out", "gen"])
+    assert done.exit_code == 0, done.output
+    assert (
+        "nixgen: warning: nix/, the earlier output directory, is left in place: 2 entries in "
+        "it are not nixgen's (nix/NOTES.md, nix/empty/)" in done.stderr
+    )
+    assert (demo / "nix" / "NOTES.md").read_text() == "my notes\n"
+    assert (demo / "nix" / "project.nix").is_file()  # the whole tree, untouched
+
+
+def test_a_new_out_keeps_the_tree_a_hand_written_flake_may_use(
+    runner: CliRunner, demo: Path
+) -> None:
+    assert runner.invoke(main, ["render", str(demo)]).exit_code == 0
+    (demo / "flake.nix").write_text("{ outputs = _: import ./nix; }\n")
+    done = runner.invoke(main, ["render", str(demo), "--out", "gen"])
+    assert done.exit_code == 0, done.output
+    assert "flake.nix is hand-written and may still use it" in done.stderr
+    assert (demo / "nix" / "project.nix").is_file()
+
+
+def test_a_new_out_inside_the_old_removes_nothing(runner: CliRunner, demo: Path) -> None:
+    assert runner.invoke(main, ["render", str(demo)]).exit_code == 0
+    done = runner.invoke(main, ["render", str(demo), "--out", "nix/gen"])
+    assert done.exit_code == 0, done.output
+    assert "removed nix/" not in done.stderr and "earlier output" not in done.stderr
+    assert (demo / "nix" / "gen" / "project.nix").is_file()
+
+
+def test_retire_puts_back_a_tree_that_changed_while_set_aside(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nixgen.writing import write
+
+    assert CliRunner().invoke(main, ["render", str(demo)]).exit_code == 0
+    real = write._not_generated
+    calls = []
+
+    def late_file(directory: Path) -> list[str]:
+        calls.append(directory)
+        if len(calls) == 2:  # the second look, at the tree set aside
+            (directory / "late.txt").write_text("written meanwhile\n")
+        return real(directory)
+
+    monkeypatch.setattr(write, "_not_generated", late_file)
+    retired = write.retire(demo, "nix")
+    assert retired.kept == ["nix/late.txt"] and not retired.removed
+    assert (demo / "nix" / "late.txt").is_file() and (demo / "nix" / "project.nix").is_file()
+    assert not list(demo.glob(".nixgen-*"))
+
+
 def test_build_reads_the_override_inputs_of_nixgen_toml(runner: CliRunner, demo: Path) -> None:
     (demo / "nixgen.toml").write_text(
         '[override-input]\nnixpkgs = "path:/srv/nixpkgs"\nkernel-builder = "path:/srv/kb"\n'

@@ -60,6 +60,9 @@ def render_command(
     flake.nix): it builds every variant from the flake's `githubActions.matrix`, and one
     per system and backend for pull requests.
 
+    A new --out moves the output: the earlier directory (nixgen.toml's `out`, else nix/)
+    is removed when every file in it is nixgen's, and left with a warning otherwise.
+
     With --library input:URL, flake.nix pins the flake input `nixgen` to URL and OUT/
     takes the library from it instead of a copy in OUT/lib (README, "The Nix library").
     """
@@ -70,6 +73,7 @@ def render_command(
     # Only an --out on the command line is recorded (not NIXGEN_OUT's).
     source = click.get_current_context().get_parameter_source("out")
     given = out if source is ParameterSource.COMMANDLINE else None
+    previous = config.out_dir(project, None)  # where the last render wrote
     out = config.out_dir(project, out)
     if library is not None:
         from nixgen.rendering.library import parse
@@ -83,6 +87,8 @@ def render_command(
         check_out_dir(given)
         if config.remember_out(project, given):
             status(f'recorded `out = "{given}"` in {config.FILE}: later verbs use {given}/')
+        if not code:
+            pipeline.retire_out(project, previous, given)
     if library is not None and not check and config.remember_library(project, library):
         from nixgen.core.console import status
 
