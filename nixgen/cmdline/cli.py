@@ -283,6 +283,7 @@ COMMANDS = {
     "build": "build",
     "shell": "shell",
     "compdb": "compdb",
+    "check-abi": "check_abi",
     "upload": "upload",
     "build-and-upload": "build_and_upload",
     "watch": "watch",
