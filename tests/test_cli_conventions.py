@@ -229,6 +229,13 @@ def test_very_verbose_says_more_than_verbose(
     assert "running: nix build" in very.stderr
 
 
+def test_init_help_names_every_language_tvm_ffi_takes(runner: CliRunner) -> None:
+    text = " ".join(runner.invoke(main, ["init", "--help"]).output.split())
+    assert "--language rust-cpu alone" not in text
+    for language in scaffold.TVM_FFI_LANGUAGES:
+        assert language in text.split("tvm-ffi: ", 1)[1].split(".", 1)[0], language
+
+
 def test_build_quick_builds_the_default_variant_alone(runner: CliRunner, demo: Path) -> None:
     def chosen(*args: str) -> list[str]:
         done = runner.invoke(main, ["build", str(demo), "--dry-run", "--json", *args])
