@@ -36,10 +36,15 @@
 let
   inherit (builtins) fromJSON readFile toFile toJSON;
   backends = (fromJSON (readFile ./data/languages.json)).backends;
-  policies = removeAttrs (fromJSON (readFile ./data/abi-policies.json)) [
+  abiTable = fromJSON (readFile ./data/abi-policies.json);
+  policies = removeAttrs abiTable [
     "_comment"
     "_generated"
+    "extension"
   ];
+  # What the addition also allows an extension (the table's `extension`, which
+  # `nixgen check-abi` reads too): every extension's libraries, each backend's runtime.
+  extensionLibraries = abiTable.extension;
 
   isLinux = pkgs: pkgs.stdenv.hostPlatform.isLinux;
 
@@ -89,15 +94,9 @@ let
     base
     // {
       name = "manylinux_2_28";
-      libraries = base.libraries ++ [
-        "libtorch*.so*"
-        "libc10*.so*"
-        # The TVM FFI framework's runtime (a tvm-ffi extension is imported after tvm_ffi).
-        "libtvm_ffi.so*"
-        # OpenMP's runtime: torch ships it (torch/lib/libgomp.so.1 in the Linux wheels) and
-        # has loaded it before a kernel's extension is imported.
-        "libgomp.so.1"
-      ] ++ runtimeLibraries;
+      # torch's, TVM FFI's and OpenMP's runtime (torch ships torch/lib/libgomp.so.1 and has
+      # loaded it before a kernel's extension is imported): data/abi-policies.json.
+      libraries = base.libraries ++ extensionLibraries.libraries ++ runtimeLibraries;
     };
 
   /**
@@ -212,7 +211,7 @@ let
           "-lcudart"
           "-Wl,--discard-all"
         ];
-        runtimeLibraries = [ "libcudart.so*" ];
+        runtimeLibraries = extensionLibraries.runtime.cuda;
         # nvcc and the host compiler get what torch's CMake config gives a CUDA extension
         # (`--expt-extended-lambda`, …), read from the variant's torch.
         torchFlags =
@@ -227,7 +226,7 @@ let
         compilers = [ pkgs.rocmPackages.clr ];
         buildInputs = [ pkgs.rocmPackages.clr ];
         linkFlags = [ "-lamdhip64" ];
-        runtimeLibraries = [ "libamdhip64.so*" ];
+        runtimeLibraries = extensionLibraries.runtime.rocm;
       };
 
     # The variant's oneAPI (`xpuPackages.oneapi-torch-dev`: icpx, SYCL, oneMKL), built with
@@ -251,11 +250,7 @@ let
         buildInputs = [ oneapi ];
         linkDriver = "icpx -fsycl";
         linkFlags = [ "-lsycl" ];
-        runtimeLibraries = [
-          "libsycl.so*"
-          "libur_loader.so*"
-          "libOpenCL.so*"
-        ];
+        runtimeLibraries = extensionLibraries.runtime.xpu;
       };
 
     metal = pkgs: {

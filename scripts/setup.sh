@@ -46,13 +46,15 @@ fi
 # The other compiler families (tests/test_compilers.py): clang (clang++ -target …), lld
 # (ld64.lld, an ld64-compatible linker) and hipcc (HIP_PLATFORM=amd, with its clang 15 and
 # the ROCm device libraries).
-# clangd checks `nixgen compdb`'s compile_commands.json (tests/test_compdb.py).
-if { ! command -v clang++ >/dev/null || ! command -v hipcc >/dev/null || ! command -v clangd >/dev/null || ! compgen -G '/usr/bin/ld64.lld*' >/dev/null; } \
+# clangd checks `nixgen compdb`'s compile_commands.json (tests/test_compdb.py); zsh, fish and
+# elvish run `nixgen completion`'s scripts on a terminal (tests/test_completion.py).
+if { ! command -v clang++ >/dev/null || ! command -v hipcc >/dev/null || ! command -v clangd >/dev/null || ! compgen -G '/usr/bin/ld64.lld*' >/dev/null \
+  || ! command -v zsh >/dev/null || ! command -v fish >/dev/null || ! command -v elvish >/dev/null; } \
   && command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
   export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -qq clang clangd lld hipcc >/dev/null 2>&1 || {
+  apt-get install -y -qq clang clangd lld hipcc zsh fish elvish >/dev/null 2>&1 || {
     apt-get update -qq
-    apt-get install -y -qq clang clangd lld hipcc || echo "warning: clang/clangd/lld/hipcc could not be installed; their tests will be skipped" >&2
+    apt-get install -y -qq clang clangd lld hipcc zsh fish elvish || echo "warning: clang/clangd/lld/hipcc/zsh/fish/elvish could not be installed; their tests will be skipped" >&2
   }
 fi
 

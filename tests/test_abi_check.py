@@ -594,3 +594,123 @@ def test_the_hook_runs_check_abi_as_the_toolchains_hook_does(tmp_path: Path) -> 
     # An empty doAbiCheck (as a derivation without it) skips both.
     status, log, recorded = _run_hook(tmp_path, {**env, "doAbiCheck": ""}, addition=True)
     assert status == 0 and "skipping the ABI check" in log
+
+
+# ----------------------------------------------------------- `nixgen check-abi DIR`
+
+
+def _verb_variant(tmp_path: Path, name: str, backend: str) -> Path:
+    variant = tmp_path / "build" / name
+    variant.mkdir(parents=True)
+    (variant / "metadata.json").write_text(json.dumps({"backend": {"type": backend}}))
+    return variant
+
+
+@needs_gxx
+@needs_abi_check
+def test_check_abi_runs_both_checks_on_built_variants(tmp_path: Path) -> None:
+    """kernel-builder's check (its library) and nixgen's addition (the build's own
+    program), on a directory of variants: a clean object passes, a too-new glibc symbol and
+    a library outside the policy are named; the backend's runtime library is allowed for
+    that backend only."""
+    runtime = compile_so(
+        tmp_path,
+        "libcudart",
+        'extern "C" int cudart() { return 1; }',
+        "-Wl,-soname,libcudart.so.13",
+    )
+    uses_runtime = 'extern "C" int cudart(); extern "C" int use() { return cudart(); }'
+    link = (f"-L{tmp_path}", f"-l:{runtime.name}", "-Wl,--no-as-needed")
+    compile_so(
+        _verb_variant(tmp_path, "torch213-cxx11-cpu-x86_64-linux", "cpu"), "_a.abi3", PLAIN_C
+    )
+    compile_so(
+        _verb_variant(tmp_path, "torch213-cxx11-cu130-x86_64-linux", "cuda"),
+        "_b.abi3",
+        uses_runtime,
+        *link,
+    )
+    runner = CliRunner()
+    done = runner.invoke(main, ["check-abi", str(tmp_path)])
+    assert done.exit_code == 0, done.output
+    assert "torch213-cxx11-cpu-x86_64-linux (cpu): ok" in done.stdout
+    assert "torch213-cxx11-cu130-x86_64-linux (cuda): ok" in done.stdout
+    assert "checked 2 shared object(s) of 2 variant(s) against manylinux_2_28: 0 problem(s)" in (
+        done.stderr
+    )
+    # The CUDA runtime in a CPU variant, and a too-new glibc symbol: both named.
+    bad = _verb_variant(tmp_path / "other", "torch213-cxx11-cpu-x86_64-linux", "cpu")
+    compile_so(bad, "_c.abi3", uses_runtime, *link)
+    compile_so(bad, "_d.abi3", TOO_NEW)
+    failed = runner.invoke(main, ["check-abi", str(bad)])  # a variant directory itself
+    assert failed.exit_code == 1, failed.output
+    assert "(cpu): FAILED" in failed.stdout
+    assert "_c.abi3.so: needs library libcudart.so.13, which manylinux_2_28 does not allow" in (
+        failed.stdout
+    )
+    assert "_d.abi3.so: symbol `__libc_single_threaded` needs GLIBC 2.32, newer than " in (
+        failed.stdout
+    )
+    as_json = json.loads(runner.invoke(main, ["check-abi", str(bad), "--json"]).stdout)
+    assert as_json["ok"] is False and as_json["result"][0]["backend"] == "cpu"
+
+
+@needs_gxx
+@needs_abi_check
+def test_check_abi_holds_a_stable_abi_variant_to_torch_stable(tmp_path: Path) -> None:
+    source = """
+        namespace c10 { void *unstable_call(int); }
+        namespace at { struct T { int size() const; }; }
+        namespace torch { namespace stable { void *ok(int); } }
+        extern "C" void *use(int x, const at::T &t) {
+            return x ? c10::unstable_call(x + t.size()) : torch::stable::ok(x);
+        }
+    """
+    compile_so(
+        _verb_variant(tmp_path, "torch-stable-abi210-cpu-x86_64-linux", "cpu"), "_s.abi3", source
+    )
+    done = CliRunner().invoke(main, ["check-abi", str(tmp_path)])
+    assert done.exit_code == 1, done.output
+    assert "(cpu, torch stable ABI 2.10): FAILED" in done.stdout
+    assert "symbol `_ZN3c1013unstable_callEi` is torch's C++ API" in done.stdout
+    assert "symbol `_ZNK2at1T4sizeEv` is torch's C++ API" in done.stdout
+    assert "stable2ok" not in done.stdout
+    # The same object in an ordinary variant is held to no stable ABI.
+    plain = tmp_path / "plain"
+    compile_so(_verb_variant(plain, "torch213-cxx11-cpu-x86_64-linux", "cpu"), "_s.abi3", source)
+    assert CliRunner().invoke(main, ["check-abi", str(plain)]).exit_code == 0
+
+
+def test_check_abi_says_where_it_looked(tmp_path: Path) -> None:
+    done = CliRunner().invoke(main, ["check-abi", str(tmp_path)])
+    assert done.exit_code == 2
+    assert f"no build variants in {tmp_path}/result, {tmp_path}/build or {tmp_path}" in done.stderr
+
+
+@needs_gxx
+def test_undefined_symbols_are_read_from_the_elf_dynamic_table(tmp_path: Path) -> None:
+    from nixgen.app import abicheck
+
+    lib = compile_so(tmp_path, "u", 'extern "C" int ext(); extern "C" int f() { return ext(); }')
+    names = abicheck.undefined_symbols(lib.read_bytes())
+    assert "ext" in names and "f" not in names
+    assert abicheck.undefined_symbols(b"not an elf") == []
+    assert abicheck.undefined_symbols(lib.read_bytes()[:200]) == []  # cut short: nothing
+
+
+def test_check_abi_reads_the_policy_the_build_uses() -> None:
+    """The verb's policy for a backend is the one nix/toolchains.nix gives the build
+    (both read data/abi-policies.json; nix/tests/project.nix holds the Nix side)."""
+    from nixgen.app import abicheck
+
+    cuda = abicheck.policy("manylinux_2_28", "cuda")
+    assert cuda is not None
+    assert cuda["libraries"][-5:] == [
+        "libtorch*.so*",
+        "libc10*.so*",
+        "libtvm_ffi.so*",
+        "libgomp.so.1",
+        "libcudart.so*",
+    ]
+    assert abicheck.policy("manylinux_2_99", "cpu") is None
+    assert abicheck.policy("extension", "cpu") is None

@@ -42,6 +42,81 @@ def test_out_is_remembered_in_nixgen_toml(runner: CliRunner, demo: Path) -> None
     assert json.loads(dry.stdout)["result"]["render"] == []  # gen/ is what build uses
 
 
+def test_a_new_out_removes_the_earlier_generated_tree(runner: CliRunner, demo: Path) -> None:
+    assert runner.invoke(main, ["render", str(demo)]).exit_code == 0
+    before = sorted(
+        p.relative_to(demo).as_posix() for p in (demo / "nix").rglob("*") if p.is_file()
+    )
+    done = runner.invoke(main, ["render", str(demo), "--out", "gen"])
+    assert done.exit_code == 0, done.output
+    assert f"removed nix/, the earlier output directory ({len(before)} files, all generated" in (
+        done.stderr
+    )
+    assert not (demo / "nix").exists() and (demo / "gen" / "project.nix").is_file()
+    assert not list(demo.glob(".nixgen-*"))  # nothing left aside
+    # Back again: gen/ goes the same way.
+    back = runner.invoke(main, ["render", str(demo), "--out", "nix"])
+    assert back.exit_code == 0 and "removed gen/" in back.stderr
+    assert not (demo / "gen").exists()
+
+
+def test_a_new_out_leaves_a_tree_that_holds_hand_written_files(
+    runner: CliRunner, demo: Path
+) -> None:
+    assert runner.invoke(main, ["render", str(demo)]).exit_code == 0
+    (demo / "nix" / "NOTES.md").write_text("my notes\n")
+    (demo / "nix" / "empty").mkdir()
+    done = runner.invoke(main, ["render", str(demo), "--out", "gen"])
+    assert done.exit_code == 0, done.output
+    assert (
+        "nixgen: warning: nix/, the earlier output directory, is left in place: 2 entries in "
+        "it are not nixgen's (nix/NOTES.md, nix/empty/)" in done.stderr
+    )
+    assert (demo / "nix" / "NOTES.md").read_text() == "my notes\n"
+    assert (demo / "nix" / "project.nix").is_file()  # the whole tree, untouched
+
+
+def test_a_new_out_keeps_the_tree_a_hand_written_flake_may_use(
+    runner: CliRunner, demo: Path
+) -> None:
+    assert runner.invoke(main, ["render", str(demo)]).exit_code == 0
+    (demo / "flake.nix").write_text("{ outputs = _: import ./nix; }\n")
+    done = runner.invoke(main, ["render", str(demo), "--out", "gen"])
+    assert done.exit_code == 0, done.output
+    assert "flake.nix is hand-written and may still use it" in done.stderr
+    assert (demo / "nix" / "project.nix").is_file()
+
+
+def test_a_new_out_inside_the_old_removes_nothing(runner: CliRunner, demo: Path) -> None:
+    assert runner.invoke(main, ["render", str(demo)]).exit_code == 0
+    done = runner.invoke(main, ["render", str(demo), "--out", "nix/gen"])
+    assert done.exit_code == 0, done.output
+    assert "removed nix/" not in done.stderr and "earlier output" not in done.stderr
+    assert (demo / "nix" / "gen" / "project.nix").is_file()
+
+
+def test_retire_puts_back_a_tree_that_changed_while_set_aside(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nixgen.writing import write
+
+    assert CliRunner().invoke(main, ["render", str(demo)]).exit_code == 0
+    real = write._not_generated
+    calls = []
+
+    def late_file(directory: Path) -> list[str]:
+        calls.append(directory)
+        if len(calls) == 2:  # the second look, at the tree set aside
+            (directory / "late.txt").write_text("written meanwhile\n")
+        return real(directory)
+
+    monkeypatch.setattr(write, "_not_generated", late_file)
+    retired = write.retire(demo, "nix")
+    assert retired.kept == ["nix/late.txt"] and not retired.removed
+    assert (demo / "nix" / "late.txt").is_file() and (demo / "nix" / "project.nix").is_file()
+    assert not list(demo.glob(".nixgen-*"))
+
+
 def test_build_reads_the_override_inputs_of_nixgen_toml(runner: CliRunner, demo: Path) -> None:
     (demo / "nixgen.toml").write_text(
         '[override-input]\nnixpkgs = "path:/srv/nixpkgs"\nkernel-builder = "path:/srv/kb"\n'
@@ -152,6 +227,58 @@ def test_very_verbose_says_more_than_verbose(
     assert very.exit_code == 0, very.output
     assert "kernel relu_cpu> Running phase: buildPhase" in very.stderr
     assert "running: nix build" in very.stderr
+
+
+def test_init_help_names_every_language_tvm_ffi_takes(runner: CliRunner) -> None:
+    text = " ".join(runner.invoke(main, ["init", "--help"]).output.split())
+    assert "--language rust-cpu alone" not in text
+    for language in scaffold.TVM_FFI_LANGUAGES:
+        assert language in text.split("tvm-ffi: ", 1)[1].split(".", 1)[0], language
+
+
+def test_build_quick_builds_the_default_variant_alone(runner: CliRunner, demo: Path) -> None:
+    def chosen(*args: str) -> list[str]:
+        done = runner.invoke(main, ["build", str(demo), "--dry-run", "--json", *args])
+        assert done.exit_code == 0, done.output
+        return list(json.loads(done.stdout)["result"]["variants"])
+
+    every = chosen()
+    assert len(every) > 1  # the bundle: every torch of the table
+    shell = runner.invoke(main, ["shell", str(demo), "--test", "--dry-run"]).stdout
+    [quick] = chosen("--quick")
+    assert quick in every and f"test-{quick}" in shell  # the variant `nixgen shell` enters
+    assert quick == f"torch213-cxx11-cpu-{SYSTEM}"  # the newest torch
+    assert chosen("--quick", "--backend", "cpu") == [quick]
+    both = runner.invoke(main, ["build", str(demo), "--quick", "--variant", quick])
+    assert both.exit_code == 2 and "--quick and --variant exclude each other" in both.stderr
+
+
+def test_variants_says_more_with_each_v(runner: CliRunner, tmp_path: Path) -> None:
+    """-v names each system's default variant and counts what the table left out; -vv
+    says which configurations, and why."""
+    root = tmp_path / "relu"
+    scaffold.create(root, "relu", ["cpp-cuda"])
+    toml = root / "build.toml"
+    toml.write_text(
+        toml.read_text().replace("[torch]", '[general.cuda]\nminver = "13.0"\n\n[torch]')
+    )
+    plain, verbose, very = (
+        runner.invoke(main, ["variants", str(root), "--system", "x86_64-linux", *flag])
+        for flag in ([], ["-v"], ["-vv"])
+    )
+    assert plain.stdout == verbose.stdout == very.stdout  # the data is the same
+    assert "default variant" not in plain.stderr
+    assert "default variant for x86_64-linux: torch213-cxx11-cu130-x86_64-linux" in verbose.stderr
+    assert re.search(r"\d+ build configuration\(s\) of the table left out \(-vv", verbose.stderr)
+    assert "left out: " not in verbose.stderr
+    assert (
+        "left out: torch 2.13, cuda 12.6 (x86_64-linux): CUDA 12.6 is outside general.cuda "
+        "(minver 13.0, maxver -)" in very.stderr
+    )
+    assert "left out: torch 2.13, cpu (x86_64-linux): backend `cpu` is not in general.backends" in (
+        very.stderr
+    )
+    assert len(very.stderr.splitlines()) > len(verbose.stderr.splitlines())
 
 
 def test_no_progress_and_the_environment_twins(runner: CliRunner, tmp_path: Path) -> None:

@@ -122,3 +122,65 @@ def test_guide_names_every_kernel_language():
     text = GUIDE.read_text(encoding="utf-8")
     for language in model.KERNEL_CLASSES:
         assert f"`{language}`" in text or f'"{language}"' in text
+
+
+#: kernel-builder's verbs at the pinned revision (huggingface/kernels `kernel-builder/src/
+#: main.rs`, `Commands`; `fill-card` and `generate-docs` are hidden there).
+KERNEL_BUILDER_VERBS = (
+    "completions",
+    "init",
+    "build",
+    "build-and-copy",
+    "build-and-upload",
+    "upload",
+    "check-config",
+    "check-abi",
+    "check-builds",
+    "create-pyproject",
+    "clean-pyproject",
+    "devshell",
+    "testshell",
+    "list-variants",
+    "hash",
+    "update-build",
+    "skills",
+    "fill-card",
+    "generate-docs",
+)
+
+
+def test_the_guide_answers_every_kernel_builder_verb():
+    """Each verb has its row (nixgen's answer, or "none"), and each nixgen verb the table
+    names is one nixgen has."""
+    from nixgen.cmdline.cli import ALIASES, COMMANDS
+
+    table = _section(GUIDE.read_text(encoding="utf-8"), "## Around `build.toml`")
+    rows = [line for line in table.splitlines() if line.startswith("| `kernel-builder ")]
+    named = {re.match(r"\| `kernel-builder ([a-z-]+)", row).group(1) for row in rows}
+    assert named == set(KERNEL_BUILDER_VERBS)
+    for row in rows:
+        answer = row.split(" | ", 1)[1]
+        verbs = re.findall(r"`nixgen ([a-z-]+)", answer)
+        assert verbs or answer.startswith("none"), row
+        assert set(verbs) <= {*COMMANDS, *ALIASES}, row
+
+
+def test_the_client_contract_is_the_installed_clients():
+    """docs/kernels-client-contract.md describes the client the lock installs, and each of
+    its `file:line` references is a line of that client's `kernels/_internals/`."""
+    from importlib import metadata, util
+
+    spec = util.find_spec("kernels")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("the kernels client is not installed")
+    version = metadata.version("kernels")
+    text = (REPO / "docs" / "kernels-client-contract.md").read_text(encoding="utf-8")
+    assert text.startswith(f"# What the `kernels` client {version} needs")
+    internals = REPO / "nonexistent"
+    for location in spec.submodule_search_locations:
+        internals = type(REPO)(location) / "_internals"
+    refs = re.findall(r"\b([a-z_]+\.py):(\d+)(?:-(\d+))?", text)
+    assert len(refs) > 20
+    for name, start, end in refs:
+        lines = (internals / name).read_text(encoding="utf-8").splitlines()
+        assert int(end or start) <= len(lines), f"{name}:{start} is past its end"

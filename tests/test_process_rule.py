@@ -3,7 +3,8 @@
 `nixgen.building.process` is the only module of nixgen that imports `subprocess` or calls
 `os.system`, `os.exec*`, `os.spawn*`, `os.popen`, `os.fork`, `pty.spawn` or
 `asyncio.create_subprocess_*`; the Nix and git command lines it runs are made only by
-`nixgen.building.nixcommand` and `nixgen.building.gitcommand`. Two checks of CI hold the
+`nixgen.building.nixcommand` and `nixgen.building.gitcommand` (and the one of nixgen's ABI
+checker, `nix/support/abi_check.py`, by `nixgen.building.abicommand`). Two checks of CI hold the
 first rule: ruff's banned-api rule (TID251, pyproject.toml's
 ``[tool.ruff.lint.flake8-tidy-imports.banned-api]``, with a per-file exception for
 `process.py`) and the import-linter contract ``processes``. These tests run both on a copy
@@ -152,7 +153,7 @@ PROGRAMS = {
     "nix-shell": "building/nixcommand.py",
     "git": "building/gitcommand.py",
 }
-BUILDERS = {"building/nixcommand.py", "building/gitcommand.py"}
+BUILDERS = {"building/nixcommand.py", "building/gitcommand.py", "building/abicommand.py"}
 
 
 def _modules() -> list[tuple[str, ast.Module]]:

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from nixgen.building import nixbuild, nixcommand
+from nixgen.building import drvgraph, nixbuild, nixcommand
 from nixgen.building import offline as offline_mod
 from nixgen.building.nixlog import Build, NixLog
 from nixgen.core import bounded, console, writer
@@ -83,6 +83,9 @@ def build_variants(
                 f"nixgen: note: variants {', '.join(names)} are the same derivation; it is "
                 "built once and linked as each"
             )
+    # The project's derivations each variant needs, from the store's `.drv` files: the
+    # plain lines name the variants of a kernel's build, not only the kernel.
+    owned = drvgraph.owners(variants_of, follow=lambda name: name in labels)
     done: list[str] = []
     #: Variants whose derivation stopped with no failure said: done once Nix exits
     #: without naming it (it stops a top-level build at the end, and reports the failure
@@ -92,16 +95,19 @@ def build_variants(
     def on_change(kind: str, build: Build) -> None:
         names = variants_of.get(build.drv, [])
         what = label_of(build.name)
+        owners = owned.variants.get(build.drv, ())
+        variant = f" ({', '.join(owners)})" if owners else ""
         if kind == "start":
+            if build.drv in owned.wrappers:
+                return  # it copies the extension built just before, adding its provenance
             where = f" on {build.machine}" if build.machine else ""
-            variant = f" ({', '.join(names)})" if names else ""
             progress.event(f"building {what}{where}{variant}")
         elif build.failed:
-            progress.event(f"{what} {progress.style('failed', fg='red')}")
+            progress.event(f"{what}{variant} {progress.style('failed', fg='red')}")
         elif names:
             stopped.extend(n for n in names if n not in stopped)
         else:
-            progress.event(f"built {what} ({build.duration(time.monotonic()):.1f}s)")
+            progress.event(f"built {what}{variant} ({build.duration(time.monotonic()):.1f}s)")
 
     def on_tick(log: NixLog) -> None:
         running = ", ".join(label_of(b.name) for b in log.running()) or "waiting for Nix"

@@ -78,8 +78,9 @@ def _argv(args: Iterable[str]) -> tuple[str, ...]:
 
 @attrs.frozen
 class Command:
-    """A command line to run: made only by `nixgen.building.nixcommand` (Nix) and
-    `nixgen.building.gitcommand` (git), each argument placed by a typed builder."""
+    """A command line to run: made only by `nixgen.building.nixcommand` (Nix),
+    `nixgen.building.gitcommand` (git) and `nixgen.building.abicommand` (nixgen's ABI
+    checker), each argument placed by a typed builder."""
 
     argv: tuple[str, ...] = attrs.field(converter=_argv)
     #: What the user does when the program is not installed (ends `ProgramMissing`).

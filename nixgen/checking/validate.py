@@ -20,6 +20,7 @@ from typing import Any
 
 import attrs
 
+from nixgen.checking import conditionals
 from nixgen.core import paths, tables
 from nixgen.core.errors import Problem, error, one_of, warning
 from nixgen.reading import model, values
@@ -558,8 +559,12 @@ def unlisted_includes(build: model.Build, resolver: paths.Resolver) -> list[Prob
     list names: the build would not see it (each derivation holds only listed files).
 
     An include is resolved as the compiler does: next to the including file, then in the
-    include directories of the kernel (or the binding). A name found nowhere in the project
-    is left alone (a dependency's header, written with quotes)."""
+    include directories of the kernel (or the binding), and, for a binding, the headers
+    nixgen supplies (`registration.h`, `tables.binding_headers`). A name found nowhere in
+    the project is left alone (a dependency's header, written with quotes). An include
+    under a conditional that no compile of the file can take (`#ifdef USE_ROCM` in a CUDA
+    kernel: `_compiles`, `conditionals`) is never compiled, and gets no warning; one under
+    a condition nixgen cannot decide keeps its warning, which names the condition."""
     listed = {rel for _, rel in listed_files(build)}
     fw = build.framework
     dirs: dict[tuple[str | int, ...], list[str]] = {}
@@ -567,17 +572,25 @@ def unlisted_includes(build: model.Build, resolver: paths.Resolver) -> list[Prob
         dirs[(fw.table,)] = list(fw.include)
     for name, kernel in build.kernels.items():
         dirs[("kernel", name)] = list(model.kernel_includes(kernel))
+    supplied = tables.binding_headers()
+    heads: dict[str, bytes] = {}
+    for _, rel in listed_files(build):
+        if rel.rpartition(".")[2].lower() in _SCANNED and rel not in heads:
+            real, info = resolver.resolve(rel)
+            if info is not None and stat.S_ISREG(info.st_mode) and resolver.inside(real):
+                heads[rel] = paths.head(real, _SCAN_BYTES)  # never blocks: a FIFO reads empty
+    unsure: set[str] | None = None  # the macros the project's files set themselves
     out: list[Problem] = []
     for where, rel in listed_files(build):
-        if rel.rpartition(".")[2].lower() not in _SCANNED:
+        head = heads.get(rel)
+        if head is None:
             continue
-        real, info = resolver.resolve(rel)
-        if info is None or not stat.S_ISREG(info.st_mode) or not resolver.inside(real):
-            continue
-        head = paths.head(real, _SCAN_BYTES)  # never blocks: a FIFO swapped in reads empty
+        reached: dict[int, conditionals.Reach] | None = None
         for match in re.finditer(_QUOTED_INCLUDE, head, re.MULTILINE):
             included = match.group(1).decode("utf-8", "replace")
             line = head.count(b"\n", 0, match.start()) + 1
+            if where[0] != "kernel" and posixpath.normpath(included) in supplied:
+                continue  # the binding's include path has nixgen's own
             bases = [rel.rpartition("/")[0], *dirs.get(where[:-2], [])]
             candidates = [posixpath.normpath(posixpath.join(b, included)) for b in bases]
             candidates = [
@@ -590,17 +603,55 @@ def unlisted_includes(build: model.Build, resolver: paths.Resolver) -> list[Prob
                 for c in candidates
                 if (found := resolver.resolve(c))[1] is not None and resolver.inside(found[0])
             ]
-            if present:
-                owner = ".".join(str(part) for part in where[:-1])
-                out.append(
-                    warning(
-                        f'{rel}:{line}: `#include "{included}"` names `{present[0]}`, which no '
-                        "`src` list names, so the build will not see it",
-                        where,
-                        hint=f'add "{present[0]}" to {owner}',
-                    )
+            if not present:
+                continue
+            if reached is None:  # read the conditionals only for a file that needs it
+                if unsure is None:
+                    unsure = set().union(*map(conditionals.defined_names, heads.values()))
+                reached = conditionals.reach(head, _compiles(build, where, unsure))
+            at = reached.get(line)
+            if at is None:
+                continue  # under a branch no compile of this file takes
+            owner = ".".join(str(part) for part in where[:-1])
+            under = (
+                f" (under `{at.condition[0]}`, line {at.condition[1]}: when that branch is "
+                "compiled)"
+                if at.condition is not None
+                else ""
+            )
+            out.append(
+                warning(
+                    f'{rel}:{line}: `#include "{included}"` names `{present[0]}`, which no '
+                    f"`src` list names, so the build will not see it{under}",
+                    where,
+                    hint=f'add "{present[0]}" to {owner}',
                 )
+            )
     return out
+
+
+def _compiles(
+    build: model.Build, where: tuple[str | int, ...], unsure: set[str]
+) -> list[conditionals.Macros]:
+    """What is known of the macros of each compile of the file listed at `where`: a
+    kernel's one backend with its flags; a binding's every backend it is built for (those
+    with kernels, else all) with the framework's `cxx-flags`."""
+    every = {d[2:].partition("=")[0] for ds in tables.BACKEND_DEFINES.values() for d in ds}
+
+    def known(backend: str, flags: Sequence[str]) -> conditionals.Macros:
+        defines = tables.BACKEND_DEFINES.get(backend, ())
+        return conditionals.known_macros(defines, every, flags, unsure)
+
+    if where[0] == "kernel":
+        kernel = build.kernels[model.KernelName(str(where[1]))]
+        flags = list(getattr(kernel, "cxx_flags", []))
+        field = tables.LANGUAGE_FLAGS.get(kernel.language)
+        if field is not None:
+            flags += getattr(kernel, field[0].replace("-", "_"), [])
+        return [known(model.backend_of(kernel), [str(f) for f in flags])]
+    backends = [b for b in build.general.backends if build.kernels_for(b)]
+    flags = [str(f) for f in getattr(build.framework, "cxx_flags", [])]
+    return [known(b, flags) for b in backends or build.general.backends]
 
 
 def _is_loop(path: str) -> bool:

@@ -242,7 +242,7 @@ def common_options() -> list[click.Option]:
             expose_value=False,
             callback=_set_verbose,
             help="Say more: the commands nixgen runs, each file written; -vv: also every "
-            "build log line (as -L).",
+            "build log line (as -L), and for `variants` each configuration left out and why.",
         ),
         click.Option(
             ["--no-progress"],
@@ -285,6 +285,7 @@ COMMANDS = {
     "build": "build",
     "shell": "shell",
     "compdb": "compdb",
+    "check-abi": "check_abi",
     "upload": "upload",
     "build-and-upload": "build_and_upload",
     "watch": "watch",
@@ -315,6 +316,12 @@ class LazyGroup(click.Group):
         console.reset()
         kwargs.setdefault("prog_name", "nixgen")
         kwargs.setdefault("color", console.settings.forced_color())
+        if os.environ.get("_NIXGEN_COMPLETE"):
+            # A completion request: click answers it before parsing anything; the shells
+            # click lacks (PowerShell, elvish) are nixgen's, known only from here on.
+            from nixgen.cmdline import completion_shells
+
+            completion_shells.register()
         if kwargs.get("standalone_mode", True) is False:
             return super().main(argv, *rest, **kwargs)
         as_json = "--json" in argv

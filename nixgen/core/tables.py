@@ -116,6 +116,29 @@ def library_files() -> tuple[str, ...]:
     return tuple(sorted(out))
 
 
+#: The library's directory that the Nix library puts on the include path of every framework
+#: binding it compiles (`nix/extension.nix`, `bindingPlan`: ``-I${./support/torch}``).
+BINDING_INCLUDE_DIR = "support/torch"
+
+
+def binding_headers() -> frozenset[str]:
+    """The headers nixgen supplies to a framework binding (`registration.h`), by the name a
+    quoted `#include` gives them: the headers of `BINDING_INCLUDE_DIR`."""
+    prefix = BINDING_INCLUDE_DIR + "/"
+    return frozenset(
+        rel.removeprefix(prefix)
+        for rel in library_files()
+        if rel.startswith(prefix) and rel.rpartition(".")[2] in HEADER_EXTENSIONS
+    )
+
+
+#: The macros each backend's compiles get from nixgen (``-DNAME`` or ``-DNAME=VALUE``; the
+#: Nix library's `compile.backendDefines`, from the same table).
+BACKEND_DEFINES: dict[str, tuple[str, ...]] = {
+    backend: tuple(row["defines"]) for backend, row in _LANGUAGE_TABLE["backends"].items()
+}
+
+
 def _at(name: str, *path: str) -> Any:
     """The value at `path` (keys) in data table `name`."""
     value = table(name)

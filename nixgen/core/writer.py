@@ -875,6 +875,38 @@ def remove_tree(top: str | os.PathLike[str]) -> None:
             os.rmdir(folder)
 
 
+def set_aside(root: Path | str, rel: str) -> str:
+    """Rename the entry `rel` under `root` (reached through no link) to a staging name in
+    its own directory, in one step, and return that name's path relative to `root`. A
+    process that dies before `put_back` or `remove_tree` leaves a staging entry, which the
+    next run's `recover` removes."""
+    parent, _, name = "/".join(paths.parts(rel)).rpartition("/")
+    aside = f"{STAGING}{name}-{_token(4)}-aside"
+    with directory(root, parent, create=False) as fd:
+        try:
+            os.rename(name, aside, src_dir_fd=fd, dst_dir_fd=fd)
+        except OSError as exc:
+            raise _fail(str(Path(root) / rel), exc, "cannot move aside") from None
+        _fsync_fd(fd)
+    return f"{parent}/{aside}" if parent else aside
+
+
+def put_back(root: Path | str, aside: str, rel: str) -> bool:
+    """Rename `aside` (from `set_aside`) back to `rel` when nothing has taken its place;
+    False (left aside) when something has."""
+    parent, _, name = "/".join(paths.parts(rel)).rpartition("/")
+    aside_name = aside.rpartition("/")[2]
+    with directory(root, parent, create=False) as fd:
+        if _mode_at(fd, name) is not None:
+            return False
+        try:
+            os.rename(aside_name, name, src_dir_fd=fd, dst_dir_fd=fd)
+        except OSError as exc:
+            raise _fail(str(Path(root) / rel), exc, "cannot move back") from None
+        _fsync_fd(fd)
+    return True
+
+
 def remove_entry(root: Path | str, rel: str) -> None:
     """Remove the entry `rel` under `root` (a file or link is unlinked, a real directory
     removed with what it holds), reached through no link; errors are ignored."""

@@ -126,32 +126,48 @@ def accepted(
     must target cannot build for it (the anchor would name such a build after the newer
     ABI). Pure-Python variants do not target an ABI. `settings` (nixgen.toml) may bound
     a backend's torch versions too."""
+    return rejection(build, config, settings) is None
+
+
+def rejection(
+    build: model.Build, config: BuildConfig, settings: ProjectSettings = NO_SETTINGS
+) -> str | None:
+    """Why `accepted` leaves `config` out (None: it does not), in a few words."""
     fw = build.framework
     cuda = build.general.cuda
     if config.backend not in build.general.backends:
-        return False
+        return f"backend `{config.backend}` is not in general.backends"
     own = settings.backend(config.backend)
     if not _within(config.torch, own.torch_minver, own.torch_maxver):
-        return False
+        return (
+            f"torch {config.torch} is outside nixgen.toml's [backend.{config.backend}] "
+            f"(torch-minver {own.torch_minver or '-'}, torch-maxver {own.torch_maxver or '-'})"
+        )
     if (
         config.backend == "cuda"
         and cuda is not None
         and not _within(config.backend_version or "0", cuda.minver, cuda.maxver)
     ):
-        return False
+        return (
+            f"CUDA {config.backend_version} is outside general.cuda "
+            f"(minver {cuda.minver or '-'}, maxver {cuda.maxver or '-'})"
+        )
     if isinstance(fw, model.TvmFfi) and config.tvm_ffi is None:
-        return False
+        return "the configuration has no tvm-ffi version"
     if isinstance(fw, model.Torch):
         if not _within(config.torch, fw.minver, fw.maxver):
-            return False
+            return (
+                f"torch {config.torch} is outside [torch] (minver {fw.minver or '-'}, "
+                f"maxver {fw.maxver or '-'})"
+            )
         abi = fw.stable_abi_for(config.backend)
         if (
             abi is not None
             and build.kernels_for(config.backend)
             and tables.version_key(config.torch) < tables.version_key(abi)
         ):
-            return False
-    return True
+            return f"torch {config.torch} is older than the stable ABI {abi} its kernels target"
+    return None
 
 
 def _stable_abi(build: model.Build, backend: str) -> str | None:
@@ -233,15 +249,45 @@ def variants(
     stable ABI its kernels target is not used; a ``[tvm-ffi]`` backend without kernels
     builds nothing.
     """
+    return planned_variants(build, system=system, settings=settings)[0]
+
+
+@attrs.frozen(kw_only=True)
+class LeftOut:
+    """A build configuration `variants` did not build on a system, and why."""
+
+    config: BuildConfig
+    system: str
+    reason: str
+
+    @property
+    def label(self) -> str:
+        """``torch 2.12, cuda 12.6`` (the configuration, in words)."""
+        version = f" {self.config.backend_version}" if self.config.backend_version else ""
+        return f"torch {self.config.torch}, {self.config.backend}{version}"
+
+
+def planned_variants(
+    build: model.Build, *, system: str | None = None, settings: ProjectSettings = NO_SETTINGS
+) -> tuple[list[Variant], list[LeftOut]]:
+    """`variants`, and the configurations (per system) it left out, each with its reason,
+    by system then in table order (what `nixgen variants -vv` prints)."""
     fw = build.framework
     compiled = isinstance(fw, (model.Torch, model.TvmFfi))
-    rows = [
-        (config, sys)
-        for config in build_configs()
-        if accepted(build, config, settings)
-        for sys in config.systems
-        if (system is None or sys == system) and settings.allows(config.backend, None, sys)
-    ]
+    left: list[LeftOut] = []
+    rows = []
+    for config in build_configs():
+        reason = rejection(build, config, settings)
+        for sys in config.systems:
+            if system is not None and sys != system:
+                continue
+            if reason is None and not settings.allows(config.backend, None, sys):
+                reason = f"nixgen.toml's [backend.{config.backend}] systems leave out {sys}"
+                left.append(LeftOut(config=config, system=sys, reason=reason))
+            elif reason is None:
+                rows.append((config, sys))
+            else:
+                left.append(LeftOut(config=config, system=sys, reason=reason))
     newest: dict[tuple[str, str | None, str], str] = {}
     for config, sys in rows:
         key = (config.backend, config.backend_version, sys)
@@ -250,18 +296,25 @@ def variants(
     out: dict[tuple[str, str], Variant] = {}
     for config, sys in rows:
         abi = _stable_abi(build, config.backend)
-        if (
-            abi is not None
-            and config.torch != newest[(config.backend, config.backend_version, sys)]
-        ):
+        kept = newest[(config.backend, config.backend_version, sys)]
+        if abi is not None and config.torch != kept:
+            reason = f"the stable ABI {abi} is built with the newest torch only ({kept})"
+            left.append(LeftOut(config=config, system=sys, reason=reason))
             continue
         if not compiled or not build.kernels_for(config.backend):
             if isinstance(fw, model.TvmFfi):
+                reason = f"a [tvm-ffi] project builds nothing for `{config.backend}` (no kernel)"
+                left.append(LeftOut(config=config, system=sys, reason=reason))
                 continue
-            _add(out, _noarch(config, sys))
+            _add(out, _noarch(config, sys), left, config)
             continue
         kernels = _kernels_for(build, config)
         if not kernels:
+            reason = (
+                f"no kernel of `{config.backend}` builds with {config.backend} "
+                f"{config.backend_version} (cuda-minver)"
+            )
+            left.append(LeftOut(config=config, system=sys, reason=reason))
             continue
         if abi is not None:
             name = stable_abi_variant_name(abi, config.backend, config.backend_version, sys)
@@ -286,8 +339,12 @@ def variants(
                 kernels=kernels,
                 ptxas=settings.ptxas_for(config.backend, config.backend_version),
             ),
+            left,
+            config,
         )
-    return sorted(out.values(), key=lambda v: (v.system, v.name))
+    order = {config: i for i, config in enumerate(build_configs())}
+    left.sort(key=lambda item: (item.system, order[item.config]))
+    return sorted(out.values(), key=lambda v: (v.system, v.name)), left
 
 
 def _noarch(config: BuildConfig, system: str) -> Variant:
@@ -305,11 +362,16 @@ def _noarch(config: BuildConfig, system: str) -> Variant:
     )
 
 
-def _add(out: dict[tuple[str, str], Variant], variant: Variant) -> None:
+def _add(
+    out: dict[tuple[str, str], Variant], variant: Variant, left: list[LeftOut], config: BuildConfig
+) -> None:
     # The first configuration of a name wins, as in the anchor's `listToAttrs`; the
     # anchor's bundle is built from bundle configurations only, so any of them counts.
     key = (variant.name, variant.system)
     first = out.setdefault(key, variant)
+    if first is not variant:
+        reason = f"the same variant as an earlier configuration ({variant.name}), built once"
+        left.append(LeftOut(config=config, system=variant.system, reason=reason))
     if variant.bundle and not first.bundle:
         out[key] = attrs.evolve(first, bundle=True)
 

@@ -376,6 +376,59 @@ def _stage_tree(
         tree.remove_if_empty(rel_dir)
 
 
+@attrs.frozen(kw_only=True)
+class Retired:
+    """What `retire` did with an earlier output tree: `removed` its files (project-relative),
+    or left it because of `kept` (its entries that nixgen did not write)."""
+
+    removed: list[str] = attrs.field(factory=list)
+    kept: list[str] = attrs.field(factory=list)
+
+
+def retire(root: Path, out_dir: str) -> Retired:
+    """Remove the earlier output tree `out_dir` of `root` when every entry in it is a
+    regular file with nixgen's marker (no link, no FIFO, no empty directory, nothing
+    hand-written); otherwise leave it whole and say what is not nixgen's.
+
+    The tree is renamed aside in one step (to a staging name that `recover` removes if the
+    process dies), checked again there, and only then deleted: it is there whole or gone,
+    and a file written into it meanwhile puts it back untouched."""
+    check_inside(root, out_dir, what="the earlier output directory")
+    out = root / out_dir
+    with project_lock(root):
+        if not _is_real_dir(out):
+            return Retired()
+        kept = _not_generated(out)
+        if kept:
+            return Retired(kept=[f"{out_dir}/{rel}" for rel in kept])
+        aside = writer.set_aside(root, out_dir)
+        kept = _not_generated(root / aside)
+        if kept:
+            writer.put_back(root, aside, out_dir)
+            return Retired(kept=[f"{out_dir}/{rel}" for rel in kept])
+        removed = [f"{out_dir}/{rel}" for rel in _files_under(root / aside)]
+        writer.remove_tree(root / aside)
+        return Retired(removed=removed)
+
+
+def _not_generated(directory: Path) -> list[str]:
+    """The entries under `directory` nixgen did not write: files without its marker, links,
+    FIFOs and devices, empty directories, and directories it cannot list."""
+    kept: list[str] = []
+    for rel_dir, dirs, files in paths.walk(
+        directory, onerror=lambda rel, _exc: kept.append(rel or ".")
+    ):
+        if not dirs and not files and rel_dir:
+            kept.append(rel_dir + "/")
+        for name in files:
+            rel = _join(rel_dir, name)
+            if not stat.S_ISREG(os.lstat(directory / rel).st_mode) or not is_generated(
+                directory / rel
+            ):
+                kept.append(rel)
+    return kept
+
+
 def _join(directory: str, name: str) -> str:
     return f"{directory}/{name}" if directory else name
 

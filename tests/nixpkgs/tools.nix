@@ -119,6 +119,10 @@ in
       "sh"
     ];
   };
+  # all-packages.nix at the pin: `bashInteractive = bash;` ("used by nix-shell so it
+  # shouldn't be removed/renamed"). `nix develop` looks it up in the flake's nixpkgs
+  # (`legacyPackages.<system>.bashInteractive`) for the shell it starts.
+  bashInteractive = final.bash;
   coreutils = mkHostTool {
     pname = "coreutils";
     bins = [

@@ -34,7 +34,7 @@ from nixgen.core.errors import (
     error,
     sort_problems,
 )
-from nixgen.planning.variants import SYSTEMS
+from nixgen.planning.variants import SYSTEMS, best_variant
 
 __all__ = ["build_command", "command", "host_system"]
 
@@ -56,6 +56,13 @@ DEFAULT_LINKS = "build"
     metavar="NAME",
     shell_complete=complete_variant,
     help="A variant to build; repeat for several (default: every bundled variant of SYSTEM).",
+)
+@click.option(
+    "--quick",
+    is_flag=True,
+    help="Build one variant: SYSTEM's default, the one `nixgen shell` enters (bundled, CUDA "
+    "first, newest torch, oldest toolkit; with --backend, that backend's best) — the short "
+    "edit, build, test loop.",
 )
 @click.option(
     "--system",
@@ -121,6 +128,7 @@ DEFAULT_LINKS = "build"
 def build_command(
     project: Path,
     variants: tuple[str, ...],
+    quick: bool,
     system: str | None,
     overrides: tuple[tuple[str, str], ...],
     links: str | None,
@@ -144,7 +152,8 @@ def build_command(
     Evaluates the flake once for all chosen variants and builds them with one `nix build`,
     so Nix builds their derivations side by side (--max-jobs, --cores). Shows which
     derivation of which kernel is being built, how many variants are done and the time
-    elapsed (a live line on a terminal, plain lines otherwise). Each result is linked as
+    elapsed (a live line on a terminal, plain lines otherwise). --quick builds only the
+    system's default variant, for a short edit-build-test loop. Each result is linked as
     build/<variant>, where the `kernels` client finds it
     (`kernels.get_local_kernel(PROJECT, backend=...)`). A failure ends with the failing
     derivation's last log lines; -L prints every build log line as it comes.
@@ -168,6 +177,8 @@ def build_command(
         raise click.UsageError("--json needs --dry-run (a build prints progress, not JSON)")
     if no_link and links is not None:
         raise click.UsageError("--no-link and --out-link exclude each other: pass one")
+    if quick and variants:
+        raise click.UsageError("--quick and --variant exclude each other: pass one")
     links = links or DEFAULT_LINKS
     system = system or host_system()
     out = config.out_dir(project, out)
@@ -189,6 +200,8 @@ def build_command(
                 [selection.unknown_variant(planned, v, system, names) for v in unknown]
             )
         chosen = list(dict.fromkeys(variants))
+    elif quick and available:
+        chosen = [best_variant(available).name]
     else:
         chosen = [v.name for v in available if v.bundle]
     if not chosen:

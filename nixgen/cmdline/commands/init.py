@@ -65,8 +65,9 @@ def license_value(ctx: click.Context, param: click.Parameter, value: str | None)
     default="torch",
     show_default=True,
     help="torch: a C++ binding registers the kernels as torch ops (rust-cpu: it calls the "
-    'crate\'s extern "C" functions). tvm-ffi: with --language rust-cpu alone, the crate is the '
-    "binding and exports its functions through TVM FFI.",
+    'crate\'s extern "C" functions). tvm-ffi: one CPU kernel exported through TVM FFI, with '
+    "one --language alone: rust-cpu (the crate is the binding) or cpp-cpu (a C++ kernel "
+    "and its binding).",
 )
 @click.option(
     "--force", is_flag=True, help="Write into a non-empty directory (same-name files replaced)."

@@ -60,6 +60,9 @@ def render_command(
     flake.nix): it builds every variant from the flake's `githubActions.matrix`, and one
     per system and backend for pull requests.
 
+    A new --out moves the output: the earlier directory (nixgen.toml's `out`, else the default)
+    is removed when every file in it is nixgen's, and left with a warning otherwise.
+
     With --library input:URL, flake.nix pins the flake input `nixgen` to URL and OUT/
     takes the library from it instead of a copy in OUT/lib (README, "The Nix library").
     """

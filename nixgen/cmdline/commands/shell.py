@@ -25,6 +25,7 @@ from nixgen.cmdline.cli import (
 from nixgen.core import console
 from nixgen.core.console import status
 from nixgen.core.errors import ProblemError, error
+from nixgen.planning.variants import SYSTEMS
 
 
 @click.command(name="shell")
@@ -35,6 +36,14 @@ from nixgen.core.errors import ProblemError, error
     shell_complete=complete_variant,
     help="The variant whose shell to enter (default: the flake's default, the system's best "
     "variant: bundled, CUDA first, newest torch, oldest toolkit).",
+)
+@click.option(
+    "--system",
+    default=None,
+    type=click.Choice(SYSTEMS),
+    help="Nix system of the shell's variant (default: this machine). Nix must be able to "
+    "run that system's programs here (`extra-platforms`, e.g. x86_64-darwin on an Apple "
+    "silicon Mac).",
 )
 @click.option(
     "--test",
@@ -67,6 +76,7 @@ from nixgen.core.errors import ProblemError, error
 def shell_command(
     project: Path,
     variant: str | None,
+    system: str | None,
     test: bool,
     command_: str | None,
     log_lines: int,
@@ -89,6 +99,7 @@ def shell_command(
       nixgen shell                         # the default variant's shell
       nixgen shell --variant torch213-cxx11-cpu-x86_64-linux
       nixgen shell --test -c 'python -m pytest tests'
+      nixgen shell --system x86_64-darwin  # another system's shell, where Nix can run it
 
     Renders the Nix files first when stale; in a git work tree, files git does not track
     stop it as they stop `nixgen build`, and so does a Nix unfit for the flake (the checks
@@ -106,7 +117,7 @@ def shell_command(
     offline = config.offline(project, offline)
     if offline:
         options = (*offline_mod.SETTINGS, *options)
-    system = nixbuild.host_system()
+    system = system or nixbuild.host_system()
     loaded, rendered, problems, planned = prepare(project, out)
     print_problems(problems)
     root = loaded.root.resolve()

@@ -71,12 +71,14 @@ def variants_command(
     bounds, stable ABI and kernels, without evaluating Nix. `nixgen render` writes this
     plan into the generated Nix, whose flake output `variants` reads it. Variants marked
     as bundled make up `packages.<system>.kernels`. With -q, the table has no header
-    line; --names prints the names alone.
+    line; --names prints the names alone. -v also names each system's default variant
+    (the one `nixgen shell` enters and `nixgen build --quick` builds) and counts the
+    build configurations left out; -vv lists those, each with the reason.
     """
 
     if names and as_json:
         raise click.UsageError("--names and --json exclude each other: pass one")
-    _, found, problems = planned(project, system)
+    loaded, found, problems = planned(project, system)
     if backend is not None:
         found = [v for v in found if v.backend == backend]
     if as_json:
@@ -107,6 +109,33 @@ def variants_command(
     console.out(text.split("\n", 1)[1] if console.settings.verbosity < 0 else text)
     bundled = sum(v.bundle for v in found)
     status(f"{len(found)} variant(s), {bundled} in the bundle")
+    if console.settings.verbosity >= 1:
+        from nixgen.app import config
+
+        _explain(loaded.build, found, system, backend, config.project_settings(loaded.root))
+
+
+def _explain(
+    build: Any, found: list[Any], system: str | None, backend: str | None, settings: Any
+) -> None:
+    """-v: each system's default variant, and how many configurations were left out;
+    -vv: each left-out configuration and why (grouped by the systems it has)."""
+    for best in variants.default_variants(found):
+        status(
+            f"default variant for {best.system}: {best.name} (`nixgen shell`, "
+            "`nixgen build --quick`)",
+            level=1,
+        )
+    _, left = variants.planned_variants(build, system=system, settings=settings)
+    left = [item for item in left if backend is None or item.config.backend == backend]
+    more = "" if console.settings.verbosity >= 2 else " (-vv: which, and why)"
+    count = len({item.config for item in left})
+    status(f"{count} build configuration(s) of the table left out{more}", level=1)
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for item in left:
+        grouped.setdefault((item.label, item.reason), []).append(item.system)
+    for (label, reason), systems in grouped.items():
+        status(f"  left out: {label} ({', '.join(systems)}): {reason}", level=2)
 
 
 command = variants_command
