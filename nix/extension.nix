@@ -21,6 +21,9 @@
   sources,
   torch,
   tvmFfi,
+  # What makes a variant trusted (digest, load check, symbols.json); a default, so callers
+  # that give the modules this one uses keep working.
+  trust ? import ./trust.nix,
 }:
 let
   inherit (builtins)
@@ -550,9 +553,11 @@ rec {
     Two derivations: `bindingObjects` compiles the binding (when it has C++ sources), and
     the extension links those objects with the kernels' archives (`plan` with
     `prebuiltObjects`), then installs the Python package, `_ops.py`, the module and
-    `metadata.json` (`installPhase`). Two setup hooks check it: the torch ops registration
-    check (`toolchain.opsCheck`) after the unpack, and the ABI check (`toolchain.abiCheck`)
-    at installCheck. What differs between frameworks comes
+    `metadata.json` (`installPhase`). Three setup hooks check it: the torch ops registration
+    check (`toolchain.opsCheck`) after the unpack, the ABI check (`toolchain.abiCheck`)
+    at installCheck, and last the variant check (`toolchain.variantCheck`, `nixgen.trust`:
+    the digest in `metadata.json`, the load by the `kernels` client where the build machine
+    can load the variant, `symbols.json`). What differs between frameworks comes
     from `frameworks`.
 
     # Inputs
@@ -678,6 +683,13 @@ rec {
           ninja
           toolchain.opsCheck
           toolchain.abiCheck
+          # Last: the digest, the load by the client and symbols.json (`nixgen.trust`).
+          (toolchain.variantCheck (
+            trust.checkPython {
+              inherit python3 variant project;
+              packages = _: [ package ];
+            }
+          ))
         ];
         # The ABI check (toolchain.abiCheck) runs at installCheck, as the kernels toolchain's
         # does, switched on by the variables its torch extensions set
@@ -692,7 +704,8 @@ rec {
           doAbiCheck = "1";
           torchOpsCheckDir = moduleDir;
         }
-        // (if stableAbi == null then { } else { torchStableAbiVersion = stableAbi; });
+        // (if stableAbi == null then { } else { torchStableAbiVersion = stableAbi; })
+        // trust.env { inherit variant project; };
         buildInputs = frameworkInputs ++ [ python3 ] ++ toolchain.buildInputs ++ built;
         configurePhase = configurePhase (
           planArgs

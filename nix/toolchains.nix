@@ -4,7 +4,7 @@
   Each entry takes the variant's package set (nixgen.project.pkgsFor: nixpkgs with the
   kernels toolchain's overlay) and returns
   `{ stdenv, compilers, nativeBuildInputs, buildInputs, linkFlags, abiCheck, opsCheck,
-  cxxFamily, linker, linkDriver }`: `cxxFamily` is the compiler family of the stdenv's `$CXX`/`$CC`
+  cxxFamily, linker, linkDriver, variantCheck }`: `cxxFamily` is the compiler family of the stdenv's `$CXX`/`$CC`
   (`compile.families`: `"gcc"`, or `"clang"` when `stdenv.cc.isClang`, as on darwin),
   `linker` the linker family the extension's link speaks (`extension.linkers`: `"gnu"`, or
   `"ld64"` on darwin) and `linkDriver` the driver that links it (shell text: `$CXX`, or
@@ -26,10 +26,14 @@
   newer glibc). `opsCheck` is the torch ops check, a setup hook
   (support/ops-check-hook.sh) that runs after the unpack, as the toolchain's
   `torch-ops-check` does, on the package directory the derivation names
-  (`torchOpsCheckDir`). `compilers` are the extra compilers kernels need (oneAPI's `icpx` for XPU).
+  (`torchOpsCheckDir`). `variantCheck` takes the variant's check Python and gives the
+  variant check (`nixgen.trust.hook`: the digest, the load by the `kernels` client,
+  symbols.json), the last step of every variant's build. `compilers` are the extra compilers
+  kernels need (oneAPI's `icpx` for XPU).
 */
 let
   inherit (builtins) fromJSON readFile toFile toJSON;
+  trust = import ./trust.nix;
   backends = (fromJSON (readFile ./data/languages.json)).backends;
   policies = removeAttrs (fromJSON (readFile ./data/abi-policies.json)) [
     "_comment"
@@ -143,6 +147,7 @@ let
         nativeBuildInputs = compilers;
         abiCheck = abiCheckHook pkgs (additionPolicy runtimeLibraries);
         opsCheck = opsCheckHook pkgs;
+        variantCheck = trust.hook pkgs;
       }
       // families stdenv
     else
@@ -157,6 +162,7 @@ let
         nativeBuildInputs = compilers;
         abiCheck = abiCheckHook pkgs null;
         opsCheck = opsCheckHook pkgs;
+        variantCheck = trust.hook pkgs;
       }
       // families pkgs.stdenv;
 
@@ -238,6 +244,7 @@ let
       ];
       abiCheck = abiCheckHook pkgs null;
       opsCheck = opsCheckHook pkgs;
+      variantCheck = trust.hook pkgs;
     };
   };
 in

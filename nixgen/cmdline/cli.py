@@ -284,6 +284,7 @@ COMMANDS = {
     "shell": "shell",
     "compdb": "compdb",
     "upload": "upload",
+    "verify": "verify",
     "watch": "watch",
     "schema": "schema",
     "completion": "completion",
