@@ -143,6 +143,10 @@ def test_metadata_of_a_clean_tree_names_its_commit_and_a_rebuild_is_identical(
     read = client._rust.Metadata.read_from_file(out / "metadata.json")
     assert read.provenance.kernel.commit == head
     assert not read.provenance.dirty
+    # The stamp wrote the digest again: still the client's, file for file.
+    actual = client._rust.Digest.hash_variant(read.digest.algorithm, out)
+    assert dict(read.digest.files) == dict(actual.files)
+    assert read.digest.validate(actual) is None
     # Everything else is the extension's own output, byte for byte.
     unstamped = Path(_eval(project, "p: p.passthru.nixgen.unstamped.outPath"))
     assert {p.relative_to(out) for p in out.rglob("*")} == {

@@ -275,6 +275,113 @@ def test_all_naming_a_missing_symbol_is_an_error() -> None:
         load_check.symbols(kernel)
 
 
+# ------------------------------------------------------- the load check, every client
+
+#: The locked clients: this environment's (0.19.1) and the compatibility tier's
+#: (scripts/setup.sh puts 0.17.2 and 0.18.3 in .venv/clients). The toolchain's own client
+#: (0.17.0.dev0 at its pin) has the same public interface the check uses.
+CLIENTS = {
+    "this": Path(sys.executable),
+    **{
+        p.name: p / "bin" / "python"
+        for p in sorted((Path(sys.prefix) / "clients").glob("kernels-*"))
+        if (p / "bin" / "python").exists()
+    },
+}
+
+
+def _check(python: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.run(
+        [str(python), str(SUPPORT / "load_check.py"), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+
+
+def _pure_variant(root: Path, init: str) -> Path:
+    """A loadable variant without an extension module (the client imports `__init__.py`),
+    with its digest, under its variant name."""
+    v = root / "torch213-cxx11-cpu-x86_64-linux"
+    v.mkdir(parents=True)
+    (v / "__init__.py").write_text(init)
+    (v / "layers.py").write_text(
+        "class Layer:\n    has_backward = False\n\n\nclass _Private:\n    pass\n"
+    )
+    (v / "metadata.json").write_text(
+        json.dumps(
+            {
+                "name": "relu",
+                "id": "_relu_cpu_0123456789",
+                "version": 1,
+                "license": "Apache-2.0",
+                "python-depends": [],
+                "backend": {"type": "cpu"},
+            }
+        )
+    )
+    digest.write(v)
+    return v
+
+
+@pytest.mark.parametrize("client", sorted(CLIENTS))
+def test_every_locked_client_loads_and_describes_the_variant(tmp_path: Path, client: str) -> None:
+    v = _pure_variant(
+        tmp_path,
+        "from . import layers\n\n__all__ = ['relu', 'layers']\n\n\ndef relu(x):\n    return x\n",
+    )
+    done = _check(CLIENTS[client], "--load", "--symbols", str(v / "symbols.json"), str(v))
+    assert done.returncode == 0, done.stderr
+    assert "loads torch213-cxx11-cpu-x86_64-linux as _relu_cpu_0123456789" in done.stdout
+    assert json.loads((v / "symbols.json").read_text()) == {
+        "schema_version": 1,
+        "functions": [{"name": "relu"}],
+        "layers": [
+            {"name": "Layer", "attributes": {"has_backward": False, "can_torch_compile": False}}
+        ],
+    }
+    digest.write(v)
+    done = _check(CLIENTS[client], str(v))
+    assert done.returncode == 0, done.stderr
+    assert "metadata read and digest of 3 file(s) validated" in done.stdout
+    assert not list(v.rglob("__pycache__"))
+
+
+@pytest.mark.parametrize("client", sorted(CLIENTS))
+def test_every_locked_client_refuses_what_it_cannot_load_with_its_reason(
+    tmp_path: Path, client: str
+) -> None:
+    v = _pure_variant(tmp_path, "from . import not_shipped\n")
+    done = _check(CLIENTS[client], "--load", str(v))
+    assert done.returncode == 1
+    assert "the kernels client cannot load the variant" in done.stderr
+    assert "not_shipped" in done.stderr
+
+
+def test_the_check_without_loading_refuses_a_changed_file_and_bad_metadata(
+    tmp_path: Path,
+) -> None:
+    v = _pure_variant(tmp_path / "a", "x = 1\n")
+    (v / "layers.py").write_text("# changed\n")
+    done = _check(CLIENTS["this"], str(v))
+    assert done.returncode == 1
+    assert "do not match the digest" in done.stderr and "layers.py" in done.stderr
+    w = _pure_variant(tmp_path / "b", "x = 1\n")
+    metadata = json.loads((w / "metadata.json").read_text())
+    metadata["kernels-minver"] = "0.19"
+    (w / "metadata.json").write_text(json.dumps(metadata))
+    done = _check(CLIENTS["this"], str(w))
+    assert done.returncode == 1
+    assert "cannot read metadata.json" in done.stderr
+    assert "Version has 2 components, expected 3" in done.stderr
+    x = _pure_variant(tmp_path / "c", "def broken(:\n")
+    done = _check(CLIENTS["this"], str(x))
+    assert done.returncode == 1
+    assert "__init__.py:1" in done.stderr
+
+
 # ------------------------------------------------------------------- nixgen verify
 
 

@@ -1,7 +1,9 @@
 """Builds the `kernels` client trusts (issue 45), built for real through the stand-ins in the
-sandbox: the relu-cpu example, copied out with every edge case the digest rule has added to
-its Python package (files in a subfolder named like the top-level metadata, a link to a file
-and one to a folder, bytecode, an empty file, a hidden file) and a `layers` module.
+sandbox: the relu-cpu example, copied out with the edge cases of the digest rule a build
+can hold added to its Python package (files in a subfolder named like the top-level
+metadata, bytecode files and folders, an empty file, a hidden file; links cannot be there:
+`nixgen validate` refuses them in a package, and tests/test_trust.py covers them against the
+client) and a `layers` module.
 
 - the digest in `metadata.json` is the client's `Digest.hash_variant`, file for file, in the
   variant and in the flake's stamped copy (which rewrites `metadata.json`);
@@ -118,8 +120,6 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for rel, text in EDGE_FILES.items():
         (package / rel).parent.mkdir(parents=True, exist_ok=True)
         (package / rel).write_text(text)
-    (package / "alias.txt").symlink_to("empty.txt")
-    (package / "sub-link").symlink_to("sub")
     init = package / "__init__.py"
     init.write_text(
         init.read_text()
@@ -202,14 +202,11 @@ def test_the_edge_cases_are_hashed_or_left_out_as_the_client_rules(built: dict[s
         "sub/metadata.json.sigstore",
         "empty.txt",
         ".hidden.txt",
-        "alias.txt",
         "layers.py",
         "symbols.json",
     ):
         assert hashed in files, hashed
-    assert files["alias.txt"] == files["empty.txt"]
     assert (out / "stray.pyc").is_file() and "stray.pyc" not in files
-    assert (out / "sub-link").is_symlink() and not any(k.startswith("sub-link") for k in files)
     assert not list(out.rglob("__pycache__")), "bytecode is removed from the output"
     assert "metadata.json" not in files
 
@@ -355,7 +352,7 @@ def test_a_rebuild_is_bit_for_bit(built: dict[str, Any], project: Path, stub: Pa
         apply="p: [ p.drvPath p.passthru.nixgen.unstamped.drvPath ]",
     )
     done = subprocess.run(
-        ["nix-build", "--check", "--no-out-link", *[f"{d}^*" for d in drvs]],
+        ["nix-build", "--check", "--no-out-link", *drvs],
         capture_output=True,
         text=True,
         check=False,
@@ -376,7 +373,7 @@ def test_a_variant_the_client_cannot_load_fails_its_build_with_the_reason(
         nix_build(_packages_expr(root, stub), cwd=root, timeout=3600)
     log = failed.value.stderr
     assert "the kernels client cannot load the variant" in log, log[-4000:]
-    assert "No module named" in log and "not_shipped" in log
+    assert "ImportError" in log and "not_shipped" in log
     assert "nixgen: the kernels client refuses torch213-cxx11-cpu-x86_64-linux" in log
 
 
