@@ -445,12 +445,29 @@ def test_verify_fails_on_a_removed_file_and_a_missing_digest(tmp_path: Path) -> 
     done = _verify(str(tmp_path), "--json")
     assert done.exit_code == 1
     envelope = json.loads(done.stdout)
-    assert envelope["ok"] is False
-    by_name = {r["variant"]: r for r in envelope["result"]["variants"]}
-    assert (
-        "Missing file: _ops.py" in by_name["torch213-cxx11-cpu-x86_64-linux"]["digest"]["message"]
+    assert envelope["ok"] is False and envelope["result"] is None
+    by_key = {p["key"]: p["message"] for p in envelope["problems"]}
+    assert "Missing file: _ops.py" in by_key["torch213-cxx11-cpu-x86_64-linux"]
+    assert by_key["torch212-cxx11-cpu-x86_64-linux"].startswith(
+        "digest: the metadata does not record a digest"
     )
-    assert by_name["torch212-cxx11-cpu-x86_64-linux"]["digest"]["status"] == "missing"
+
+
+def test_verify_json_gives_each_variants_checks(tmp_path: Path) -> None:
+    _variant(tmp_path)
+    done = _verify(str(tmp_path), "--json")
+    assert done.exit_code == 0, done.output
+    envelope = json.loads(done.stdout)
+    assert envelope["ok"] is True and envelope["command"] == "verify"
+    [variant] = envelope["result"]["variants"]
+    assert variant["variant"] == "torch213-cxx11-cpu-x86_64-linux" and variant["ok"]
+    assert variant["digest"]["status"] == "verified"
+    assert variant["signature"] == {
+        "ok": True,
+        "status": "unsigned",
+        "message": "not signed (no metadata.json.sigstore)",
+    }
+    assert envelope["result"]["signer"] is None
 
 
 def test_verify_takes_a_build_directory_or_one_variant(tmp_path: Path) -> None:

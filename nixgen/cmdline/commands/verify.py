@@ -61,12 +61,21 @@ def verify_command(
     if as_json:
         from nixgen.cmdline.output import envelope
 
-        problems = [error(f"{r.variant}: not verified") for r in failed]
+        # As for every verb, a failure has no result: each failed half of each variant is
+        # a problem, keyed by the variant.
+        problems = [
+            error(f"{label}: {check.message}", (r.variant,))
+            for r in failed
+            for label, check in (("digest", r.digest), ("signature", r.signature))
+            if not check.ok
+        ]
         console.emit_json(
             envelope(
                 ok=not failed,
                 problems=problems,
-                result={
+                result=None
+                if failed
+                else {
                     "signer": None
                     if who is None
                     else {"repo": who.repo, "workflows": list(who.workflows), "ref": who.ref},
