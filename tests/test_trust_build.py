@@ -130,10 +130,12 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
         )
     )
     build = root / "build.toml"
+    # Another version: another ops id than the example's (the id does not cover the Python
+    # package), so both load in one process (the client refuses a second build of one id).
     build.write_text(
-        build.read_text().replace(
-            "[torch]\n", '[torch]\npyext = ["py", "json", "sigstore", "pyc", "txt"]\n'
-        )
+        build.read_text()
+        .replace("\nversion = 1\n", "\nversion = 45\n")
+        .replace("[torch]\n", '[torch]\npyext = ["py", "json", "sigstore", "pyc", "txt"]\n')
     )
     _render(root)
     return root
@@ -384,7 +386,7 @@ def test_a_variant_checked_without_loading_still_meets_the_clients_parser(
     refuses fails the build, with the client's words."""
     bad = (
         '.overrideAttrs (old: { env = old.env // { doLoadCheck = ""; }; '
-        'postInstall = \'\'sed -i \'s/"version":1/"version":1,"kernels-minver":"0.19"/\' '
+        "postInstall = ''sed -i 's/^{/{\"kernels-minver\":\"0.19\",/' "
         "$out/metadata.json''; })"
     )
     with pytest.raises(NixError) as failed:
