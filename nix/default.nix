@@ -14,7 +14,7 @@
 
   Modules: `versions`, `variants`, `cuda`, `sources`, `compile`, `kernel`,
   `extension`, `torch`, `tvmFfi`, `toolchains`, `rust`,
-  `project`, `flake`, `provenance`.
+  `project`, `flake`, `provenance`, `trust`.
 */
 let
   # The library with nixpkgs `lib` (string and list functions of lib/strings.nix and
@@ -45,6 +45,7 @@ let
             tvmFfi
             extension
             toolchains
+            trust
             ;
         };
         extension = import ./extension.nix {
@@ -54,12 +55,14 @@ let
             kernel
             sources
             torch
+            trust
             tvmFfi
             ;
         };
         torch = import ./torch.nix { inherit lib; };
         tvmFfi = import ./tvm-ffi.nix;
         toolchains = import ./toolchains.nix;
+        trust = import ./trust.nix;
         rust = import ./rust.nix {
           inherit lib;
           inherit (nixgen)
@@ -70,7 +73,7 @@ let
         };
         project = import ./project.nix { inherit nixgen; };
         flake = import ./flake.nix { inherit nixgen; };
-        provenance = import ./provenance.nix { inherit (nixgen) extension; };
+        provenance = import ./provenance.nix { inherit (nixgen) extension trust; };
 
         /**
           The library whose building modules use `lib` (nixpkgs' `lib`, e.g. `pkgs.lib`):

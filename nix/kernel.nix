@@ -17,6 +17,9 @@
   tvmFfi,
   extension,
   toolchains,
+  # What makes a variant trusted (digest, load check, symbols.json); a default, so callers
+  # that give the modules this one uses keep working.
+  trust ? import ./trust.nix,
 }:
 let
   inherit (sources) select;
@@ -426,7 +429,9 @@ rec {
 
     The package is checked for torch ops registered without `add_op_namespace_prefix` by
     the backend's toolchain's setup hook (`toolchains.<backend>.opsCheck`), after the
-    unpack, on the directory the derivation's `torchOpsCheckDir` names.
+    unpack, on the directory the derivation's `torchOpsCheckDir` names; the variant check
+    (`nixgen.trust`) ends the build: its digest (the client does not check it in the build:
+    `trust.noClient`).
 
     # Type
 
@@ -455,6 +460,7 @@ rec {
     pkgs.stdenvNoCC.mkDerivation (
       finalAttrs:
       let
+        toolchain = toolchains.${variant.backend} pkgs;
         opsName = extension.opsName {
           inherit moduleName;
           inherit (variant) backend;
@@ -472,9 +478,20 @@ rec {
         dontConfigure = true;
         dontBuild = true;
         # Fails the build on torch ops registered without `add_op_namespace_prefix`
-        # (`env.dontCheckPythonOps = "1";` skips it).
-        nativeBuildInputs = [ (toolchains.${variant.backend} pkgs).opsCheck ];
-        env.torchOpsCheckDir = moduleDir;
+        # (`env.dontCheckPythonOps = "1";` skips it); then the variant check
+        # (`nixgen.trust`): the digest only, as no torch is named for the client
+        # (`trust.noClient`).
+        nativeBuildInputs = [
+          toolchain.opsCheck
+          (toolchain.variantCheck null)
+        ];
+        env = {
+          torchOpsCheckDir = moduleDir;
+        }
+        // trust.env {
+          inherit variant;
+          project = projectData;
+        };
         installPhase = extension.installPhase {
           packageDir = moduleDir;
           inherit opsName;

@@ -14,9 +14,9 @@
 
   Only the small `stamp` derivation depends on it: the kernels, the binding and the
   extension never see the revision, so a new commit rewrites one `metadata.json` per
-  variant and relinks nothing.
+  variant (with its digest computed again, `nixgen.trust`) and relinks nothing.
 */
-{ extension }:
+{ extension, trust }:
 let
   inherit (builtins) substring stringLength;
 in
@@ -84,9 +84,12 @@ in
 
   /**
     A built variant with `provenance` in its `metadata.json`: a copy of `variant` (a
-    derivation whose `passthru.nixgen.metadata` is its metadata) with that file rewritten;
-    `passthru` is the variant's, plus `nixgen.unstamped` (the variant itself). A variant
-    without that metadata (an extension file taken over and changed) is left as it is.
+    derivation whose `passthru.nixgen.metadata` is its metadata) with that file rewritten,
+    its `digest` computed again from the copy's files by the program that wrote it in the
+    variant's build (`nixgen.trust`, support/digest.py, with the package set's build
+    Python): the other files, `symbols.json` included, are the variant's. `passthru` is the
+    variant's, plus `nixgen.unstamped` (the variant itself). A variant without that metadata
+    (an extension file taken over and changed) is left as it is.
 
     # Inputs
 
@@ -122,7 +125,6 @@ in
       ''
         cp -r ${variant} "$out"
         chmod -R u+w "$out"
-        cp ${file} "$out/metadata.json"
-        chmod 644 "$out/metadata.json"
+        ${pkgs.buildPackages.python3.interpreter} ${trust.digestProgram} write "$out" --metadata ${file}
       '';
 }

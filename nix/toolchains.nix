@@ -4,7 +4,8 @@
   Each entry takes the variant's package set (nixgen.project.pkgsFor: nixpkgs with the
   kernels toolchain's overlay) and returns
   `{ stdenv, compilers, nativeBuildInputs, buildInputs, linkFlags, abiCheck, opsCheck,
-  cxxFamily, linker, linkDriver, torchFlags }`: `cxxFamily` is the compiler family of the stdenv's `$CXX`/`$CC`
+  cxxFamily, linker, linkDriver, torchFlags,
+  variantCheck }`: `cxxFamily` is the compiler family of the stdenv's `$CXX`/`$CC`
   (`compile.families`: `"gcc"`, or `"clang"` when `stdenv.cc.isClang`, as on darwin),
   `linker` the linker family the extension's link speaks (`extension.linkers`: `"gnu"`, or
   `"ld64"` on darwin) and `linkDriver` the driver that links it (shell text: `$CXX`, or
@@ -32,9 +33,13 @@
   `nixgen.torch.cudaCompileFlags`): for CUDA, the flags torch's CMake config gives, read
   from that torch at build time, as the kernels toolchain's CMake project gets them through
   `find_package(Torch)`; none for the other backends yet.
+  `variantCheck` takes the variant's check Python and gives the variant check
+  (`nixgen.trust.hook`: the digest, the load by the `kernels` client, symbols.json), the last
+  step of every variant's build.
 */
 let
   inherit (builtins) fromJSON readFile toFile toJSON;
+  trust = import ./trust.nix;
   backends = (fromJSON (readFile ./data/languages.json)).backends;
   abiTable = fromJSON (readFile ./data/abi-policies.json);
   policies = removeAttrs abiTable [
@@ -159,6 +164,7 @@ let
         nativeBuildInputs = compilers;
         abiCheck = abiCheckHook pkgs (additionPolicy runtimeLibraries);
         opsCheck = opsCheckHook pkgs;
+        variantCheck = trust.hook pkgs;
       }
       // families stdenv
     else
@@ -174,6 +180,7 @@ let
         nativeBuildInputs = compilers;
         abiCheck = abiCheckHook pkgs null;
         opsCheck = opsCheckHook pkgs;
+        variantCheck = trust.hook pkgs;
       }
       // families pkgs.stdenv;
 
@@ -271,6 +278,7 @@ let
       abiCheck = abiCheckHook pkgs null;
       opsCheck = opsCheckHook pkgs;
       torchFlags = noTorchFlags;
+      variantCheck = trust.hook pkgs;
     };
   };
 in

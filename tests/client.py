@@ -7,7 +7,9 @@ here, written for one version of the client, `ORACLE_VERSION`:
 
 * the variant-name parser and its backend classes (0.19.1: `kernels._internals.variants`
   and `kernels._internals.backends`), turned into plain values (`Parsed`);
-* kernels-data's build.toml reader (`kernels._rust.Build`).
+* kernels-data's compiled module (`kernels._rust`): the build.toml reader (`Build`) and
+  the digest rule (`Digest.hash_variant`, `Metadata`);
+* `kernels describe-api`'s reader of symbols.json.
 
 A check runs before each: when the installed client is not the locked one (a stale venv:
 rerun scripts/setup.sh), when the lock moved to another version than this module was written
@@ -110,6 +112,12 @@ def _private(module: str) -> ModuleType:
 def rust() -> ModuleType:
     """kernels-data's compiled module (`kernels._rust`: `Build`, `Metadata`, `Digest`)."""
     return _private("kernels._rust")
+
+
+def describe_api() -> ModuleType:
+    """The reader of `kernels describe-api` (`kernels._internals.cli.describe_api`: its
+    `_read_symbols` reads a variant's symbols.json as the command does)."""
+    return _private("kernels._internals.cli.describe_api")
 
 
 def build_backends(root: Path) -> list[str]:

@@ -267,7 +267,9 @@ def fake_project(
 def client_metadata(variant_dir: Any, **extra: Any) -> dict[str, Any]:
     """A metadata.json the kernels client reads, written into `variant_dir`, with the
     digest of the variant's files computed by the client's own `Digest.hash_variant`."""
-    from kernels._rust import Digest, DigestAlgorithm
+    from tests import client
+
+    Digest, DigestAlgorithm = client.rust().Digest, client.rust().DigestAlgorithm
 
     data: dict[str, Any] = {
         "name": "relu-cpu",

@@ -34,6 +34,7 @@ import pytest
 from nixgen.checking import project
 from nixgen.planning import plan
 from nixgen.planning import variants as variants_mod
+from tests import client as oracle
 
 from . import fatbin_archs
 from .conftest import EXAMPLES, UNKNOWN_CAPABILITY, unknown_capability_project
@@ -222,6 +223,49 @@ def test_kernels_holds_every_bundled_variant_of_every_buildable_example(kernels:
             assert meta["backend"]["type"] == variant.backend
             assert {"__init__.py", "_ops.py", "metadata.json"} <= {p.name for p in vdir.iterdir()}
             assert _extension(vdir).is_file()
+
+
+# ------------------------------------------------------- what the client trusts (issue 45)
+
+
+def test_every_built_variant_records_the_clients_digest(kernels: Path) -> None:
+    """Every variant's `digest` is the client's `Digest.hash_variant`, file for file (CUDA
+    ones too); the CPU ones were loaded in their builds and carry symbols.json, the others
+    were checked without loading and carry none (`nixgen.trust.loadable`)."""
+    rust = oracle.rust()
+    variants = sorted(kernels.glob("*/*"))
+    assert variants
+    for vdir in variants:
+        metadata = rust.Metadata.read_from_file(vdir / "metadata.json")
+        actual = rust.Digest.hash_variant(rust.DigestAlgorithm.SHA256, vdir)
+        assert metadata.digest is not None, vdir
+        assert dict(metadata.digest.files) == dict(actual.files), vdir
+        assert metadata.digest.validate(actual) is None
+        backend = json.loads((vdir / "metadata.json").read_text())["backend"]["type"]
+        assert (vdir / "symbols.json").is_file() == (backend == "cpu"), vdir
+
+
+def test_kernels_describe_api_lists_the_mixed_examples_functions_and_layer(
+    kernels: Path,
+) -> None:
+    cli = Path(sys.executable).parent / "kernels"
+    if not cli.exists():
+        pytest.skip("the kernels client's CLI is not installed")
+    done = _run(
+        [str(cli), "describe-api", "--json", str(kernels / "relu-mixed")],
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    assert done.returncode == 0, done.stderr
+    described = json.loads(done.stdout)
+    assert described["variant"] == CPU_VARIANT
+    assert [f["name"] for f in described["functions"]] == [
+        "add_op_namespace_prefix",
+        "leaky_relu",
+        "relu",
+    ]
+    assert described["layers"] == [
+        {"name": "ReLU", "attributes": {"has_backward": True, "can_torch_compile": False}}
+    ]
 
 
 # ---------------------------------------------------------------------- CPU numbers

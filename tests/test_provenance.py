@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from nixgen import __version__
+from tests import client as oracle
 
 from .conftest import EXAMPLES
 from .nixtools import have_nix, kernel_builder, make_stub, nix_env
@@ -146,6 +147,10 @@ def test_metadata_of_a_clean_tree_names_its_commit_and_a_rebuild_is_identical(
     # A git id is an `Oid` since kernels 0.18.3 (a `str` before): compared as text.
     assert str(read.provenance.kernel.commit) == head
     assert not read.provenance.dirty
+    # The stamp wrote the digest again: still the client's, file for file.
+    actual = oracle.rust().Digest.hash_variant(read.digest.algorithm, out)
+    assert dict(read.digest.files) == dict(actual.files)
+    assert read.digest.validate(actual) is None
     # Everything else is the extension's own output, byte for byte.
     unstamped = Path(_eval(project, "p: p.passthru.nixgen.unstamped.outPath"))
     assert {p.relative_to(out) for p in out.rglob("*")} == {
@@ -198,12 +203,13 @@ def test_metadata_of_a_dirty_tree_never_claims_a_clean_commit(project: Path, stu
 
 def _stamped_provenance(root: Path, *flags: str) -> Any:
     """The `provenance` the variant's `metadata.json` would get, read without building: the
-    stamp copies a `builtins.toFile` (written to the store by the evaluation) over the file."""
+    stamp writes a `builtins.toFile` (written to the store by the evaluation) over the file,
+    with its digest (`digest.py write "$out" --metadata FILE`)."""
     ref = f"git+file://{root}#packages.{SYSTEM}.{CPU_VARIANT}"
     command = json.loads(
         _nix(["nix", "eval", "--json", ref, "--apply", "p: p.buildCommand", *flags])
     )
-    found = re.search(r"cp (/nix/store/[0-9a-z]{32}-metadata\.json) ", command)
+    found = re.search(r"--metadata (/nix/store/[0-9a-z]{32}-metadata\.json)", command)
     assert found is not None, command
     return json.loads(Path(found[1]).read_text())["provenance"]
 

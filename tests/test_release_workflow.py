@@ -135,6 +135,16 @@ def test_the_bundles_travel_with_the_upload(case: tuple[dict[str, Any], Any]) ->
     # The check (every variant has its bundle) comes before the upload of build/.
     ids = [s.get("id") for s in workflow["jobs"]["upload"]["steps"]]
     assert ids.index("signatures") < ids.index("check") < ids.index("upload")
+    # Before the upload, `nixgen verify` holds every variant's files to its digest and its
+    # bundle to this repository's workflow at this ref (the client's default policy would
+    # trust only kernels-community's); the context reaches the script through env.
+    assert ids.index("install") < ids.index("verify") < ids.index("upload")
+    verify = workflows.step(workflow, "upload", "verify")
+    assert verify["env"] == {"REPOSITORY": "${{ github.repository }}", "REF": "${{ github.ref }}"}
+    assert verify["run"] == (
+        'nixgen verify build --repo "$REPOSITORY" --workflow '
+        f'"{workflow_mod.GITHUB_WORKFLOW}" --ref "$REF"'
+    )
     upload = workflows.step(workflow, "upload", "upload")
     assert upload["run"] == "nixgen upload --allow-stale --build-dir build ."
 

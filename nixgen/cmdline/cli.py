@@ -288,6 +288,7 @@ COMMANDS = {
     "check-abi": "check_abi",
     "upload": "upload",
     "build-and-upload": "build_and_upload",
+    "verify": "verify",
     "watch": "watch",
     "schema": "schema",
     "completion": "completion",

@@ -139,6 +139,7 @@ def github_workflow(
             _CACHE_ENVIRONMENT.format(name=runners.environment_name(cache_environment))
         ),
         nixgen=ci.nixgen or f"nixgen[hub]=={nixgen_version}",
+        workflow_file=GITHUB_WORKFLOW,
     )
     # The header is nixgen's own text (no project data), so it is not a YAML value.
     header = marker.header(

@@ -8,7 +8,7 @@
 #     nix-support/propagated-*build-inputs and nix-support/setup-hook of every dependency,
 #   - the phases unpack, patch, configure, build, check, install, fixup, installCheck with
 #     `runHook pre<Phase>/post<Phase>`, overridable phase strings, dont*/do* switches,
-#   - helpers: runHook, concatTo, concatStringsSep, stripHash, substitute(InPlace),
+#   - helpers: runHook, concatTo, appendToVar, concatStringsSep, stripHash, substitute(InPlace),
 #     addEnvHooks, echoCmd, getAllOutputNames.
 # Not done: stripping, patchelf, patchShebangs, multiple-output moves, cross compilation.
 __nixpkgs_setup_set_original=$-
@@ -68,6 +68,29 @@ concatTo() {
         fi
         unset -n __ref
     done
+}
+
+# appendToVar NAME VALUE...: append to NAME, an array if it is one (or with structured
+# attributes), else a space-separated string; NAME may be unset. Setup hooks use it to add
+# phases whatever form a derivation gave the variable (`appendToVar preDistPhases hook`, as
+# the kernels toolchain's hash-kernel-hook does).
+appendToVar() {
+    local -n __var="$1"
+    local type array=
+    [ -z "${__structuredAttrs:-}" ] || array=1
+    if type="$(declare -p "$1" 2>/dev/null)"; then
+        case "${type#* }" in
+            -A*) echo "appendToVar(): ERROR: trying to use appendToVar on an associative array." >&2; return 1 ;;
+            -a*) array=1 ;;
+            *) array= ;;
+        esac
+    fi
+    shift
+    if [ -n "$array" ]; then
+        __var+=("$@")
+    else
+        __var="${__var-} $*"
+    fi
 }
 
 concatStringsSep() {

@@ -147,8 +147,11 @@ in
       # The anchor builds its own tvm-ffi (pkgs/python-modules/tvm-ffi); the stand-in is the
       # host's PyPI apache-tvm-ffi wheel, the package real nixpkgs calls apache-tvm-ffi.
       tvm-ffi = python-prev.apache-tvm-ffi;
-      # The anchor's pkgs/python-modules/kernels (the `kernels` client); the host's
-      # PyPI wheel (in the interpreter's site-packages), like torch.
+      # The anchor's pkgs/python-modules/kernels (the `kernels` client, built from the
+      # toolchain's own kernels/ at its revision: 0.17.0.dev0 at 8ac69fc5, with
+      # kernels-data); here the host interpreter's PyPI client (in its site-packages: the
+      # tests' locked environment has kernels 0.19.1), like torch. Every variant's build
+      # runs it (nixgen.trust: the load check).
       kernels = python-prev.__stubMkEmptyPythonPackage "kernels" "0.17.2";
     })
   ];
