@@ -124,7 +124,11 @@ rec {
     // optional (project.upstream != null) { upstream = project.upstream; }
     // optional (project.source != null) { source = project.source; }
     // optional (kernelDepends != [ ]) { "kernel-depends" = kernelDepends; }
-    // optional (project.minver != null) { "kernels-minver" = project.minver; };
+    // {
+      # The oldest client that loads the variant, as nixgen planned it (never by hand).
+      "kernels-minver" = project.kernelsMinver.${variant.backend};
+      "build-layout" = project.buildLayout;
+    };
 
   /**
     The `metadata.json` file of one variant, as a store path (`metadataFileOf` of what
@@ -362,8 +366,13 @@ rec {
     : whether an extension module was built
 
     `framework`
-    : `"torch"` or `"tvm-ffi"`: which `_ops.py` the package gets (a tvm-ffi one loads the
-      library with `tvm_ffi.load_module`)
+    : `"torch"`, `"tvm-ffi"` or `"mlx"`: which `_ops.py` the package gets (a tvm-ffi one
+      loads the library with `tvm_ffi.load_module`; an MLX package gets none)
+
+    `layout`, `python`
+    : `"files"`, or `"zip"`: the package then moves into `<opsName>.zip` (the extension
+      module stays beside it), with `python` (a Python 3 interpreter) running
+      `support/layout/zip_layout.py`
   */
   installPhase =
     {
@@ -372,6 +381,8 @@ rec {
       metadataFile,
       compiled ? true,
       framework ? "torch",
+      layout ? "files",
+      python ? null,
     }:
     ''
       runHook preInstall
@@ -380,15 +391,28 @@ rec {
         cp -r ${lib.escapeShellArg packageDir}/. "$out/"
       fi
       chmod -R u+w "$out"
-      sed 's/@OPS_NAME@/${opsName}/g' ${
-        if framework == "tvm-ffi" then
-          ./support/tvm-ffi/_ops.py.in
-        else if compiled then
-          ./support/torch/_ops.py.in
+      ${
+        if framework == "mlx" then
+          ""
         else
-          ./support/torch/_ops_noarch.py.in
-      } > "$out/_ops.py"
+          ''
+            sed 's/@OPS_NAME@/${opsName}/g' ${
+              if framework == "tvm-ffi" then
+                ./support/tvm-ffi/_ops.py.in
+              else if compiled then
+                ./support/torch/_ops.py.in
+              else
+                ./support/torch/_ops_noarch.py.in
+            } > "$out/_ops.py"
+          ''
+      }
       ${if compiled then ''install -m755 ${lib.escapeShellArg "${opsName}.abi3.so"} "$out/"'' else ""}
+      ${
+        if layout == "zip" then
+          ''${python}/bin/python3 ${./support/layout/zip_layout.py} "$out" ${lib.escapeShellArg opsName}''
+        else
+          ""
+      }
       cp ${metadataFile} "$out/metadata.json"
       chmod 644 "$out/metadata.json"
       runHook postInstall
@@ -709,6 +733,8 @@ rec {
           opsName = name;
           inherit framework;
           metadataFile = metadataFileOf variantMetadata;
+          layout = projectData.buildLayout;
+          python = python3;
         };
         passthru.nixgen = {
           inherit

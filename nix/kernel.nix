@@ -460,13 +460,20 @@ rec {
         dontConfigure = true;
         dontBuild = true;
         # Fails the build on torch ops registered without `add_op_namespace_prefix`
-        # (`env.dontCheckPythonOps = "1";` skips it).
-        nativeBuildInputs = [ (toolchains.${variant.backend} pkgs).opsCheck ];
+        # (`env.dontCheckPythonOps = "1";` skips it); an MLX package registers none.
+        nativeBuildInputs =
+          if variant.framework == "mlx-noarch" then
+            [ ]
+          else
+            [ (toolchains.${variant.backend} pkgs).opsCheck ];
         env.torchOpsCheckDir = moduleDir;
         installPhase = extension.installPhase {
           packageDir = moduleDir;
           inherit opsName;
           compiled = false;
+          framework = if variant.framework == "mlx-noarch" then "mlx" else "torch";
+          layout = projectData.buildLayout;
+          python = pkgs.buildPackages.python3;
           metadataFile = extension.metadataFileOf metadata;
         };
         passthru.nixgen = {
@@ -485,7 +492,7 @@ rec {
 
     ```nix
     builtins.attrNames languages
-    => [ "cpp-cpu" "cpp-cuda" "cpp-metal" "cpp-rocm" "cpp-xpu" "noarch" "rust-cpu" "rust-cuda" ]
+    => [ "cpp-cpu" "cpp-cuda" "cpp-metal" "cpp-rocm" "cpp-xpu" "noarch" "rust-cpu" "rust-cuda-oxide" "rust-cutile" ]
     ```
   */
   languages =

@@ -159,7 +159,8 @@ in
       "cpp-xpu"
       "noarch"
       "rust-cpu"
-      "rust-cuda"
+      "rust-cuda-oxide"
+      "rust-cutile"
     ];
   };
 

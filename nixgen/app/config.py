@@ -11,6 +11,10 @@ an option given on the command line wins; `nixgen show` prints the settings in e
     [override-input]            # --override-input NAME REF (build, shell)
     nixpkgs = "path:/srv/nixpkgs"
 
+Its ``[kernel.<name>]`` tables say what nixgen builds beyond build.toml's format (a Rust
+crate's Cargo features, Rust kernels linked into ``[torch]``): the reading stage reads them
+(`nixgen.reading.options`), as part of the project.
+
 `nixgen render --out DIR` records ``out`` here, so that a plain `render` (or `build`)
 writes and builds DIR/ instead of silently going back to nix/; `--library` likewise records
 ``library``, so that a later render (`build` renders too) keeps the library where it was.
@@ -29,7 +33,10 @@ from nixgen.core.errors import Problem, ProblemError, did_you_mean, error, one_o
 from nixgen.core.paths import DEFAULT_OUT
 
 FILE = "nixgen.toml"
-KEYS = ("library", "offline", "out", "override-input")
+#: The keys of nixgen.toml. `kernel` is read by the reading stage, typed and located as
+#: build.toml is (`nixgen.reading.options`: kernels' options, Rust kernels linked into
+#: [torch]); the settings here leave it alone.
+KEYS = ("kernel", "library", "offline", "out", "override-input")
 
 
 @attrs.frozen(kw_only=True)

@@ -3,11 +3,12 @@
 # The project's data, read by the static library (lib/) to compute variants and build.
 {
   backends = [ "cuda" ];
+  buildLayout = "files";
   cuda = {
     maxver = null;
     minver = null;
   };
-  formatVersion = 2;
+  formatVersion = 3;
   framework = "torch";
   githubActions = {
     matrix = {
@@ -188,8 +189,10 @@
       language = "cpp-cuda";
     };
   };
+  kernelsMinver = {
+    cuda = "0.14.0";
+  };
   license = "Apache-2.0";
-  minver = null;
   moduleName = "relu_cuda";
   name = "relu-cuda";
   nixgenVersion = "0.1.0";

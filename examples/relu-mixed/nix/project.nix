@@ -3,11 +3,12 @@
 # The project's data, read by the static library (lib/) to compute variants and build.
 {
   backends = [ "cpu" "cuda" ];
+  buildLayout = "files";
   cuda = {
     maxver = null;
     minver = null;
   };
-  formatVersion = 2;
+  formatVersion = 3;
   framework = "torch";
   githubActions = {
     matrix = {
@@ -300,8 +301,11 @@
       language = "cpp-cuda";
     };
   };
+  kernelsMinver = {
+    cpu = "0.14.0";
+    cuda = "0.14.0";
+  };
   license = "Apache-2.0";
-  minver = null;
   moduleName = "relu_mixed";
   name = "relu-mixed";
   nixgenVersion = "0.1.0";

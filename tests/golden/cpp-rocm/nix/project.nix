@@ -3,11 +3,12 @@
 # The project's data, read by the static library (lib/) to compute variants and build.
 {
   backends = [ "rocm" ];
+  buildLayout = "files";
   cuda = {
     maxver = null;
     minver = null;
   };
-  formatVersion = 2;
+  formatVersion = 3;
   framework = "torch";
   githubActions = {
     matrix = {
@@ -100,8 +101,10 @@
       language = "cpp-rocm";
     };
   };
+  kernelsMinver = {
+    rocm = "0.14.0";
+  };
   license = "Apache-2.0";
-  minver = null;
   moduleName = "synth_rocm";
   name = "synth-rocm";
   nixgenVersion = "0.1.0";

@@ -3,11 +3,12 @@
 # The project's data, read by the static library (lib/) to compute variants and build.
 {
   backends = [ "cpu" "cuda" ];
+  buildLayout = "zip";
   cuda = {
     maxver = null;
     minver = null;
   };
-  formatVersion = 2;
+  formatVersion = 3;
   framework = "tvm-ffi";
   githubActions = {
     matrix = {
@@ -180,8 +181,11 @@
       language = "cpp-cuda";
     };
   };
+  kernelsMinver = {
+    cpu = "0.19.0";
+    cuda = "0.19.0";
+  };
   license = "Apache-2.0";
-  minver = null;
   moduleName = "synth_tvm_ffi";
   name = "synth-tvm-ffi";
   nixgenVersion = "0.1.0";
