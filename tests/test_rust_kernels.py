@@ -350,6 +350,66 @@ def test_rust_cuda_evaluates_up_to_the_codegen_backend(stub: Path, tmp_path: Pat
     assert "drbh/cuda-oxide" in message, message
 
 
+RELU_TILE = """\
+[general]
+name = "relu-tile"
+version = 1
+edition = 6
+license = "Apache-2.0"
+backends = ["cuda"]
+
+[tvm-ffi]
+
+[kernel.relu_tile]
+language = "rust-cutile"
+cargo-manifest = "tile/Cargo.toml"
+src = ["tile/Cargo.lock", "tile/src/lib.rs"]
+tileiras-minver = "13.2"
+"""
+
+
+@needs_nix
+def test_rust_cutile_evaluates_and_names_what_it_lacks(stub: Path, tmp_path: Path) -> None:
+    """rust-cutile renders and its project evaluates: the kernel is in the variants of CUDA
+    13.2 and later only (`tileiras-minver`); its derivation needs the toolkit's
+    `cuda_tileiras`, which neither the stand-ins nor the pinned toolchain flake have, and
+    evaluating it says so (nix/tests/rust.nix evaluates it with one)."""
+    from .nixtools import nix_eval_json
+
+    root = write(
+        tmp_path / "relu-tile",
+        {
+            "build.toml": RELU_TILE,
+            "tile/Cargo.toml": '[package]\nname = "relu-tile"\nversion = "0.1.0"\n',
+            "tile/Cargo.lock": "version = 3\n",
+            "tile/src/lib.rs": "// cuTile kernels\n",
+            "tvm-ffi-ext/relu_tile/__init__.py": "",
+        },
+    )
+    rendered(root)
+    got = nix_eval_json(
+        f"""map (v: {{ inherit (v) backendVersion kernels; }})
+          ((import ./nix).variants "{SYSTEM}")""",
+        cwd=root,
+        read_write=True,
+    )
+    cuda = {v["backendVersion"]: v["kernels"] for v in got}
+    assert cuda and all(
+        kernels == (["relu_tile"] if version == "13.2" else []) for version, kernels in cuda.items()
+    ), cuda
+    expr = f"""
+      let
+        p = import ./nix;
+        v = builtins.head (builtins.filter (v: v.kernels != [ ]) (p.variants "{SYSTEM}"));
+        d = p.variantPackage {{
+          nixpkgs = {stub}; kernel-builder = {toolchain_input(stub)}; system = "{SYSTEM}";
+        }} v;
+      in d.nixgen.kernels.relu_tile.drvPath
+    """
+    message = nix_error(expr, root)
+    assert "kernel relu_tile (rust-cutile)" in message and "cuda_tileiras" in message, message
+
+
 def git_dependency_project(root: Path, dep: Path, *, library: str = "relu_git") -> Path:
     """A rust-cpu kernel whose crate depends on `relu-helper` from the local git repository
     `dep` (a file URL), locked at its commit; nothing in build.toml or nixgen.toml names a
