@@ -462,7 +462,9 @@ def test_rust_kernel_with_the_lock_file_at_the_project_root_builds(
     root = tmp_path / "relu-rust"
     shutil.copytree(EXAMPLES / "relu-rust", root, ignore=shutil.ignore_patterns("nix", "build"))
     (root / "relu_rs" / "Cargo.lock").rename(root / "Cargo.lock")
-    toml = root / "build.toml"
+    # the example's Rust kernel is nixgen.toml's (a crate linked into its [torch] extension)
+    toml = root / "nixgen.toml"
+    assert '"relu_rs/Cargo.lock"' in toml.read_text()
     toml.write_text(toml.read_text().replace('"relu_rs/Cargo.lock"', '"Cargo.lock"'))
     rendered = CliRunner().invoke(main, ["render", str(root)])
     assert rendered.exit_code == 0, rendered.output
