@@ -478,13 +478,12 @@ rec {
         dontConfigure = true;
         dontBuild = true;
         # Fails the build on torch ops registered without `add_op_namespace_prefix`
-        # (`env.dontCheckPythonOps = "1";` skips it); then the variant check
-        # (`nixgen.trust`): the digest only, as no torch is named for the client
-        # (`trust.noClient`).
-        nativeBuildInputs = [
-          toolchain.opsCheck
-          (toolchain.variantCheck null)
-        ];
+        # (`env.dontCheckPythonOps = "1";` skips it; an MLX package registers none); then
+        # the variant check (`nixgen.trust`): the digest only, as no torch is named for the
+        # client (`trust.noClient`).
+        nativeBuildInputs =
+          (if variant.framework == "mlx-noarch" then [ ] else [ toolchain.opsCheck ])
+          ++ [ (toolchain.variantCheck null) ];
         env = {
           torchOpsCheckDir = moduleDir;
         }
@@ -496,6 +495,9 @@ rec {
           packageDir = moduleDir;
           inherit opsName;
           compiled = false;
+          framework = if variant.framework == "mlx-noarch" then "mlx" else "torch";
+          layout = projectData.buildLayout;
+          python = pkgs.buildPackages.python3;
           metadataFile = extension.metadataFileOf metadata;
         };
         passthru.nixgen = {
@@ -514,7 +516,7 @@ rec {
 
     ```nix
     builtins.attrNames languages
-    => [ "cpp-cpu" "cpp-cuda" "cpp-metal" "cpp-rocm" "cpp-xpu" "noarch" "rust-cpu" "rust-cuda" ]
+    => [ "cpp-cpu" "cpp-cuda" "cpp-metal" "cpp-rocm" "cpp-xpu" "noarch" "rust-cpu" "rust-cuda-oxide" "rust-cutile" ]
     ```
   */
   languages =

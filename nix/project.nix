@@ -23,6 +23,8 @@ let
   format = (builtins.fromJSON (builtins.readFile ./data/format.json)).format;
   # One table, read by nixgen too (`data/languages.json`).
   backends = (builtins.fromJSON (builtins.readFile ./data/languages.json)).backends;
+  # The frameworks whose variants compile nothing (pure Python).
+  noarchFramework = framework: framework == "torch-noarch" || framework == "mlx-noarch";
 in
 rec {
   /**
@@ -364,7 +366,7 @@ rec {
           # The library with the variant's nixpkgs `lib` (its builders quote and match
           # with it), as the kernel files and the extension get it.
           nixgenLib = nixgen.withLib pkgs.lib;
-          isNoarch = variant.framework == "torch-noarch";
+          isNoarch = noarchFramework variant.framework;
           torch = if variant.torch == null then null else torchFor pkgs variant;
           # The stdenv, compilers and runtime libraries of the variant (nixgen.toolchains):
           # kernels and the extension are compiled with the same (portable) stdenv.
@@ -557,7 +559,7 @@ rec {
           # A pure-Python variant compiles nothing: the stdenv alone, not the toolkit's
           # compilers and libraries (a variant without a backend version has no toolkit:
           # the toolchain's default `xpuPackages` names a set it does not define).
-          compiled = variant.framework != "torch-noarch";
+          compiled = !(noarchFramework variant.framework);
           mkShell = pkgs.mkShell.override { inherit (toolchain) stdenv; };
         in
         mkShell {

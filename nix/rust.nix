@@ -1,7 +1,7 @@
 /**
-  Rust kernels: the derivation of a `rust-cpu` or `rust-cuda` kernel from its generated
-  file's data (`kernel`), the checks of what a crate installs, and the pieces of a
-  cuda-oxide (`rust-cuda`) build.
+  Rust kernels: the derivation of a `rust-cpu`, `rust-cuda-oxide` or `rust-cutile` kernel
+  from its generated file's data (`kernel`), the checks of what a crate installs, and the
+  pieces of a cuda-oxide (`rust-cuda-oxide`) build.
 */
 {
   lib,
@@ -38,7 +38,7 @@ rec {
           echo ${esc "nixgen: kernel ${kernel}: the crate did not build lib${library}.a, the static library the extension links"}
           if [ -n "$built" ]; then
             echo "  it built: $built"
-            echo ${esc "  fix: name the library in the crate's Cargo.toml ([lib] name = \"${library}\"), or set lib-name in build.toml ([kernel.${kernel}] lib-name = \"<the crate's library name>\")"}
+            echo ${esc "  fix: nixgen read the library name ${library} from the crate's Cargo.toml when it rendered; render again (nixgen render) after changing [lib] name or the package name"}
           else
             echo ${esc "  fix: build a static library: crate-type = [\"staticlib\"] under [lib] in the crate's Cargo.toml"}
           fi
@@ -154,10 +154,15 @@ rec {
     '';
 
   /**
-    The derivation of a Rust kernel (`rust-cpu`, or `rust-cuda`: a host crate and a
-    cuda-oxide device crate), built with `rustPlatform.buildRustPackage`. Dependencies are
-    vendored from the lock file: registry crates by their checksum, git crates with
-    `builtins.fetchGit` at the locked revision, so no hash is maintained.
+    The derivation of a Rust kernel (`rust-cpu`; `rust-cuda-oxide`: a host crate and a
+    cuda-oxide device crate; `rust-cutile`: a crate of cuTile kernels, built with the CUDA
+    toolkit's Tile IR assembler `tileiras` on `PATH`), built with
+    `rustPlatform.buildRustPackage`. Dependencies are vendored from the lock file: registry
+    crates by their checksum, git crates with `builtins.fetchGit` at the locked revision,
+    so no hash is maintained.
+
+    A `rust-cutile` kernel needs the variant's `cudaPackages.cuda_tileiras` (CUDA 13.2 and
+    later); a package set without it fails naming what is missing.
 
     # Inputs
 
@@ -165,7 +170,8 @@ rec {
     the second is the kernel's data:
 
     `name`, `pname`, `version`, `language`
-    : the kernel, its derivation's name and version, `rust-cpu` or `rust-cuda`
+    : the kernel, its derivation's name and version, `rust-cpu`, `rust-cuda-oxide` or
+      `rust-cutile`
 
     `sources`, `features`
     : as build.toml lists them
@@ -177,7 +183,7 @@ rec {
     : the crate's directory (`buildAndTestSubdir`), where cargo runs, and whether the lock
       file must be copied next to the manifest (all as nixgen planned them)
 
-    `capabilities`, `toolchainFile`, `deviceManifest`, `ptxDir` (`rust-cuda`)
+    `capabilities`, `toolchainFile`, `deviceManifest`, `ptxDir` (`rust-cuda-oxide`)
     : CUDA version → capabilities as nixgen planned them, the `rust-toolchain.toml`, the
       device crate's manifest and where its PTX goes
 
@@ -209,7 +215,15 @@ rec {
     }:
     let
       inherit (pkgs) lib;
-      onCuda = language == "rust-cuda";
+      onCuda = language == "rust-cuda-oxide";
+      onCutile = language == "rust-cutile";
+      # cuTile's compiler ships with the CUDA toolkit from 13.2 on.
+      tileiras =
+        cudaPackages.cuda_tileiras or (throw (
+          "nixgen: kernel ${name} (rust-cutile): the CUDA ${cudaPackages.cudaMajorMinorVersion or "?"} "
+          + "package set has no `cuda_tileiras` (`tileiras`, the Tile IR assembler cuTile "
+          + "compiles with); the kernels toolchain flake provides no cuTile builder either"
+        ));
       cudaPackages = pkgs.cudaPackages;
       # cuda-oxide needs the nightly its `rust-toolchain.toml` names (rust-overlay's
       # `rust-bin`, an overlay of the anchor's build sets).
@@ -247,7 +261,7 @@ rec {
         inherit manifest lockfile;
       };
     in
-    # A fixed point: the archive check and (rust-cuda) the device build read the library
+    # A fixed point: the archive check and (rust-cuda-oxide) the device build read the library
     # name and the capabilities from the derivation's `passthru.nixgen`, so `overrideAttrs`
     # that changes them changes what is built.
     rustPlatform.buildRustPackage (
@@ -263,7 +277,7 @@ rec {
           allowBuiltinFetchGit = true;
         };
         buildFeatures = features;
-        # A crate missing from the lock file stops the build here; then (rust-cuda) the
+        # A crate missing from the lock file stops the build here; then (rust-cuda-oxide) the
         # device crate: the host crate embeds its PTX.
         preBuild =
           if onCuda then
@@ -292,6 +306,19 @@ rec {
       // (if crateDir != null then { buildAndTestSubdir = crateDir; } else { })
       # The lock file sits elsewhere in the project; Cargo wants it next to the manifest.
       // (if copyLock then { prePatch = compile.copyPhase lockfile "${crateDir}/Cargo.lock"; } else { })
+      // (
+        if onCutile then
+          {
+            nativeBuildInputs = [ tileiras ];
+            env = {
+              CUDA_HOME = cudaHome;
+              CUDA_TOOLKIT_PATH = cudaHome;
+              KERNEL_BUILDER_GPU_LANG = "CUDA";
+            };
+          }
+        else
+          { }
+      )
       // (
         if onCuda then
           {

@@ -38,11 +38,15 @@ def corpus_id(path: Path) -> str:
 
 
 def materialize(build_toml: Path | str, root: Path) -> Path:
-    """A project tree for `build_toml`: the file itself plus an empty file for every path
-    it lists (and the Python package), so file checks and Nix file sets can see them."""
+    """A project tree for `build_toml`: the file itself (and the nixgen.toml beside it) plus
+    an empty file for every path it lists (a crate's manifest naming its library) and the
+    Python package, so file checks and Nix file sets can see them."""
     root.mkdir(parents=True, exist_ok=True)
     text = Path(build_toml).read_text() if isinstance(build_toml, Path) else build_toml
     (root / "build.toml").write_text(text)
+    # the project's nixgen.toml (a golden case's, beside its build.toml)
+    if isinstance(build_toml, Path) and (build_toml.parent / "nixgen.toml").is_file():
+        shutil.copy(build_toml.parent / "nixgen.toml", root / "nixgen.toml")
     loaded = project.read(root, check_files=False)
     build = loaded.build
     files = set(build.source_files())
@@ -50,18 +54,31 @@ def materialize(build_toml: Path | str, root: Path) -> Path:
     fw = build.framework
     if isinstance(fw, (model.Torch, model.TvmFfi)):
         dirs.update(fw.include)
-    for kernel in build.kernels.values():
+    manifests: dict[str, str] = {}
+    for name, kernel in build.kernels.items():
         dirs.update(getattr(kernel, "include", []))
         if isinstance(kernel, model.RUST_KERNELS):
             # a Rust source entry without an extension is a directory of sources
             listed = [p for p in kernel.src if "." not in p.rsplit("/", 1)[-1]]
             files.difference_update(listed)
             files.update(f"{p.rstrip('/')}/lib.rs" for p in listed)
+            # the crate's manifest names the library nixgen reads from it: the kernel's when
+            # a file said it, else the crate's directory, as `cargo new` names a crate (the
+            # kernel's name at the root); a workspace's other manifests are workspaces
+            crate_dir = kernel.cargo_manifest.rpartition("/")[0].rpartition("/")[2]
+            package = kernel.library or crate_dir or kernel.library_name(name)
+            manifests[kernel.cargo_manifest] = f'[package]\nname = "{package}"\n'
+            for other in kernel.manifests():
+                manifests.setdefault(other, "[workspace]\n")
+            # a lock file of no dependencies: the build reads it while it is evaluated
+            for lock in kernel.src:
+                if lock.rsplit("/", 1)[-1] == "Cargo.lock":
+                    manifests.setdefault(lock, "version = 3\n")
     for rel in sorted(files):
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists():
-            path.write_text(f"// {rel}\n")
+            path.write_text(manifests.get(rel, f"// {rel}\n"))
     for rel in sorted(dirs):
         (root / rel).mkdir(parents=True, exist_ok=True)
     from nixgen.reading.model import python_package_dir

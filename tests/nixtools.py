@@ -395,7 +395,32 @@ def nix_build(
     lines = [line for line in done.stdout.splitlines() if line.startswith("/")]
     if not lines:
         raise NixError(args, 0, done.stdout, "nix-build printed no output path\n" + done.stderr)
+    check_metadata([Path(line) for line in lines])
     return Path(lines[0])
+
+
+def check_metadata(outputs: Sequence[Path]) -> None:
+    """Every `metadata.json` a build produced (in an output, or in each variant of a
+    bundle one level down) is what the `kernels` client's own `Metadata.from_bytes` reads,
+    its `kernels-minver` three numbers: every test build holds nixgen's metadata to the
+    client (the locked one, in the tests' environment)."""
+    try:
+        from kernels._rust import Metadata
+    except ImportError:  # no client installed: nothing to hold it to
+        return
+    for out in outputs:
+        if not out.is_dir():
+            continue
+        for path in [out / "metadata.json", *out.glob("*/metadata.json")]:
+            if not path.is_file():
+                continue
+            data = path.read_bytes()
+            try:
+                metadata = Metadata.from_bytes(data)
+            except ValueError as exc:
+                raise AssertionError(f"{path}: the kernels client refuses it: {exc}") from None
+            minver = metadata.kernels_minver
+            assert minver is not None and str(minver).count(".") == 2, (path, data)
 
 
 def _flake_ref(flake_dir: Path | str, attr: str | None) -> str:
@@ -466,7 +491,9 @@ def flake_build(
         *_override(stub),
     ]
     results = json.loads(_run(args, cwd=None, timeout=timeout).stdout)
-    return [Path(p) for r in results for p in r["outputs"].values()]
+    outputs = [Path(p) for r in results for p in r["outputs"].values()]
+    check_metadata(outputs)
+    return outputs
 
 
 def flake_build_each(
@@ -482,7 +509,9 @@ def flake_build_each(
     args = ["nix", "build", "--json", "--no-link", "--max-jobs", str(max_jobs)]
     args += [_flake_ref(flake_dir, attr) for flake_dir, attr in installables] + _override(stub)
     results = json.loads(_run(args, cwd=None, timeout=timeout).stdout)
-    return [Path(r["outputs"]["out"]) for r in results]
+    outputs = [Path(r["outputs"]["out"]) for r in results]
+    check_metadata(outputs)
+    return outputs
 
 
 @functools.cache

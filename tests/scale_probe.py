@@ -40,8 +40,10 @@ _EXTRA = {
 
 
 def build_toml(kernels: int, *, flag: str = "-O2", name: str = "scale") -> str:
-    """An edition-6 build.toml with `kernels` kernels cycling through every language;
-    `flag` goes into each C++ kernel's cxx-flags (change it to change every kernel file)."""
+    """An edition-6 build.toml with `kernels` kernels cycling through every language, the
+    Rust ones left to nixgen.toml (`nixgen_toml`: a [torch] project's Rust kernels are
+    nixgen's own); `flag` goes into each C++ kernel's cxx-flags (change it to change every
+    kernel file)."""
     lines = [
         "[general]",
         f'name = "{name}"',
@@ -56,25 +58,40 @@ def build_toml(kernels: int, *, flag: str = "-O2", name: str = "scale") -> str:
     ]
     for index in range(kernels):
         language = LANGUAGES[index % len(LANGUAGES)]
+        if language == "rust-cpu":
+            continue
         lines.append(f"[kernel.k{index}]")
         lines.append(f'language = "{language}"')
-        lines.append(_sources(index, language))
-        if language != "rust-cpu":
-            lines.append(f'cxx-flags = ["{flag}"]')
+        lines.append("depends = []")
+        lines.append(f'src = ["k{index}/k{index}.{_EXTENSION[language]}"]')
+        lines.append(f'cxx-flags = ["{flag}"]')
         lines.append(_EXTRA.get(language, ""))
     return "\n".join(lines)
 
 
-def _sources(index: int, language: str) -> str:
-    if language == "rust-cpu":
-        return f'src = ["k{index}/Cargo.toml", "k{index}/Cargo.lock", "k{index}/src/lib.rs"]'
-    return f'src = ["k{index}/k{index}.{_EXTENSION[language]}"]'
+def nixgen_toml(kernels: int) -> str:
+    """The nixgen.toml of `build_toml(kernels)`: its Rust kernels."""
+    lines = []
+    for index in range(kernels):
+        if LANGUAGES[index % len(LANGUAGES)] == "rust-cpu":
+            lines.append(f"[kernel.k{index}]")
+            lines.append('language = "rust-cpu"')
+            lines.append(f'cargo-manifest = "k{index}/Cargo.toml"')
+            lines.append(f'src = ["k{index}/Cargo.lock", "k{index}/src/lib.rs"]')
+            lines.append(_EXTRA["rust-cpu"])
+    return "\n".join(lines)
+
+
+def write_tomls(root: Path, kernels: int, *, flag: str = "-O2", name: str = "scale") -> None:
+    """Write the build.toml and nixgen.toml of a project of `kernels` kernels at `root`."""
+    (root / "build.toml").write_text(build_toml(kernels, flag=flag, name=name))
+    (root / "nixgen.toml").write_text(nixgen_toml(kernels))
 
 
 def generate(root: Path, kernels: int, *, flag: str = "-O2", name: str = "scale") -> Path:
     """Write a project with `kernels` kernels (and every file it lists) under `root`."""
     root.mkdir(parents=True, exist_ok=True)
-    (root / "build.toml").write_text(build_toml(kernels, flag=flag, name=name))
+    write_tomls(root, kernels, flag=flag, name=name)
     package = root / "torch-ext" / name.replace("-", "_")
     package.mkdir(parents=True, exist_ok=True)
     (package / "__init__.py").write_text("")
@@ -84,8 +101,9 @@ def generate(root: Path, kernels: int, *, flag: str = "-O2", name: str = "scale"
         directory = root / f"k{index}"
         if language == "rust-cpu":
             (directory / "src").mkdir(parents=True, exist_ok=True)
-            for rel in ("Cargo.toml", "Cargo.lock", "src/lib.rs"):
-                (directory / rel).write_text("")
+            (directory / "Cargo.toml").write_text(f'[package]\nname = "k{index}"\n')
+            (directory / "Cargo.lock").write_text("version = 3\n")
+            (directory / "src" / "lib.rs").write_text("")
         else:
             directory.mkdir(exist_ok=True)
             (directory / f"k{index}.{_EXTENSION[language]}").write_text("")

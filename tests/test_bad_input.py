@@ -68,6 +68,7 @@ src = ["relu/relu.cpp"]
 TREE = (
     "torch-ext/torch_binding.cpp",
     "torch-ext/relu/__init__.py",
+    "tvm-ffi-ext/relu/__init__.py",
     "relu/relu.cpp",
     "relu_cuda/relu.cu",
     "relu_rs/Cargo.toml",
@@ -79,8 +80,17 @@ TREE = (
 )
 
 CUDA = '\n[kernel.relu_cuda]\nlanguage = "cpp-cuda"\nsrc = ["relu_cuda/relu.cu"]\n'  # lines 16-18
-RUST = (  # lines 16-18 when appended
+#: What a file of TREE holds: a comment naming it, or (a crate's files) what Cargo reads.
+CONTENT = {
+    "relu_rs/Cargo.toml": '[package]\nname = "relu_rs"\n',
+    "relu_rs/device/Cargo.toml": '[package]\nname = "device"\n',
+    "relu_rs/Cargo.lock": "version = 3\n",
+}
+#: The crate of a Rust kernel, as the format names it.
+MANIFEST = 'cargo-manifest = "relu_rs/Cargo.toml"'
+RUST = (  # lines 16-19 when appended to RBASE
     '\n[kernel.relu_rs]\nlanguage = "rust-cpu"\n'
+    f"{MANIFEST}\n"
     'src = ["relu_rs/Cargo.toml", "relu_rs/Cargo.lock", "relu_rs/src/lib.rs"]\n'
 )
 
@@ -98,6 +108,24 @@ def add(extra: str, text: str = BASE) -> str:
 def kernel(body: str, name: str = "k") -> str:
     """BASE plus a kernel table: its header on line 16, `body` from line 17."""
     return add(f"\n[kernel.{name}]\n{body}")
+
+
+#: BASE as a `[tvm-ffi]` project, line for line: the format holds its Rust kernels.
+RBASE = edit("[torch]", "[tvm-ffi]")
+
+
+def rkernel(body: str, name: str = "k") -> str:
+    """RBASE plus a kernel table: its header on line 16, `body` from line 17."""
+    return add(f"\n[kernel.{name}]\n{body}", RBASE)
+
+
+def nixgen_toml(text: str) -> Setup:
+    """A setup that writes the project's nixgen.toml."""
+
+    def setup(root: Path, _: pytest.MonkeyPatch) -> None:
+        (root / "nixgen.toml").write_text(text)
+
+    return setup
 
 
 def edition5(text: str) -> str:
@@ -294,7 +322,8 @@ CASES: list[Case] = [
     row("src-element-table", edit('["relu/relu.cpp"]', '[{ path = "relu/relu.cpp" }]'), "build.toml:14:8", "kernel.relu.src[0]", "expected a string, got a table"),
     row("src-element-bool", edit('["relu/relu.cpp"]', "[true]"), "build.toml:14:8", "kernel.relu.src[0]", "expected a string, got a boolean `true`"),
     row("depends-as-string", edit('depends = ["torch"]', 'depends = "torch"'), "build.toml:13:11", "kernel.relu.depends", 'expected an array, got a string `"torch"`'),
-    row("unknown-dependency", add(CUDA + 'depends = ["cutlass_3_7"]\n'), "build.toml:19:12", "kernel.relu_cuda.depends[0]", "unknown value `cutlass_3_7`", "did you mean `cutlass_3_9`?", "expected one of `torch`, `cutlass_2_10`"),
+    row("unknown-dependency", add(CUDA + 'depends = ["cutlass_3_7"]\n'), "build.toml:19:12", "kernel.relu_cuda.depends[0]", "unknown value `cutlass_3_7`", "did you mean `cutlass_3_9`?", "expected one of `cutlass_2_10`"),
+    row("dependency-nixgen-does-not-build-the-language-with", add(CUDA.replace("cpp-cuda", "cpp-cpu") + 'depends = ["cutlass_3_8"]\n'), "build.toml:19:12", "kernel.relu_cuda.depends[0]", "unknown value `cutlass_3_8`", "expected one of `torch`", "nixgen builds `cpp-cpu` kernels against `torch` only"),
     row("kernel-is-a-number", add("\n[kernel]\nfoo = 1\n"), "build.toml:17:7", "kernel.foo", "expected a table, got an integer `1`"),
     row("kernel-table-is-a-string", 'kernel = "relu"\n' + BASE.split("[kernel.relu]")[0], "build.toml:1:10", "kernel", "expected a table, got a string"),
     row("kernel-as-array-of-tables", add('\n[[kernel.x]]\nlanguage = "cpp-cpu"\n'), "build.toml:16:10", "kernel.x", "expected a table, got an array"),
@@ -302,7 +331,8 @@ CASES: list[Case] = [
     row("stable-abi-as-bool", edit("[torch]", "[torch]\nstable-abi = true"), "build.toml:9:14", "torch.stable-abi", "expected a Torch version such as `\"2.11\"`", "got a boolean `true`"),
     row("stable-abi-with-a-leading-zero", edit("[torch]", '[torch]\nstable-abi = "02.11"'), "build.toml:9:14", "torch.stable-abi", "invalid version `02.11`", "leading zero", "write `2.11`"),
     row("torch-minver-component-past-2-63", edit("[torch]", '[torch]\nminver = "2.9223372036854775808"'), "build.toml:9:10", "torch.minver", "more than 9 digits"),
-    row("cuda-maxver-huge-component", edit("\n[torch]", '\n[general.cuda]\nmaxver = "12.18446744073709551617"\n\n[torch]'), "build.toml:9:10", "general.cuda.maxver", "more than 9 digits"),
+    row("cuda-maxver-huge-component", edit("\n[torch]", '\n[general.cuda]\nmaxver = "12.18446744073709551617"\n\n[torch]'), "build.toml:9:10", "general.cuda.maxver", "invalid version", "two dot-separated numbers"),
+    row("cuda-maxver-three-components", edit("\n[torch]", '\n[general.cuda]\nmaxver = "13.0.1"\n\n[torch]'), "build.toml:9:10", "general.cuda.maxver", "expected `major.minor`", "it has 3 components"),
     row("stable-abi-unknown-backend", edit("[torch]", '[torch]\nstable-abi = { cdua = "2.11" }'), "build.toml:9:16", "torch.stable-abi.cdua", "did you mean `cuda`?"),
     row("capability-as-number", kernel('language = "cpp-cuda"\nsrc = ["relu_cuda/relu.cu"]\ncuda-capabilities = [8.0]'), "build.toml:19:22", "kernel.k.cuda-capabilities[0]", "expected a string, got a float `8.0`"),
     row("include-as-bool", edit('src = ["relu/relu.cpp"]', 'src = ["relu/relu.cpp"]\ninclude = false'), "build.toml:15:11", "kernel.relu.include", "expected an array, got a boolean `false`"),
@@ -326,12 +356,21 @@ CASES: list[Case] = [
     row("edition-6-language-without-edition", edit("edition = 6\n", ""), "build.toml:1:2", "general", "`general.edition` is missing", "add `edition = 6`"),
     # --- impossible combinations ------------------------------------------------------
     row("cuda-flags-on-cpp-cpu", edit('src = ["relu/relu.cpp"]', 'src = ["relu/relu.cpp"]\ncuda-flags = ["-lineinfo"]'), "build.toml:15:1", "kernel.relu.cuda-flags", "`cuda-flags` is not possible for language `cpp-cpu`", "belongs to language `cpp-cuda`"),
-    row("features-on-cpp-cuda", kernel('language = "cpp-cuda"\nsrc = ["relu_cuda/relu.cu"]\nfeatures = ["fast"]'), "build.toml:19:1", "kernel.k.features", "not possible for language `cpp-cuda`", "belongs to language `rust-cpu`"),
-    row("depends-on-rust-cpu", kernel(f'language = "rust-cpu"\ndepends = ["torch"]\n{RUST_SRC}'), "build.toml:18:12", "kernel.k.depends[0]", "no value is allowed here", "this array must be empty"),
+    row("features-on-cpp-cuda", kernel('language = "cpp-cuda"\ndepends = []\nsrc = ["relu_cuda/relu.cu"]\nfeatures = ["fast"]'), "build.toml:20:1", "kernel.k.features", "not possible for language `cpp-cuda`", "nixgen's own option of language `rust-cpu`", "set in nixgen.toml"),
+    row("features-of-rust-cpu-in-build-toml", rkernel(f'language = "rust-cpu"\n{MANIFEST}\n{RUST_SRC}\nfeatures = ["fast"]'), "build.toml:20:1", "kernel.k.features", "`features` is nixgen's own", "nixgen.toml"),
+    row("depends-on-rust-cpu", rkernel(f'language = "rust-cpu"\n{MANIFEST}\ndepends = ["torch"]\n{RUST_SRC}'), "build.toml:19:1", "kernel.k.depends", "not possible for language `rust-cpu`", "belongs to language `cpp-cpu`"),
+    row("rust-cpu-under-torch", kernel(f'language = "rust-cpu"\n{MANIFEST}\n{RUST_SRC}'), "build.toml:17:12", "kernel.k.language", "Rust kernels require a `[tvm-ffi]` framework", "define the kernel in nixgen.toml"),
+    row("rust-cutile-below-13-2", rkernel(f'language = "rust-cutile"\n{MANIFEST}\n{RUST_SRC}\ntileiras-minver = "13.1"'), "build.toml:20:19", "kernel.k.tileiras-minver", "must be at least 13.2"),
+    row("mlx-noarch-for-cuda", edit('[torch]\nsrc = ["torch-ext/torch_binding.cpp"]\n\n[kernel.relu]\nlanguage = "cpp-cpu"\ndepends = ["torch"]\nsrc = ["relu/relu.cpp"]\n', "[mlx-noarch]\n"), "build.toml:6:13", "general.backends[0]", "`[mlx-noarch]` only supports the `metal` backend, got `cpu`"),
+    row("build-layout-unknown", edit("backends =", 'build-layout = "tar"\nbackends ='), "build.toml:6:16", "general.build-layout", "unknown value `tar`", "`files`, `zip`"),
+    row("nixgen-toml-option-of-a-cpp-kernel", BASE, "nixgen.toml:2:1", "kernel.relu.features", "a `cpp-cpu` kernel has none", setup=nixgen_toml('[kernel.relu]\nfeatures = ["x"]\n')),
+    row("nixgen-toml-kernel-not-in-build-toml", BASE, "nixgen.toml:1:9", "kernel.nope", "build.toml has no kernel `nope`", setup=nixgen_toml('[kernel.nope]\nfeatures = ["x"]\n')),
+    row("nixgen-toml-cpp-kernel-definition", BASE, "nixgen.toml:2:12", "kernel.k.language", "a `cpp-cpu` kernel belongs in build.toml", setup=nixgen_toml('[kernel.k]\nlanguage = "cpp-cpu"\ndepends = []\nsrc = ["relu/relu.cpp"]\n')),
+    row("nixgen-toml-rust-kernel-of-tvm-ffi", RBASE, "nixgen.toml:2:12", "kernel.k.language", "define it in build.toml", setup=nixgen_toml(f'[kernel.k]\nlanguage = "rust-cpu"\n{MANIFEST}\n{RUST_SRC}\n')),
     row("hip-flags-on-cpp-xpu", kernel('language = "cpp-xpu"\nsrc = ["relu/relu.cpp"]\nhip-flags = ["-O3"]'), "build.toml:19:1", "kernel.k.hip-flags", "belongs to language `cpp-rocm`", "allowed here"),
     row("rocm-archs-on-cpp-cuda", kernel('language = "cpp-cuda"\nsrc = ["relu_cuda/relu.cu"]\nrocm-archs = ["gfx942"]'), "build.toml:19:1", "kernel.k.rocm-archs", "belongs to language `cpp-rocm`"),
-    row("include-on-rust-cpu", kernel(f'language = "rust-cpu"\n{RUST_SRC}\ninclude = ["include"]'), "build.toml:19:1", "kernel.k.include", "not possible for language `rust-cpu`"),
-    row("cxx-flags-on-rust-cpu", kernel(f'language = "rust-cpu"\n{RUST_SRC}\ncxx-flags = ["-O3"]'), "build.toml:19:1", "kernel.k.cxx-flags", "not possible for language `rust-cpu`"),
+    row("include-on-rust-cpu", rkernel(f'language = "rust-cpu"\n{MANIFEST}\n{RUST_SRC}\ninclude = ["include"]'), "build.toml:20:1", "kernel.k.include", "not possible for language `rust-cpu`"),
+    row("cxx-flags-on-rust-cpu", rkernel(f'language = "rust-cpu"\n{MANIFEST}\n{RUST_SRC}\ncxx-flags = ["-O3"]'), "build.toml:20:1", "kernel.k.cxx-flags", "not possible for language `rust-cpu`"),
     row("two-frameworks", add('\n[tvm-ffi]\nsrc = ["torch-ext/torch_binding.cpp"]\n'), "build.toml:16:2", "tvm-ffi", "only one framework table is allowed", "`[torch]` and `[tvm-ffi]`"),
     row("three-frameworks", add('\n[torch-noarch]\n\n[tvm-ffi]\nsrc = []\n'), "build.toml:16:2", "torch-noarch", "only one framework table is allowed"),
     row("compiled-kernel-with-torch-noarch", edit('[torch]\nsrc = ["torch-ext/torch_binding.cpp"]', "[torch-noarch]"), "build.toml:8:2", "torch-noarch", "compiled kernels need a framework", "add a [torch] or [tvm-ffi] table"),
@@ -342,7 +381,8 @@ CASES: list[Case] = [
     row("torch-minver-above-maxver", edit("[torch]", '[torch]\nminver = "2.12"\nmaxver = "2.11"'), "build.toml:9:10", "torch.minver", "minver 2.12 is greater than maxver 2.11"),
     row("cuda-minver-above-maxver", edit("\n[torch]", '\n[general.cuda]\nminver = "13.0"\nmaxver = "12.6"\n\n[torch]'), "build.toml:9:10", "general.cuda.minver", "minver 13.0 is greater than maxver 12.6"),
     row("kernel-depends-without-version", edit("\n[torch]", '\n[[general.kernel-depends]]\nrepo-id = "org/dep"\n\n[torch]'), "build.toml:8:11", "general.kernel-depends[0]", "either `version` or `revision` must be given"),
-    row("kernel-depends-with-both", edit("\n[torch]", '\n[[general.kernel-depends]]\nrepo-id = "org/dep"\nversion = 1\nrevision = "abc"\n\n[torch]'), "build.toml:8:11", "general.kernel-depends[0]", "give exactly one of `version` and `revision`"),
+    row("kernel-depends-with-both", edit("\n[torch]", '\n[[general.kernel-depends]]\nrepo-id = "org/dep"\nversion = 1\nrevision = "abc"\n\n[torch]'), "build.toml:8:11", "general.kernel-depends[0]", "`version` and `revision` are mutually exclusive"),
+    row("tpu-kernel-depends", edit("\n[torch]", '\n[general.tpu]\nkernel-depends = []\n\n[torch]'), "build.toml:9:1", "general.tpu.kernel-depends", "unknown key `kernel-depends`"),
     row("python-depends-unknown", edit("backends =", 'python-depends = ["numpyy"]\nbackends ='), "build.toml:6:19", "general.python-depends[0]", "unknown value `numpyy`", "expected one of `einops`, `helion`, `tvm-ffi`"),
     # --- names ----------------------------------------------------------------------------
     row("project-name-uppercase", edit('"relu"', '"ReLU"'), "build.toml:2:8", "general.name", "invalid name `ReLU`", "lowercase letters, digits and dashes"),
@@ -372,14 +412,15 @@ CASES: list[Case] = [
     row("cuda-capability-no-toolkit-builds", add(CUDA + 'cuda-capabilities = ["5.0"]\n'), "build.toml:19:21", "kernel.relu_cuda.cuda-capabilities", "none of its CUDA capabilities (`5.0`) can be built with CUDA 13", "the closest capability CUDA 13.0 builds is `7.5`"),
     # The same rule for every CUDA language: planned in Python once (plan.unbuildable_capabilities),
     # not left to Nix.
-    row("rust-cuda-capability-no-toolkit-builds", kernel('language = "rust-cuda"\nsrc = ["relu_rs/Cargo.toml", "relu_rs/Cargo.lock", "relu_rs/rust-toolchain.toml", "relu_rs/src/lib.rs", "relu_rs/device/Cargo.toml"]\ndevice-manifest = "relu_rs/device/Cargo.toml"\ncuda-capabilities = ["7.0"]'), "build.toml:20:21", "kernel.k.cuda-capabilities", "kernel `k`: none of its CUDA capabilities (`7.0`) can be built with CUDA 13.0", "the closest capability CUDA 13.0 builds is `7.5`"),
+    row("rust-cuda-capability-no-toolkit-builds", rkernel(f'language = "rust-cuda-oxide"\n{MANIFEST}\nsrc = ["relu_rs/Cargo.toml", "relu_rs/Cargo.lock", "relu_rs/rust-toolchain.toml", "relu_rs/src/lib.rs", "relu_rs/device/Cargo.toml"]\ncuda-capabilities = ["7.0"]'), "build.toml:20:21", "kernel.k.cuda-capabilities", "kernel `k`: none of its CUDA capabilities (`7.0`) can be built with CUDA 13.0", "the closest capability CUDA 13.0 builds is `7.5`", setup=nixgen_toml('[kernel.k]\ndevice-manifest = "relu_rs/device/Cargo.toml"\n')),
+    row("rust-cuda-oxide-without-device-crate", rkernel(f'language = "rust-cuda-oxide"\n{MANIFEST}\nsrc = ["relu_rs/Cargo.toml", "relu_rs/Cargo.lock", "relu_rs/rust-toolchain.toml", "relu_rs/src/lib.rs"]'), "build.toml:16:9", "kernel.k", "`device-manifest` that nixgen.toml's `[kernel.k]` names"),
     row("rocm-arch-unknown-only", kernel('language = "cpp-rocm"\nsrc = ["relu/relu.cpp"]\nrocm-archs = ["gfx99999"]'), "build.toml:19:14", "kernel.k.rocm-archs", "none of the listed ROCm architectures is supported", "build.toml:19:15: warning: kernel.k.rocm-archs[0]: unknown ROCm architecture `gfx99999`"),
     row("malformed-rocm-arch", kernel('language = "cpp-rocm"\nsrc = ["relu/relu.cpp"]\nrocm-archs = ["gfx942", "mi300x"]'), "build.toml:19:25", "kernel.k.rocm-archs[1]", "invalid ROCm architecture `mi300x`", "such as `gfx90a`"),
     row("rocm-arch-typo", kernel('language = "cpp-rocm"\nsrc = ["relu/relu.cpp"]\nrocm-archs = ["gfx94"]'), "build.toml:19:15", "kernel.k.rocm-archs[0]", "did you mean `gfx942`?"),
     row("empty-rocm-archs", kernel('language = "cpp-rocm"\nsrc = ["relu/relu.cpp"]\nrocm-archs = []'), "build.toml:19:14", "kernel.k.rocm-archs", "`rocm-archs` is empty; omit it to build for all"),
     row("rocm-archs-none-supported", kernel('language = "cpp-rocm"\nsrc = ["relu/relu.cpp"]\nrocm-archs = ["gfx900"]'), "build.toml:19:14", "kernel.k.rocm-archs", "none of the listed ROCm architectures is supported", "`gfx942`"),
     row("torch-minver-not-a-version", edit("[torch]", '[torch]\nminver = "two"'), "build.toml:9:10", "torch.minver", "invalid version `two`"),
-    row("general-minver-empty", edit("backends =", 'minver = ""\nbackends ='), "build.toml:6:10", "general.minver", "empty version string"),
+    row("general-minver-empty", edit("backends =", 'minver = ""\nbackends ='), "build.toml:6:1", "general.minver", "`minver` is no key of edition 6", "derived from what the build uses"),
     row("upstream-ftp-scheme", edit("backends =", 'upstream = "ftp://example.com/x.git"\nbackends ='), "build.toml:6:12", "general.upstream", "unsupported scheme `ftp`", "expected one of: https"),
     row("upstream-with-space", edit("backends =", 'upstream = "https://example.com/a b"\nbackends ='), "build.toml:6:12", "general.upstream", "invalid git URL", "`<scheme>://host/path`"),
     row("hub-repo-id-without-org", edit("\n[torch]", '\n[general.hub]\nrepo-id = "relu"\n\n[torch]'), "build.toml:9:11", "general.hub.repo-id", "invalid Hub repository id `relu`", "expected `org/name`"),
@@ -416,12 +457,13 @@ CASES: list[Case] = [
     # --- empty kernels and rust-cpu conventions ---------------------------------------
     row("kernel-without-sources", edit('src = ["relu/relu.cpp"]', "src = []"), "build.toml:14:7", "kernel.relu.src", "a kernel needs at least one source file in `src`"),
     row("kernel-without-src-key", edit('src = ["relu/relu.cpp"]\n', ""), "build.toml:11:9", "kernel.relu.src", "required key is missing"),
-    row("rust-without-cargo-toml", kernel('language = "rust-cpu"\nsrc = ["relu_rs/Cargo.lock", "relu_rs/src/lib.rs"]'), "build.toml:18:7", "kernel.k.src", "lists its crate's `Cargo.toml` in `src`"),
-    row("rust-without-cargo-lock", kernel('language = "rust-cpu"\nsrc = ["relu_rs/Cargo.toml", "relu_rs/src/lib.rs"]'), "build.toml:18:7", "kernel.k.src", "there is none: not in `src`, not at `relu_rs/Cargo.lock`, `Cargo.lock`", "run `cargo generate-lockfile`", "add `relu_rs/Cargo.lock` to `src`", setup=remove("relu_rs/Cargo.lock")),
-    row("rust-with-two-manifests", kernel('language = "rust-cpu"\nsrc = ["relu_rs/Cargo.toml", "Cargo.toml", "relu_rs/Cargo.lock", "relu_rs/src/lib.rs"]'), "build.toml:18:7", "kernel.k.src", "the workspace's, next to `Cargo.lock`"),
-    row("rust-without-rs-sources", kernel('language = "rust-cpu"\nsrc = ["relu_rs/Cargo.toml", "relu_rs/Cargo.lock"]'), "build.toml:18:7", "kernel.k.src", "lists its `.rs` sources in `src`"),
-    row("rust-lock-file-missing-on-disk", add(RUST), "build.toml:18:30", "kernel.relu_rs.src[1]", "file `relu_rs/Cargo.lock` does not exist", setup=remove("relu_rs/Cargo.lock")),
-    row("rust-features-invalid", kernel(f'language = "rust-cpu"\n{RUST_SRC}\nfeatures = ["a b"]'), "build.toml:19:13", "kernel.k.features[0]", "invalid Cargo feature name `a b`"),
+    row("rust-without-cargo-manifest", rkernel('language = "rust-cpu"\nsrc = ["relu_rs/Cargo.lock", "relu_rs/src/lib.rs"]'), "build.toml:16:9", "kernel.k.cargo-manifest", "required key is missing"),
+    row("rust-cargo-manifest-not-a-manifest", rkernel('language = "rust-cpu"\ncargo-manifest = "relu_rs/src/lib.rs"\nsrc = ["relu_rs/Cargo.lock", "relu_rs/src/lib.rs"]'), "build.toml:18:18", "kernel.k.cargo-manifest", "`cargo-manifest` names the crate's `Cargo.toml`"),
+    row("rust-without-cargo-lock", rkernel(f'language = "rust-cpu"\n{MANIFEST}\nsrc = ["relu_rs/Cargo.toml", "relu_rs/src/lib.rs"]'), "build.toml:19:7", "kernel.k.src", "there is none: not in `src`, not at `relu_rs/Cargo.lock`, `Cargo.lock`", "run `cargo generate-lockfile`", "add `relu_rs/Cargo.lock` to `src`", setup=remove("relu_rs/Cargo.lock")),
+    row("rust-with-two-manifests", rkernel(f'language = "rust-cpu"\n{MANIFEST}\nsrc = ["relu_rs/Cargo.toml", "Cargo.toml", "relu_rs/Cargo.lock", "relu_rs/src/lib.rs"]'), "build.toml:19:7", "kernel.k.src", "the workspace's, next to `Cargo.lock`"),
+    row("rust-without-rs-sources", rkernel(f'language = "rust-cpu"\n{MANIFEST}\nsrc = ["relu_rs/Cargo.toml", "relu_rs/Cargo.lock"]'), "build.toml:19:7", "kernel.k.src", "lists its `.rs` sources in `src`"),
+    row("rust-lock-file-missing-on-disk", add(RUST, RBASE), "build.toml:19:30", "kernel.relu_rs.src[1]", "file `relu_rs/Cargo.lock` does not exist", setup=remove("relu_rs/Cargo.lock")),
+    row("rust-features-invalid", rkernel(f'language = "rust-cpu"\n{MANIFEST}\n{RUST_SRC}'), "nixgen.toml:2:13", "kernel.k.features[0]", "invalid Cargo feature name `a b`", setup=nixgen_toml('[kernel.k]\nfeatures = ["a b"]\n')),
     # --- every edition's typical mistakes ---------------------------------------------------
     row("edition5-backend-typo", edition5(BASE).replace('backend = "cpu"', 'backend = "cdua"'), "build.toml:12:11", "kernel.relu.backend", "unknown backend `cdua`", "did you mean `cuda`?"),
     row("edition5-with-edition6-language", edit("edition = 6", "edition = 5"), "build.toml:11:9", "kernel.relu", "missing `backend`", "`language = \"cpp-cpu\"` is edition 6: set `edition = 6`"),
@@ -481,7 +523,7 @@ def make_tree(root: Path, case: Case, monkeypatch: pytest.MonkeyPatch) -> None:
     for rel in TREE:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"// {rel}\n")
+        path.write_text(CONTENT.get(rel, f"// {rel}\n"))
     if isinstance(case.input, bytes):
         (root / "build.toml").write_bytes(case.input)
     elif isinstance(case.input, str):
@@ -579,7 +621,7 @@ def test_json_output_carries_the_location_and_key(
     assert "did you mean `cpp-cuda`?" in problem["message"]
 
 
-UNKNOWN_CAPABILITY = add(CUDA + 'cuda-capabilities = ["8.0", "11.8"]\n')
+UNKNOWN_CAPABILITY = add(CUDA + 'depends = []\ncuda-capabilities = ["8.0", "11.8"]\n')
 
 
 def _validate(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
@@ -596,7 +638,7 @@ def test_unknown_capability_warns_and_validate_succeeds(
     result = _validate([], tmp_path, monkeypatch)
     assert result.exit_code == 0, result.output
     assert result.output.startswith(
-        "build.toml:19:29: warning: kernel.relu_cuda.cuda-capabilities[1]: unknown CUDA "
+        "build.toml:20:29: warning: kernel.relu_cuda.cuda-capabilities[1]: unknown CUDA "
         "capability `11.8` (closest known: `11.0`); no CUDA toolkit of the build table ("
     )
     assert "build.toml: ok (edition 6" in result.output
@@ -606,7 +648,7 @@ def test_strict_turns_warnings_into_errors(tmp_path: Path, monkeypatch: pytest.M
     result = _validate(["--strict"], tmp_path, monkeypatch)
     assert result.exit_code == 2
     first, summary = result.output.splitlines()
-    assert first.startswith("build.toml:19:29: error: kernel.relu_cuda.cuda-capabilities[1]: ")
+    assert first.startswith("build.toml:20:29: error: kernel.relu_cuda.cuda-capabilities[1]: ")
     assert first.endswith("(a warning; --strict makes it an error)")
     assert summary == "1 error"
 
@@ -655,7 +697,7 @@ def test_json_problems_carry_their_severity(
     assert payload["ok"] is ok
     (problem,) = payload["problems"]
     assert problem["severity"] == severity
-    assert (problem["line"], problem["column"]) == (19, 29)
+    assert (problem["line"], problem["column"]) == (20, 29)
     assert problem["key"] == "kernel.relu_cuda.cuda-capabilities[1]"
 
 

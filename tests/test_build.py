@@ -507,7 +507,9 @@ def test_rust_kernel_with_the_lock_file_at_the_project_root_builds(
     root = tmp_path / "relu-rust"
     shutil.copytree(EXAMPLES / "relu-rust", root, ignore=shutil.ignore_patterns("nix", "build"))
     (root / "relu_rs" / "Cargo.lock").rename(root / "Cargo.lock")
-    toml = root / "build.toml"
+    # the example's Rust kernel is nixgen.toml's (a crate linked into its [torch] extension)
+    toml = root / "nixgen.toml"
+    assert '"relu_rs/Cargo.lock"' in toml.read_text()
     toml.write_text(toml.read_text().replace('"relu_rs/Cargo.lock"', '"Cargo.lock"'))
     rendered = CliRunner().invoke(main, ["render", str(root)])
     assert rendered.exit_code == 0, rendered.output
@@ -634,3 +636,48 @@ def test_a_two_level_output_directory_builds_and_loads(
     relu = client.get_local_kernel(layout, backend="cpu")
     x = torch.randn(257, generator=torch.Generator().manual_seed(7))
     assert torch.equal(relu.relu(x), torch.relu(x))
+
+
+def test_the_zip_layout_builds_and_the_client_loads_it(
+    tmp_path: Path, stub: Path, torch: ModuleType
+) -> None:
+    """`build-layout = "zip"`: the variant holds its Python package in `<id>.zip`, the
+    extension module beside it, and `metadata.json` says so (`build-layout`, and
+    `kernels-minver` 0.19.0, the first client that imports it); the 0.19.1 client loads it
+    and the op matches `torch.relu`."""
+    from click.testing import CliRunner
+
+    from nixgen.cmdline.cli import main
+
+    root = tmp_path / "relu-zip"
+    shutil.copytree(
+        EXAMPLES / "relu-cpu",
+        root,
+        ignore=shutil.ignore_patterns("nix", "flake.nix", "result*", "target"),
+    )
+    text = (root / "build.toml").read_text()
+    (root / "build.toml").write_text(
+        text.replace('backends = ["cpu"]\n', 'backends = ["cpu"]\nbuild-layout = "zip"\n')
+    )
+    rendered = CliRunner().invoke(main, ["render", str(root)])
+    assert rendered.exit_code == 0, rendered.output
+    [out] = flake_build(root, CPU_VARIANT, stub=stub, timeout=3600)
+    rust = pytest.importorskip("kernels._rust")
+    metadata = rust.Metadata.from_bytes((out / "metadata.json").read_bytes())
+    assert metadata.build_layout == rust.BuildLayout.ZIP
+    assert str(metadata.kernels_minver) == "0.19.0"
+    entries = sorted(p.name for p in out.iterdir())
+    assert entries == sorted(["metadata.json", f"{metadata.id}.zip", f"{metadata.id}.abi3.so"])
+    import zipfile
+
+    with zipfile.ZipFile(out / f"{metadata.id}.zip") as archive:
+        names = archive.namelist()
+        assert {"__init__.py", "_ops.py"} <= set(names)
+        assert all(info.date_time == (1980, 1, 1, 0, 0, 0) for info in archive.infolist())
+    layout = tmp_path / "built"
+    layout.mkdir()
+    (layout / CPU_VARIANT).symlink_to(out)
+    client = pytest.importorskip("kernels")
+    module = client.get_local_kernel(layout, backend="cpu")
+    x = torch.randn(9, 4, generator=torch.Generator().manual_seed(16))
+    torch.testing.assert_close(module.relu(x), torch.relu(x), rtol=0, atol=0)

@@ -30,7 +30,7 @@ from click.testing import CliRunner
 from nixgen.cmdline.cli import main
 from nixgen.core import writer
 from nixgen.writing import write
-from tests.scale_probe import build_toml, generate
+from tests.scale_probe import build_toml, generate, write_tomls
 
 REPO = Path(__file__).resolve().parent.parent
 KERNELS = 48
@@ -290,7 +290,7 @@ def test_read_only_output_directory_is_a_clear_error(tmp_path: Path) -> None:
     prefix = without_dac_override()
     root = generate(tmp_path / "p", 6)
     render(root)
-    (root / "build.toml").write_text(build_toml(6, flag="-O3"))
+    write_tomls(root, 6, flag="-O3")
     before = snapshot_all(root)
     modes = {}
     for dirpath, _, _ in os.walk(root / "nix"):
@@ -354,7 +354,7 @@ def test_a_hand_written_file_in_the_way_is_never_overwritten_without_force(
     root = generate(tmp_path / "p", 6)
     render(root)
     (root / "nix" / "project.nix").write_text("{ mine = true; }\n")
-    (root / "build.toml").write_text(build_toml(6, flag="-O3"))
+    write_tomls(root, 6, flag="-O3")
     before = snapshot_all(root)
     result = CliRunner().invoke(main, ["render", str(root)])
     assert result.exit_code == 2
@@ -377,7 +377,7 @@ def test_hand_written_files_next_to_generated_ones_survive_every_render(tmp_path
     }
     for rel, data in mine.items():
         (root / rel).write_bytes(data)
-    (root / "build.toml").write_text(build_toml(6, flag="-O3"))  # removes kernels k6..k11
+    write_tomls(root, 6, flag="-O3")  # removes kernels k6..k11
     render(root)
     for rel, data in mine.items():
         assert (root / rel).read_bytes() == data, rel
@@ -392,7 +392,7 @@ def test_hand_written_files_next_to_generated_ones_survive_every_render(tmp_path
 def test_check_writes_nothing_and_exits_1_when_stale(tmp_path: Path) -> None:
     root = generate(tmp_path / "p", 6)
     render(root)
-    (root / "build.toml").write_text(build_toml(6, flag="-O3"))
+    write_tomls(root, 6, flag="-O3")
     before = snapshot_all(root)
     result = CliRunner().invoke(main, ["render", "--check", str(root)])
     assert result.exit_code == 1

@@ -380,7 +380,9 @@ def test_a_key_typo_no_longer_hides_file_and_cross_field_problems(tmp_path: Path
     # The same run: the file the kernel with the typo lists, and another table's rule.
     assert "kernel.relu_cpu.src[0]: file `relu_cpu/relu_cpu.cpp` does not exist" in err
     assert "kernel.relu_cuda.language: `cpp-cuda` kernels build for the `cuda` backend" in err
-    assert err.rstrip().endswith("3 errors")
+    # the typo leaves `depends`, which the format requires, missing: an error of its own
+    assert "kernel.relu_cpu.depends: required key is missing" in err
+    assert err.rstrip().endswith("4 errors")
 
 
 def test_an_error_in_general_still_shows_the_file_problems(tmp_path: Path) -> None:
@@ -397,7 +399,8 @@ def test_an_error_in_general_still_shows_the_file_problems(tmp_path: Path) -> No
     assert "kernel.relu_cuda.src[0]: file `relu_cuda/relu_cuda.cu` does not exist" in err
     # No guess about the kernels' backends while [general] is wrong.
     assert "not in general.backends" not in err
-    assert err.rstrip().endswith("4 errors")
+    # (and the typo's `depends`, which the format requires, is missing)
+    assert err.rstrip().endswith("5 errors")
 
 
 def _inits() -> list[tuple[list[str], str]]:

@@ -100,10 +100,17 @@ def _model_classes() -> list[type]:
 @pytest.mark.parametrize("cls", _model_classes(), ids=lambda c: c.__name__)
 def test_every_model_class_is_a_closed_table_with_its_toml_keys(cls):
     definition = SCHEMA["$defs"][cls.__name__]
-    assert list(definition["properties"]) == [convert.key_of(f) for f in attrs.fields(cls)]
+    fields = [f for f in attrs.fields(cls) if model.in_build_toml(f)]
+    assert list(definition["properties"]) == [convert.key_of(f) for f in fields]
     assert definition["additionalProperties"] is False
-    required = [convert.key_of(f) for f in attrs.fields(cls) if f.default is attrs.NOTHING]
+    required = [convert.key_of(f) for f in fields if f.default is attrs.NOTHING]
     assert definition.get("required", []) == required
+
+
+def test_keys_of_nixgen_toml_are_no_keys_of_build_toml():
+    rust = SCHEMA["$defs"]["RustCudaOxideKernel"]["properties"]
+    assert "cargo-manifest" in rust
+    assert not {"features", "device-manifest", "ptx-dir", "library", "lib-name"} & set(rust)
 
 
 def test_allowed_values_come_from_the_data_tables():
@@ -114,8 +121,7 @@ def test_allowed_values_come_from_the_data_tables():
     assert defs["RocmArch"]["examples"] == tables.known_rocm_archs()
     assert defs["GeneralPythonDep"]["enum"] == tables.python_dependencies("general")
     assert defs["Language"]["enum"] == list(model.KERNEL_CLASSES)
-    rust = defs["RustCpuKernel"]["properties"]["depends"]
-    assert rust["maxItems"] == 0
+    assert "depends" not in defs["RustCpuKernel"]["properties"]
 
 
 def test_descriptions_are_read_from_the_classes_not_their_source_text():
@@ -143,7 +149,7 @@ def test_the_cpp_kernels_share_one_base_and_keep_their_own_allowlists():
     for language in ("cpp-cpu", "cpp-cuda", "cpp-rocm", "cpp-xpu", "cpp-metal"):
         cls = model.KERNEL_CLASSES[language]
         names = [f.name for f in attrs.fields(cls)]
-        assert names[:5] == ["language", "src", "depends", "include", "cxx_flags"], language
+        assert names[:5] == ["language", "depends", "src", "include", "cxx_flags"], language
         table = SCHEMA["$defs"][cls.__name__]["properties"]
         assert table["language"]["const"] == language
         dep = f"{language.removeprefix('cpp-').capitalize()}Dep"
@@ -153,8 +159,8 @@ def test_the_cpp_kernels_share_one_base_and_keep_their_own_allowlists():
 def test_descriptions_come_from_docstrings_and_metadata():
     defs = SCHEMA["$defs"]
     assert defs["CudaGeneral"]["description"].startswith("`[general.cuda]`: bounds")
-    assert "oldest `kernels` client" in defs["General"]["properties"]["minver"]["description"]
-    assert defs["Version"]["description"].startswith("Dot-separated unsigned integers")
+    assert "`kernels-minver`" in defs["General"]["properties"]["build-layout"]["description"]
+    assert defs["Version"]["description"].startswith("`major.minor`")
     assert defs["Torch"]["properties"]["pyext"]["default"] == ["py", "pyi"]
 
 
@@ -201,7 +207,10 @@ backends = ["cpu", "cuda"]
 [torch]
 src = ["torch-ext/torch_binding.cpp"]
 """
-CPU = '\n[kernel.relu_cpu]\nlanguage = "cpp-cpu"\nsrc = ["relu_cpu/relu.cpp"]\n'
+CPU = '\n[kernel.relu_cpu]\nlanguage = "cpp-cpu"\ndepends = []\nsrc = ["relu_cpu/relu.cpp"]\n'
+#: A `[tvm-ffi]` project, which may hold Rust kernels.
+TVM = BASE.replace('[torch]\nsrc = ["torch-ext/torch_binding.cpp"]\n', "[tvm-ffi]\n")
+RUST = '\n[kernel.r]\nlanguage = "rust-cpu"\ncargo-manifest = "r/Cargo.toml"\n'
 
 
 def _general(**changes: str) -> str:
@@ -227,7 +236,17 @@ BAD: dict[str, str] = {
     "license missing": BASE.replace('license = "Apache-2.0"\n', ""),
     "unknown backend": _general(backends='["cpu", "cuda", "tensor"]'),
     "bad upstream scheme": _general(upstream='"ftp://example.com/x"'),
-    "bad general minver": _general(minver='"2.x"'),
+    "general minver, derived now": _general(minver='"0.19.0"'),
+    "bad cuda maxver": BASE.replace("[torch]\n", '[general.cuda]\nmaxver = "13.x"\n\n[torch]\n'),
+    "a version of three components": BASE.replace("[torch]\n", '[torch]\nminver = "2.11.1"\n'),
+    "unknown build layout": _general(build_layout='"tar"'),
+    "mlx-noarch for cuda": BASE.replace(
+        '[torch]\nsrc = ["torch-ext/torch_binding.cpp"]\n', "[mlx-noarch]\n"
+    ),
+    "rust kernel under torch": BASE + RUST + 'src = ["r/Cargo.lock", "r/src/lib.rs"]\n',
+    "cargo-manifest that is no Cargo.toml": TVM
+    + RUST.replace("r/Cargo.toml", "r/crate.toml")
+    + 'src = ["r/Cargo.lock", "r/src/lib.rs"]\n',
     "unknown python dependency": _general(python_depends='["numpy"]'),
     "unknown key in general": _general(licence='"MIT"'),
     "kernel-depends without version or revision": _general(
@@ -248,37 +267,47 @@ BAD: dict[str, str] = {
     "unknown language": BASE + CPU.replace("cpp-cpu", "cpp-tpu"),
     "backend key of edition 5": BASE + CPU.replace('language = "cpp-cpu"', 'backend = "cpu"'),
     "cuda key on a cpu kernel": BASE + CPU + 'cuda-flags = ["-O3"]\n',
-    "cutlass on a cpu kernel": BASE + CPU + 'depends = ["cutlass_3_6"]\n',
+    "cutlass on a cpu kernel": BASE + CPU.replace("depends = []", 'depends = ["cutlass_3_6"]'),
     "snake_case key": BASE + CPU + 'cxx_flags = ["-O3"]\n',
     "flag that is a number": BASE + CPU + "cxx-flags = [3]\n",
     "invalid kernel name": BASE + CPU.replace("[kernel.relu_cpu]", '[kernel."relu cpu"]'),
     "kernel of a backend not listed": BASE
     + CPU.replace("cpp-cpu", "cpp-xpu").replace("relu_cpu]", "relu_xpu]"),
-    "rust kernel of a project without cpu": _general(backends='["cuda"]')
-    + '\n[kernel.r]\nlanguage = "rust-cpu"\nsrc = ["r/Cargo.toml", "r/Cargo.lock", "r/lib.rs"]\n',
+    "rust kernel of a project without cpu": TVM.replace('["cpu", "cuda"]', '["cuda"]')
+    + RUST
+    + 'src = ["r/Cargo.toml", "r/Cargo.lock", "r/lib.rs"]\n',
     "kernels without a binding framework": BASE.replace(
         '[torch]\nsrc = ["torch-ext/torch_binding.cpp"]\n', "[torch-noarch]\n"
     )
     + CPU,
     "empty cuda-capabilities": BASE
-    + '\n[kernel.k]\nlanguage = "cpp-cuda"\nsrc = ["k.cu"]\ncuda-capabilities = []\n',
+    + '\n[kernel.k]\nlanguage = "cpp-cuda"\ndepends = []\nsrc = ["k.cu"]\ncuda-capabilities = []\n',
     "malformed cuda capability": BASE
-    + '\n[kernel.k]\nlanguage = "cpp-cuda"\nsrc = ["k.cu"]\ncuda-capabilities = ["sm_81"]\n',
+    + '\n[kernel.k]\nlanguage = "cpp-cuda"\ndepends = []\nsrc = ["k.cu"]\n'
+    'cuda-capabilities = ["sm_81"]\n',
     "malformed rocm arch": _general(backends='["rocm"]')
-    + '\n[kernel.k]\nlanguage = "cpp-rocm"\nsrc = ["k.hip"]\nrocm-archs = ["gfx942", "mi300"]\n',
+    + '\n[kernel.k]\nlanguage = "cpp-rocm"\ndepends = []\nsrc = ["k.hip"]\n'
+    'rocm-archs = ["gfx942", "mi300"]\n',
     "no supported rocm arch": _general(backends='["rocm"]')
-    + '\n[kernel.k]\nlanguage = "cpp-rocm"\nsrc = ["k.hip"]\nrocm-archs = ["gfx900"]\n',
-    "rust with two lock files": BASE + '\n[kernel.r]\nlanguage = "rust-cpu"\n'
-    'src = ["r/Cargo.toml", "r/Cargo.lock", "Cargo.lock", "r/src/lib.rs"]\n',
+    + '\n[kernel.k]\nlanguage = "cpp-rocm"\ndepends = []\nsrc = ["k.hip"]\n'
+    'rocm-archs = ["gfx900"]\n',
+    "rust with two lock files": TVM
+    + RUST
+    + 'src = ["r/Cargo.toml", "r/Cargo.lock", "Cargo.lock", "r/src/lib.rs"]\n',
     # two are a crate and its workspace (next to Cargo.lock); three are too many
-    "rust with three manifests": BASE + '\n[kernel.r]\nlanguage = "rust-cpu"\n'
-    'src = ["r/Cargo.toml", "s/Cargo.toml", "Cargo.toml", "Cargo.lock", "r/src/lib.rs"]\n',
-    "rust without sources": BASE
-    + '\n[kernel.r]\nlanguage = "rust-cpu"\nsrc = ["r/Cargo.toml", "r/Cargo.lock"]\n',
-    "rust with depends": BASE + '\n[kernel.r]\nlanguage = "rust-cpu"\ndepends = ["torch"]\n'
-    'src = ["r/Cargo.toml", "r/Cargo.lock", "r/src/lib.rs"]\n',
-    "bad cargo feature": BASE + '\n[kernel.r]\nlanguage = "rust-cpu"\nfeatures = ["a b"]\n'
-    'src = ["r/Cargo.toml", "r/Cargo.lock", "r/src/lib.rs"]\n',
+    "rust with three manifests": TVM
+    + RUST
+    + 'src = ["r/Cargo.toml", "s/Cargo.toml", "Cargo.toml", "Cargo.lock", "r/src/lib.rs"]\n',
+    "rust without sources": TVM + RUST + 'src = ["r/Cargo.toml", "r/Cargo.lock"]\n',
+    "rust with depends": TVM
+    + RUST
+    + 'depends = ["torch"]\nsrc = ["r/Cargo.toml", "r/Cargo.lock", "r/src/lib.rs"]\n',
+    "cargo features in build.toml": TVM
+    + RUST
+    + 'features = ["a"]\nsrc = ["r/Cargo.toml", "r/Cargo.lock", "r/src/lib.rs"]\n',
+    "rust-cutile without tileiras-minver": TVM
+    + RUST.replace("rust-cpu", "rust-cutile")
+    + 'src = ["r/Cargo.lock", "r/src/lib.rs"]\n',
     "pyext with a dot": BASE.replace("[torch]\n", '[torch]\npyext = [".json"]\n'),
     "stable-abi for an unknown backend": BASE.replace(
         "[torch]\n", '[torch]\nstable-abi = { gpu = "2.11" }\n'
@@ -307,8 +336,10 @@ def test_good_base_inputs_pass_both():
 def test_unknown_but_well_formed_capabilities_pass_both():
     """`11.8` and `gfx1250` are warnings in the model, so the schema accepts them too."""
     text = _general(backends='["cuda", "rocm"]') + (
-        '\n[kernel.k]\nlanguage = "cpp-cuda"\nsrc = ["k.cu"]\ncuda-capabilities = ["8.0", "11.8"]\n'
-        '\n[kernel.h]\nlanguage = "cpp-rocm"\nsrc = ["k.hip"]\nrocm-archs = ["gfx942", "gfx1250"]\n'
+        '\n[kernel.k]\nlanguage = "cpp-cuda"\ndepends = []\nsrc = ["k.cu"]\n'
+        'cuda-capabilities = ["8.0", "11.8"]\n'
+        '\n[kernel.h]\nlanguage = "cpp-rocm"\ndepends = []\nsrc = ["k.hip"]\n'
+        'rocm-archs = ["gfx942", "gfx1250"]\n'
     )
     assert model_errors(text) == []
     assert schema_errors(text) == []
@@ -331,8 +362,10 @@ NOT_EXPRESSED = {
     + CPU.replace("[kernel.relu_cpu]", "[kernel.relu-cpu]"),
     "a NUL character": _general(license='"MIT\\u0000"'),
     # validate finds an unlisted lock on disk (a warning); with none there it is an error
-    "rust without Cargo.lock": BASE
-    + '\n[kernel.r]\nlanguage = "rust-cpu"\nsrc = ["r/Cargo.toml", "r/src/lib.rs"]\n',
+    "rust without Cargo.lock": TVM + RUST + 'src = ["r/Cargo.toml", "r/src/lib.rs"]\n',
+    "tileiras-minver below 13.2": TVM
+    + RUST.replace("rust-cpu", "rust-cutile")
+    + 'src = ["r/Cargo.lock", "r/src/lib.rs"]\ntileiras-minver = "13.1"\n',
 }
 
 
@@ -341,6 +374,26 @@ def test_rules_the_schema_cannot_express_are_known(name):
     text = NOT_EXPRESSED[name]
     assert model_errors(text)
     assert schema_errors(text) == []
+
+
+#: nixgen's earlier edition 6, which nixgen reads with one warning (`nixgen migrate`
+#: converts it) and the format, hence the schema, refuses.
+DIALECT = {
+    "no framework table": BASE.replace('[torch]\nsrc = ["torch-ext/torch_binding.cpp"]\n', ""),
+    "a C++ kernel without depends": BASE + CPU.replace("depends = []\n", ""),
+    "a Rust kernel with features under torch": BASE
+    + '\n[kernel.r]\nlanguage = "rust-cpu"\nsrc = ["r/Cargo.toml", "r/Cargo.lock", "r/lib.rs"]\n'
+    'features = ["a"]\n',
+}
+
+
+@pytest.mark.parametrize("name", sorted(DIALECT))
+def test_the_schema_refuses_what_nixgen_reads_only_as_its_earlier_dialect(name):
+    text = DIALECT[name]
+    document = load.parse(text, Path("build.toml"), "build.toml")
+    read = project.read_document(document)
+    assert read.dialect and any(w.beyond_format for w in read.warnings)
+    assert schema_errors(text)
 
 
 def test_not_expressed_is_stated_in_the_schema():
@@ -357,7 +410,7 @@ def _rule_case(newtype: Any):
     rule = {
         model.ProjectName: values.project_name,
         model.KernelName: values.kernel_name,
-        model.Version: values.version,
+        model.Version: lambda v: values.field_version(v) or values.version(v),
         model.GitUrl: values.git_url,
         model.RelPath: values.rel_path,
         model.RelDir: values.rel_dir,
@@ -419,8 +472,9 @@ def test_taplo_uses_the_schema_through_the_schema_directive(tmp_path):
 #: Inputs `nixgen validate` accepts with a warning, in the bad-input table's project tree
 #: (`test_bad_input.TREE`, where `relu_rs/Cargo.lock` exists): the schema accepts them too.
 WARNED = {
-    "an unlisted Cargo.lock next to the crate": _bad.kernel(
-        'language = "rust-cpu"\nsrc = ["relu_rs/Cargo.toml", "relu_rs/src/lib.rs"]'
+    "an unlisted Cargo.lock next to the crate": _bad.rkernel(
+        f'language = "rust-cpu"\n{_bad.MANIFEST}\n'
+        'src = ["relu_rs/Cargo.toml", "relu_rs/src/lib.rs"]'
     ),
     "an unknown CUDA capability beside a known one": _bad.UNKNOWN_CAPABILITY,
     "a backend listed twice": _bad.edit(

@@ -24,9 +24,12 @@ from nixgen.core.errors import OutputError, ProblemError
 from nixgen.reading import load
 from nixgen.reading.schema import v6
 
-from .conftest import corpus_id
+from .conftest import EXAMPLES, corpus_id, materialize
 from .corpus_table import LOADING
-from .projects import V4
+from .nixtools import have_nix, kernel_builder, make_stub, nix_eval_json
+from .projects import V4, render_into
+
+needs_nix = pytest.mark.skipif(not have_nix(), reason="nix is not installed")
 
 V6 = """\
 [general]
@@ -42,6 +45,7 @@ src = [ "torch-ext/torch_binding.cpp" ]
 [kernel.relu]
 language = "cpp-cpu"
 src = ["relu/relu.cpp"]
+depends = []
 """
 
 
@@ -333,7 +337,7 @@ def test_compiled_kernels_without_framework_get_no_invented_table(
     assert "compiled kernels need a framework" in info.value.errors[0].message
 
 
-def test_torch_noarch_keys_get_their_edition_6_spelling(build_toml: Callable[[str], Path]) -> None:
+def test_torch_noarch_keys_keep_the_format_spelling(build_toml: Callable[[str], Path]) -> None:
     file = build_toml(
         """\
         [general]
@@ -351,7 +355,34 @@ def test_torch_noarch_keys_get_their_edition_6_spelling(build_toml: Callable[[st
     after = migrate.plan(file).after
 
     assert after.endswith(
-        '[torch-noarch]\ncuda-capabilities = ["8.0"]  # Ampere and later\nrocm-archs = ["gfx942"]\n'
+        '[torch-noarch]\ncuda_capabilities = ["8.0"]  # Ampere and later\nrocm_archs = ["gfx942"]\n'
+    )
+
+
+def test_earlier_edition_6_torch_noarch_keys_take_the_format_spelling_in_place(
+    build_toml: Callable[[str], Path],
+) -> None:
+    """nixgen's earlier edition 6 spelt them with `-`; the format has `_`."""
+    file = build_toml(
+        """\
+        [general]
+        name = "triton-relu"
+        version = 1
+        edition = 6
+        license = "MIT"
+        backends = ["cuda", "rocm"]
+
+        [torch-noarch]
+        cuda-capabilities = ["8.0"]  # Ampere and later
+        rocm-archs = ["gfx942"]
+        """
+    )
+
+    migration = migrate.plan(file)
+
+    assert migration.dialect
+    assert migration.after.endswith(
+        '[torch-noarch]\ncuda_capabilities = ["8.0"]  # Ampere and later\nrocm_archs = ["gfx942"]\n'
     )
 
 
@@ -384,7 +415,6 @@ def test_renamed_dependency_keeps_the_array_layout(build_toml: Callable[[str], P
         [general]
         name = "attn"
         version = 1
-        license = "MIT"
         backends = ["xpu"]
 
         [torch]
@@ -730,3 +760,97 @@ def test_diff_applies_with_patch(
     )
 
     assert file.read_text() == expected
+
+
+# ------------------------------------------------------ nixgen's earlier edition 6 (dialect)
+
+#: nixgen's earlier edition-6 files: the shipped examples' before `nixgen migrate` converted
+#: them, and the Rust golden cases' (`golden-<case>.toml`).
+DIALECT = Path(__file__).resolve().parent / "dialect"
+DIALECT_EXAMPLES = ["relu-mixed", "relu-rust"]
+DIALECT_CASES = ["golden-rust-cpu", "golden-rust-cuda"]
+
+
+def _dialect_project(name: str, root: Path) -> Path:
+    """The project `name` as nixgen's earlier edition 6 wrote it, at `root`."""
+    if name in DIALECT_EXAMPLES:
+        shutil.copytree(
+            EXAMPLES / name,
+            root,
+            ignore=shutil.ignore_patterns("nix", "flake.nix", "result*", "target", "nixgen.toml"),
+        )
+        shutil.copy(DIALECT / f"{name}.toml", root / "build.toml")
+        return root
+    return materialize(DIALECT / f"{name}.toml", root)
+
+
+@pytest.mark.parametrize("name", DIALECT_EXAMPLES)
+def test_examples_are_what_migrate_makes_of_their_earlier_files(
+    name: str, tmp_path: Path, runner: CliRunner
+) -> None:
+    root = _dialect_project(name, tmp_path / name)
+    warned = project.read(root)
+    (notice,) = [w for w in warned.warnings if w.beyond_format]
+    assert warned.dialect and "`nixgen migrate`" in notice.message and notice.line is not None
+
+    result = run(runner, root)
+
+    assert result.exit_code == 0, result.output
+    for file in ("build.toml", "nixgen.toml"):
+        assert (root / file).read_text() == (EXAMPLES / name / file).read_text()
+    again = project.read(root)
+    assert not again.dialect and not [w for w in again.warnings if w.beyond_format]
+
+
+@needs_nix
+@pytest.mark.parametrize("name", [*DIALECT_EXAMPLES, *DIALECT_CASES])
+def test_migrated_project_builds_the_same_derivations(
+    name: str, tmp_path: Path, runner: CliRunner
+) -> None:
+    """Read from the earlier file and from what `nixgen migrate` makes of it (build.toml and
+    nixgen.toml), a project renders the same Nix files, byte for byte, and evaluates to the
+    same drvPath for every variant of every system, through the stand-ins (a variant the
+    stand-ins cannot evaluate is left out: a cuda-oxide kernel's, as they have no
+    rust-overlay; its rendered file is compared)."""
+    stub = make_stub(tmp_path / "stub")
+    skip = '[ "cuda" ]' if name == "golden-rust-cuda" else "[ ]"
+    expr = (
+        DRV_PATHS.replace("STUB", str(stub))
+        .replace("KB", str(kernel_builder(stub)))
+        .replace("SKIP", skip)
+    )
+
+    def rendered(root: Path) -> tuple[dict[str, bytes], dict[str, Any]]:
+        render_into(root)
+        files = {
+            str(p.relative_to(root)): p.read_bytes()
+            for p in sorted((root / "nix").rglob("*"))
+            if p.is_file()
+        }
+        return files, nix_eval_json(expr, cwd=root, read_write=True)
+
+    before_files, before = rendered(_dialect_project(name, tmp_path / "before"))
+    after_root = _dialect_project(name, tmp_path / "after")
+    result = run(runner, after_root)
+    assert result.exit_code == 0, result.output
+    assert (after_root / "nixgen.toml").is_file()
+    after_files, after = rendered(after_root)
+    assert before_files == after_files
+    assert before == after
+    assert any(isinstance(path, str) for path in before.values())
+
+
+DRV_PATHS = """
+let
+  p = import ./nix;
+  args = system: { nixpkgs = STUB; kernel-builder = KB; inherit system; };
+  one = v: {
+    name = "${v.system}/${v.name}";
+    value =
+      let tried = builtins.tryEval (p.variantPackage (args v.system) v).drvPath;
+      in if tried.success then tried.value else false;
+  };
+in builtins.listToAttrs (
+  map one (builtins.filter (v: !(builtins.elem v.backend SKIP)) (p.variants null))
+)
+"""

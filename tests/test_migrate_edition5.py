@@ -1,11 +1,10 @@
-"""`nixgen migrate --edition 5`: a project written back in the edition the ecosystem reads.
+"""`nixgen migrate --edition 5`: a project written back in the edition before the field's 6.
 
-The oracle is the ecosystem's own parser: kernels-data, inside the locked `kernels` client
-(`kernels._rust.Build.open`, reached through tests/client.py). Every C++ backend's project,
-once migrated, parses there with the same backends; migrating again to edition 6 gives back
-the original file byte for byte; Rust kernels get one located error each. (Clients before
-0.18.3 refuse every edition-6 file; 0.18.3 and later read an edition 6 of their own, which
-is not nixgen's: what the client makes of nixgen's edition 6 is no oracle here.)
+The oracle is the field's own parser: kernels-data, inside the locked `kernels` client
+(`kernels._rust.Build.open`, reached through tests/client.py), which reads edition 6 and
+upgrades edition 5 in memory. Every C++ backend's project parses there before and, migrated,
+after, with the same backends; migrating again to edition 6 gives back the original file
+byte for byte; the Rust kernels of a [tvm-ffi] project get one located error each.
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ def client_backends(root: Path) -> list[str]:
 
 def edition5_round_trip(runner: CliRunner, root: Path, backends: list[str]) -> None:
     before = (root / "build.toml").read_bytes()
+    assert client_backends(root) == backends
     result = runner.invoke(main, ["migrate", str(root), "--edition", "5"])
     assert result.exit_code == 0, result.output
     assert "from edition 6 to 5" in result.stderr
@@ -75,14 +75,30 @@ def test_torch_noarch_keys_take_their_edition5_spelling(tmp_path: Path) -> None:
     assert client_backends(tmp_path) == ["cpu", "cuda"]
 
 
-def test_rust_kernels_are_refused_by_name(tmp_path: Path) -> None:
-    root = tmp_path / "relu-mixed"
-    shutil.copytree(EXAMPLES / "relu-mixed", root)
+def test_rust_kernels_of_tvm_ffi_are_refused_by_name(tmp_path: Path) -> None:
+    root = tmp_path / "relu-tvm"
+    made = CliRunner().invoke(
+        main, ["init", "relu-tvm", "--dir", str(root), "-l", "rust-cpu", "--binding", "tvm-ffi"]
+    )
+    assert made.exit_code == 0, made.output
     before = (root / "build.toml").read_bytes()
     result = CliRunner().invoke(main, ["migrate", str(root), "--edition", "5"])
     assert result.exit_code == 2
     line = next(i for i, text in enumerate(before.decode().splitlines(), 1) if "rust-cpu" in text)
     assert f"build.toml:{line}:" in result.stderr
-    assert "`rust-cpu` kernel `leaky_relu_rs` has no edition-5 form" in result.stderr
+    assert "`rust-cpu` kernel `relu_rs` has no edition-5 form" in result.stderr
     assert "Traceback" not in result.output
     assert (root / "build.toml").read_bytes() == before
+
+
+def test_rust_kernels_linked_into_torch_stay_in_nixgen_toml(tmp_path: Path) -> None:
+    """relu-mixed's Rust crate is nixgen's own (nixgen.toml): its build.toml goes to edition 5
+    with the C++ kernels, which the client reads."""
+    root = tmp_path / "relu-mixed"
+    shutil.copytree(EXAMPLES / "relu-mixed", root)
+    runner = CliRunner()
+    result = runner.invoke(main, ["migrate", str(root), "--edition", "5"])
+    assert result.exit_code == 0, result.output
+    assert client_backends(root) == ["cpu", "cuda"]
+    assert "[kernel.leaky_relu_rs]" in (root / "nixgen.toml").read_text()
+    assert runner.invoke(main, ["validate", str(root)]).exit_code == 0

@@ -61,7 +61,7 @@ def test_a_link_out_of_the_project_inside_the_python_package(tmp_path: Path) -> 
     assert "torch-ext/relu/helper.py" in done.stderr and "symbolic link" in done.stderr
 
 
-# ------------------------------------------------------------- migrate and Cargo.toml
+# ------------------------------------------------------ a crate's Cargo.toml, where read
 
 
 def rust_v5(tmp_path: Path) -> Path:
@@ -87,11 +87,14 @@ def _hostile_manifest(root: Path, kind: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", ["fifo", "zero", "deep", "bad-name", "outside"])
-def test_migrate_reads_cargo_toml_by_the_path_rule(tmp_path: Path, kind: str) -> None:
+def test_the_crates_cargo_toml_is_read_by_the_path_rule(tmp_path: Path, kind: str) -> None:
+    """nixgen reads a Rust crate's library name from its `Cargo.toml` (`validate`, `render`,
+    `build`): a FIFO, a device, a file past the TOML limits, a name that is no identifier
+    or a link out of the project is a located error, and nothing of it is printed."""
     root = rust_v5(tmp_path)
     before = (root / "build.toml").read_text()
     _hostile_manifest(root, kind, tmp_path)
-    done = nixgen("migrate", ".", cwd=root, timeout=30)
+    done = nixgen("validate", ".", cwd=root, timeout=30)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "relu-rs/Cargo.toml" in done.stderr
     assert (root / "build.toml").read_text() == before

@@ -105,6 +105,7 @@ def names(variants: list[variants.Variant], system: str | None = None) -> list[s
         (variants.tvm_ffi_variant_name("0.1", "cuda", "12.6", "x86_64-linux"),
          "tvm-ffi01-cu126-x86_64-linux"),
         (variants.noarch_variant_name("cuda"), "torch-cuda"),
+        (variants.noarch_variant_name("metal", "mlx-noarch"), "mlx-metal"),
         (variants.torch_variant_name("2", "cuda", "13", "x86_64-linux"),
          "torch20-cxx11-cu130-x86_64-linux"),
     ],
@@ -143,7 +144,9 @@ def test_the_anchors_default_bundle_matrix() -> None:
         ),
         framework=model.Torch(src=["b.cpp"]),
         kernels={
-            f"k_{language}": model.KERNEL_CLASSES[language](language=language, src=["k"])
+            f"k_{language}": model.KERNEL_CLASSES[language](
+                language=language, depends=[], src=["k"]
+            )
             for language in ("cpp-cpu", "cpp-cuda", "cpp-rocm", "cpp-xpu", "cpp-metal")
         },
     )  # fmt: skip
@@ -371,7 +374,7 @@ def test_select_ci_prefers_bundled_variants(build_of: Callable[..., model.Build]
 
 def test_check_warns_when_nothing_is_built(build_of: Callable[..., model.Build]) -> None:
     build = build_of(
-        ["cuda"], TORCH + kernel("k", "cpp-cuda"), general='[general.cuda]\nminver = "99"\n'
+        ["cuda"], TORCH + kernel("k", "cpp-cuda"), general='[general.cuda]\nminver = "99.0"\n'
     )
     assert variants.variants(build) == []
     [problem] = plan.check(build)
@@ -420,7 +423,7 @@ def projects(draw: st.DrawFn) -> model.Build:
                 if backend == "cuda" and draw(st.booleans()):
                     extra["cuda_minver"] = draw(st.sampled_from(["12.8", "13.0", "13.2"]))
                 kernels[f"{backend}_{index}"] = model.KERNEL_CLASSES[language](
-                    language=language, src=["k"], **extra
+                    language=language, depends=[], src=["k"], **extra
                 )
     cuda = None
     if draw(st.booleans()):
@@ -571,7 +574,9 @@ def test_cuda_capability_support_follows_the_table(
 
 
 def _cuda(capabilities: list[str] | None) -> model.CppCudaKernel:
-    return model.CppCudaKernel(language="cpp-cuda", src=["k.cu"], cuda_capabilities=capabilities)
+    return model.CppCudaKernel(
+        language="cpp-cuda", depends=[], src=["k.cu"], cuda_capabilities=capabilities
+    )
 
 
 def test_cuda_capabilities_keep_the_kernels_order_and_drop_per_toolkit() -> None:
@@ -629,7 +634,7 @@ def test_every_kernel_file_carries_its_capabilities_for_every_toolkit_of_the_tab
 
 def test_rocm_archs_are_the_kernels_supported_targets_in_its_order() -> None:
     def rocm(archs: list[str] | None) -> model.CppRocmKernel:
-        return model.CppRocmKernel(language="cpp-rocm", src=["k.hip"], rocm_archs=archs)
+        return model.CppRocmKernel(language="cpp-rocm", depends=[], src=["k.hip"], rocm_archs=archs)
 
     supported = tables.supported_rocm_archs()
     assert kernels.rocm_archs(rocm(["gfx942", "gfx941", "gfx906"])) == ["gfx942", "gfx906"]

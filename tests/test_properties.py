@@ -81,7 +81,6 @@ FIELDS: list[tuple[str | int, ...]] = [
     ("general", "license"),
     ("general", "upstream"),
     ("general", "source"),
-    ("general", "minver"),
     ("general", "hub", "repo-id"),
     ("general", "kernel-depends", 0, "repo-id"),
     ("general", "kernel-depends", 0, "revision"),
@@ -137,7 +136,7 @@ def document(placed: dict[tuple[str | int, ...], str]) -> str:
         lines.append(
             f"{key} = {toml_string(value) if isinstance(value, str) else json.dumps(value)}"
         )
-    for key in ("upstream", "source", "minver"):
+    for key in ("upstream", "source"):
         if ("general", key) in placed:
             lines.append(f"{key} = {toml_string(placed['general', key])}")
     if ("general", "hub", "repo-id") in placed:
@@ -165,15 +164,40 @@ def document(placed: dict[tuple[str | int, ...], str]) -> str:
         if ("torch", key) in placed:
             lines.append(f"{key} = {toml_list([placed['torch', key]])}")
     for name, (language, src) in KERNELS.items():
-        lines += ["", f"[kernel.{name}]", f'language = "{language}"']
+        if language in RUST_LANGUAGES:
+            continue  # a crate linked into [torch]: nixgen.toml's (`options`)
+        lines += ["", f"[kernel.{name}]", f'language = "{language}"', "depends = []"]
         lines.append(f"src = {toml_list(with_extra(('kernel', name, 'src'), src))}")
         for key in sorted(LIST_FIELDS - {"src"}):
             if ("kernel", name, key) in placed:
                 lines.append(f"{key} = {toml_list([placed['kernel', name, key]])}")
     if ("kernel", "<name>") in placed:
         lines += ["", f"[kernel.{toml_string(placed['kernel', '<name>'])}]", 'language = "cpp-cpu"']
-        lines.append('src = ["cpu_k/a.cpp"]')
+        lines += ["depends = []", 'src = ["cpu_k/a.cpp"]']
     return "\n".join(lines) + "\n"
+
+
+RUST_LANGUAGES = ("rust-cpu",)
+
+
+def options(placed: dict[tuple[str | int, ...], str]) -> str:
+    """The nixgen.toml of the skeleton project: its Rust kernel, linked into [torch]."""
+    lines = []
+    for name, (language, src) in KERNELS.items():
+        if language not in RUST_LANGUAGES:
+            continue
+        lines += [f"[kernel.{name}]", f'language = "{language}"']
+        lines.append(f"cargo-manifest = {toml_string(src[0])}")
+        lines.append(f"src = {toml_list(with_extra_of(placed, ('kernel', name, 'src'), src))}")
+        if ("kernel", name, "features") in placed:
+            lines.append(f"features = {toml_list([placed['kernel', name, 'features']])}")
+    return "\n".join(lines) + "\n"
+
+
+def with_extra_of(
+    placed: dict[tuple[str | int, ...], str], path: tuple[str | int, ...], base: list[str]
+) -> list[str]:
+    return [*base, placed[path]] if path in placed else base
 
 
 def field_path(
@@ -193,14 +217,15 @@ def field_path(
 class Outcome:
     """What the pipeline did with one document: rejected (problems) or rendered."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, nixgen_toml: str = ""):
         self.text = text
         self.problems: list[Any] = []
         self.build: model.Build | None = None
         self.rendered: render.Rendered | None = None
         try:
             document_ = load.parse(text, Path("build.toml"), "build.toml")
-            _, build, warnings = project.structure(document_)
+            options_ = load.parse(nixgen_toml, Path("nixgen.toml"), "nixgen.toml")
+            _, build, warnings = project.structure(document_, options_)
             problems = document_.locate_all([*warnings, *validate.validate(build, None)])
             if any(p.severity == "error" for p in problems):
                 raise ProblemError(problems)
@@ -215,7 +240,7 @@ def check_rejection(outcome: Outcome, placed: dict[tuple[str | int, ...], str]) 
     assert outcome.problems
     allowed = [field_path(f, placed) for f in placed]
     for problem in outcome.problems:
-        assert problem.file == "build.toml"
+        assert problem.file in ("build.toml", "nixgen.toml")
         assert problem.line is not None and problem.line >= 1, problem
         assert any(problem.path[: len(a)] == a for a in allowed), (problem.render(), placed)
         line = problem.render()
@@ -227,7 +252,7 @@ def expected_kernel(build: model.Build, name: str) -> dict[str, Any]:
     kernel = build.kernels[name]
     pname = f"{build.general.name}-{name}"
     rust = isinstance(kernel, model.RUST_KERNELS)
-    library = kernel.library(name) if rust else name
+    library = kernel.library_name(name) if rust else name
     passthru = {
         "kernel": name,
         "library": library,
@@ -509,7 +534,7 @@ def test_hostile_strings_are_rejected_cleanly_or_accepted_without_nul() -> None:
     @settings(PROPERTY, max_examples=600)
     @given(placements)
     def check(placed: dict[tuple[str | int, ...], str]) -> None:
-        outcome = Outcome(document(placed))
+        outcome = Outcome(document(placed), options(placed))
         if outcome.problems:
             check_rejection(outcome, placed)
             seen["rejected"] += 1
@@ -528,7 +553,11 @@ def test_hostile_strings_are_rejected_cleanly_or_accepted_without_nul() -> None:
 def test_accepted_hostile_strings_round_trip_through_nix(
     batch: list[dict[tuple[str | int, ...], str]],
 ) -> None:
-    outcomes = [o for o in (Outcome(document(placed)) for placed in batch) if not o.problems]
+    outcomes = [
+        o
+        for o in (Outcome(document(placed), options(placed)) for placed in batch)
+        if not o.problems
+    ]
     if outcomes:
         check_round_trip(outcomes, evaluate_in_scratch(outcomes))
 
@@ -550,7 +579,7 @@ def test_every_flag_and_license_string_round_trips(
     batch: list[dict[tuple[str | int, ...], str]],
 ) -> None:
     """Flags and the license take any string Nix can carry: all of them must round-trip."""
-    outcomes = [Outcome(document(placed)) for placed in batch]
+    outcomes = [Outcome(document(placed), options(placed)) for placed in batch]
     rejected = [o.problems[0].render() for o in outcomes if o.problems]
     assert not rejected, rejected[:3]
     check_round_trip(outcomes, evaluate_in_scratch(outcomes))
@@ -563,7 +592,7 @@ def test_very_long_values_round_trip(tmp_path: Path) -> None:
     chunk = "${x} \"q\" \\ '' ''${ \n\r\t $${y} é😀 "
     big = (chunk * (100_000 // len(chunk) + 1))[:100_000]
     placed = {f: big + str(i) for i, f in enumerate([*FLAG_FIELDS, ("general", "license")])}
-    outcome = Outcome(document(placed))
+    outcome = Outcome(document(placed), options(placed))
     assert not outcome.problems, outcome.problems[:1]
     check_round_trip([outcome], evaluate([outcome], tmp_path))
 
@@ -589,7 +618,7 @@ def test_kernel_names_are_rejected_or_become_exactly_that_attribute(names: list[
     library names; a name the schema accepts must come back from Nix unchanged."""
     accepted = []
     for name in names:
-        outcome = Outcome(document({("kernel", "<name>"): name}))
+        outcome = Outcome(document({("kernel", "<name>"): name}), options({}))
         if outcome.problems:
             check_rejection(outcome, {("kernel", "<name>"): name})
             continue

@@ -275,7 +275,7 @@ def test_a_compiled_kernel_with_nothing_to_compile_is_a_located_warning(
     text = (
         HEADER.format(backends=f'["{backend}"]')
         + TORCH
-        + (f'\n[kernel.k]\nlanguage = "{language}"\nsrc = {src}\n')
+        + (f'\n[kernel.k]\nlanguage = "{language}"\nsrc = {src}\ndepends = []\n')
     )
     root = make_project(text)
     code, output = validate(root)
@@ -324,6 +324,7 @@ def test_what_each_language_compiles_is_what_the_nix_library_compiles() -> None:
 
 RUST = HEADER.format(backends='["cpu"]') + '[tvm-ffi]\n\n[kernel.k]\nlanguage = "rust-cpu"\n'
 CRATE = '[package]\nname = "kk"\nversion = "0.1.0"\n'
+MANIFEST = 'cargo-manifest = "crate/Cargo.toml"\n'
 
 
 def _rust_project(root: Path, src: list[str], files: dict[str, str]) -> Path:
@@ -331,7 +332,7 @@ def _rust_project(root: Path, src: list[str], files: dict[str, str]) -> Path:
     return write(
         root,
         {
-            "build.toml": RUST + f"src = [{listed}]\n",
+            "build.toml": RUST + f"src = [{listed}]\n{MANIFEST}",
             "tvm-ffi-ext/kk/__init__.py": "",
             "crate/src/lib.rs": "",
             "crate/Cargo.toml": CRATE,
@@ -393,7 +394,7 @@ def test_migrate_lists_the_found_lock_file(tmp_path: Path) -> None:
 
 def test_migrate_from_edition_5_lists_the_lock_file_too(tmp_path: Path) -> None:
     root = _rust_project(tmp_path, ["crate/Cargo.toml", "crate/src"], {"crate/Cargo.lock": ""})
-    text = (root / "build.toml").read_text()
+    text = (root / "build.toml").read_text().replace(MANIFEST, "")
     text = text.replace("edition = 6", "edition = 5").replace(
         'language = "rust-cpu"', 'backend = "cpu"\ndsl = "rust"\ndepends = []'
     )
@@ -404,8 +405,8 @@ def test_migrate_from_edition_5_lists_the_lock_file_too(tmp_path: Path) -> None:
 
 
 def test_migrate_from_edition_5_lists_a_workspaces_lock_file(tmp_path: Path) -> None:
-    """Edition 5 → 6 reads the member crate's library name, which needs the lock file to
-    tell the workspace's manifest from the member's."""
+    """Edition 5 → 6 names the member crate's manifest, told from the workspace's by where
+    they sit; its library name is the crate's own (read from it, not written)."""
     root = _rust_project(
         tmp_path,
         ["Cargo.toml", "crate/Cargo.toml", "crate/src"],
@@ -415,14 +416,16 @@ def test_migrate_from_edition_5_lists_a_workspaces_lock_file(tmp_path: Path) -> 
             "crate/Cargo.toml": '[package]\nname = "k-crate"\nversion = "0.1.0"\n',
         },
     )
-    text = (root / "build.toml").read_text()
+    text = (root / "build.toml").read_text().replace(MANIFEST, "")
     text = text.replace("edition = 6", "edition = 5").replace(
         'language = "rust-cpu"', 'backend = "cpu"\ndsl = "rust"\ndepends = []'
     )
     (root / "build.toml").write_text(text)
     kernel = tomli.loads(migrate.plan(root).after)["kernel"]["k"]
     assert kernel["src"] == ["Cargo.toml", "crate/Cargo.toml", "crate/src", "Cargo.lock"]
-    assert kernel["lib-name"] == "k_crate"
+    assert kernel["cargo-manifest"] == "crate/Cargo.toml" and "lib-name" not in kernel
+    migrate.write(migrate.plan(root))
+    assert project.read(root).build.kernels["k"].library == "k_crate"  # type: ignore[union-attr]
 
 
 def test_a_crate_with_no_lock_file_anywhere_is_an_error_naming_the_fix(tmp_path: Path) -> None:

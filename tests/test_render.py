@@ -42,7 +42,7 @@ from nixgen.rendering import render, workflow
 from nixgen.writing import write
 
 from .conftest import EXAMPLES, materialize
-from .goldens import GOLDEN, GOLDEN_INPUT, SYNTHETIC
+from .goldens import GOLDEN, GOLDEN_INPUT, GOLDEN_INPUTS, SYNTHETIC
 from .nixtools import kernel_builder, make_stub, nix_eval_json, nix_parse
 
 TESTS = Path(__file__).resolve().parent
@@ -114,12 +114,14 @@ def rendered_cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, render
 
 
 def _golden_files(case: str) -> dict[str, bytes]:
-    """The rendered files pinned for `case` (not its input, `build.toml`, nor `FILES`)."""
+    """The rendered files pinned for `case` (not its inputs, `build.toml` and
+    `nixgen.toml`, nor `FILES`)."""
     directory = GOLDEN / case
+    inputs = {directory / name for name in GOLDEN_INPUTS}
     return {
         str(p.relative_to(directory)): p.read_bytes()
         for p in sorted(directory.rglob("*"))
-        if p.is_file() and p.name != "FILES" and p != directory / GOLDEN_INPUT
+        if p.is_file() and p.name != "FILES" and p not in inputs
     }
 
 
@@ -128,10 +130,10 @@ def _manifest(rendered: render.Rendered) -> bytes:
 
 
 def _write_golden(case: str, rendered: render.Rendered) -> None:
-    """Replace the golden files of `case` by `rendered`, keeping its input."""
+    """Replace the golden files of `case` by `rendered`, keeping its inputs."""
     directory = GOLDEN / case
     for old in directory.iterdir():
-        if old.name == GOLDEN_INPUT:
+        if old.name in GOLDEN_INPUTS:
             continue
         if old.is_dir():
             shutil.rmtree(old)
@@ -199,7 +201,7 @@ def test_golden_cases_cover_every_language_and_framework(tmp_path: Path) -> None
         languages |= {k.language for k in build.kernels.values()}
         frameworks.add(build.framework_table)
     assert languages == set(model.KERNEL_CLASSES)
-    assert frameworks == {"torch", "torch-noarch", "tvm-ffi"}
+    assert frameworks == set(model.FRAMEWORKS)
 
 
 @needs_nix
@@ -302,7 +304,8 @@ def test_every_file_carries_the_header_core_marker_reads_back(
     assert kinds[workflow.GITHUB_WORKFLOW] == "GitHub Actions workflow"
     for rel in (k for k in kinds if k.startswith(f"{out}/kernels/")):
         name = rel.rpartition("/")[2].removesuffix(".nix")
-        assert kinds[rel].startswith(f"kernel.{name}, "), rel
+        # a kernel of nixgen.toml (a [torch] project's Rust kernel) says where it is
+        assert kinds[rel].removeprefix("nixgen.toml's ").startswith(f"kernel.{name}, "), rel
     assert kinds[f"{out}/extension.nix"] in {"[torch]", "[tvm-ffi]", "no compiled extension"}
     if case.startswith("example-"):
         # The examples take the repository's own nix/ in place: no copy to carry a header.
@@ -497,10 +500,17 @@ src = ["or/or.cpp"]
 [kernel.inherit]
 language = "cpp-cpu"
 src = ["inherit/__curPos.cpp"]
+"""
 
-[kernel.rs]
+
+def hostile_nixgen_toml() -> str:
+    """nixgen.toml's Rust kernel of the hostile project (a [torch] project's Rust kernel is
+    nixgen's own: the format binds Rust kernels with [tvm-ffi])."""
+    d = NASTY_DIRS
+    return f"""[kernel.rs]
 language = "rust-cpu"
-src = {_toml_list([f"{d[1]}/Cargo.toml", f"{d[1]}/src/lib.rs", "Cargo.lock"])}
+cargo-manifest = {json.dumps(f"{d[1]}/Cargo.toml")}
+src = {_toml_list([f"{d[1]}/src/lib.rs", "Cargo.lock"])}
 features = ["a+b", "x.y", "serde/std"]
 """
 
@@ -510,8 +520,14 @@ CARGO_LOCK = '# test\nversion = 3\n\n[[package]]\nname = "rs"\nversion = "0.1.0"
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, model.Build]:
-    root = materialize(hostile_build_toml(), tmp_path_factory.mktemp("hostile") / "p")
+    root = tmp_path_factory.mktemp("hostile") / "p"
+    root.mkdir()
+    (root / "nixgen.toml").write_text(hostile_nixgen_toml())
+    # the crate's manifest names its library (its directory's name is no identifier)
+    (root / NASTY_DIRS[1]).mkdir()
+    (root / NASTY_DIRS[1] / "Cargo.toml").write_text('[package]\nname = "rs"\n')
     (root / "Cargo.lock").write_text(CARGO_LOCK)
+    root = materialize(hostile_build_toml(), root)
     loaded = project.read(root)
     write.write(root, render.render(plan.make(loaded.build)))
     return root, loaded.build
@@ -537,7 +553,10 @@ def test_paths_with_nix_interpolation_are_rejected_before_rendering(
     text = (
         _general("xx", '["cpu"]')
         + TORCH
-        + ('\n[kernel.k]\nlanguage = "cpp-cpu"\nsrc = ["${builtins.abort \\"x\\"}.cpp"]\n')
+        + (
+            '\n[kernel.k]\nlanguage = "cpp-cpu"\ndepends = []\n'
+            'src = ["${builtins.abort \\"x\\"}.cpp"]\n'
+        )
     )
     with pytest.raises(ProblemError) as info:
         project.read(make_project(text, files=False), check_files=False)
@@ -645,9 +664,11 @@ def test_every_string_reaches_nix_unchanged(hostile: tuple[Path, model.Build]) -
         assert args["pname"] == f"hostile-{name}"
         # Its own sources, then every header other lists name (inputs, never compiled).
         others = [h for h in shared_headers(build) if h not in kernel.src]
-        if kernel.language == "rust-cpu":
-            others = []
-        assert args["src"] == {"select": kernel.src + others}
+        if isinstance(kernel, model.RustCpuKernel):
+            # its sources and its crate's manifest, which `src` need not list
+            assert args["src"] == {"select": kernel.sources()}
+        else:
+            assert args["src"] == {"select": kernel.src + others}
         if isinstance(kernel, model.RustCpuKernel):
             assert args["buildFeatures"] == kernel.features
             assert args["cargoLock"] == {
@@ -656,7 +677,7 @@ def test_every_string_reaches_nix_unchanged(hostile: tuple[Path, model.Build]) -
             }
             # The library's checks (nix/rust.nix) get the names as they are (the shell
             # escaping stand-in is the identity here).
-            assert f"lib{kernel.library(name)}.a" in args["postInstall"]
+            assert f"lib{kernel.library_name(name)}.a" in args["postInstall"]
             for value in (name, kernel.manifest(), kernel.lockfile()):
                 assert value in args["preBuild"]
             assert args["prePatch"] == {"copy": ["Cargo.lock", f"{NASTY_DIRS[1]}/Cargo.lock"]}

@@ -231,7 +231,7 @@ def check_kernel(name: str, kernel: model.Kernel, got: dict[str, Any], v: dict[s
     for dep in depends:
         if dep != "torch":
             assert any(_is_dependency(dep, i) for i in got["buildInputs"]), (name, dep, inputs)
-    library = kernel.library(name) if isinstance(kernel, model.RUST_KERNELS) else name
+    library = kernel.library_name(name) if isinstance(kernel, model.RUST_KERNELS) else name
     assert got["library"] == library
     if isinstance(kernel, model.RUST_KERNELS):
         _check_rust(kernel, got)
@@ -377,7 +377,7 @@ def check_project(root: Path, build: model.Build, summary: list[dict[str, Any]])
         expected = planned[(v["name"], v["system"])]
         assert v["variantKernels"] == list(expected.kernels)
         assert sorted(v["kernels"]) == sorted(expected.kernels)
-        if v["framework"] == "torch-noarch":
+        if v["framework"] in ("torch-noarch", "mlx-noarch"):
             assert v["builder"] == "stdenvNoCC", v["name"]
             assert v["kernels"] == {}
         else:
@@ -524,7 +524,9 @@ def test_cuda_capabilities_are_intersected_per_toolkit(stub: Path, tmp_path: Pat
     gemm = {ver: v["kernels"]["gemm"]["capabilities"] for ver, v in by_cuda.items()}
     # 7.0 (Volta) ends with CUDA 12.9; 10.0f needs 12.9.
     assert gemm["12.6"] == ["7.0", "8.0", "9.0a"]
-    assert gemm["13.0"] == gemm["13.2"] == ["8.0", "9.0a", "10.0f"]
+    assert gemm["13.0"] == ["8.0", "9.0a", "10.0f"]
+    # general.cuda.maxver = 13.0: no variant of a later toolkit.
+    assert sorted(by_cuda) == ["12.6", "13.0"]
     # cuda-minver = 12.8: not built for 12.6 at all.
     assert "fp4" not in by_cuda["12.6"]["kernels"]
     assert by_cuda["13.0"]["kernels"]["fp4"]["capabilities"] == ["10.0", "12.0"]

@@ -70,11 +70,13 @@ def _relocate_crate(project: Path) -> None:
     (project / "crates").mkdir()
     (project / "leaky_relu_rs").rename(project / "crates" / "leaky_relu_rs")
     (project / "crates" / "leaky_relu_rs" / "Cargo.lock").rename(project / "Cargo.lock")
-    text = (project / "build.toml").read_text()
-    listed = '["leaky_relu_rs/Cargo.toml", "leaky_relu_rs/Cargo.lock", "leaky_relu_rs/src/lib.rs"]'
-    assert listed in text
-    text = text.replace(listed, '["crates/leaky_relu_rs/Cargo.toml", "crates/leaky_relu_rs/src"]')
-    (project / "build.toml").write_text(text)
+    # The crate is linked into [torch]: nixgen.toml defines the kernel.
+    assert "[kernel.leaky_relu_rs]" in (project / "nixgen.toml").read_text()
+    (project / "nixgen.toml").write_text(
+        '[kernel.leaky_relu_rs]\nlanguage = "rust-cpu"\n'
+        'cargo-manifest = "crates/leaky_relu_rs/Cargo.toml"\n'
+        'src = ["crates/leaky_relu_rs/Cargo.toml", "crates/leaky_relu_rs/src"]\n'
+    )
 
 
 def test_a_cargo_lock_that_appears_or_goes_is_seen_by_the_next_render(

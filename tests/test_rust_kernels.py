@@ -1,7 +1,8 @@
 """Rust kernels as huggingface/kernels' `support-rust-kernels` branch writes them: edition-5
 files with `dsl`, `features`, `lib-name`, `device-manifest`; their edition-6 form
-(`rust-cpu`, `rust-cuda`); crates in a workspace, source directories; git dependencies
-without hashes; the library-name check. The fixtures are our own files in the shape of the
+(`rust-cpu`, `rust-cuda-oxide`, with `cargo-manifest`; what the format lacks in
+nixgen.toml); crates in a workspace, source directories; git dependencies without hashes;
+the library name read from the crate. The fixtures are our own files in the shape of the
 branch's `examples/kernels/relu-rust` and `relu-cuda-oxide`."""
 
 from __future__ import annotations
@@ -90,9 +91,13 @@ def test_branch_relu_rust_reads_as_rust_cpu(tmp_path: Path) -> None:
     kernel = read.build.kernels["relu_rust"]
     assert kernel.language == "rust-cpu"
     assert kernel.src == ["relu-rs/Cargo.toml", "relu-rs/src", "Cargo.toml", "Cargo.lock"]
-    # parsing build.toml never reads Cargo files: the library is the convention's
-    assert kernel.lib_name is None and kernel.library("relu_rust") == "relu_rust"
-    assert kernel.manifest() == "relu-rs/Cargo.toml"
+    # the crate's manifest (the workspace member's, by the branch's convention) names the
+    # library: `[package] name = "relu-rs"` makes `relu_rs`, not the kernel's `relu_rust`
+    assert kernel.cargo_manifest == kernel.manifest() == "relu-rs/Cargo.toml"
+    assert kernel.library == "relu_rs"
+    # parsing build.toml alone never reads Cargo files: the convention's name
+    unread = project.read(tmp_path, check_files=False).build.kernels["relu_rust"]
+    assert unread.library is None and unread.library_name("relu_rust") == "relu_rust"
     assert kernel.workspace_manifest() == "Cargo.toml"
     assert read.build.framework.src == []
 
@@ -107,17 +112,17 @@ def test_validate_points_at_the_language_to_use(tmp_path: Path) -> None:
     assert 'kernel.relu_rust: `dsl = "rust"` is `language = "rust-cpu"` in edition 6' in done.output
 
 
-def test_branch_relu_cuda_oxide_reads_as_rust_cuda(tmp_path: Path) -> None:
+def test_branch_relu_cuda_oxide_reads_as_rust_cuda_oxide(tmp_path: Path) -> None:
     read = project.read(relu_oxide_v5(tmp_path))
     kernel = read.build.kernels["relu_cuda_oxide"]
-    assert kernel.language == "rust-cuda"
+    assert kernel.language == "rust-cuda-oxide"
     assert kernel.device_manifest == "device/Cargo.toml"
     assert kernel.cuda_capabilities == ["8.0"]
     assert kernel.toolchain_file() == "rust-toolchain.toml"
     assert kernel.manifest() == "Cargo.toml" and kernel.workspace_manifest() is None
 
 
-def test_migrate_writes_edition_6_with_the_crates_library_name(tmp_path: Path) -> None:
+def test_migrate_writes_the_fields_edition_6_naming_the_crate(tmp_path: Path) -> None:
     root = relu_rust_v5(tmp_path)
     migration = migrate.plan(root / "build.toml")
     migrate.write(migration)
@@ -126,16 +131,17 @@ def test_migrate_writes_edition_6_with_the_crates_library_name(tmp_path: Path) -
     assert data["tvm-ffi"] == {}
     assert data["kernel"]["relu_rust"] == {
         "language": "rust-cpu",
-        "depends": [],
+        "cargo-manifest": "relu-rs/Cargo.toml",
         "src": ["relu-rs/Cargo.toml", "relu-rs/src", "Cargo.toml", "Cargo.lock"],
-        # `[package] name = "relu-rs"` makes `relu_rs`, not the kernel's `relu_rust`
-        "lib-name": "relu_rs",
     }
+    # nothing beyond the format: no nixgen.toml
+    assert not (root / "nixgen.toml").exists()
     # the comment above [tvm-ffi] stays
     assert "# No binding sources" in (root / "build.toml").read_text()
     read = project.read(root)
-    assert read.edition == 6
-    assert read.build.kernels["relu_rust"].library("relu_rust") == "relu_rs"
+    assert read.edition == 6 and read.warnings == []
+    # `[package] name = "relu-rs"` makes `relu_rs`, not the kernel's `relu_rust`
+    assert read.build.kernels["relu_rust"].library == "relu_rs"
     tree = render.render(plan.make(read.build)).tree
     kernel_nix = tree["kernels/relu_rust.nix"].decode()
     # Data for nixgen.rust.kernel (lib/rust.nix), which vendors with allowBuiltinFetchGit:
@@ -144,24 +150,39 @@ def test_migrate_writes_edition_6_with_the_crates_library_name(tmp_path: Path) -
     assert 'crateDir = "relu-rs";' in kernel_nix and "cargoRoot" not in kernel_nix
 
 
-def test_migrate_leaves_out_lib_name_when_the_crate_follows_the_convention(
-    tmp_path: Path,
-) -> None:
+def test_a_lib_name_the_crate_contradicts_is_refused_by_migrate(tmp_path: Path) -> None:
+    # the format has no `lib-name`: the crate names its library, so an earlier file's
+    # `lib-name` must be what the crate builds, or migrate would change the build
     root = relu_rust_v5(tmp_path)
-    manifest = root / "relu-rs" / "Cargo.toml"
-    manifest.write_text(manifest.read_text().replace("[lib]\n", '[lib]\nname = "relu_rust"\n'))
-    migrate.write(migrate.plan(root / "build.toml"))
-    assert "lib-name" not in tomli.loads((root / "build.toml").read_text())["kernel"]["relu_rust"]
+    edit(root, 'dsl = "rust"', 'dsl = "rust"\nlib-name = "relu_other"')
+    with pytest.raises(ProblemError) as info:
+        migrate.plan(root / "build.toml")
+    message = "\n".join(p.render() for p in info.value.errors)
+    assert "kernel.relu_rust.lib-name" in message and "relu_other" in message, message
+    assert "relu_rs" in message
 
 
-def test_migrate_turns_cuda_oxide_into_rust_cuda(tmp_path: Path) -> None:
+def test_migrate_turns_cuda_oxide_into_rust_cuda_oxide(tmp_path: Path) -> None:
     root = relu_oxide_v5(tmp_path)
     migrate.write(migrate.plan(root / "build.toml"))
     kernel = tomli.loads((root / "build.toml").read_text())["kernel"]["relu_cuda_oxide"]
-    assert kernel["language"] == "rust-cuda"
-    assert kernel["device-manifest"] == "device/Cargo.toml"
-    assert kernel["cuda-capabilities"] == ["8.0"]
-    assert "lib-name" not in kernel  # `relu-cuda-oxide` → `relu_cuda_oxide`, the convention
+    assert kernel == {
+        "language": "rust-cuda-oxide",
+        "cargo-manifest": "Cargo.toml",
+        "src": [
+            "Cargo.toml",
+            "Cargo.lock",
+            "rust-toolchain.toml",
+            "src",
+            "device/Cargo.toml",
+            "device/src",
+        ],
+        "cuda-capabilities": ["8.0"],
+    }
+    # the device crate is nixgen's own: the format's cuda-oxide builder reads it from the
+    # crate's metadata, whose keys nixgen does not pin (docs/rust-kernels.md)
+    options = tomli.loads((root / "nixgen.toml").read_text())
+    assert options["kernel"]["relu_cuda_oxide"] == {"device-manifest": "device/Cargo.toml"}
     read = project.read(root)
     assert read.edition == 6
     tree = render.render(plan.make(read.build)).tree
@@ -174,15 +195,15 @@ def test_migrate_turns_cuda_oxide_into_rust_cuda(tmp_path: Path) -> None:
         (
             'backend = "cpu"\ndsl = "rust"',
             'backend = "cpu"\ndsl = "cuda-oxide"',
-            'language = "rust-cuda"',
+            'language = "rust-cuda-oxide"',
         ),
         (
             'backend = "cpu"\ndsl = "rust"',
             'backend = "cuda"\ndsl = "rust"',
-            'language = "rust-cuda"',
+            'language = "rust-cuda-oxide"',
         ),
         ('dsl = "rust"', 'dsl = "cpp"\nfeatures = ["x"]', 'language = "rust-cpu"'),
-        ('dsl = "rust"', 'dsl = "rust"\nptx-dir = "ptx"', 'language = "rust-cuda"'),
+        ('dsl = "rust"', 'dsl = "rust"\nptx-dir = "ptx"', 'language = "rust-cuda-oxide"'),
         ('dsl = "rust"', 'dsl = "rust"\ncxx-flags = ["-O3"]', "rust-cpu"),
     ],
 )
@@ -200,7 +221,7 @@ def test_impossible_dsl_combinations_name_the_language(
 def test_cuda_oxide_without_device_manifest_says_so(tmp_path: Path) -> None:
     root = edit(relu_oxide_v5(tmp_path), 'device-manifest = "device/Cargo.toml"\n', "")
     message = errors(root)
-    assert "requires `device-manifest`" in message and "rust-cuda" in message
+    assert "requires `device-manifest`" in message and "cuda-oxide" in message
 
 
 @pytest.mark.parametrize("edition", ["4", "6"])
@@ -214,7 +235,7 @@ def test_dsl_in_another_edition_points_at_the_language(tmp_path: Path, edition: 
         edit(root, 'backend = "cpu"', 'language = "rust-cpu"')
     message = errors(root)
     assert "kernel.relu_rust.dsl" in message
-    assert 'language = "rust-cpu"' in message and 'language = "rust-cuda"' in message
+    assert 'language = "rust-cpu"' in message and 'language = "rust-cuda-oxide"' in message
 
 
 # ------------------------------------------------------------------ edition 6 rules
@@ -329,9 +350,70 @@ def test_rust_cuda_evaluates_up_to_the_codegen_backend(stub: Path, tmp_path: Pat
     assert "drbh/cuda-oxide" in message, message
 
 
+RELU_TILE = """\
+[general]
+name = "relu-tile"
+version = 1
+edition = 6
+license = "Apache-2.0"
+backends = ["cuda"]
+
+[tvm-ffi]
+
+[kernel.relu_tile]
+language = "rust-cutile"
+cargo-manifest = "tile/Cargo.toml"
+src = ["tile/Cargo.lock", "tile/src/lib.rs"]
+tileiras-minver = "13.2"
+"""
+
+
+@needs_nix
+def test_rust_cutile_evaluates_and_names_what_it_lacks(stub: Path, tmp_path: Path) -> None:
+    """rust-cutile renders and its project evaluates: the kernel is in the variants of CUDA
+    13.2 and later only (`tileiras-minver`); its derivation needs the toolkit's
+    `cuda_tileiras`, which neither the stand-ins nor the pinned toolchain flake have, and
+    evaluating it says so (nix/tests/rust.nix evaluates it with one)."""
+    from .nixtools import nix_eval_json
+
+    root = write(
+        tmp_path / "relu-tile",
+        {
+            "build.toml": RELU_TILE,
+            "tile/Cargo.toml": '[package]\nname = "relu-tile"\nversion = "0.1.0"\n',
+            "tile/Cargo.lock": "version = 3\n",
+            "tile/src/lib.rs": "// cuTile kernels\n",
+            "tvm-ffi-ext/relu_tile/__init__.py": "",
+        },
+    )
+    rendered(root)
+    got = nix_eval_json(
+        f"""map (v: {{ inherit (v) backendVersion kernels; }})
+          ((import ./nix).variants "{SYSTEM}")""",
+        cwd=root,
+        read_write=True,
+    )
+    cuda = {v["backendVersion"]: v["kernels"] for v in got}
+    assert cuda and all(
+        kernels == (["relu_tile"] if version == "13.2" else []) for version, kernels in cuda.items()
+    ), cuda
+    expr = f"""
+      let
+        p = import ./nix;
+        v = builtins.head (builtins.filter (v: v.kernels != [ ]) (p.variants "{SYSTEM}"));
+        d = p.variantPackage {{
+          nixpkgs = {stub}; kernel-builder = {toolchain_input(stub)}; system = "{SYSTEM}";
+        }} v;
+      in d.nixgen.kernels.relu_tile.drvPath
+    """
+    message = nix_error(expr, root)
+    assert "kernel relu_tile (rust-cutile)" in message and "cuda_tileiras" in message, message
+
+
 def git_dependency_project(root: Path, dep: Path, *, library: str = "relu_git") -> Path:
     """A rust-cpu kernel whose crate depends on `relu-helper` from the local git repository
-    `dep` (a file URL), locked at its commit; nothing in build.toml names a hash."""
+    `dep` (a file URL), locked at its commit; nothing in build.toml or nixgen.toml names a
+    hash. The kernel links into a [torch] extension: nixgen.toml defines it."""
     write(
         dep,
         {
@@ -361,10 +443,13 @@ def git_dependency_project(root: Path, dep: Path, *, library: str = "relu_git") 
 
                 [torch]
                 src = ["torch-ext/torch_binding.cpp"]
-
-                [kernel.relu_git]
+                """
+            ),
+            "nixgen.toml": textwrap.dedent(
+                """                [kernel.relu_git]
                 language = "rust-cpu"
-                src = ["relu_git/Cargo.toml", "relu_git/src", "Cargo.lock"]
+                cargo-manifest = "relu_git/Cargo.toml"
+                src = ["relu_git/src", "Cargo.lock"]
                 """
             ),
             "torch-ext/torch_binding.cpp": "",
@@ -420,7 +505,7 @@ def test_git_dependency_in_a_local_repository_builds_without_a_hash(
     stub: Path, tmp_path: Path
 ) -> None:
     root = git_dependency_project(tmp_path / "p", tmp_path / "relu-helper")
-    assert "hash" not in (root / "build.toml").read_text()
+    assert "hash" not in (root / "build.toml").read_text() + (root / "nixgen.toml").read_text()
     rendered(root)
     out = nix_build(kernel_expr(stub, "relu_git"), cwd=root, timeout=900)
     symbols = subprocess.run(
@@ -435,13 +520,17 @@ def test_git_dependency_in_a_local_repository_builds_without_a_hash(
 @needs_nix
 @needs_cargo
 @pytest.mark.build
-def test_a_crate_with_another_library_name_fails_with_the_fix(stub: Path, tmp_path: Path) -> None:
-    root = git_dependency_project(tmp_path / "p", tmp_path / "relu-helper", library="relu_other")
+def test_a_crate_renamed_after_rendering_fails_with_the_fix(stub: Path, tmp_path: Path) -> None:
+    # nixgen reads the library name from the crate when it renders; a crate renamed since
+    # builds another archive, which the kernel's check names
+    root = git_dependency_project(tmp_path / "p", tmp_path / "relu-helper")
     rendered(root)
+    manifest = root / "relu_git" / "Cargo.toml"
+    manifest.write_text(manifest.read_text().replace('name = "relu_git"', 'name = "relu_other"'))
     message = nix_error(kernel_expr(stub, "relu_git"), root, build=True)
     assert "kernel relu_git: the crate did not build librelu_git.a" in message, message
     assert "it built: librelu_other.a" in message
-    assert '[lib] name = "relu_git"' in message and "lib-name" in message
+    assert "render again (nixgen render)" in message
 
 
 @needs_nix

@@ -8,7 +8,7 @@ import pytest
 
 from nixgen.checking import project, validate
 from nixgen.core import tables
-from nixgen.core.errors import ProblemError
+from nixgen.core.errors import Problem, ProblemError
 from nixgen.reading import load, model, schema
 
 BASE6 = """\
@@ -28,10 +28,28 @@ depends = ["torch"]
 src = ["relu_cuda/relu.cu"]
 cuda-capabilities = ["8.0", "9.0"]
 
+[kernel.relu_cpu]
+language = "cpp-cpu"
+depends = []
+src = ["relu_cpu/relu.cpp"]
+cxx-flags = ["-O2"]
+"""
+
+#: A Rust kernel in the format: a `[tvm-ffi]` project's, its crate named by `cargo-manifest`.
+RUST6 = """\
+[general]
+name = "relu"
+version = 1
+edition = 6
+license = "Apache-2.0"
+backends = ["cpu"]
+
+[tvm-ffi]
+
 [kernel.relu_rs]
 language = "rust-cpu"
+cargo-manifest = "relu_rs/Cargo.toml"
 src = ["relu_rs/Cargo.toml", "relu_rs/src/lib.rs", "Cargo.lock"]
-features = ["fast"]
 """
 
 
@@ -41,9 +59,13 @@ def parse(text: str) -> model.Build:
 
 
 def problems(text: str) -> list[str]:
+    return [p.render() for p in problems_of(text)]
+
+
+def problems_of(text: str) -> list[Problem]:
     with pytest.raises(ProblemError) as info:
         parse(text)
-    return [p.render() for p in info.value.errors]
+    return info.value.errors
 
 
 # ----------------------------------------------------------------------------- detection
@@ -54,7 +76,15 @@ def problems(text: str) -> list[str]:
     [
         ({"general": {"name": "x", "edition": 6}}, 6),
         ({"general": {"name": "x", "edition": 5}}, 5),
-        ({"general": {"name": "x", "backends": [], "version": 1, "license": "MIT"}}, 4),
+        (
+            {
+                "general": {"name": "x", "backends": [], "version": 1, "license": "MIT"},
+                "torch": {},
+            },
+            4,
+        ),
+        # No framework: the format's edition 4 requires one; its edition 3 does not.
+        ({"general": {"name": "x", "backends": [], "version": 1, "license": "MIT"}}, 3),
         ({"general": {"name": "x", "backends": [], "version": 1}}, 3),
         ({"general": {"name": "x"}, "kernel": {"k": {"backend": "cuda"}}}, 2),
         ({"general": {"name": "x", "universal": True}}, 2),
@@ -93,9 +123,9 @@ def test_edition6_round_trip_model() -> None:
     cuda = build.kernels["relu_cuda"]
     assert isinstance(cuda, model.CppCudaKernel)
     assert cuda.cuda_capabilities == ["8.0", "9.0"]
-    rust = build.kernels["relu_rs"]
+    rust = parse(RUST6).kernels["relu_rs"]
     assert isinstance(rust, model.RustCpuKernel)
-    assert rust.features == ["fast"]
+    assert rust.features == []
     assert rust.manifest() == "relu_rs/Cargo.toml"
     assert rust.lockfile() == "Cargo.lock"
     assert model.backend_of(rust) == "cpu"
@@ -120,19 +150,25 @@ def test_missing_language() -> None:
     [
         ('cuda-flags = ["-O3"]', "cuda-flags", "cpp-cuda"),
         ('sycl-flags = ["-O3"]', "sycl-flags", "cpp-xpu"),
-        ('features = ["x"]', "features", "rust-cpu"),
+        ('tileiras-minver = "13.2"', "tileiras-minver", "rust-cutile"),
     ],
 )
 def test_impossible_field_for_language_is_a_type_error(line: str, key: str, owner: str) -> None:
-    text = BASE6 + f'\n[kernel.relu_cpu]\nlanguage = "cpp-cpu"\nsrc = ["a.cpp"]\n{line}\n'
+    text = BASE6 + f'\n[kernel.c]\nlanguage = "cpp-cpu"\ndepends = []\nsrc = ["a.cpp"]\n{line}\n'
     (message,) = problems(text)
-    assert f"kernel.relu_cpu.{key}: `{key}` is not possible for language `cpp-cpu`" in message
+    assert f"kernel.c.{key}: `{key}` is not possible for language `cpp-cpu`" in message
     assert f"it belongs to language `{owner}`" in message
 
 
 def test_rust_kernel_has_no_cxx_flags() -> None:
-    (message,) = problems(BASE6.replace('features = ["fast"]', 'cxx-flags = ["-O2"]'))
+    (message,) = problems(RUST6 + 'cxx-flags = ["-O2"]\n')
     assert "`cxx-flags` is not possible for language `rust-cpu`" in message
+
+
+def test_nixgen_option_in_build_toml_names_nixgen_toml() -> None:
+    (message,) = problems(RUST6 + 'features = ["fast"]\n')
+    assert "kernel.relu_rs.features: `features` is nixgen's own" in message
+    assert "nixgen.toml" in message
 
 
 def test_unknown_key_names_closest() -> None:
@@ -161,14 +197,14 @@ def test_every_problem_is_reported_at_once() -> None:
     text = (
         BASE6.replace("version = 1", 'version = "1"')
         .replace('"8.0"', '"sm_81"')
-        .replace('features = ["fast"]', 'feature = ["fast"]')
+        .replace('cxx-flags = ["-O2"]', 'cxx-flag = ["-O2"]')
     )
     found = problems(text)
     assert len(found) == 3
     assert [m.split(": ")[2] for m in found] == [
         "general.version",
         "kernel.relu_cuda.cuda-capabilities[0]",
-        "kernel.relu_rs.feature",
+        "kernel.relu_cpu.cxx-flag",
     ]
 
 
@@ -228,14 +264,18 @@ def test_known_capabilities(capability: str) -> None:
 
 
 def test_depends_per_language() -> None:
-    text = BASE6.replace('features = ["fast"]', 'depends = ["torch"]')
-    (message,) = problems(text)
-    assert "kernel.relu_rs.depends[0]: no value is allowed here" in message
+    (message,) = problems(RUST6 + 'depends = ["torch"]\n')
+    assert "kernel.relu_rs.depends: `depends` is not possible for language `rust-cpu`" in message
     cutlass_on_cpu = (
         BASE6 + '\n[kernel.c]\nlanguage = "cpp-cpu"\nsrc = ["c.cpp"]\ndepends = ["cutlass_3_6"]\n'
     )
-    (message,) = problems(cutlass_on_cpu)
-    assert "kernel.c.depends[0]: unknown value `cutlass_3_6`; expected one of `torch`" in message
+    (error,) = problems_of(cutlass_on_cpu)
+    assert error.key == "kernel.c.depends[0]"
+    assert "unknown value `cutlass_3_6`; expected one of `torch`" in error.message
+    # the format takes it (any C++ kernel may list any of its dependencies): nixgen's rule
+    assert error.beyond_format
+    (error,) = problems_of(cutlass_on_cpu.replace("cutlass_3_6", "cutlass_9_9"))
+    assert "unknown value `cutlass_9_9`" in error.message and not error.beyond_format
 
 
 def test_two_frameworks_are_rejected() -> None:
@@ -459,6 +499,7 @@ src = ["torch-ext/torch_binding.cpp"]
 language = "cpp-rocm"
 src = ["relu_rocm/relu.hip"]
 rocm-archs = ["gfx942", "ARCH"]
+depends = []
 """
 
 

@@ -63,7 +63,7 @@ class CheckError(Exception):
 
 def _client() -> Any:
     try:
-        import kernels  # type: ignore[import-untyped]
+        import kernels
     except ImportError as exc:
         raise CheckError(f"the kernels client cannot be imported ({exc})") from None
     return kernels

@@ -9,7 +9,11 @@ let
     license = "Apache-2.0";
     upstream = null;
     source = null;
-    minver = null;
+    kernelsMinver = {
+      cpu = "0.14.0";
+      cuda = "0.14.0";
+    };
+    buildLayout = "files";
     pythonDepends = {
       general = [ "einops" ];
       cuda = [ "nvidia-cutlass-dsl" ];
@@ -82,7 +86,27 @@ in
         type = "cuda";
         archs = [ "8.0" "9.0" ];
       };
+      "kernels-minver" = "0.14.0";
+      "build-layout" = "files";
     };
+  };
+
+  # `kernels-minver` is the variant's backend's, as nixgen planned it; `build-layout` the
+  # project's.
+  testMetadataCarriesThePlannedMinverAndLayout = {
+    expr =
+      let
+        meta = extension.metadata {
+          project = project // {
+            kernelsMinver.cpu = "0.19.0";
+            buildLayout = "zip";
+          };
+          variant = cudaVariant // { backend = "cpu"; };
+          opsName = "_relu_cpu_0123456789";
+        };
+      in
+      [ meta."kernels-minver" meta."build-layout" ];
+    expected = [ "0.19.0" "zip" ];
   };
 
   testMetadataOptionalKeysAppearOnlyWhenSet = {
@@ -90,13 +114,12 @@ in
       project = project // {
         upstream = "https://github.com/org/relu";
         source = "https://github.com/org/relu-src";
-        minver = "0.12";
         kernelDepends.general = [ { "repo-id" = "org/dep"; version = 1; } ];
       };
       variant = cudaVariant // { backend = "cpu"; };
       opsName = "_relu_cpu_0123456789";
     });
-    expected = [ "backend" "id" "kernel-depends" "kernels-minver" "license" "name" "python-depends" "source" "upstream" "version" ];
+    expected = [ "backend" "build-layout" "id" "kernel-depends" "kernels-minver" "license" "name" "python-depends" "source" "upstream" "version" ];
   };
 
   testMetadataWithoutArchsHasNoArchsKey = {

@@ -177,7 +177,8 @@ in
       "cpp-xpu"
       "noarch"
       "rust-cpu"
-      "rust-cuda"
+      "rust-cuda-oxide"
+      "rust-cutile"
     ];
   };
 

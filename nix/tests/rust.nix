@@ -179,4 +179,82 @@ in
         old = false;
       };
     };
+
+  # `kernel` (rust-cutile): a crate built like a rust-cpu one, with the variant's
+  # `cudaPackages.cuda_tileiras` (the Tile IR assembler) among its build inputs and the CUDA
+  # environment set.
+  testRustCutileKernelBuildsWithTileiras =
+    let
+      lib = import ../../tests/nixpkgs/lib;
+      pkg = name: {
+        inherit name;
+        outPath = "/nix/store/${name}";
+      };
+      pkgs = {
+        inherit lib;
+        rustPlatform.buildRustPackage = fixedPoint;
+        symlinkJoin = { name, paths }: { inherit name paths; };
+        cudaPackages = {
+          cudaMajorMinorVersion = "13.2";
+          cuda_tileiras = pkg "cuda_tileiras-13.2";
+          cuda_cudart = pkg "cuda_cudart-13.2";
+          cccl = pkg "cccl-13.2";
+        };
+      };
+      drv = rust.kernel { inherit pkgs; root = ./fixtures/project; } {
+        name = "k";
+        pname = "p-k";
+        version = "1";
+        language = "rust-cutile";
+        sources = [ "kernel_a/a.cpp" ];
+        library = "k_tile";
+        manifest = "crate/Cargo.toml";
+        lockfile = "Cargo.lock";
+      };
+    in
+    {
+      expr = {
+        tools = map (d: d.name) drv.nativeBuildInputs;
+        cudaHome = drv.env.CUDA_HOME.name;
+        inherit (drv.env) KERNEL_BUILDER_GPU_LANG;
+        passthru = drv.passthru.nixgen;
+      };
+      expected = {
+        tools = [ "cuda_tileiras-13.2" ];
+        cudaHome = "cuda-home";
+        KERNEL_BUILDER_GPU_LANG = "CUDA";
+        passthru = {
+          kernel = "k";
+          library = "k_tile";
+          language = "rust-cutile";
+        };
+      };
+    };
+
+  # A CUDA package set without `cuda_tileiras` (before 13.2, or a nixpkgs without it) stops
+  # the evaluation naming the package and the kernel.
+  testRustCutileWithoutTileirasSaysWhatIsMissing =
+    let
+      lib = import ../../tests/nixpkgs/lib;
+      pkgs = {
+        inherit lib;
+        rustPlatform.buildRustPackage = fixedPoint;
+        symlinkJoin = { name, paths }: { inherit name paths; };
+        cudaPackages.cudaMajorMinorVersion = "13.0";
+      };
+      drv = rust.kernel { inherit pkgs; root = ./fixtures/project; } {
+        name = "k";
+        pname = "p-k";
+        version = "1";
+        language = "rust-cutile";
+        sources = [ "kernel_a/a.cpp" ];
+        library = "k_tile";
+        manifest = "crate/Cargo.toml";
+        lockfile = "Cargo.lock";
+      };
+    in
+    {
+      expr = (builtins.tryEval (builtins.deepSeq drv.nativeBuildInputs true)).success;
+      expected = false;
+    };
 }

@@ -16,6 +16,10 @@ an option given on the command line wins; `nixgen show` prints the settings in e
     [test]                      # ... and the test environment's extra Python packages
     python-depends = ["einops"]
 
+Its ``[kernel.<name>]`` tables say what nixgen builds beyond build.toml's format (a Rust
+crate's Cargo features, Rust kernels linked into ``[torch]``): the reading stage reads them
+(`nixgen.reading.options`), as part of the project.
+
 `nixgen render --out DIR` records ``out`` here, so that a plain `render` (or `build`)
 writes and builds DIR/ instead of silently going back to nix/; `--library` likewise records
 ``library``, so that a later render (`build` renders too) keeps the library where it was.
@@ -48,7 +52,10 @@ if TYPE_CHECKING:
     from nixgen.planning.settings import ProjectSettings
 
 FILE = "nixgen.toml"
-KEYS = ("backend", "ci", "library", "offline", "out", "override-input", "test")
+#: The keys of nixgen.toml. `kernel` is read by the reading stage, typed and located as
+#: build.toml is (`nixgen.reading.options`: kernels' options, Rust kernels linked into
+#: [torch]); the settings here leave it alone.
+KEYS = ("backend", "ci", "kernel", "library", "offline", "out", "override-input", "test")
 #: The largest nixgen.toml read (a real one is a few lines).
 MAX_BYTES = 1024 * 1024
 

@@ -1,17 +1,19 @@
-"""``nixgen migrate``: rewrite a build.toml as edition 6, keeping what does not change.
+"""``nixgen migrate``: rewrite a build.toml as the field's edition 6, keeping what does not change.
 
-An old file has one edition-6 form: the document `upgrade.to_edition6` makes of it, which is
-also what `project.structure` turns into the model. Migrating edits the file's text towards
-that document: keys that stay keep their comments, order and layout; renamed keys
-(``backend`` → ``language``) keep their place; new keys go next to their edition-6
-neighbours. The new text must
-parse to exactly the target before anything is written, and it is written atomically.
-The format-preserving edit itself is `nixgen.core.tomledit`; this module decides what changes.
+An old file, or one of nixgen's earlier dialects, has one edition-6 form: the model it is
+read as (`nixgen.checking.project.read_document`), written back as the field's edition 6
+(`nixgen.reading.schema.v6.to_document`) and, for what nixgen builds beyond that format,
+nixgen.toml's `[kernel.<name>]` tables (`options_document`). Migrating edits each file's
+text towards that document: keys that stay keep their comments, order and layout; renamed
+keys (``backend`` → ``language``) keep their place; new keys go next to their edition-6
+neighbours; a value the file wrote that still means the same is kept, even at its default.
+The new texts must read back as exactly the project before anything is written, and each is
+written atomically. The format-preserving edit itself is `nixgen.core.tomledit`; this module
+decides what changes.
 """
 
 from __future__ import annotations
 
-import copy
 import difflib
 import os
 import stat
@@ -19,28 +21,37 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import tomli
 
 from nixgen.app import edition5
 from nixgen.checking import project, validate
-from nixgen.core import paths, tables, tomledit, writer
+from nixgen.core import paths, tomledit, writer
 from nixgen.core.errors import NixgenError, OutputError, Problem, ProblemError, warning
-from nixgen.reading import load, model, schema, upgrade, values
+from nixgen.reading import load, model, options, schema, upgrade
+from nixgen.reading.schema import v6
 
 BOM = b"\xef\xbb\xbf"
 
-#: Keys that edition 6 spells differently; renamed in place when the old one goes away.
+#: Keys that edition 6 spells differently; renamed in place when the old one goes away
+#: (`cuda-capabilities` and `rocm-archs` of nixgen's earlier `[torch-noarch]`, `_` in the
+#: format).
 RENAMES = {
     "backend": "language",
-    "cuda_capabilities": "cuda-capabilities",
-    "rocm_archs": "rocm-archs",
+    "cuda-capabilities": "cuda_capabilities",
+    "rocm-archs": "rocm_archs",
     "torch": "torch-noarch",
 }
+
+#: The first lines of a nixgen.toml that migrate creates.
+OPTIONS_HEADER = (
+    "# What nixgen builds beyond build.toml's format (see nixgen's README, \"nixgen.toml\"):\n"
+    "# kernels' options, and Rust kernels linked into a [torch] extension.\n"
+)
 
 
 @attrs.frozen(kw_only=True)
 class Migration:
-    """What migrating one build.toml does: the text before and after, and the warnings."""
+    """What migrating one build.toml does: the text before and after, nixgen.toml's (None
+    when it does not change), and the warnings."""
 
     document: load.Document
     edition: int
@@ -50,6 +61,12 @@ class Migration:
     listed: list[str] = attrs.field(factory=list)
     #: The edition written: the current one, or 5 (`nixgen.app.edition5`).
     to_edition: int = schema.CURRENT
+    #: Read as its edition's dialect (nixgen's earlier edition 6, the anchor's branch).
+    dialect: bool = False
+    #: nixgen.toml: its path, its text before (None: no such file) and after.
+    options_path: Path | None = None
+    options_before: str | None = None
+    options_after: str | None = None
 
     @property
     def before(self) -> str:
@@ -57,11 +74,18 @@ class Migration:
 
     @property
     def changed(self) -> bool:
-        return self.after != self.before
+        return self.after != self.before or self.options_changed
+
+    @property
+    def options_changed(self) -> bool:
+        return self.options_after is not None and self.options_after != self.options_before
 
     @property
     def reason(self) -> str:
         """Why the file changes, for messages: ``from edition 4 to 6``."""
+        if self.dialect:
+            what = "nixgen's earlier edition 6" if self.edition == 6 else "the anchor's edition 5"
+            return f"from {what} to the field's edition {self.to_edition}"
         if self.edition != self.to_edition:
             return f"from edition {self.edition} to {self.to_edition}"
         if self.listed:
@@ -69,165 +93,206 @@ class Migration:
         return "to set its license"
 
     def diff(self) -> str:
-        """A unified diff from the file as it is to the migrated file."""
-        name = self.document.path.name
-        lines = difflib.unified_diff(
-            self.before.splitlines(keepends=True),
-            self.after.splitlines(keepends=True),
-            fromfile=f"a/{name}",
-            tofile=f"b/{name}",
-        )
-        # the marker `patch` and `git apply` expect for a last line without a newline
-        return "".join(
-            line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n"
-            for line in lines
-        )
+        """A unified diff from the files as they are to the migrated files."""
+        out = _diff(self.document.path.name, self.before, self.after)
+        if self.options_changed:
+            assert self.options_after is not None
+            out += _diff(options.FILE, self.options_before or "", self.options_after)
+        return out
+
+
+def _diff(name: str, before: str, after: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=f"a/{name}",
+        tofile=f"b/{name}",
+    )
+    # the marker `patch` and `git apply` expect for a last line without a newline
+    return "".join(
+        line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n" for line in lines
+    )
 
 
 def plan(
     path: Path | str, *, license: str | None = None, to_edition: int = schema.CURRENT
 ) -> Migration:
-    """Read the build.toml at `path` and work out its text in `to_edition` (the current one,
-    or 5 for the ecosystem's parser: `nixgen.app.edition5`); writes nothing.
+    """Read the build.toml at `path` (and its nixgen.toml) and work out their text in
+    `to_edition` (the current one, or 5: `nixgen.app.edition5`); writes nothing.
 
     Raises `ProblemError` with located problems when the file is invalid.
     """
     document = load.load(path)
-    edition, build, warnings = project.structure(document)
-    located, _ = validate.listed_lock_files(build, document.path.parent)
+    root = document.path.parent
+    nixgen_toml = options.load_file(root)
+    read = project.read_document(document, nixgen_toml)
+    build, warnings = read.build, read.warnings
+    located, _ = validate.listed_lock_files(build, root)
     problems = document.locate_all(validate.validate(located, None))
     if any(p.severity == "error" for p in problems):
         raise ProblemError(problems)
-    locks: dict[str, list[str]] = {
-        name: [str(p) for p in kernel.src if p not in build.kernels[name].src]
-        for name, kernel in located.kernels.items()
-        if kernel is not build.kernels[name]
-    }
-    wanted = target(document, edition, license, locks=locks)
-    listed = [p for _, files in sorted(locks.items()) for p in files]
-    warnings = [w for w in warnings if not (license and _is_license_placeholder_warning(w))]
-    if license and wanted["general"].get("license") != license:
+    listed = [
+        str(p)
+        for name, kernel in sorted(located.kernels.items())
+        for p in kernel.src
+        if p not in build.kernels[name].src
+    ]
+    build = located
+    if license and build.general.license == upgrade.UNKNOWN_LICENSE:
+        build = attrs.evolve(build, general=attrs.evolve(build.general, license=license))
+    warnings = [
+        w
+        for w in warnings
+        if not (license and _is_license_placeholder_warning(w))
+        and not upgrade.is_migration_notice(w)
+    ]
+    general = document.data.get("general")
+    if read.dialect and isinstance(general, dict) and "minver" in general:
         warnings.append(
             warning(
-                f"--license ignored: the file already declares license "
-                f"`{wanted['general'].get('license')}`",
+                f"`minver` ({general['minver']}) is dropped: edition 6 has no such key, and "
+                "metadata.json's `kernels-minver` is derived from what the build uses",
+                ("general", "minver"),
+            )
+        )
+    if license and build.general.license != license:
+        warnings.append(
+            warning(
+                f"--license ignored: the file already declares license `{build.general.license}`",
                 ("general", "license"),
             )
         )
-    renames = RENAMES
+    unchanged = (
+        read.edition == schema.CURRENT and not read.dialect and not listed and build == read.build
+    )
+    if not unchanged:
+        library_problems = _libraries(root, read.build)
+        if library_problems:
+            raise ProblemError(document.locate_all(library_problems))
+    wanted = document.data if unchanged else target(document.data, build)
+    renames: dict[str, str] = RENAMES
     if to_edition == edition5.EDITION:
-        wanted, renames = edition5.downgrade(document, wanted), edition5.RENAMES
+        wanted, renames = edition5.downgrade(document, wanted, build), edition5.RENAMES
     after = document.text if wanted == document.data else rewrite(document.text, wanted, renames)
+    options_after = None
+    if not unchanged:
+        options_after = _options_text(nixgen_toml, v6.options_document(build))
+        if to_edition == schema.CURRENT:
+            _check_read_back(document, after, options_after, nixgen_toml, build)
     return Migration(
         document=document,
-        edition=edition,
+        edition=read.edition,
         after=after,
         warnings=document.locate_all(warnings),
         listed=listed,
         to_edition=to_edition,
+        dialect=read.dialect,
+        options_path=root / options.FILE,
+        options_before=nixgen_toml.text if nixgen_toml is not None else None,
+        options_after=options_after,
     )
 
 
-def target(
+def _libraries(root: Path, build: model.Build) -> list[Problem]:
+    """An earlier file's `lib-name` (now `library`) must be what the crate says: edition 6
+    takes a Rust kernel's library name from its crate's `Cargo.toml`."""
+    problems = []
+    for name, kernel in sorted(build.kernels.items()):
+        if not isinstance(kernel, model.RUST_KERNELS) or kernel.library is None:
+            continue
+        try:
+            crate = validate.crate_library(root, kernel.cargo_manifest) or model.default_library(
+                name
+            )
+        except validate.CrateError as exc:
+            problems.append(Problem(message=str(exc), path=("kernel", name, "lib-name")))
+            continue
+        if crate != kernel.library:
+            problems.append(
+                Problem(
+                    message=f"`lib-name` `{kernel.library}` is not the library the crate builds "
+                    f"(`{crate}`, from `{kernel.cargo_manifest}`); edition 6 takes the crate's: "
+                    f'set `[lib] name = "{kernel.library}"` in it first',
+                    path=("kernel", name, "lib-name"),
+                )
+            )
+    return problems
+
+
+def _unread(build: model.Build) -> model.Build:
+    """`build` as a file says it: no library name read from a crate."""
+    kernels = {
+        name: attrs.evolve(k, library=None) if isinstance(k, model.RUST_KERNELS) else k
+        for name, k in build.kernels.items()
+    }
+    return attrs.evolve(build, kernels=kernels)
+
+
+def _check_read_back(
     document: load.Document,
-    edition: int,
-    license: str | None = None,
-    *,
-    locks: dict[str, list[str]] | None = None,
-) -> dict[str, Any]:
-    """The edition-6 document of a valid `document`, with `license` for the placeholder
-    and, in each kernel's `src`, the lock files `locks` names for it (the ones
-    `validate.listed_lock_files` found: edition 6 reads a Rust crate's lock from `src`)."""
-    if edition == schema.CURRENT:
-        wanted = copy.deepcopy(document.data)
-    else:
-        raw, _ = schema.structure(document.data, edition)
-        assert raw is not None  # `document` is valid
-        wanted, _ = upgrade.to_edition6(raw, edition)
-    for name, files in (locks or {}).items():
-        if name in wanted.get("kernel", {}):
-            wanted["kernel"][name]["src"] = [*wanted["kernel"][name]["src"], *files]
-    if edition != schema.CURRENT:
-        problems: list[Problem] = []
-        for name, kernel in wanted.get("kernel", {}).items():
-            if tables.is_rust(kernel["language"]) and "lib-name" not in kernel:
-                problems += _add_lib_name(document.path.parent, name, kernel)
-        if problems:
-            raise ProblemError(document.locate_all(problems))
-    if license and wanted["general"].get("license") == upgrade.UNKNOWN_LICENSE:
-        wanted["general"]["license"] = license
-    return wanted
-
-
-#: The largest `Cargo.toml` migrate reads (real ones are a few KiB).
-MAX_MANIFEST = 1024 * 1024
-
-
-def crate_library(root: Path, manifest: str) -> str | None:
-    """The library name the crate's `Cargo.toml` (`manifest`, relative to the project
-    `root`) declares: `[lib] name`, else the package name with `-` turned into `_`
-    (Cargo's rule); None when the file declares neither.
-
-    The manifest is read by the path rule of every input (`nixgen.core.paths`): no link
-    followed, no FIFO or device opened, at most `MAX_MANIFEST` bytes, TOML parser limits.
-    A manifest that cannot be read so, or that declares a name that is no Rust
-    identifier, raises `CrateError` (migrating would write a file nixgen refuses)."""
-    data = paths.read_under(root, manifest, limit=MAX_MANIFEST)
-    if data is None:
-        return None
-    if isinstance(data, paths.Blocked):
-        raise CrateError(
-            f"`{manifest}` cannot be read: {data}; migrate reads the crate's Cargo.toml to "
-            "keep its library name (replace it by a regular file inside the project)"
-        )
+    after: str,
+    options_after: str | None,
+    nixgen_toml: load.Document | None,
+    build: model.Build,
+) -> None:
+    """The migrated texts must read as the field's edition 6, giving `build` again."""
+    new = load.parse(after, document.path, document.display)
+    new_options = nixgen_toml
+    if options_after is not None:
+        where = document.path.parent / options.FILE
+        new_options = load.parse(options_after, where, load.display_name(where))
     try:
-        parsed = tomli.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise CrateError(f"`{manifest}` is not valid UTF-8") from None
-    except tomli.TOMLDecodeError as exc:
-        raise CrateError(f"`{manifest}` is not valid TOML: {exc}") from None
-    except (RecursionError, ValueError):
-        raise CrateError(
-            f"`{manifest}` is past the TOML parser's limits (nesting, key parts, digits)"
-        ) from None
-    lib, package = parsed.get("lib"), parsed.get("package")
-    if isinstance(lib, dict) and isinstance(lib.get("name"), str):
-        name = str(lib["name"])
-    elif isinstance(package, dict) and isinstance(package.get("name"), str):
-        name = str(package["name"]).replace("-", "_")
-    else:
-        return None
-    problem = values.rust_lib_name(name)
-    if problem is not None:
-        raise CrateError(f"`{manifest}` declares the {problem}; fix the crate first")
-    return name
-
-
-class CrateError(Exception):
-    """A crate manifest migrate cannot take its library name from."""
-
-
-def _add_lib_name(root: Path, name: str, kernel: dict[str, Any]) -> list[Problem]:
-    """Edition 5 inferred a Rust kernel's library name from its crate; edition 6 names it
-    after the kernel. Where the two differ, keep the crate's as `lib-name` (the one place
-    where migrating reads a Cargo file, once per kernel). Returns the problems found."""
-    if kernel["language"] == "rust-cuda":
-        crate: Any = model.RustCudaKernel(
-            language="rust-cuda", src=kernel["src"], device_manifest=kernel["device-manifest"]
+        read = project.read_document(new, new_options)
+    except ProblemError:
+        read = None
+    if read is None or read.dialect or _unread(read.build) != _unread(build):
+        raise NixgenError(
+            "internal error: the migrated build.toml and nixgen.toml do not read back as the "
+            "project; nothing was written (this is a bug in nixgen, please report it)"
         )
-    else:
-        crate = model.RustCpuKernel(language="rust-cpu", src=kernel["src"])
-    try:
-        library = crate_library(root, crate.manifest())
-    except CrateError as exc:
-        return [Problem(message=str(exc), path=("kernel", name, "src"))]
-    if library is not None and library != model.default_library(name):
-        keys = list(kernel)
-        after = keys.index("features") + 1 if "features" in keys else keys.index("src") + 1
-        items = list(kernel.items())
-        kernel.clear()
-        kernel.update([*items[:after], ("lib-name", library), *items[after:]])
-    return []
+
+
+def target(original: dict[str, Any], build: model.Build) -> dict[str, Any]:
+    """The field's edition-6 build.toml of `build`: every value that is not at its
+    default, and every value the `original` document wrote (under its edition-6 name) that
+    is, so that an explicit default stays where the author put it."""
+    full = v6.to_document(build, defaults=True)
+    minimal = v6.to_document(build)
+    return _written(full, minimal, original)
+
+
+def _renamed(table: Any) -> dict[str, Any]:
+    if not isinstance(table, dict):
+        return {}
+    return {str(RENAMES.get(k, k)): v for k, v in table.items()}
+
+
+def _written(full: dict[str, Any], minimal: dict[str, Any], original: Any) -> dict[str, Any]:
+    """`full` (a table with every default) less the defaults `original` did not write."""
+    original = _renamed(original)
+    out: dict[str, Any] = {}
+    for key, value in full.items():
+        if key not in minimal and key not in original:
+            continue
+        if isinstance(value, dict):
+            out[key] = _written(value, minimal.get(key, {}), original.get(key, {}))
+        else:
+            out[key] = value
+    return out
+
+
+def _options_text(current: load.Document | None, wanted: dict[str, Any]) -> str | None:
+    """nixgen.toml's text with its `[kernel.<name>]` tables set to `wanted`'s (its other
+    keys kept); None when the file need not change (none, and nothing to say)."""
+    if current is None:
+        if not wanted:
+            return None
+        return rewrite(OPTIONS_HEADER, wanted)
+    data = {k: v for k, v in current.data.items() if k != options.TABLE}
+    data.update(wanted)
+    if data == current.data:
+        return current.text
+    return rewrite(current.text, data)
 
 
 def _is_license_placeholder_warning(problem: Problem) -> bool:
@@ -239,26 +304,33 @@ def rewrite(text: str, wanted: dict[str, Any], renames: dict[str, str] = RENAMES
     order and layout of everything that does not change (`nixgen.core.tomledit`);
     `renames` maps a key that goes to the one that takes its place."""
     try:
-        return tomledit.rewrite(text, wanted, renames)
+        out = tomledit.rewrite(text, wanted, renames)
     except tomledit.ReadBackError:
         raise NixgenError(
             "internal error: the rewritten build.toml does not read back as the migrated "
             "document; nothing was written (this is a bug in nixgen, please report it)"
         ) from None
+    # A table removed at the end of the file leaves the blank line that preceded it.
+    while out.endswith("\n\n") and not text.endswith("\n\n"):
+        out = out[:-1]
+    return out
 
 
 def write(migration: Migration) -> None:
-    """Replace the build.toml with the migrated text atomically, keeping its mode
-    (`nixgen.core.writer.replace_unchanged`: a failure leaves the old file or the new one,
-    never half, and an edit saved meanwhile is kept and reported).
+    """Write the migrated build.toml and nixgen.toml in one transaction of the one writer
+    (`nixgen.core.writer`): both or neither, each kept at its mode, an edit saved meanwhile
+    kept and reported (nothing written), a run killed while committing completed by the next.
 
     A build.toml that is a symbolic link to a file inside the project is migrated there
     (the link stays); one that leads outside the project is refused: nixgen never writes
     outside the project (the target may be shared by other projects).
     """
+    build_changed = migration.after != migration.before
+    options_changed = migration.options_changed and migration.options_path is not None
+    if not build_changed and not options_changed:
+        return
     link = migration.document.path
     display = migration.document.display
-    data = migration.after.encode("utf-8")
     root = link.parent
     rel = paths.resolve_inside(root, link.name)
     if rel is None:
@@ -269,22 +341,36 @@ def write(migration: Migration) -> None:
         )
     path = Path(os.path.realpath(root)).joinpath(*paths.parts(rel))
     try:
-        with writer.project_lock(root):
-            mode = stat.S_IMODE(os.lstat(path).st_mode)
-            if not os.access(path, os.W_OK):
-                raise OutputError(
-                    f"{display}: the file is read-only; make it writable to migrate it"
+        with writer.project_lock(root), writer.transaction(root) as tx:
+            if build_changed:
+                mode = stat.S_IMODE(os.lstat(path).st_mode)
+                if not os.access(path, os.W_OK):
+                    raise OutputError(
+                        f"{display}: the file is read-only; make it writable to migrate it"
+                    )
+                current = paths.read_under(root, rel, limit=load.MAX_BYTES + len(BOM))
+                if not isinstance(current, bytes):
+                    raise OutputError(f"{display}: {current or 'is gone'}; nothing was written")
+                expected, data = current, migration.after.encode("utf-8")
+                if current.startswith(BOM):
+                    current, data = current[len(BOM) :], BOM + data
+                if current != migration.before.encode("utf-8"):
+                    raise OutputError(
+                        f"{display}: the file changed while it was migrated; run again"
+                    )
+                tx.file(rel, data, mode=mode, expect=expected)
+            if options_changed:
+                assert migration.options_after is not None
+                before = migration.options_before
+                tx.file(
+                    options.FILE,
+                    migration.options_after.encode("utf-8"),
+                    expect=None if before is None else before.encode("utf-8"),
                 )
-            current = paths.read_under(root, rel, limit=load.MAX_BYTES + len(BOM))
-            if not isinstance(current, bytes):
-                raise OutputError(f"{display}: {current or 'is gone'}; nothing was written")
-            expected = current
-            if current.startswith(BOM):
-                current, data = current[len(BOM) :], BOM + data
-            if current != migration.before.encode("utf-8"):
-                raise OutputError(f"{display}: the file changed while it was migrated; run again")
-            writer.replace_unchanged(root, rel, data, expected=expected, mode=mode)
-    except writer.Changed:
+            tx.commit()
+    except writer.WriteError as exc:
+        if "changed while nixgen ran" not in str(exc):
+            raise
         raise OutputError(
             f"{display}: the file changed while it was migrated (an edit was saved); the edit "
             "is kept and nothing was migrated: run again"

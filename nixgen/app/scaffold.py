@@ -27,15 +27,18 @@ from nixgen.checking import project as project_mod
 from nixgen.checking import spdx
 from nixgen.core import jinja, paths, tables, writer
 from nixgen.core.errors import OutputError
-from nixgen.reading import load, values
+from nixgen.reading import load, options, values
 from nixgen.rendering import jsonschema
 
 if TYPE_CHECKING:
     import jinja2
 
-#: The languages `init` can scaffold: all but `rust-cuda`, whose cuda-oxide toolchain (a
-#: nightly and a codegen backend fetched from GitHub) no example here could build.
-LANGUAGES = tuple(lang for lang in tables.LANGUAGES if lang != "rust-cuda")
+#: The languages `init` can scaffold: all but `rust-cuda-oxide` and `rust-cutile`, whose
+#: toolchains (cuda-oxide: a nightly and a codegen backend fetched from GitHub; cuTile: a
+#: crate from crates.io and the CUDA toolkit's `tileiras`) no example here could build.
+LANGUAGES = tuple(
+    lang for lang in tables.LANGUAGES if lang not in ("rust-cuda-oxide", "rust-cutile")
+)
 DEFAULT_LICENSE = "Apache-2.0"
 
 #: The Rust crate's manifest and lock file (its `lib.rs` differs by binding).
@@ -101,7 +104,16 @@ class Kernel:
 
     @property
     def depends(self) -> list[str]:
-        return [] if self.language == "rust-cpu" else ["torch"]
+        return [] if self.rust else ["torch"]
+
+    @property
+    def rust(self) -> bool:
+        return tables.is_rust(self.language)
+
+    @property
+    def manifest(self) -> str:
+        """A Rust kernel's `cargo-manifest`."""
+        return next(path for path in self.src if path.endswith("/Cargo.toml"))
 
 
 def check_license(value: str) -> str | None:
@@ -245,6 +257,9 @@ def files(
         out[f"tvm-ffi-ext/{module}/__init__.py"] = render("rust-cpu-tvm-ffi/__init__.py.j2")
     else:
         out["build.toml"] = render("build.toml.j2")
+        if any(k.rust for k in plan):
+            # A Rust crate linked into [torch] is nixgen's own: the format cannot say it.
+            out[options.FILE] = render("nixgen.toml.j2")
         out["torch-ext/torch_binding.cpp"] = render("torch_binding.cpp.j2")
         out["torch-ext/torch_binding.h"] = render("torch_binding.h.j2")
         out[f"torch-ext/{module}/__init__.py"] = render("__init__.py.j2")
@@ -279,10 +294,14 @@ def create(
     removed again on failure; with `force`, files already replaced stay replaced.
     """
     contents = files(name, languages, license=license, binding=binding)
-    # The new build.toml must be one nixgen accepts, before anything is written: a
-    # refused argument must not leave a half-made project behind.
+    # The new build.toml (and nixgen.toml) must be what nixgen accepts, before anything is
+    # written: a refused argument must not leave a half-made project behind.
+    nixgen_toml = None
+    if options.FILE in contents:
+        nixgen_toml = load.parse(contents[options.FILE], directory / options.FILE, options.FILE)
     project_mod.structure(
-        load.parse(contents["build.toml"], directory / load.BUILD_TOML, load.BUILD_TOML)
+        load.parse(contents["build.toml"], directory / load.BUILD_TOML, load.BUILD_TOML),
+        nixgen_toml,
     )
     if directory.exists() and not directory.is_dir():
         raise OutputError(f"{directory} exists and is not a directory")

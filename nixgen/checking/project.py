@@ -16,7 +16,7 @@ import attrs
 from nixgen.checking import validate
 from nixgen.core.errors import PathPart, Problem, ProblemError
 from nixgen.reading import load, model, schema, upgrade
-from nixgen.reading.schema.common import Raw
+from nixgen.reading import options as options_mod
 
 
 @attrs.frozen(kw_only=True)
@@ -28,14 +28,27 @@ class Project:
     edition: int
     build: model.Build
     warnings: list[Problem]
+    #: Read as a dialect of its edition (`schema.DIALECT_EDITIONS`): not the field's format.
+    dialect: bool = False
+    #: The project's nixgen.toml, when it has one.
+    options: load.Document | None = None
 
 
-def _build(raw: Raw) -> model.Build:
-    return model.Build(general=raw.general, framework=raw.framework, kernels=dict(raw.kernels))
+@attrs.frozen(kw_only=True)
+class Structured:
+    """A document read into the model: the edition it was written in, whether it is that
+    edition's dialect (not the format), the model and the warnings."""
+
+    edition: int
+    dialect: bool
+    build: model.Build
+    warnings: list[Problem]
 
 
-def structure(document: load.Document) -> tuple[int, model.Build, list[Problem]]:
-    """Detect the edition, structure against it and upgrade to the model.
+def read_document(document: load.Document, options: load.Document | None = None) -> Structured:
+    """Detect the edition, structure against it (or, when the format refuses it, against
+    the edition's dialect) and convert into the model, with `options` (the project's
+    nixgen.toml) applied.
 
     Raises `ProblemError` with located problems when the document is invalid.
     """
@@ -44,19 +57,37 @@ def structure(document: load.Document) -> tuple[int, model.Build, list[Problem]]
         raise ProblemError(document.locate_all([detected]))
     edition = detected.edition
     raw, problems = schema.structure(document.data, edition)
+    format_problems = problems
+    dialect = False
+    if raw is None and edition in schema.DIALECT_EDITIONS:
+        read, found = schema.structure_dialect(document.data, edition)
+        if read is not None:
+            differences = [p for p in problems if p.severity == "error"]
+            raw, dialect = read, True
+            problems = [*found, upgrade.dialect_warning(edition, differences)]
     if raw is None:
         raise ProblemError(document.locate_all(problems))
     warnings = list(problems)
-    if edition != schema.CURRENT:
-        try:
-            upgraded, upgrade_warnings = upgrade.to_edition6(raw, edition)
-        except upgrade.UpgradeConflict as exc:
-            raise ProblemError(document.locate_all([exc.problem])) from None
-        warnings.extend(upgrade_warnings)
-        raw, problems = schema.structure(upgraded, schema.CURRENT)
-        if raw is None:
-            raise ProblemError(document.locate_all([*warnings, *problems]))
-    return edition, _build(raw), warnings
+    try:
+        build, converted = upgrade.to_model(raw, edition, dialect=dialect)
+    except upgrade.UpgradeConflict as exc:
+        if dialect and edition == schema.CURRENT:
+            # Not nixgen's earlier edition 6 either: the format's word on it.
+            raise ProblemError(document.locate_all(format_problems)) from None
+        raise ProblemError(document.locate_all([*warnings, *exc.problems])) from None
+    warnings.extend(converted)
+    build, option_problems = options_mod.apply(build, options)
+    if option_problems:
+        raise ProblemError([*document.locate_all(warnings), *option_problems])
+    return Structured(edition=edition, dialect=dialect, build=build, warnings=warnings)
+
+
+def structure(
+    document: load.Document, options: load.Document | None = None
+) -> tuple[int, model.Build, list[Problem]]:
+    """`read_document`'s edition, model and warnings."""
+    read = read_document(document, options)
+    return read.edition, read.build, read.warnings
 
 
 #: Rounds of `_salvage`: each drops the values the previous round's errors name.
@@ -120,7 +151,10 @@ def _salvage(
     errors = [p for p in problems if p.severity == "error"]
     for _ in range(_SALVAGE_ROUNDS):
         paths = [p.path for p in errors if p.path and p.path[:2] != ("general", "edition")]
-        if not paths or not all(_delete(data, path) for path in paths):
+        # a required key that is missing has nothing to drop (an earlier dialect, which
+        # the next round may read, lets some be left out)
+        paths = [path for path in paths if _delete(data, path)]
+        if not paths:
             return None
         rounds.append(paths)
         data = _compact(data)
@@ -208,13 +242,38 @@ def _beyond(
         ]
     )
     files = validate.files(build, root, includes=includes) if root is not None else []
-    others = [back(p) for p in [*warnings, *files, *(_licenses(build) if licenses else [])]]
+    # (a notice that the salvaged document reads as a dialect speaks of what was dropped)
+    kept = [w for w in warnings if not upgrade.is_migration_notice(w)]
+    others = [back(p) for p in [*kept, *files, *(_licenses(build) if licenses else [])]]
     return document.locate_all([p for p in [*rules, *others] if p.path and not suspect(p.path)])
 
 
 def _licenses(build: model.Build) -> list[Problem]:
     """`nixgen.checking.validate.license_problems`, when general.license is known."""
     return validate.license_problems(build) if build.general.license else []
+
+
+def locate(
+    document: load.Document, options: load.Document | None, problems: list[Problem]
+) -> list[Problem]:
+    """Each problem located in the file that holds its key: nixgen.toml for a kernel it
+    defines and for a kernel's option it sets, build.toml for everything else."""
+    return [
+        options.locate(p)
+        if options is not None and _in_options(options, p.path)
+        else document.locate(p)
+        for p in problems
+    ]
+
+
+def _in_options(options: load.Document, path: tuple[PathPart, ...]) -> bool:
+    if len(path) < 2 or path[0] != options_mod.TABLE:
+        return False
+    tables = options.data.get(options_mod.TABLE)
+    table = tables.get(path[1]) if isinstance(tables, dict) else None
+    if not isinstance(table, dict):
+        return False
+    return "language" in table or (len(path) >= 3 and path[2] in table)
 
 
 def read(
@@ -232,8 +291,9 @@ def read(
     at once: a schema error does not hide the other problems (`_beyond`)."""
     document = load.load(project)
     root = document.path.parent
+    options = options_mod.load_file(root)
     try:
-        edition, build, warnings = structure(document)
+        read_ = read_document(document, options)
     except ProblemError as exc:
         beyond = _beyond(
             document,
@@ -243,13 +303,26 @@ def read(
             licenses=licenses,
         )
         raise ProblemError([*exc.problems, *beyond]) from None
-    # A Rust crate's unlisted Cargo.lock, found where the anchor reads it (a warning).
+    edition, build, warnings = read_.edition, read_.build, read_.warnings
+    # A Rust crate's unlisted Cargo.lock, found where the anchor reads it (a warning), and
+    # its library name, read from its Cargo.toml.
     build, found = validate.listed_lock_files(build, root)
     warnings.extend(found)
+    if check_files:
+        build, found = validate.crate_libraries(build, root)
+        warnings.extend(found)
     problems = validate.validate(build, root if check_files else None, includes=includes)
     if licenses:
         problems.extend(_licenses(build))
-    located = document.locate_all([*warnings, *problems])
+    located = locate(document, options, [*warnings, *problems])
     if any(p.severity == "error" for p in located):
         raise ProblemError(located)
-    return Project(root=root, document=document, edition=edition, build=build, warnings=located)
+    return Project(
+        root=root,
+        document=document,
+        edition=edition,
+        build=build,
+        warnings=located,
+        dialect=read_.dialect,
+        options=options,
+    )

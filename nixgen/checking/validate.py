@@ -16,7 +16,6 @@ import stat
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import attrs
 
@@ -68,22 +67,6 @@ def _general(build: model.Build) -> list[Problem]:
             )
     if g.cuda is not None:
         out.extend(_bounds(g.cuda.minver, g.cuda.maxver, ("general", "cuda")))
-    # `kernel-depends` of [general] and of the backend tables that have one
-    owners: list[tuple[tuple[str, ...], Any]] = [((), g)]
-    owners += [((s,), getattr(g, s)) for s in ("cuda", "xpu", "neuron")]
-    for where, owner in owners:
-        if owner is None:
-            continue
-        for index, dep in enumerate(owner.kernel_depends):
-            if (dep.version is None) == (dep.revision is None):
-                out.append(
-                    error(
-                        "give exactly one of `version` and `revision`"
-                        if dep.version is not None
-                        else "either `version` or `revision` must be given",
-                        ("general", *where, "kernel-depends", index),
-                    )
-                )
     return out
 
 
@@ -212,18 +195,9 @@ def _kernel(build: model.Build, name: str, kernel: model.Kernel) -> list[Problem
     else:
         out.extend(_nothing_to_compile(kernel, (*path, "src")))
     out.extend(_duplicates(kernel.src, (*path, "src")))
-    depends = list(kernel.depends)
-    if "tvm-ffi" in depends and not isinstance(build.framework, model.TvmFfi):
-        out.append(
-            error(
-                "`tvm-ffi` applies to kernels of a [tvm-ffi] project (this project is "
-                f"`{build.framework_table}`); remove it or bind the kernels with [tvm-ffi]",
-                (*path, "depends", depends.index("tvm-ffi")),
-            )
-        )
     if isinstance(kernel, model.RUST_KERNELS):
         out.extend(_rust(name, kernel, path))
-    if isinstance(kernel, (model.CppCudaKernel, model.RustCudaKernel)):
+    if isinstance(kernel, (model.CppCudaKernel, model.RustCudaOxideKernel)):
         capabilities, where = kernel.cuda_capabilities, (*path, "cuda-capabilities")
         if capabilities == []:
             out.append(error("`cuda-capabilities` is empty; omit it to build for all", where))
@@ -251,15 +225,14 @@ def _kernel(build: model.Build, name: str, kernel: model.Kernel) -> list[Problem
 RUST_META = ("Cargo.toml", "Cargo.lock", "rust-toolchain.toml")
 
 
-def _lock_search(kernel: model.RustCpuKernel | model.RustCudaKernel) -> list[str]:
-    """Where a crate's `Cargo.lock` may be, nearest first: next to its manifest (the
-    deepest `Cargo.toml` listed, a workspace member's rather than the workspace's), then
-    each directory above it up to the project root (`""`), as Cargo looks for a
-    workspace root."""
-    manifests = kernel.manifests()
-    if not manifests:
-        return []
-    crate = max(manifests, key=lambda m: m.count("/")).rpartition("/")[0]
+RustKernel = model.RustCpuKernel | model.RustCudaOxideKernel | model.RustCutileKernel
+
+
+def _lock_search(kernel: RustKernel) -> list[str]:
+    """Where a crate's `Cargo.lock` may be, nearest first: next to its manifest
+    (`cargo-manifest`), then each directory above it up to the project root (`""`), as
+    Cargo looks for a workspace root."""
+    crate = kernel.cargo_manifest.rpartition("/")[0]
     dirs = [crate]
     while dirs[-1]:
         dirs.append(dirs[-1].rpartition("/")[0])
@@ -305,14 +278,19 @@ def listed_lock_files(build: model.Build, root: Path) -> tuple[model.Build, list
     return (attrs.evolve(build, kernels=kernels) if out else build), out
 
 
-def _rust(
-    name: str, kernel: model.RustCpuKernel | model.RustCudaKernel, path: tuple[str, ...]
-) -> list[Problem]:
+def _rust(name: str, kernel: RustKernel, path: tuple[str, ...]) -> list[Problem]:
     out = []
     language = kernel.language
     basenames = [p.rsplit("/", 1)[-1] for p in kernel.src]
     locks = basenames.count("Cargo.lock")
-    if locks == 0 and kernel.manifests():
+    if kernel.cargo_manifest.rsplit("/", 1)[-1] != "Cargo.toml":
+        out.append(
+            error(
+                f"`cargo-manifest` names the crate's `Cargo.toml`, got `{kernel.cargo_manifest}`",
+                (*path, "cargo-manifest"),
+            )
+        )
+    if locks == 0:
         searched = _lock_search(kernel)
         out.append(
             error(
@@ -330,23 +308,19 @@ def _rust(
                 (*path, "src"),
             )
         )
-    manifests = kernel.manifests()
-    if not manifests:
-        out.append(
-            error(f"a {language} kernel lists its crate's `Cargo.toml` in `src`", (*path, "src"))
-        )
-    elif len(manifests) > 1 and locks == 1:
+    else:
         lock_dir = kernel.lock_dir()
-        at_root = [m for m in manifests if m.rpartition("/")[0] == lock_dir]
-        members = [m for m in manifests if m not in at_root]
-        below = all(_covered(m, [lock_dir]) for m in members) if lock_dir else True
-        if len(manifests) > 2 or len(at_root) != 1 or not below:
+        others = [m for m in kernel.manifests() if m != kernel.cargo_manifest]
+        workspace = kernel.workspace_manifest()
+        crate_dir = kernel.cargo_manifest.rpartition("/")[0]
+        inside = not lock_dir or crate_dir == lock_dir or crate_dir.startswith(lock_dir + "/")
+        if [m for m in others if m != workspace] or not inside:
             where = f"`{lock_dir}/`" if lock_dir else "the project root"
             out.append(
                 error(
-                    f"a {language} kernel lists one crate `Cargo.toml`, and at most one more: "
-                    f"the workspace's, next to `Cargo.lock` (in {where}); found "
-                    f"{one_of(manifests)}",
+                    f"a {language} kernel's `src` lists at most one `Cargo.toml` besides "
+                    f"`cargo-manifest`: the workspace's, next to `Cargo.lock` (in {where}), "
+                    f"with the crate below it; found {one_of(kernel.manifests())}",
                     (*path, "src"),
                 )
             )
@@ -357,27 +331,27 @@ def _rust(
                 (*path, "src"),
             )
         )
-    lib = kernel.library(name)
-    if kernel.lib_name is None and values.rust_lib_name(lib) is not None:
-        out.append(
-            error(
-                f"the library name `{lib}` (the kernel name with `-` turned into `_`) is not a "
-                "Rust identifier; rename the kernel or set `lib-name`",
-                path,
-            )
-        )
-    if isinstance(kernel, model.RustCudaKernel):
+    if isinstance(kernel, model.RustCudaOxideKernel):
         toolchains = basenames.count("rust-toolchain.toml")
         if toolchains != 1:
             out.append(
                 error(
-                    "a rust-cuda kernel lists one `rust-toolchain.toml` in `src` (cuda-oxide "
-                    f"needs the nightly toolchain it names; found {toolchains})",
+                    "a rust-cuda-oxide kernel lists one `rust-toolchain.toml` in `src` "
+                    f"(cuda-oxide needs the nightly toolchain it names; found {toolchains})",
                     (*path, "src"),
                 )
             )
         device = kernel.device_manifest
-        if device.rsplit("/", 1)[-1] != "Cargo.toml":
+        if device is None:
+            out.append(
+                error(
+                    "nixgen builds a rust-cuda-oxide kernel's device crate from the "
+                    f"`device-manifest` that nixgen.toml's `[kernel.{name}]` names (the "
+                    "device crate's `Cargo.toml`); set it there",
+                    path,
+                )
+            )
+        elif device.rsplit("/", 1)[-1] != "Cargo.toml":
             out.append(
                 error(
                     "`device-manifest` names the device crate's `Cargo.toml`",
@@ -393,6 +367,74 @@ def _rust(
                 )
             )
     return out
+
+
+#: The largest `Cargo.toml` nixgen reads (real ones are a few KiB).
+MAX_MANIFEST = 1024 * 1024
+
+
+class CrateError(Exception):
+    """A crate manifest nixgen cannot take its library name from."""
+
+
+def crate_library(root: Path, manifest: str) -> str | None:
+    """The library name the crate's `Cargo.toml` (`manifest`, relative to the project
+    `root`) declares: `[lib] name`, else the package name with `-` turned into `_`
+    (Cargo's rule); None when the file is absent or declares neither.
+
+    The manifest is read by the path rule of every input (`nixgen.core.paths`): no link
+    followed, no FIFO or device opened, at most `MAX_MANIFEST` bytes, TOML parser limits.
+    A manifest that cannot be read so, or that declares a name that is no Rust
+    identifier, raises `CrateError`."""
+    import tomli
+
+    data = paths.read_under(root, manifest, limit=MAX_MANIFEST)
+    if data is None:
+        return None
+    if isinstance(data, paths.Blocked):
+        raise CrateError(
+            f"`{manifest}` cannot be read: {data}; nixgen reads the crate's Cargo.toml for "
+            "its library name (replace it by a regular file inside the project)"
+        )
+    try:
+        parsed = tomli.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise CrateError(f"`{manifest}` is not valid UTF-8") from None
+    except tomli.TOMLDecodeError as exc:
+        raise CrateError(f"`{manifest}` is not valid TOML: {exc}") from None
+    except (RecursionError, ValueError):
+        raise CrateError(
+            f"`{manifest}` is past the TOML parser's limits (nesting, key parts, digits)"
+        ) from None
+    lib, package = parsed.get("lib"), parsed.get("package")
+    if isinstance(lib, dict) and isinstance(lib.get("name"), str):
+        name = str(lib["name"])
+    elif isinstance(package, dict) and isinstance(package.get("name"), str):
+        name = str(package["name"]).replace("-", "_")
+    else:
+        return None
+    problem = values.rust_lib_name(name)
+    if problem is not None:
+        raise CrateError(f"`{manifest}` declares the {problem}; fix the crate")
+    return name
+
+
+def crate_libraries(build: model.Build, root: Path) -> tuple[model.Build, list[Problem]]:
+    """`build` with each Rust kernel's library name read from its crate (`crate_library`)
+    where no earlier file named it; an unreadable manifest is an error."""
+    kernels = dict(build.kernels)
+    out: list[Problem] = []
+    for name, kernel in sorted(build.kernels.items()):
+        if not isinstance(kernel, model.RUST_KERNELS) or kernel.library is not None:
+            continue
+        try:
+            library = crate_library(root, kernel.cargo_manifest)
+        except CrateError as exc:
+            out.append(error(str(exc), ("kernel", name, "cargo-manifest")))
+            continue
+        if library is not None:
+            kernels[name] = attrs.evolve(kernel, library=model.RustLibName(library))
+    return (attrs.evolve(build, kernels=kernels) if kernels != build.kernels else build), out
 
 
 def _covered(file: str, src: Sequence[str]) -> bool:
@@ -432,6 +474,11 @@ def files(build: model.Build, root: Path, *, includes: bool = True) -> list[Prob
         out.extend(
             _paths(resolver, kernel.src, ("kernel", name, "src"), want_dir=None if rust else False)
         )
+        if isinstance(kernel, model.RUST_KERNELS) and not _covered(
+            kernel.cargo_manifest, kernel.src
+        ):
+            manifest = _paths(resolver, [kernel.cargo_manifest], ("kernel", name), want_dir=False)
+            out.extend(attrs.evolve(p, path=("kernel", name, "cargo-manifest")) for p in manifest)
         out.extend(
             _paths(
                 resolver,

@@ -91,6 +91,12 @@ class Problem:
     hint: str | None = None
     #: Locate at the key itself rather than at its value (unknown or misplaced keys).
     at_key: bool = attrs.field(default=False, eq=False, repr=False)
+    #: Where nixgen's reading differs from the field's own parser (the `kernels` client's
+    #: `Build.open`), said so on the problem: an error that the format allows (a rule of
+    #: nixgen's own, beyond the format: a path that leaves the project), or a warning about
+    #: what the format refuses and nixgen still reads (an older nixgen dialect, which
+    #: `nixgen migrate` converts). Every other problem is the format's own verdict.
+    beyond_format: bool = attrs.field(default=False, eq=False, repr=False)
 
     @property
     def key(self) -> str:

@@ -256,7 +256,20 @@ def supported_rocm_archs() -> list[str]:
 
 
 def cpp_dependencies(language: str) -> list[str]:
-    return _strings("cpp-dependencies.json", "languages", language)
+    """What nixgen builds a C++ `language`'s kernels against (`[]` for other languages)."""
+    languages: dict[str, list[str]] = table("cpp-dependencies.json")["languages"]
+    return list(languages.get(language, []))
+
+
+@cache
+def field_cpp_dependencies() -> tuple[str, ...]:
+    """Every `depends` value of the field's format (the `kernels` client's `Dependency`)."""
+    return tuple(table("cpp-dependencies.json")["format"])
+
+
+def dialect_cpp_dependencies() -> tuple[str, ...]:
+    """`depends` values of nixgen's earlier edition 6 that the format lacks (`tvm-ffi`)."""
+    return tuple(table("cpp-dependencies.json")["dialect"])
 
 
 @cache

@@ -24,7 +24,7 @@ def rocm_archs(kernel: model.CppRocmKernel) -> list[str]:
 
 
 def cuda_capabilities(
-    kernel: model.CppCudaKernel | model.RustCudaKernel, cuda_version: str
+    kernel: model.CppCudaKernel | model.RustCudaOxideKernel, cuda_version: str
 ) -> list[str]:
     """The capabilities `kernel` is compiled for with CUDA `cuda_version`.
 
@@ -44,8 +44,13 @@ def cuda_capabilities(
 
 
 def cuda_minver(kernel: model.Kernel) -> str | None:
-    """The kernel's `cuda-minver` (only C++ CUDA kernels have one)."""
-    return kernel.cuda_minver if isinstance(kernel, model.CppCudaKernel) else None
+    """The oldest CUDA a kernel builds with: a C++ kernel's `cuda-minver`, a cuTile
+    kernel's `tileiras-minver` (`tileiras` ships with the CUDA toolkit)."""
+    if isinstance(kernel, model.CppCudaKernel):
+        return kernel.cuda_minver
+    if isinstance(kernel, model.RustCutileKernel):
+        return kernel.tileiras_minver
+    return None
 
 
 # ------------------------------------------------------------------------- the plan
@@ -82,7 +87,7 @@ class RustPlan:
     #: The lock file sits elsewhere than the crate: copy it next to the manifest.
     copy_lock: bool
     features: tuple[str, ...]
-    #: rust-cuda only: the `rust-toolchain.toml`, the device crate, where its PTX goes.
+    #: rust-cuda-oxide only: the `rust-toolchain.toml`, the device crate, where its PTX goes.
     toolchain_file: str | None = None
     device_manifest: str | None = None
     ptx_dir: str | None = None
@@ -158,7 +163,7 @@ def kernel_plan(build: model.Build, name: str, kernel: model.Kernel) -> KernelPl
     """The finished plan of one kernel of `build`."""
     general = build.general
     capabilities: dict[str, tuple[str, ...]] | None = None
-    if isinstance(kernel, (model.CppCudaKernel, model.RustCudaKernel)):
+    if isinstance(kernel, (model.CppCudaKernel, model.RustCudaOxideKernel)):
         capabilities = {
             version: tuple(cuda_capabilities(kernel, version)) for version in tables.cuda_versions()
         }
@@ -175,7 +180,7 @@ def kernel_plan(build: model.Build, name: str, kernel: model.Kernel) -> KernelPl
         backend=model.backend_of(kernel),
         pname=f"{general.name}-{name}",
         version=str(general.version),
-        sources=tuple(kernel.src),
+        sources=tuple(model.kernel_sources(kernel)),
         includes=includes,
         cxx_flags=cxx_flags,
         backend_flags=tuple(_backend_flags(kernel)),
@@ -206,14 +211,17 @@ def _depends(build: model.Build, kernel: model.Kernel) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _rust_plan(name: str, kernel: model.RustCpuKernel | model.RustCudaKernel) -> RustPlan:
+def _rust_plan(
+    name: str,
+    kernel: model.RustCpuKernel | model.RustCudaOxideKernel | model.RustCutileKernel,
+) -> RustPlan:
     # Directories the cargo hooks `cd` into: one that starts with `-` gets `./`.
     crate_dir = _dir_arg(kernel.manifest().rpartition("/")[0])
     lock_dir = _dir_arg(kernel.lock_dir())
     workspace = kernel.workspace_manifest() is not None
-    cuda = kernel if isinstance(kernel, model.RustCudaKernel) else None
+    cuda = kernel if isinstance(kernel, model.RustCudaOxideKernel) else None
     return RustPlan(
-        library=kernel.library(name),
+        library=kernel.library_name(name),
         manifest=kernel.manifest(),
         lockfile=kernel.lockfile(),
         crate_dir=crate_dir or None,

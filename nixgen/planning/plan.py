@@ -185,7 +185,7 @@ def unbuildable_capabilities(build: model.Build, all_variants: list[Variant]) ->
                 built_with.setdefault(name, set()).add(variant.backend_version)
     problems = []
     for name, kernel in sorted(build.kernels.items()):
-        if not isinstance(kernel, (model.CppCudaKernel, model.RustCudaKernel)):
+        if not isinstance(kernel, (model.CppCudaKernel, model.RustCudaOxideKernel)):
             continue
         for version in sorted(built_with.get(name, ()), key=tables.version_key):
             if cuda_capabilities(kernel, version):

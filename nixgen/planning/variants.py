@@ -107,9 +107,10 @@ def tvm_ffi_variant_name(tvm_ffi: str, backend: str, version: str | None, system
     return f"tvm-ffi{short(tvm_ffi)}-{compute_name(backend, version)}-{system}"
 
 
-def noarch_variant_name(backend: str) -> str:
-    """``torch-cuda``: pure Python, the same on every system."""
-    return f"torch-{backend}"
+def noarch_variant_name(backend: str, framework: str = "torch-noarch") -> str:
+    """``torch-cuda``, ``mlx-metal``: pure Python, the same on every system (named as the
+    `kernels` client parses a noarch variant, `{framework}-{backend}`)."""
+    return f"{framework.removesuffix('-noarch')}-{backend}"
 
 
 def _within(version: str, low: str | None, high: str | None) -> bool:
@@ -306,7 +307,7 @@ def planned_variants(
                 reason = f"a [tvm-ffi] project builds nothing for `{config.backend}` (no kernel)"
                 left.append(LeftOut(config=config, system=sys, reason=reason))
                 continue
-            _add(out, _noarch(config, sys), left, config)
+            _add(out, _noarch(config, sys, fw), left, config)
             continue
         kernels = _kernels_for(build, config)
         if not kernels:
@@ -347,12 +348,13 @@ def planned_variants(
     return sorted(out.values(), key=lambda v: (v.system, v.name)), left
 
 
-def _noarch(config: BuildConfig, system: str) -> Variant:
+def _noarch(config: BuildConfig, system: str, fw: model.Framework | None) -> Variant:
+    framework = "mlx-noarch" if isinstance(fw, model.MlxNoarch) else "torch-noarch"
     return Variant(
-        name=noarch_variant_name(config.backend),
+        name=noarch_variant_name(config.backend, framework),
         system=system,
         backend=config.backend,
-        framework="torch-noarch",
+        framework=framework,
         torch=None,
         backend_version=None,
         tvm_ffi=None,

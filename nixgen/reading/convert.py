@@ -32,7 +32,7 @@ from cattrs.errors import (
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from nixgen.core.errors import PathPart, Problem, closest, did_you_mean, one_of
-from nixgen.reading import values
+from nixgen.reading import model, values
 
 T = typing.TypeVar("T")
 
@@ -50,6 +50,7 @@ class InvalidValue(ValueError):
         hint: str | None = None,
         *,
         at_key: bool = False,
+        beyond_format: bool = False,
     ):
         super().__init__(message)
         self.message = message
@@ -57,6 +58,8 @@ class InvalidValue(ValueError):
         self.hint = hint
         #: The value is a table key (a kernel name, a backend in `stable-abi`): point at it.
         self.at_key = at_key
+        #: A rule of nixgen's own that the field's format does not have (`Problem.beyond_format`).
+        self.beyond_format = beyond_format
 
 
 #: The TOML name of each type a parsed value can have (`bool` before `int`: it is one).
@@ -102,26 +105,47 @@ def key_of(field: attrs.Attribute[Any]) -> str:
 
 
 def keys_of(cls: type) -> list[str]:
-    return [key_of(f) for f in attrs.fields(cls)]
+    """The keys of `cls` in build.toml (a model field of nixgen.toml's, or derived, is none)."""
+    return [key_of(f) for f in attrs.fields(cls) if model.in_build_toml(f)]
 
 
-def to_table(value: Any, *, defaults: bool = True) -> Any:
+#: Which fields `to_table` writes: build.toml's, nixgen.toml's, or both.
+Fields = Literal["build.toml", "nixgen.toml", "both"]
+
+
+def _writes(fields: Fields, field: attrs.Attribute[Any]) -> bool:
+    where = field.metadata.get("file")
+    if fields == "build.toml":
+        return where is None
+    if fields == "nixgen.toml":
+        return where == model.NIXGEN_TOML or field.name == "language"
+    return where != model.DERIVED
+
+
+def to_table(value: Any, *, defaults: bool = True, fields: Fields = "build.toml") -> Any:
     """An attrs instance as a TOML table (kebab-case keys), recursively; the inverse of
     structuring. Unset (None) fields are dropped, and so are fields at their default
-    unless `defaults`. A kernel's ``language`` tag is always kept. Unstructured by cattrs
+    unless `defaults`. A kernel's ``language`` tag is always kept. `fields` picks the
+    file's: build.toml's (the default), nixgen.toml's (a kernel's options, with its
+    `language`) or both; a derived field is never written. Unstructured by cattrs
     (`make_dict_unstructure_fn` with each field's TOML key), as `nixgen.core.contract`
     does for the generated data files."""
-    return _table_converter(defaults).unstructure(value)
+    return _table_converter(defaults, fields).unstructure(value)
 
 
 @functools.cache
-def _table_converter(defaults: bool) -> cattrs.Converter:
+def _table_converter(defaults: bool, fields: Fields) -> cattrs.Converter:
     converter = cattrs.Converter()
 
     def hook(cls: type) -> Callable[[Any], dict[str, Any]]:
         overrides: dict[str, Any] = {
-            field.name: override(
-                rename=key_of(field), omit_if_default=not defaults and field.name != "language"
+            field.name: (
+                override(
+                    rename=key_of(field),
+                    omit_if_default=not defaults and field.name != "language",
+                )
+                if _writes(fields, field)
+                else override(omit=True)
             )
             for field in attrs.fields(cls)
         }
@@ -147,7 +171,8 @@ def _strict_str(value: object, _: type) -> str:
     if "\x00" in value:
         raise InvalidValue(
             f"the string contains a NUL character at index {value.index(chr(0))}, "
-            "which Nix strings cannot carry"
+            "which Nix strings cannot carry",
+            beyond_format=True,
         )
     return value
 
@@ -181,13 +206,18 @@ def _structure_literal(value: object, t: Any) -> Any:
     if not allowed:
         raise InvalidValue(f"no value is allowed here, got {show(value)}; this array must be empty")
     if isinstance(value, str) and all(isinstance(a, str) for a in allowed):
-        raise InvalidValue(
-            f"unknown value `{value}`{did_you_mean(value, allowed)}; expected one of "
-            f"{one_of(allowed)}"
-        )
+        raise _unknown_value(value, allowed)
     if len(allowed) == 1:
         raise InvalidValue(f"expected `{allowed[0]}`, got {show(value)}")
     raise InvalidValue(f"expected one of {one_of(map(str, allowed))}, got {show(value)}")
+
+
+def _unknown_value(value: str, allowed: tuple[Any, ...]) -> InvalidValue:
+    hint = next((h for fn in _value_hints if (h := fn(value, allowed))), "")
+    return InvalidValue(
+        f"unknown value `{value}`{did_you_mean(value, allowed)}; expected one of "
+        f"{one_of(allowed)}{hint}"
+    )
 
 
 def _is_list(t: Any) -> bool:
@@ -198,28 +228,62 @@ def _is_dict(t: Any) -> bool:
     return get_origin(t) is dict or t is dict
 
 
-def _newtype_hook(rule: values.Rule) -> Callable[[object, type], str]:
-    # A rule is a function of the text alone, and an older edition's file is structured
-    # twice (its own edition, then the upgraded edition 6): each text is judged once.
-    judged: dict[str, str | None] = {}
+def _newtype_hook(rule: values.ValueRule) -> Callable[[object, type], str]:
+    """A NewType's value: a string that the field's format accepts (`rule.format`), then
+    one that nixgen's own rule accepts (`rule.check`; a failure there is beyond the format)."""
 
     def hook(value: object, _: type) -> str:
         text = _strict_str(value, str)
-        if text in judged:
-            message = judged[text]
-        else:
-            message = judged[text] = rule(text)
+        message = rule.format(text) if rule.format is not None else None
         if message:
             raise InvalidValue(message)
+        message = rule.check(text)
+        if message:
+            raise InvalidValue(message, beyond_format=True)
         return text
 
     return hook
 
 
-class Strict:
-    """A cattrs converter with nixgen's strict rules, plus per-schema special hooks."""
+def _allowlist_of(t: Any) -> model.Allowlist | None:
+    if get_origin(t) is not typing.Annotated:
+        return None
+    return next((m for m in get_args(t)[1:] if isinstance(m, model.Allowlist)), None)
 
-    def __init__(self, newtypes: dict[Any, values.Rule]):
+
+def _structure_allowlist(value: object, t: Any) -> Any:
+    """A value of an allowlist narrower than the format: a string among the format's
+    values (`Allowlist.format_values`, any string when None), then one of nixgen's."""
+    inner = get_args(t)[0]
+    rule = _allowlist_of(t)
+    assert rule is not None
+    if not isinstance(value, str):
+        raise InvalidValue(f"expected a string, got {show(value)}")
+    if rule.format_values is not None and value not in rule.format_values:
+        raise _unknown_value(value, tuple(rule.format_values))
+    try:
+        return _structure_literal(value, inner)
+    except InvalidValue as exc:
+        raise InvalidValue(f"{exc.message} ({rule.reason})", beyond_format=True) from None
+
+
+class Strict:
+    """A cattrs converter with nixgen's strict rules, plus per-schema special hooks.
+
+    `reads` says which fields of a model class the converter reads (the others are left
+    at their default, and their keys are unknown keys): build.toml's converter reads no
+    field of nixgen.toml's. `checks` are rules over a whole structured value (a kernel
+    dependency's `version` or `revision`), run right after its class is structured."""
+
+    def __init__(
+        self,
+        newtypes: dict[Any, values.ValueRule],
+        *,
+        reads: Callable[[attrs.Attribute[Any]], bool] = lambda _: True,
+        checks: Mapping[type, Callable[[Any], None]] | None = None,
+    ):
+        self.reads = reads
+        self.checks = dict(checks or {})
         self.converter = cattrs.Converter(detailed_validation=True, forbid_extra_keys=True)
         c = self.converter
         c.register_structure_hook(str, _strict_str)
@@ -228,6 +292,7 @@ class Strict:
         for newtype, rule in newtypes.items():
             c.register_structure_hook(newtype, _newtype_hook(rule))
         c.register_structure_hook_func(_is_literal, _structure_literal)
+        c.register_structure_hook_func(lambda t: _allowlist_of(t) is not None, _structure_allowlist)
         c.register_structure_hook_factory(_is_list, self._list_hook)
         c.register_structure_hook_factory(_is_dict, self._dict_hook)
         c.register_structure_hook_factory(attrs.has, self._class_hook)
@@ -283,15 +348,22 @@ class Strict:
         key (`key_of`); the converter's `forbid_extra_keys` and `detailed_validation` hold."""
         # Any, not AttributeOverride: mypy checks a `**` argument against every keyword
         # parameter of make_dict_structure_fn, the boolean ones included.
-        renames: dict[str, Any] = {f.name: override(rename=key_of(f)) for f in attrs.fields(cls)}
+        renames: dict[str, Any] = {
+            f.name: override(rename=key_of(f)) if self.reads(f) else override(omit=True)
+            for f in attrs.fields(cls)
+        }
         structure: Callable[[Mapping[str, Any], Any], Any] = make_dict_structure_fn(
             cls, self.converter, **renames
         )
+        check = self.checks.get(cls)
 
         def hook(value: object, _: type) -> Any:
             if not isinstance(value, dict):
                 raise InvalidValue(f"expected a table, got {show(value)}")
-            return structure(value, cls)
+            out = structure(value, cls)
+            if check is not None:
+                check(out)
+            return out
 
         return hook
 
@@ -380,7 +452,11 @@ def problems_from(exc: BaseException, path: tuple[PathPart, ...] = ()) -> list[P
     if isinstance(exc, InvalidValue):
         return [
             Problem(
-                message=exc.message, path=(*path, *exc.subpath), hint=exc.hint, at_key=exc.at_key
+                message=exc.message,
+                path=(*path, *exc.subpath),
+                hint=exc.hint,
+                at_key=exc.at_key,
+                beyond_format=exc.beyond_format,
             )
         ]
     if isinstance(exc, ExceptionGroup):
@@ -395,6 +471,16 @@ _foreign_key_hints: list[ForeignKeyHint] = []
 
 def add_foreign_key_hint(fn: ForeignKeyHint) -> None:
     _foreign_key_hints.append(fn)
+
+
+#: Set by schemas: a sentence (starting with "; ") appended to an unknown value's error,
+#: given the value and the allowed values, when the value means something elsewhere.
+ValueHint = Callable[[str, tuple[Any, ...]], str | None]
+_value_hints: list[ValueHint] = []
+
+
+def add_value_hint(fn: ValueHint) -> None:
+    _value_hints.append(fn)
 
 
 def _extra_keys(exc: ForbiddenExtraKeysError, path: tuple[PathPart, ...]) -> list[Problem]:

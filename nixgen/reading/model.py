@@ -1,10 +1,15 @@
-"""The edition-6 model: the only view of a build.toml that later stages see.
+"""The edition-6 model: the only view of a project that later stages see.
 
-Kernels are a union tagged by ``language``: each class carries exactly the fields that are
-possible for its language and backend, so an impossible combination (``cuda-flags`` on a
-CPU kernel, ``features`` on a C++ kernel) is a type error when structuring, not a runtime
-check. Older editions are read by their own schemas (``nixgen.reading.schema``) and upgraded into
-these classes (``nixgen.reading.upgrade``).
+Its classes are the field's edition 6 (the `kernels` client's `config/v6.rs`: what
+kernel-builder, the client and the Hub read in build.toml), plus what nixgen builds beyond
+that format, which lives in nixgen.toml (a field whose metadata says `file` =
+`NIXGEN_TOML`): a Rust kernel's Cargo features, a cuda-oxide device crate, Rust kernels
+linked into a ``[torch]`` extension. Kernels are a union tagged by ``language``: each class
+carries exactly the fields that are possible for its language and backend, so an impossible
+combination (``cuda-flags`` on a CPU kernel, ``depends`` on a Rust kernel) is a type error
+when structuring, not a runtime check. An edition-6 build.toml is structured into these
+classes (``nixgen.reading.schema.v6``); older editions are read by their own schemas
+(``nixgen.reading.schema``) and converted into them (``nixgen.reading.upgrade``).
 
 Field names are snake_case in Python and kebab-case in TOML; `nixgen.reading.convert.key_of` gives
 the TOML spelling (a field may override it with ``metadata={"key": ...}``). A field's
@@ -41,6 +46,30 @@ class Named:
     doc: str
 
 
+@attrs.frozen
+class Allowlist:
+    """`Annotated` metadata of an allowlist (a Literal type) narrower than the field's
+    format: the format takes any of `format_values` (any string when None); nixgen takes
+    only the Literal's values and says why in `reason` (a refusal beyond the format,
+    `Problem.beyond_format`)."""
+
+    format_values: tuple[str, ...] | None
+    reason: str
+
+
+#: The file of nixgen's own settings beside build.toml: a model field whose metadata says
+#: ``file = NIXGEN_TOML`` is read there (`[kernel.<name>]`), never from build.toml.
+NIXGEN_TOML = "nixgen.toml"
+#: A model field whose metadata says ``file = DERIVED`` is read from no file: nixgen works it
+#: out (a Rust crate's library name, from the crate's `Cargo.toml`).
+DERIVED = "derived"
+
+
+def in_build_toml(field: attrs.Attribute[Any]) -> bool:
+    """Whether `field` is a key of build.toml (not one of nixgen.toml, not derived)."""
+    return field.metadata.get("file") is None
+
+
 if TYPE_CHECKING:
     Backend: TypeAlias = str
 else:
@@ -58,7 +87,7 @@ KernelName.__doc__ = (
     "A kernel table name: used for Nix attributes, file names and (Rust) library names."
 )
 Version = NewType("Version", str)
-Version.__doc__ = "Dot-separated unsigned integers, e.g. ``2.12`` or ``12.8``."
+Version.__doc__ = "``major.minor``: two dot-separated unsigned integers, e.g. ``2.12`` or ``12.8``."
 GitUrl = NewType("GitUrl", str)
 GitUrl.__doc__ = (
     "A git URL (https, http, git, ssh, git+ssh, git+https, git+http or ``git@host:org/repo``)."
@@ -99,12 +128,27 @@ def _allowlist(values: list[str], name: str | None = None, doc: str = "") -> Any
 
 def _python_deps(name: str, backend: str, who: str) -> Any:
     doc = f"A Python package {who} may depend on."
-    return _allowlist(tables.python_dependencies(backend), name, doc)
+    return Annotated[
+        _allowlist(tables.python_dependencies(backend), name, doc),
+        Allowlist(
+            None,
+            "the `kernels` client's table of Python dependencies has no such name for "
+            "these variants; its builds refuse it",
+        ),
+    ]
 
 
 def _cpp_deps(name: str, language: str) -> Any:
     doc = f"A library a `{language}` kernel may compile against."
-    return _allowlist(tables.cpp_dependencies(language), name, doc)
+    return Annotated[
+        _allowlist(tables.cpp_dependencies(language), name, doc),
+        Allowlist(
+            tables.field_cpp_dependencies(),
+            f"nixgen builds `{language}` kernels against "
+            + ", ".join(f"`{d}`" for d in tables.cpp_dependencies(language))
+            + " only",
+        ),
+    ]
 
 
 # The allowlists below are Literal types built at run time from the data tables: cattrs
@@ -127,7 +171,10 @@ else:
     CudaPythonDep = _python_deps("CudaPythonDep", "cuda", "the CUDA variants")
     XpuPythonDep = _python_deps("XpuPythonDep", "xpu", "the XPU variants")
     NeuronPythonDep = _python_deps("NeuronPythonDep", "neuron", "the Neuron variants")
-    TpuPythonDep = _allowlist(tables.python_dependencies("tpu"))
+    TpuPythonDep = Annotated[
+        _allowlist(tables.python_dependencies("tpu")),
+        Allowlist(None, "the `kernels` client's table has no Python dependency for TPU variants"),
+    ]
     CpuDep = _cpp_deps("CpuDep", "cpp-cpu")
     CudaDep = _cpp_deps("CudaDep", "cpp-cuda")
     RocmDep = _cpp_deps("RocmDep", "cpp-rocm")
@@ -148,6 +195,16 @@ def _list(doc: str) -> Any:
 def _unset(doc: str) -> Any:
     """A field that defaults to None (not given)."""
     return attrs.field(default=None, metadata=_doc(doc))
+
+
+def _nixgen_list(doc: str) -> Any:
+    """A list of nixgen.toml's ``[kernel.<name>]`` (never of build.toml), empty by default."""
+    return attrs.field(factory=list, metadata={"doc": doc, "file": NIXGEN_TOML})
+
+
+def _nixgen_unset(doc: str) -> Any:
+    """A value of nixgen.toml's ``[kernel.<name>]`` (never of build.toml), None by default."""
+    return attrs.field(default=None, metadata={"doc": doc, "file": NIXGEN_TOML})
 
 
 #: The extensions a framework ships from its package directory when build.toml's `pyext`
@@ -172,13 +229,18 @@ def _pyext(package_dir: str) -> Any:
 class Hub:
     """``[general.hub]``: where the built kernel is uploaded."""
 
-    repo_id: RepoId | None = _unset("The Hub repository the built kernel is uploaded to.")
-    branch: HubBranch | None = _unset("The branch to upload to (default: `v<version>`).")
+    repo_id: RepoId | None = _unset(
+        "The Hub repository the built kernel is uploaded to (`nixgen upload`'s default)."
+    )
+    branch: HubBranch | None = _unset(
+        "The branch to upload to (`nixgen upload`'s default; else `v<version>`)."
+    )
 
 
 @attrs.frozen(kw_only=True)
 class KernelDependency:
-    """A kernel this kernel needs at run time: a Hub repo at a version or a revision."""
+    """A kernel this kernel needs at run time: a Hub repo at a version or a revision
+    (exactly one of the two)."""
 
     repo_id: RepoId = attrs.field(metadata=_doc("The Hub repository of the kernel needed."))
     version: int | None = _unset("Its major version (the `v<version>` branch).")
@@ -217,6 +279,11 @@ class TpuGeneral:
     )
 
 
+#: How a built variant holds its Python package: `files` (a directory) or `zip` (the
+#: package in `<id>.zip`, which the `kernels` client 0.19 and later import).
+BuildLayout = Literal["files", "zip"]
+
+
 @attrs.frozen(kw_only=True)
 class General:
     """``[general]``."""
@@ -242,7 +309,14 @@ class General:
     )
     upstream: GitUrl | None = _unset("The git URL of the code this kernel comes from.")
     source: GitUrl | None = _unset("The git URL of this kernel project.")
-    minver: Version | None = _unset("The oldest `kernels` client that can load this kernel.")
+    build_layout: BuildLayout = attrs.field(
+        default="files",
+        metadata=_doc(
+            "How each built variant holds the Python package: `files` (a directory) or "
+            "`zip` (the package in `<id>.zip`, loaded by the `kernels` client 0.19 and "
+            "later; metadata.json's `kernels-minver` says so)."
+        ),
+    )
     python_depends: list[GeneralPythonDep] = _list(
         "Python packages every variant needs (an allowlist shared with the `kernels` client)."
     )
@@ -259,6 +333,12 @@ class General:
     def module_name(self) -> str:
         """The Python module name: the project name with ``-`` turned into ``_``."""
         return self.name.replace("-", "_")
+
+    def all_kernel_depends(self, backend: str) -> list[KernelDependency]:
+        """The kernels a `backend` variant needs: [general]'s, then its backend table's
+        (the client's `General::all_kernel_depends`)."""
+        section = getattr(self, backend, None) if backend in ("cuda", "xpu", "neuron") else None
+        return [*self.kernel_depends, *(section.kernel_depends if section is not None else [])]
 
 
 # ------------------------------------------------------------------------ frameworks
@@ -293,29 +373,53 @@ class Torch:
 
 @attrs.frozen(kw_only=True)
 class TorchNoarch:
-    """``[torch-noarch]``: a pure-Python (JIT, Triton, …) Torch kernel."""
+    """``[torch-noarch]``: a pure-Python (JIT, Triton, …) Torch kernel. Its keys are
+    spelt with `_` (`cuda_capabilities`, `rocm_archs`), as the format has them."""
 
     table: ClassVar[str] = "torch-noarch"
     pyext: list[Extension] = _pyext("torch-ext")
-    cuda_capabilities: list[CudaCapability] = _list(
-        "The CUDA capabilities the kernel supports (metadata.json)."
+    cuda_capabilities: list[CudaCapability] = attrs.field(
+        factory=list,
+        metadata={
+            **_doc("The CUDA capabilities the kernel supports (metadata.json)."),
+            "key": "cuda_capabilities",
+        },
     )
-    rocm_archs: list[RocmArch] = _list("The ROCm targets the kernel supports (metadata.json).")
+    rocm_archs: list[RocmArch] = attrs.field(
+        factory=list,
+        metadata={
+            **_doc("The ROCm targets the kernel supports (metadata.json)."),
+            "key": "rocm_archs",
+        },
+    )
 
 
 @attrs.frozen(kw_only=True)
 class TvmFfi:
-    """``[tvm-ffi]``: an extension bound through the TVM FFI C ABI."""
+    """``[tvm-ffi]``: an extension bound through the TVM FFI C ABI (Rust kernels need it)."""
 
     table: ClassVar[str] = "tvm-ffi"
-    src: list[RelPath] = _list("The binding sources (under `tvm-ffi-ext/`).")
+    src: list[RelPath] = _list(
+        "The binding sources (under `tvm-ffi-ext/`); none when a Rust crate exports the "
+        "functions itself."
+    )
     include: list[RelDir] = _list("Include directories for the binding sources.")
     pyext: list[Extension] = _pyext("tvm-ffi-ext")
     cxx_flags: list[Flag] = _list("Extra compiler flags for the binding sources.")
 
 
-Framework = Union[Torch, TorchNoarch, TvmFfi]  # noqa: UP007 - cattrs needs the runtime union
-FRAMEWORKS: dict[str, type] = {cls.table: cls for cls in (Torch, TorchNoarch, TvmFfi)}
+@attrs.frozen(kw_only=True)
+class MlxNoarch:
+    """``[mlx-noarch]``: a pure-Python MLX kernel (Metal only; variant `mlx-metal`)."""
+
+    table: ClassVar[str] = "mlx-noarch"
+    pyext: list[Extension] = _pyext("mlx-ext")
+
+
+Framework = Union[Torch, TorchNoarch, TvmFfi, MlxNoarch]  # noqa: UP007 - cattrs needs the runtime union
+FRAMEWORKS: dict[str, type] = {cls.table: cls for cls in (Torch, TorchNoarch, TvmFfi, MlxNoarch)}
+#: The frameworks whose variants compile nothing (pure Python).
+NOARCH_FRAMEWORKS = (TorchNoarch, MlxNoarch)
 
 # --------------------------------------------------------------------------- kernels
 
@@ -336,12 +440,14 @@ class _CppKernel(Generic[_Language, _Dep]):
     the table (in the schema, the docs and ``nixgen show``)."""
 
     language: _Language = attrs.field(metadata=_doc(_LANGUAGE))
+    depends: list[_Dep] = attrs.field(
+        metadata=_doc(
+            "Libraries to compile against (`[]` for none), among those the kernel's language "
+            "allows (`torch`: the ATen and c10 headers)."
+        )
+    )
     src: list[RelPath] = attrs.field(
         metadata=_doc("The kernel's files, headers included; only listed files enter the build.")
-    )
-    depends: list[_Dep] = _list(
-        "Libraries to compile against, among those the kernel's language allows (`torch`: "
-        "the ATen and c10 headers)."
     )
     include: list[RelDir] = _list("Include directories, relative to the project root.")
     cxx_flags: list[Flag] = _list("Extra flags for the C++ compiler, after nixgen's own.")
@@ -393,127 +499,178 @@ class CppMetalKernel(_CppKernel[Literal["cpp-metal"], MetalDep]):
 
 
 class _RustCrate:
-    """What every Rust kernel shares: the crate found by convention in `src`.
+    """What every Rust kernel shares: the crate its `cargo-manifest` names.
 
     ``src`` lists files and directories (a directory stands for every file under it). Among
-    them: one ``Cargo.lock``; the crate's ``Cargo.toml``; and, for a Cargo workspace, the
-    workspace's ``Cargo.toml`` next to the lock file. Parsing build.toml never reads them.
+    them: one ``Cargo.lock``; and, for a Cargo workspace, the workspace's ``Cargo.toml``
+    next to the lock file. The crate's own manifest enters the build whether `src` lists it
+    or not. Parsing build.toml never reads them.
     """
 
+    cargo_manifest: str
     src: list[RelPath]
-    lib_name: str | None
+    library: str | None
 
     def lockfile(self) -> str:
         """The ``Cargo.lock`` listed in `src`."""
         return next(p for p in self.src if p.rsplit("/", 1)[-1] == "Cargo.lock")
 
     def manifests(self) -> list[str]:
-        """Every ``Cargo.toml`` listed in `src`."""
-        return [p for p in self.src if p.rsplit("/", 1)[-1] == "Cargo.toml"]
+        """Every ``Cargo.toml`` of the crate's build: its own and those listed in `src` (a
+        cuda-oxide device crate's is its own build's)."""
+        device = getattr(self, "device_manifest", None)
+        listed = [p for p in self.src if p.rsplit("/", 1)[-1] == "Cargo.toml" and p != device]
+        return list(dict.fromkeys([self.cargo_manifest, *listed]))
 
     def lock_dir(self) -> str:
         """The directory of the lock file (`""` for the project root)."""
         return self.lockfile().rpartition("/")[0]
 
     def workspace_manifest(self) -> str | None:
-        """The workspace's ``Cargo.toml``: the one next to the lock file, when there are two."""
-        manifests = self.manifests()
-        if len(manifests) < 2:
-            return None
-        return next((m for m in manifests if m.rpartition("/")[0] == self.lock_dir()), None)
+        """The workspace's ``Cargo.toml``: one listed next to the lock file that is not the
+        crate's."""
+        return next(
+            (
+                m
+                for m in self.manifests()
+                if m != self.cargo_manifest and m.rpartition("/")[0] == self.lock_dir()
+            ),
+            None,
+        )
 
     def manifest(self) -> str:
-        """The crate's ``Cargo.toml`` (for a workspace, the member's, not the workspace's)."""
-        workspace = self.workspace_manifest()
-        return next(m for m in self.manifests() if m != workspace)
+        """The crate's ``Cargo.toml`` (for a workspace, the member's)."""
+        return self.cargo_manifest
 
-    def library(self, name: str) -> str:
-        """The crate's library name: `lib-name`, else the kernel name with `-` → `_`."""
-        return self.lib_name or default_library(name)
+    def sources(self) -> list[str]:
+        """What enters the build: `src`, and the crate's manifest when `src` omits it."""
+        covered = any(
+            self.cargo_manifest == p or self.cargo_manifest.startswith(p.rstrip("/") + "/")
+            for p in self.src
+        )
+        return [*self.src, *([] if covered else [self.cargo_manifest])]
+
+    def library_name(self, name: str) -> str:
+        """The crate's library name (read from its manifest), else the kernel name with
+        `-` → `_` (a project read without its files)."""
+        return self.library or default_library(name)
 
 
 def default_library(name: str) -> str:
-    """The library name of a Rust kernel called `name` by convention."""
+    """The library name of a Rust kernel called `name` when its crate was not read."""
     return name.replace("-", "_")
+
+
+def _cargo_manifest() -> Any:
+    return attrs.field(
+        metadata=_doc(
+            "The crate's `Cargo.toml`, relative to the project root; the crate builds a "
+            "`staticlib` whose library name (`[lib] name`, else the package name) the "
+            "extension links."
+        )
+    )
+
+
+def _rust_src() -> Any:
+    return attrs.field(
+        metadata=_doc(
+            "The crate's files: its sources, a `Cargo.lock` (the crate's or its workspace's, "
+            "next to the workspace's `Cargo.toml`); a directory stands for every file under it."
+        )
+    )
+
+
+def _library() -> Any:
+    return attrs.field(
+        default=None,
+        metadata={
+            "doc": "The crate's library name, read from its `Cargo.toml`.",
+            "file": DERIVED,
+        },
+    )
+
+
+_FEATURES = "Cargo features to enable when nixgen builds the crate."
 
 
 @attrs.frozen(kw_only=True)
 class RustCpuKernel(_RustCrate):
-    """``language = "rust-cpu"``: a Cargo crate built with ``rustPlatform.buildRustPackage``.
-
-    Convention over configuration: ``src`` lists the crate's ``Cargo.toml`` and one
-    ``Cargo.lock`` (at the crate or at a workspace root, next to the workspace's
-    ``Cargo.toml``; one that ``src`` omits is found next to the manifest or in the nearest
-    directory above it, with a warning); the crate builds a ``staticlib`` named after the
-    kernel (``-`` turned into ``_``) exporting ``extern "C"`` functions, or tvm-ffi functions
-    when the crate is the `[tvm-ffi]` binding itself.
-    """
+    """``language = "rust-cpu"``: a Cargo crate built with ``rustPlatform.buildRustPackage``
+    into a ``staticlib`` exporting ``extern "C"`` functions, or tvm-ffi functions when the
+    crate is the `[tvm-ffi]` binding itself."""
 
     language: Literal["rust-cpu"] = attrs.field(metadata=_doc(_LANGUAGE))
-    src: list[RelPath] = attrs.field(
-        metadata=_doc(
-            "The crate's `Cargo.toml`, a `Cargo.lock` and its sources; a directory stands "
-            "for every file under it."
-        )
-    )
-    depends: list[Literal[()]] = _list("Always empty: a Rust kernel links no C++ library.")  # type: ignore[valid-type]
-    features: list[CargoFeature] = _list("Cargo features to enable.")
-    lib_name: RustLibName | None = _unset(
-        "The crate's library name (`[lib] name`), when it is not the kernel's name with "
-        "`-` turned into `_`."
-    )
+    cargo_manifest: RelPath = _cargo_manifest()
+    src: list[RelPath] = _rust_src()
+    features: list[CargoFeature] = _nixgen_list(_FEATURES)
+    library: RustLibName | None = _library()
 
 
 @attrs.frozen(kw_only=True)
-class RustCudaKernel(_RustCrate):
-    """``language = "rust-cuda"``: a host crate and a device crate compiled to PTX by the
-    cuda-oxide ``rustc`` codegen backend (huggingface/kernels' `dsl = "cuda-oxide"`).
+class RustCudaOxideKernel(_RustCrate):
+    """``language = "rust-cuda-oxide"``: a host crate and a device crate compiled to PTX by
+    the cuda-oxide ``rustc`` codegen backend. ``src`` lists a ``rust-toolchain.toml``
+    (cuda-oxide needs a nightly toolchain); nixgen.toml names the device crate. The device
+    crate is built first and writes its PTX into `ptx-dir`, which the host crate embeds."""
 
-    Like `rust-cpu`, plus: the device crate's manifest (`device-manifest`) and a
-    ``rust-toolchain.toml`` in `src` (cuda-oxide needs a nightly toolchain). The device crate
-    is built first and writes its PTX into `ptx-dir`, which the host crate embeds.
-    """
-
-    language: Literal["rust-cuda"] = attrs.field(metadata=_doc(_LANGUAGE))
-    src: list[RelPath] = attrs.field(
-        metadata=_doc(
-            "The crates' `Cargo.toml` files, a `Cargo.lock`, the `rust-toolchain.toml` and "
-            "the sources; a directory stands for every file under it."
-        )
-    )
-    device_manifest: RelPath = attrs.field(
-        metadata=_doc("The device crate's `Cargo.toml` (compiled to PTX).")
-    )
-    depends: list[Literal[()]] = _list("Always empty: a Rust kernel links no C++ library.")  # type: ignore[valid-type]
-    features: list[CargoFeature] = _list("Cargo features to enable (host crate).")
-    lib_name: RustLibName | None = _unset(
-        "The host crate's library name (`[lib] name`), when it is not the kernel's name "
-        "with `-` turned into `_`."
-    )
-    ptx_dir: RelDir | None = _unset(
-        "Where the device build writes its PTX, relative to the project root (default: "
-        "`kernels-ptx`)."
-    )
+    language: Literal["rust-cuda-oxide"] = attrs.field(metadata=_doc(_LANGUAGE))
+    cargo_manifest: RelPath = _cargo_manifest()
+    src: list[RelPath] = _rust_src()
     cuda_capabilities: list[CudaCapability] | None = _unset(
         "The CUDA capabilities to build for (default: the builder's list for each "
         "toolkit); the PTX targets the lowest (without `+PTX`), newer GPUs JIT it."
     )
-
-    def manifests(self) -> list[str]:
-        """Every ``Cargo.toml`` listed in `src` but the device crate's."""
-        return [m for m in super().manifests() if m != self.device_manifest]
+    features: list[CargoFeature] = _nixgen_list(_FEATURES + " (host crate)")
+    device_manifest: RelPath | None = _nixgen_unset(
+        "The device crate's `Cargo.toml` (compiled to PTX), relative to the project root."
+    )
+    ptx_dir: RelDir | None = _nixgen_unset(
+        "Where the device build writes its PTX, relative to the project root (default: "
+        "`kernels-ptx`)."
+    )
+    library: RustLibName | None = _library()
 
     def toolchain_file(self) -> str | None:
         """The ``rust-toolchain.toml`` listed in `src`."""
         return next((p for p in self.src if p.rsplit("/", 1)[-1] == "rust-toolchain.toml"), None)
 
 
-RUST_KERNELS = (RustCpuKernel, RustCudaKernel)
+@attrs.frozen(kw_only=True)
+class RustCutileKernel(_RustCrate):
+    """``language = "rust-cutile"``: a Rust crate of cuTile kernels, compiled by the CUDA
+    toolkit's Tile IR assembler (`tileiras`, CUDA 13.2 and later)."""
+
+    language: Literal["rust-cutile"] = attrs.field(metadata=_doc(_LANGUAGE))
+    cargo_manifest: RelPath = _cargo_manifest()
+    src: list[RelPath] = _rust_src()
+    tileiras_minver: Version = attrs.field(
+        metadata=_doc(
+            "The oldest `tileiras` (CUDA toolkit) the kernel needs, at least 13.2 (the first "
+            "with cuTile); variants with an older CUDA leave the kernel out."
+        )
+    )
+    features: list[CargoFeature] = _nixgen_list(_FEATURES)
+    library: RustLibName | None = _library()
 
 
-def kernel_includes(kernel: RustCpuKernel | RustCudaKernel | _CppKernel[Any, Any]) -> list[RelDir]:
+RUST_KERNELS = (RustCpuKernel, RustCudaOxideKernel, RustCutileKernel)
+#: The first CUDA version whose toolkit ships `tileiras`, cuTile's compiler (the format's
+#: least `tileiras-minver`).
+MIN_TILEIRAS_VERSION = "13.2"
+
+
+def kernel_includes(
+    kernel: RustCpuKernel | RustCudaOxideKernel | RustCutileKernel | _CppKernel[Any, Any],
+) -> list[RelDir]:
     """A kernel's include directories: a C++ kernel's `include`; a crate has none."""
     return [] if isinstance(kernel, RUST_KERNELS) else kernel.include
+
+
+def kernel_sources(
+    kernel: RustCpuKernel | RustCudaOxideKernel | RustCutileKernel | _CppKernel[Any, Any],
+) -> list[str]:
+    """What enters a kernel's build: its `src` (and a crate's manifest, listed or not)."""
+    return kernel.sources() if isinstance(kernel, RUST_KERNELS) else list(kernel.src)
 
 
 Kernel = Union[  # noqa: UP007 - cattrs needs the runtime union
@@ -523,7 +680,8 @@ Kernel = Union[  # noqa: UP007 - cattrs needs the runtime union
     CppXpuKernel,
     CppMetalKernel,
     RustCpuKernel,
-    RustCudaKernel,
+    RustCudaOxideKernel,
+    RustCutileKernel,
 ]
 KERNEL_CLASSES: dict[str, type] = {
     "cpp-cpu": CppCpuKernel,
@@ -532,7 +690,8 @@ KERNEL_CLASSES: dict[str, type] = {
     "cpp-xpu": CppXpuKernel,
     "cpp-metal": CppMetalKernel,
     "rust-cpu": RustCpuKernel,
-    "rust-cuda": RustCudaKernel,
+    "rust-cuda-oxide": RustCudaOxideKernel,
+    "rust-cutile": RustCutileKernel,
 }
 
 
@@ -546,15 +705,18 @@ def backend_of(kernel: Kernel) -> str:
 
 @attrs.frozen(kw_only=True)
 class Build:
-    """A whole build.toml in edition 6.
+    """A whole project in edition 6: build.toml, and the kernels nixgen.toml adds.
 
-    `framework` is None for a project without a framework section, which means a
-    Torch no-arch (pure Python) kernel.
+    `framework` is None for a project without a framework section (an older edition's),
+    which means a Torch no-arch (pure Python) kernel. `nixgen_kernels` names the kernels
+    that nixgen.toml defines because the format cannot say them (Rust kernels linked into
+    a `[torch]` extension); every other kernel is build.toml's.
     """
 
     general: General
     framework: Framework | None = None
     kernels: dict[KernelName, Kernel] = attrs.field(factory=dict)
+    nixgen_kernels: frozenset[str] = frozenset()
 
     @property
     def framework_table(self) -> str:
@@ -581,14 +743,22 @@ class Build:
         if isinstance(self.framework, (Torch, TvmFfi)):
             files.update(self.framework.src)
         for kernel in self.kernels.values():
-            files.update(kernel.src)
+            files.update(kernel_sources(kernel))
         return sorted(files)
+
+
+#: The source folder of each framework's Python package (`<dir>/<module>/`).
+PACKAGE_DIRS = {
+    "torch": "torch-ext",
+    "torch-noarch": "torch-ext",
+    "tvm-ffi": "tvm-ffi-ext",
+    "mlx-noarch": "mlx-ext",
+}
 
 
 def python_package_dir(build: Build) -> str:
     """Where the kernel's Python package lives, relative to the project root."""
-    ext = "tvm-ffi-ext" if isinstance(build.framework, TvmFfi) else "torch-ext"
-    return f"{ext}/{build.general.module_name}"
+    return f"{PACKAGE_DIRS[build.framework_table]}/{build.general.module_name}"
 
 
 def shared_headers(build: Build) -> list[str]:

@@ -22,9 +22,19 @@ from nixgen.reading import model
 _PROJECT_NAME = re.compile(r"^[a-z][-a-z0-9]*[a-z0-9]$")
 _KERNEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _VERSION = re.compile(r"^[0-9]+(\.[0-9]+)*$")
+_VERSION2 = re.compile(r"^[0-9]+\.[0-9]+$")
 _FEATURE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_+.-]*(/[A-Za-z0-9_][A-Za-z0-9_+.-]*)?$")
 _EXTENSION = re.compile(r"^[A-Za-z0-9_]+$")
-_SCP_URL = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^\s]+$")
+#: A host name: labels of letters, digits and `-`, the last one starting with a letter (a
+#: last label of digits would be read as an IPv4 address).
+_HOST = r"(?:[A-Za-z0-9-]+\.)*[A-Za-z][A-Za-z0-9-]*"
+#: `user@host:path`, the path not starting with `/` (scp's syntax, as git and the format read it).
+_SCP_URL = re.compile(rf"^[A-Za-z0-9._-]+@{_HOST}:[^\s/]\S*$")
+_PORT = r"(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4})"
+#: `scheme://[user[:password]@]host[:port][/path]` (the scheme checked apart, for its message).
+_URL = re.compile(
+    rf"^[a-z+]+://(?:[A-Za-z0-9._~-]+(?::[A-Za-z0-9._~-]*)?@)?{_HOST}(?::{_PORT})?(?:/\S*)?$"
+)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 #: A Windows drive (`C:\`, `c:/`) starts an absolute path.
 _DRIVE = re.compile(r"[A-Za-z]:[\\/]")
@@ -38,6 +48,13 @@ GLOB_CHARS = set("*?[]{}")
 MAX_NAME = 64
 
 Rule = Callable[[str], str | None]
+
+
+def field_project_name(value: str) -> str | None:
+    """The format's rule for `general.name` (the `kernels` client's `KernelName`)."""
+    if _PROJECT_NAME.fullmatch(value):
+        return None
+    return project_name(value)
 
 
 def project_name(value: str) -> str | None:
@@ -77,10 +94,38 @@ def kernel_name(value: str) -> str | None:
 MAX_VERSION_DIGITS = 9
 
 
+#: A component as the format reads it: Rust's `usize::from_str` (an optional `+`, ASCII digits).
+_FIELD_COMPONENT = re.compile(r"\+?[0-9]+")
+#: The largest component the format reads (a 64-bit `usize`).
+_USIZE_MAX = 2**64 - 1
+
+
+def field_version(value: str) -> str | None:
+    """The format's rule for every version of build.toml (the `kernels` client's
+    `Version<2>`): surrounding whitespace trimmed, exactly two dot-separated unsigned
+    integers (`12.8`, `2.11`)."""
+    text = value.strip()
+    if not text:
+        return "empty version string"
+    parts = text.split(".")
+    if not all(_FIELD_COMPONENT.fullmatch(p) and int(p) <= _USIZE_MAX for p in parts):
+        return (
+            f"invalid version `{value}`: expected two dot-separated numbers such as `2.12` "
+            "or `12.8`"
+        )
+    if len(parts) != 2:
+        return (
+            f"invalid version `{value}`: expected `major.minor`, two dot-separated numbers such "
+            f"as `2.12` or `12.8` (it has {len(parts)} component{'s' if len(parts) != 1 else ''})"
+        )
+    return None
+
+
 def version(value: str) -> str | None:
     """Why `value` is not a canonical version, or None. Canonical: dot-separated numbers
     without leading zeros (`02.11` would name a variant `abi0211`, which the `kernels`
-    client reads as 0.211) and with at most `MAX_VERSION_DIGITS` digits each."""
+    client reads as 0.211) and with at most `MAX_VERSION_DIGITS` digits each; no sign or
+    surrounding blanks (the format trims them; nixgen asks for the plain spelling)."""
     if _VERSION.fullmatch(value):
         parts = value.split(".")
         if any(len(p) > MAX_VERSION_DIGITS for p in parts):
@@ -101,16 +146,22 @@ def version(value: str) -> str | None:
 
 
 def git_url(value: str) -> str | None:
+    """A git URL nixgen is sure the format reads the same (the `kernels` client parses it
+    with the WHATWG URL rules, or as scp's `user@host:path`): a plain host name, an optional
+    user and port, a path without blanks."""
     if _SCP_URL.fullmatch(value):
         return None
-    scheme, sep, rest = value.partition("://")
-    if not sep or not rest.strip("/") or any(c.isspace() for c in value):
-        return f"invalid git URL `{value}`: expected `<scheme>://host/path` or `git@host:org/repo`"
-    if scheme not in GIT_SCHEMES:
+    scheme, sep, _ = value.partition("://")
+    if sep and scheme.isascii() and scheme.islower() and scheme not in GIT_SCHEMES:
         return f"unsupported scheme `{scheme}` in git URL `{value}`, expected one of: " + ", ".join(
             GIT_SCHEMES
         )
-    return None
+    if sep and _URL.fullmatch(value):
+        return None
+    return (
+        f"invalid git URL `{value}`: expected `<scheme>://host/path` or `git@host:org/repo` "
+        "(a host name of letters, digits, `-` and `.`; no blanks)"
+    )
 
 
 def repo_id(value: str) -> str | None:
@@ -288,7 +339,7 @@ def _git_url_schema() -> dict[str, Any]:
         "type": "string",
         "anyOf": [
             {"pattern": _SCP_URL.pattern},
-            {"pattern": rf"^({schemes})://\S*[^\s/]\S*$"},
+            {"pattern": _URL.pattern.replace("[a-z+]+", f"(?:{schemes})", 1)},
         ],
     }
 
@@ -305,20 +356,26 @@ def _pattern(regex: re.Pattern[str], max_length: int | None = None) -> Callable[
 
 @attrs.frozen(kw_only=True)
 class ValueRule:
-    """A NewType's rule: `check` (None or the message), `schema` (its JSON Schema, made on
-    demand) and, for values that may be well-formed yet unknown to nixgen's tables,
-    `unknown` (None or the warning)."""
+    """A NewType's rule: `format`, the field's own rule for the value (the `kernels`
+    client's parser; None where the format takes any string), `check`, nixgen's rule
+    (None or the message; what it refuses beyond `format` is a rule of nixgen's own,
+    `Problem.beyond_format`), `schema` (its JSON Schema, made on demand) and, for values
+    that may be well-formed yet unknown to nixgen's tables, `unknown` (None or the
+    warning)."""
 
     check: Rule
     schema: Callable[[], dict[str, Any]]
+    format: Rule | None = None
     unknown: Rule | None = None
 
 
 #: Each NewType of the model and its rule: the one home of the value rules.
 NEWTYPES: dict[Any, ValueRule] = {
-    model.ProjectName: ValueRule(check=project_name, schema=_pattern(_PROJECT_NAME, MAX_NAME)),
+    model.ProjectName: ValueRule(
+        check=project_name, format=field_project_name, schema=_pattern(_PROJECT_NAME, MAX_NAME)
+    ),
     model.KernelName: ValueRule(check=kernel_name, schema=_pattern(_KERNEL_NAME, MAX_NAME)),
-    model.Version: ValueRule(check=version, schema=_pattern(_VERSION)),
+    model.Version: ValueRule(check=version, format=field_version, schema=_pattern(_VERSION2)),
     model.GitUrl: ValueRule(check=git_url, schema=_git_url_schema),
     model.RelPath: ValueRule(check=rel_path, schema=_rel_path_schema),
     model.RelDir: ValueRule(

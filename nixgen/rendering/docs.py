@@ -26,11 +26,18 @@ HEADER = (
 _INTRO = """\
 # `build.toml` reference, edition 6
 
-Every table and key that nixgen accepts in an edition-6 `build.toml`, generated from the
-model that parses it (`nixgen/reading/model.py`). Keys are kebab-case; unknown keys and tables are
-errors. Older editions (5, 4 and the edition-less shapes before them) are still read and
-upgraded in memory; `nixgen migrate` rewrites a file as edition 6 (see
-[migrating from edition 5](migrating-from-edition-5.md)).
+Edition 6 is the field's own format: what kernel-builder, the `kernels` client (0.18.3 and
+later, `kernels._rust.Build`) and the Hub read. This page lists every table and key of it,
+generated from the model that parses it (`nixgen/reading/model.py`), with the value rules
+nixgen adds (a path stays inside the project, a CUDA capability is well-formed). Keys are
+kebab-case (`[torch-noarch]`'s are spelt with `_`, as the format has them); unknown keys and
+tables are errors. What nixgen builds beyond the format (a Rust crate's Cargo features, Rust
+kernels linked into `[torch]`, a cuda-oxide device crate) lives in `nixgen.toml`, never here
+(see nixgen's README, "nixgen.toml").
+
+Older editions (5, 4 and the edition-less shapes before them) are still read and upgraded in
+memory, and so is nixgen's earlier edition 6 (with one warning); `nixgen migrate` rewrites a
+file as the field's edition 6 (see [migrating from edition 5](migrating-from-edition-5.md)).
 
 For editors: `nixgen schema > build-toml.schema.json` writes the same rules as a JSON Schema;
 put `#:schema ./build-toml.schema.json` on the first line of `build.toml` (Even Better TOML,
@@ -41,9 +48,10 @@ taplo) to get completion and checks while typing.
 | Table | Required | What it is |
 |---|---|---|
 | [`[general]`](#general) | yes | the project: name, version, license, backends |
-| [`[torch]`](#torch) | one framework table at most | an ahead-of-time compiled Torch extension |
-| [`[torch-noarch]`](#torch-noarch) | | a pure-Python Torch kernel (the default) |
-| [`[tvm-ffi]`](#tvm-ffi) | | an extension bound through the TVM FFI |
+| [`[torch]`](#torch) | exactly one framework table | an ahead-of-time compiled Torch extension |
+| [`[torch-noarch]`](#torch-noarch) | | a pure-Python Torch kernel |
+| [`[tvm-ffi]`](#tvm-ffi) | | an extension bound through the TVM FFI (Rust kernels need it) |
+| [`[mlx-noarch]`](#mlx-noarch) | | a pure-Python MLX kernel (Metal only) |
 | [`[kernel.<name>]`](#kernelname) | no | one compiled kernel each, tagged by `language` |
 """
 
@@ -194,7 +202,9 @@ class _Page:
             "Checked by `nixgen validate` (and every command that reads a project) once the "
             "whole file is parsed; the JSON Schema expresses the first group too.",
             "",
-            "- Only one framework table: `[torch]`, `[torch-noarch]` or `[tvm-ffi]`.",
+            "- Exactly one framework table: `[torch]`, `[torch-noarch]`, `[tvm-ffi]` or "
+            "`[mlx-noarch]`.",
+            "- Rust kernels need `[tvm-ffi]`; `[mlx-noarch]` builds for `metal` only.",
             "- Compiled kernels need `[torch]` or `[tvm-ffi]` to bind them.",
             "- The backend of every kernel's `language` is listed in `general.backends`.",
             "- A backend is listed once; a kernel dependency gives exactly one of `version` "

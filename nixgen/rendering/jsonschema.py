@@ -1,5 +1,9 @@
 """A JSON Schema (Draft 2020-12) of the edition-6 build.toml, derived from the model.
 
+Edition 6 is the field's format (the `kernels` client's `config/v6.rs`); the schema says it
+as nixgen reads it, so its value rules are nixgen's (a path stays inside the project), which
+can be narrower than the format's. Model fields that nixgen.toml holds are no keys here.
+
 Nothing here restates the format by hand: tables and keys come from the attrs classes of
 `nixgen.reading.model` and the edition-6 layout (`nixgen.reading.schema.v6.LAYOUT`), allowed values
 from the Literal types (built from the data tables, so a new CUTLASS version reaches the schema by
@@ -32,7 +36,7 @@ from nixgen.reading.schema import v6
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 #: Identifies the schema (it is not fetched from there: save `nixgen schema` to a file).
 SCHEMA_ID = "urn:nixgen:schema:build-toml:edition-6"
-TITLE = "nixgen build.toml, edition 6"
+TITLE = "build.toml, edition 6, as nixgen reads it"
 
 #: Model rules that this schema cannot express; `nixgen validate` checks them.
 NOT_EXPRESSED = (
@@ -49,6 +53,8 @@ NOT_EXPRESSED = (
     "nothing its language compiles, are warnings",
     "a Rust kernel's `Cargo.lock` that `src` does not list is found next to the crate's "
     "manifest or above it (a warning); none anywhere is an error",
+    "`tileiras-minver` is at least 13.2",
+    "a Rust crate's library name is read from its `Cargo.toml`, which names a Rust identifier",
 )
 
 
@@ -126,7 +132,8 @@ class _Walker:
             return {"oneOf": [self.type(a) for a in options]}
         if origin is list:
             (item,) = get_args(t)
-            if get_origin(item) is Literal and not get_args(item):
+            bare = get_args(item)[0] if get_origin(item) is Annotated else item
+            if get_origin(bare) is Literal and not get_args(bare):
                 return {"type": "array", "maxItems": 0, "description": "Must be empty."}
             return {"type": "array", "items": self.type(item)}
         if origin is dict:
@@ -167,6 +174,8 @@ class _Walker:
         properties: dict[str, Any] = {}
         required: list[str] = []
         for field in attrs.fields(cls):
+            if not model.in_build_toml(field):
+                continue
             prop = self.type(hints[field.name])
             extra: dict[str, Any] = {}
             if "doc" in field.metadata:
@@ -219,12 +228,14 @@ def _rocm_archs(kernel: dict[str, Any]) -> None:
 
 
 def _rust_src(kernel: dict[str, Any]) -> None:
-    """validate._rust: the crate's Cargo.toml (and a workspace's), at most one Cargo.lock,
-    and sources (files or directories). A lock `src` does not list is no schema error:
-    `validate.listed_lock_files` finds it on disk with a warning (see `NOT_EXPRESSED`)."""
+    """validate._rust: `cargo-manifest` names a Cargo.toml; at most one Cargo.lock and at
+    most two Cargo.toml files in `src`, and sources (files or directories). A lock `src`
+    does not list is no schema error: `validate.listed_lock_files` finds it on disk with a
+    warning (see `NOT_EXPRESSED`)."""
+    kernel["properties"]["cargo-manifest"]["pattern"] = r"(^|/)Cargo\.toml$"
     src = kernel["properties"]["src"]
     src["allOf"] = [
-        {"contains": {"pattern": r"(^|/)Cargo\.toml$"}, "minContains": 1, "maxContains": 2},
+        {"contains": {"pattern": r"(^|/)Cargo\.toml$"}, "minContains": 0, "maxContains": 2},
         {"contains": {"pattern": r"(^|/)Cargo\.lock$"}, "minContains": 0, "maxContains": 1},
         {"contains": {"not": {"pattern": r"(^|/)(Cargo\.(toml|lock)|rust-toolchain\.toml)$"}}},
     ]
@@ -246,7 +257,8 @@ RULES: dict[type, tuple[Callable[[dict[str, Any]], None], ...]] = {
     model.CppXpuKernel: (_kernel_src,),
     model.CppMetalKernel: (_kernel_src,),
     model.RustCpuKernel: (_kernel_src, _rust_src),
-    model.RustCudaKernel: (_kernel_src, _rust_src, _rust_cuda),
+    model.RustCudaOxideKernel: (_kernel_src, _rust_src, _rust_cuda),
+    model.RustCutileKernel: (_kernel_src, _rust_src),
 }
 
 
@@ -311,7 +323,35 @@ def schema() -> dict[str, Any]:
         "additionalProperties": kernel,
     }
     compiled = [name for name, cls in frameworks.items() if "src" in attrs.fields_dict(cls)]
+    rust = [lang for lang in model.KERNEL_CLASSES if tables.is_rust(lang)]
     rules: list[dict[str, Any]] = [
+        # v6.LAYOUT.framework_required: one framework table.
+        {"anyOf": [{"required": [name]} for name in frameworks]},
+        # v6.rust_needs_tvm_ffi: a Rust kernel belongs to a [tvm-ffi] project.
+        {
+            "if": {
+                "required": ["kernel"],
+                "properties": {
+                    "kernel": {
+                        "not": {
+                            "additionalProperties": {
+                                "not": {"properties": {"language": {"enum": rust}}}
+                            }
+                        }
+                    }
+                },
+            },
+            "then": {"required": ["tvm-ffi"]},
+        },
+        # v6.mlx_noarch_is_metal: [mlx-noarch] builds for `metal` only.
+        {
+            "if": {"required": ["mlx-noarch"]},
+            "then": {
+                "properties": {
+                    "general": {"properties": {"backends": {"items": {"const": "metal"}}}}
+                }
+            },
+        },
         # common.structure: only one framework table. (Pairs under `not` rather than
         # `dependentSchemas`, which draft-7 validators such as taplo 0.9 ignore.)
         {
@@ -335,8 +375,9 @@ def schema() -> dict[str, Any]:
         "$id": SCHEMA_ID,
         "title": TITLE,
         "description": _plain(
-            "The build.toml of a compute-kernel project, edition 6, as nixgen reads it. "
-            "Older editions are read too; `nixgen migrate` rewrites them as edition 6. "
+            "The build.toml of a compute-kernel project, edition 6 (the format kernel-builder, "
+            "the `kernels` client and the Hub read), as nixgen reads it. Older editions are "
+            "read too; `nixgen migrate` rewrites them as edition 6. "
             "Not expressed here (run `nixgen validate`): " + "; ".join(NOT_EXPRESSED) + "."
         ),
         "type": "object",

@@ -25,6 +25,7 @@ from nixgen.core import contract, jinja, marker, paths
 from nixgen.core.errors import EXIT_INVALID, NixgenError, Problem
 from nixgen.core.paths import DEFAULT_OUT
 from nixgen.core.tables import LANGUAGE_FLAGS, PACKAGE, table
+from nixgen.planning import metadata
 from nixgen.planning.kernels import KernelPlan
 from nixgen.planning.plan import Plan
 from nixgen.reading import model
@@ -365,7 +366,10 @@ class ProjectData:
     license: str
     upstream: str | None
     source: Any
-    minver: str | None
+    #: `kernels-minver` of each listed backend's variants (`nixgen.planning.metadata`).
+    kernels_minver: dict[str, str] = attrs.field(metadata=contract.nix("kernelsMinver"))
+    #: `files` or `zip`: how each variant holds its Python package.
+    build_layout: str = attrs.field(metadata=contract.nix("buildLayout"))
     framework: str
     backends: list[str]
     torch: TorchBounds
@@ -442,7 +446,8 @@ def project_data(planned: Plan) -> dict[str, Any]:
         license=g.license,
         upstream=g.upstream,
         source=g.source,
-        minver=g.minver,
+        kernels_minver={b: metadata.kernels_minver(g, b) for b in sorted(set(g.backends))},
+        build_layout=g.build_layout,
         framework=build.framework_table,
         backends=list(g.backends),
         torch=torch,
@@ -538,8 +543,12 @@ def render(planned: Plan, *, out_dir: str = DEFAULT_OUT, library: Library = COPY
     tree: dict[str, bytes] = {}
     for kernel in planned.kernels:
         # Every kernel, whatever its language, is data for nixgen.kernel.build.
+        # A kernel nixgen.toml defines (beyond build.toml's format) says where it comes from.
+        where = "nixgen.toml's " if kernel.name in build.nixgen_kernels else ""
         tree[f"kernels/{kernel.name}.nix"] = _template(
-            KernelFile(what=f"kernel.{kernel.name}, {kernel.language}", kernel=kernel_data(kernel))
+            KernelFile(
+                what=f"{where}kernel.{kernel.name}, {kernel.language}", kernel=kernel_data(kernel)
+            )
         )
     fw = build.framework
     pyext = list(fw.pyext) if fw is not None else list(model.DEFAULT_PYEXT)

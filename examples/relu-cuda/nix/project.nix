@@ -3,6 +3,7 @@
 # The project's data, read by the static library (lib/) to compute variants and build.
 {
   backends = [ "cuda" ];
+  buildLayout = "files";
   cuda = {
     maxver = null;
     minver = null;
@@ -189,8 +190,10 @@
       language = "cpp-cuda";
     };
   };
+  kernelsMinver = {
+    cuda = "0.14.0";
+  };
   license = "Apache-2.0";
-  minver = null;
   moduleName = "relu_cuda";
   name = "relu-cuda";
   nixgenVersion = "0.1.0";

@@ -3,6 +3,7 @@
 # The project's data, read by the static library (lib/) to compute variants and build.
 {
   backends = [ "cpu" "cuda" ];
+  buildLayout = "files";
   cuda = {
     maxver = null;
     minver = null;
@@ -301,8 +302,11 @@
       language = "cpp-cuda";
     };
   };
+  kernelsMinver = {
+    cpu = "0.14.0";
+    cuda = "0.14.0";
+  };
   license = "Apache-2.0";
-  minver = null;
   moduleName = "relu_mixed";
   name = "relu-mixed";
   nixgenVersion = "0.1.0";

@@ -3,6 +3,7 @@
 # The project's data, read by the static library (lib/) to compute variants and build.
 {
   backends = [ "xpu" ];
+  buildLayout = "files";
   cuda = {
     maxver = null;
     minver = null;
@@ -71,8 +72,10 @@
       language = "cpp-xpu";
     };
   };
+  kernelsMinver = {
+    xpu = "0.14.0";
+  };
   license = "Apache-2.0";
-  minver = null;
   moduleName = "relu_xpu";
   name = "relu-xpu";
   nixgenVersion = "0.1.0";

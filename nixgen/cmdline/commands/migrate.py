@@ -1,4 +1,4 @@
-"""`nixgen migrate`: rewrite a build.toml to edition 6, keeping comments."""
+"""`nixgen migrate`: rewrite a build.toml as the field's edition 6, keeping comments."""
 
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ from nixgen.core.errors import EXIT_FAILURE
     type=click.Choice(["5", "6"]),
     default="6",
     show_default=True,
-    help="The edition to write: 5 is what kernel-builder and the kernels client read.",
+    help="The edition to write: 6, the field's (kernel-builder and the kernels client read "
+    "it); 5, which they read and upgrade in memory.",
 )
 @click.option(
     "--no-backup",
@@ -42,12 +43,13 @@ from nixgen.core.errors import EXIT_FAILURE
 def migrate(
     project: Path, check: bool, show_diff: bool, license_: str | None, edition: str, no_backup: bool
 ) -> None:
-    """Rewrite PROJECT's build.toml as edition 6, keeping its comments and layout.
+    """Rewrite PROJECT's build.toml as the field's edition 6, keeping its comments and layout.
 
-    Only what edition 6 changes is edited; an edition-6 file is left as it is. The file is
-    replaced atomically. With --check or --diff nothing is written. With --edition 5 the
-    file is written back as edition 5 (C++ kernels only), which kernel-builder and the
-    kernels client read.
+    Only what edition 6 changes is edited; a file in the field's edition 6 is left as it
+    is. What nixgen builds beyond that format (a Rust crate's features, Rust kernels linked
+    into [torch], a cuda-oxide device crate) moves to nixgen.toml's [kernel.<name>]. Each
+    file is replaced atomically. With --check or --diff nothing is written. With --edition
+    5 the file is written back as edition 5 (C++ kernels only).
 
     A flake.nix that is kernel-builder's standard one (outputs that only call
     `genKernelFlakeOutputs { inherit self; path = ./.; }`) is replaced by nixgen's, with
@@ -115,6 +117,8 @@ def _migrate(
     if migration.changed:
         migrate_mod.write(migration)
         status(f"migrated {display} {migration.reason}")
+        if migration.options_changed:
+            status(f"wrote nixgen's own kernel options to {migration.options_path}")
     if flake is not None:
         from nixgen.app import pipeline
 

@@ -58,8 +58,13 @@ def detect(document: dict[str, Any]) -> Detected | Problem:
         )
     if "backends" in general:
         if "version" in general and "license" in general:
+            if any(table in document for table in ("torch", "torch-noarch", "tvm-ffi")):
+                return Detected(
+                    edition=4,
+                    reason="general.backends with version and license, a framework, no edition",
+                )
             return Detected(
-                edition=4, reason="general.backends with version and license, no edition"
+                edition=3, reason="general.backends with version and license, no framework"
             )
         return Detected(edition=3, reason="general.backends without version or license")
     if any("backend" in k for k in kernels):
@@ -79,4 +84,30 @@ def layout(edition: int) -> common.Layout:
 
 
 def structure(document: dict[str, Any], edition: int) -> tuple[common.Raw | None, list[Problem]]:
+    """`document` structured against `edition`'s schema: the raw classes, or None and the
+    problems (warnings come with either)."""
     return common.structure(document, layout(edition))
+
+
+#: The editions that have a dialect: what nixgen read under that edition number besides
+#: the format (edition 5: the anchor's support-rust-kernels branch; edition 6: nixgen's
+#: earlier edition 6). The format refuses a dialect; nixgen reads it with one warning.
+DIALECT_EDITIONS = (5, 6)
+
+
+def dialect_layout(edition: int) -> common.Layout:
+    """The schema of `edition`'s dialect (`DIALECT_EDITIONS`)."""
+    if edition == 5:
+        from nixgen.reading.schema import v5
+
+        return v5.BRANCH_LAYOUT
+    from nixgen.reading.schema import nixgen6
+
+    return nixgen6.LAYOUT
+
+
+def structure_dialect(
+    document: dict[str, Any], edition: int
+) -> tuple[common.Raw | None, list[Problem]]:
+    """`document` structured against the dialect of `edition` (`DIALECT_EDITIONS`)."""
+    return common.structure(document, dialect_layout(edition))

@@ -7,7 +7,7 @@ structures a whole document against exactly one of them and collects every probl
 from __future__ import annotations
 
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, NewType, TypeAlias, Union
 
 import attrs
@@ -19,22 +19,43 @@ from nixgen.reading.convert import (
     InvalidValue,
     Strict,
     add_foreign_key_hint,
+    add_value_hint,
     keys_of,
     problems_from,
     show,
     tagged_union_hook,
 )
+from nixgen.reading.convert import (
+    key_of as convert_key,
+)
 from nixgen.reading.schema import unknown
 
-#: Project names of editions 1–4, where `_` was common (upgrading turns it into `-`).
+#: Project names of editions 1–4, where `_` was common (upgrading turns it into `-`; the
+#: format refuses them, nixgen reads them with a warning).
 LegacyName = NewType("LegacyName", str)
 
-STRICT = Strict(
-    {
-        **{newtype: rule.check for newtype, rule in values.NEWTYPES.items()},
-        LegacyName: values.legacy_project_name,
-    }
-)
+
+def _one_dependency_version(dep: model.KernelDependency) -> None:
+    """The format's rule of a kernel dependency: exactly one of `version` and `revision`."""
+    if dep.version is not None and dep.revision is not None:
+        raise InvalidValue("`version` and `revision` are mutually exclusive: give one")
+    if dep.version is None and dep.revision is None:
+        raise InvalidValue("either `version` or `revision` must be given")
+
+
+_NEWTYPES = {
+    **values.NEWTYPES,
+    LegacyName: values.ValueRule(
+        check=values.legacy_project_name, schema=lambda: {"type": "string"}
+    ),
+}
+_CHECKS: dict[type, Callable[[Any], None]] = {model.KernelDependency: _one_dependency_version}
+
+#: The converter of build.toml (every edition): reads no field of nixgen.toml's.
+STRICT = Strict(_NEWTYPES, reads=model.in_build_toml, checks=_CHECKS)
+#: The converter of nixgen.toml's `[kernel.<name>]` tables: build.toml's fields and nixgen's.
+OPTIONS = Strict(_NEWTYPES, reads=lambda f: f.metadata.get("file") != model.DERIVED, checks=_CHECKS)
+CONVERTERS = (STRICT, OPTIONS)
 
 StableAbi = model.Version | dict[model.Backend, model.Version]
 
@@ -50,8 +71,9 @@ def _stable_abi(value: object, _: type) -> Any:
     )
 
 
-STRICT.register(StableAbi, _stable_abi)
-STRICT.register(StableAbi | None, _stable_abi)
+for _converter in CONVERTERS:
+    _converter.register(StableAbi, _stable_abi)
+    _converter.register(StableAbi | None, _stable_abi)
 
 if TYPE_CHECKING:
     # Built at run time from the data tables (cattrs validates against it); a static type
@@ -64,11 +86,15 @@ else:
 
 @attrs.frozen(kw_only=True)
 class Layout:
-    """How an edition arranges the top level of build.toml."""
+    """How an edition arranges the top level of build.toml: its classes, whether it needs
+    a framework table (editions 4 to 6 do), and the rules over the whole structured
+    document that no single class holds (`checks`, each giving its problems)."""
 
     general: type
     kernel: Any
     frameworks: Mapping[str, type]
+    framework_required: bool = False
+    checks: tuple[Callable[[Raw], list[Problem]], ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -119,6 +145,15 @@ def structure(document: dict[str, Any], layout: Layout) -> tuple[Raw | None, lis
     framework: Any = None
     if present:
         framework = structured(present[0], layout.frameworks[present[0]])
+    elif layout.framework_required:
+        problems.append(
+            Problem(
+                message="missing a framework table: add one of "
+                f"{one_of(f'[{name}]' for name in layout.frameworks)} (a pure-Python "
+                "Torch kernel has `[torch-noarch]`)",
+                path=(),
+            )
+        )
     # `dict[KernelName, layout.kernel]`, spelled so a type checker reads it as a value.
     kernel_tables = types.GenericAlias(dict, (model.KernelName, layout.kernel))
     kernels: dict[model.KernelName, Any] = structured("kernel", kernel_tables, {})
@@ -131,6 +166,10 @@ def structure(document: dict[str, Any], layout: Layout) -> tuple[Raw | None, lis
         framework=framework,
         kernels=kernels,
     )
+    for check in layout.checks:
+        problems.extend(check(raw))
+    if any(p.severity == "error" for p in problems):
+        return None, problems
     return raw, problems
 
 
@@ -156,7 +195,7 @@ def _other_edition_hint(tag: str) -> Any:
 
 
 #: The edition-6 language of each `dsl` of the anchor's support-rust-kernels branch.
-DSL_LANGUAGES = {"rust": "rust-cpu", "cuda-oxide": "rust-cuda"}
+DSL_LANGUAGES = {"rust": "rust-cpu", "cuda-oxide": "rust-cuda-oxide"}
 
 
 def dsl_hint(cls: type, key: str) -> str | None:
@@ -166,12 +205,14 @@ def dsl_hint(cls: type, key: str) -> str | None:
     if "language" in keys_of(cls):
         return (
             "`dsl` is not an edition-6 key: edition 6 names the source language in `language`: "
-            '`language = "rust-cpu"` for `dsl = "rust"`, `language = "rust-cuda"` for '
+            '`language = "rust-cpu"` for `dsl = "rust"`, `language = "rust-cuda-oxide"` for '
             '`dsl = "cuda-oxide"`, `language = "cpp-<backend>"` for `dsl = "cpp"`'
         )
     return (
-        "`dsl` exists from edition 5 on (set `edition = 5`), or write the file as edition 6 "
-        'with `language = "rust-cpu"` (`dsl = "rust"`) or `language = "rust-cuda"` '
+        "`dsl` is a key of the anchor's unreleased support-rust-kernels branch, which nixgen "
+        "reads in edition-5 files (with a warning): set `edition = 5` in [general], or write "
+        "the file as edition 6 with "
+        '`language = "rust-cpu"` (`dsl = "rust"`) or `language = "rust-cuda-oxide"` '
         '(`dsl = "cuda-oxide"`)'
     )
 
@@ -179,25 +220,84 @@ def dsl_hint(cls: type, key: str) -> str | None:
 add_foreign_key_hint(dsl_hint)
 
 
+def nixgen_toml_hint(cls: type, key: str) -> str | None:
+    """A key of nixgen.toml's (a Rust crate's `features`) written in build.toml."""
+    if not attrs.has(cls):
+        return None
+    field = next((f for f in attrs.fields(cls) if convert_key(f) == key), None)
+    if field is None or field.metadata.get("file") != model.NIXGEN_TOML:
+        return None
+    return (
+        f"`{key}` is nixgen's own, not a key of the format: set it in nixgen.toml's "
+        "`[kernel.<name>]` (`nixgen migrate` moves it there)"
+    )
+
+
+add_foreign_key_hint(nixgen_toml_hint)
+
+
+def general_minver_hint(cls: type, key: str) -> str | None:
+    """`general.minver`, which nixgen's earlier edition 6 had and the format has not."""
+    if cls is not model.General or key != "minver":
+        return None
+    return (
+        "`minver` is no key of edition 6: the oldest `kernels` client that loads the kernel "
+        "(metadata.json's `kernels-minver`) is derived from what the build uses; remove it"
+    )
+
+
+add_foreign_key_hint(general_minver_hint)
+
+
+def tvm_ffi_dependency_hint(value: str, allowed: tuple[Any, ...]) -> str | None:
+    """`tvm-ffi` in a C++ kernel's `depends`, which nixgen's earlier edition 6 allowed."""
+    if value != "tvm-ffi" or "torch" not in allowed:
+        return None
+    return (
+        "; `tvm-ffi` is no dependency of the format: the kernels of a [tvm-ffi] project "
+        "see its headers without it"
+    )
+
+
+add_value_hint(tvm_ffi_dependency_hint)
+
+
 def kernel_union(tag: str, classes: dict[str, type], *, what: str) -> Any:
-    """Register a tagged kernel union on the shared converter and return its type."""
+    """Register a tagged kernel union on the converters and return its type."""
     # a runtime union object to register the hook on
     union = Union[tuple(classes.values())] if classes else Any  # noqa: UP007
-    STRICT.register(
-        union, tagged_union_hook(STRICT, tag, classes, what=what, hint=_other_edition_hint(tag))
-    )
+    for converter in CONVERTERS:
+        converter.register(
+            union,
+            tagged_union_hook(converter, tag, classes, what=what, hint=_other_edition_hint(tag)),
+        )
 
     def foreign(cls: type, key: str) -> str | None:
         if cls not in classes.values():
             return None
-        owners = [name for name, other in classes.items() if key in keys_of(other)]
-        if not owners:
-            return None
         mine = next(name for name, other in classes.items() if other is cls)
-        return (
-            f"`{key}` is not possible for {tag} `{mine}`; it belongs to {tag} "
-            f"{one_of(owners)} (allowed here: {one_of(keys_of(cls))})"
-        )
+        owners = [name for name, other in classes.items() if key in keys_of(other)]
+        if owners:
+            return (
+                f"`{key}` is not possible for {tag} `{mine}`; it belongs to {tag} "
+                f"{one_of(owners)} (allowed here: {one_of(keys_of(cls))})"
+            )
+        options = [
+            name
+            for name, other in classes.items()
+            if attrs.has(other)
+            and any(
+                convert_key(f) == key and f.metadata.get("file") == model.NIXGEN_TOML
+                for f in attrs.fields(other)
+            )
+        ]
+        if options:
+            return (
+                f"`{key}` is not possible for {tag} `{mine}`: it is nixgen's own option of "
+                f"{tag} {one_of(options)}, set in nixgen.toml (allowed here: "
+                f"{one_of(keys_of(cls))})"
+            )
+        return None
 
     add_foreign_key_hint(foreign)
     return union

@@ -26,19 +26,26 @@ class Torch:
 
 
 @attrs.frozen(kw_only=True)
-class BackendGeneral:
-    python_depends: list[str] | None = None
-
-
-@attrs.frozen(kw_only=True)
 class CudaGeneral:
     minver: model.Version | None = None
     maxver: model.Version | None = None
-    python_depends: list[str] | None = None
+    python_depends: list[model.CudaPythonDep] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class XpuGeneral:
+    python_depends: list[model.XpuPythonDep] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class NeuronGeneral:
+    python_depends: list[model.NeuronPythonDep] | None = None
 
 
 @attrs.frozen(kw_only=True)
 class TorchNoarch:
+    """``[torch-noarch]``: its keys are spelt with `_` in every edition the format has."""
+
     pyext: list[model.Extension] | None = None
     cuda_capabilities: list[model.CudaCapability] | None = attrs.field(
         default=None, metadata={"key": "cuda_capabilities"}
@@ -50,6 +57,8 @@ class TorchNoarch:
 
 @attrs.frozen(kw_only=True)
 class TvmFfi:
+    """``[tvm-ffi]`` of editions 4 and 5: `src` is required."""
+
     src: list[model.RelPath]
     include: list[model.RelDir] | None = None
     pyext: list[model.Extension] | None = None

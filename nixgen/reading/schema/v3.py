@@ -1,4 +1,6 @@
-"""Edition 3: explicit ``general.backends``; ``version`` and ``license`` still optional."""
+"""Edition 3: explicit ``general.backends``; ``version`` and ``license`` still optional, no
+framework table for a pure-Python kernel. The format no longer reads it (the `kernels` tools
+send it to `kernel-builder update-build`); nixgen does, with a warning."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import attrs
 from nixgen.reading import model
 from nixgen.reading.schema import tagged_by_backend
 from nixgen.reading.schema.common import Layout, LegacyName
-from nixgen.reading.schema.sections import BackendGeneral, CudaGeneral, Hub, Torch
+from nixgen.reading.schema.sections import CudaGeneral, Hub, NeuronGeneral, Torch, XpuGeneral
 
 V3Backend = model.Backend
 
@@ -20,10 +22,10 @@ class General:
     license: str | None = None
     upstream: model.GitUrl | None = None
     hub: Hub | None = None
-    python_depends: list[str] | None = None
+    python_depends: list[model.GeneralPythonDep] | None = None
     cuda: CudaGeneral | None = None
-    xpu: BackendGeneral | None = None
-    neuron: BackendGeneral | None = None
+    xpu: XpuGeneral | None = None
+    neuron: NeuronGeneral | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -3,6 +3,7 @@
 # The project's data, read by the static library (lib/) to compute variants and build.
 {
   backends = [ "cpu" ];
+  buildLayout = "files";
   cuda = {
     maxver = null;
     minver = null;
@@ -141,8 +142,10 @@
       language = "cpp-cpu";
     };
   };
+  kernelsMinver = {
+    cpu = "0.14.0";
+  };
   license = "Apache-2.0";
-  minver = null;
   moduleName = "synth_cpu";
   name = "synth-cpu";
   nixgenVersion = "0.1.0";

@@ -3,8 +3,9 @@
 # The project's data, read by the static library (lib/) to compute variants and build.
 {
   backends = [ "cuda" ];
+  buildLayout = "files";
   cuda = {
-    maxver = null;
+    maxver = "13.0";
     minver = "12.6";
   };
   formatVersion = 3;
@@ -37,18 +38,6 @@
           variants = [ "torch212-cxx11-cu130-aarch64-linux" ];
         }
         {
-          attr = "packages.aarch64-linux.torch212-cxx11-cu132-aarch64-linux";
-          attrs = [
-            "packages.aarch64-linux.torch212-cxx11-cu132-aarch64-linux"
-          ];
-          backend = "cuda";
-          name = "torch212-cxx11-cu132-aarch64-linux";
-          runner = "ubuntu-24.04-arm";
-          system = "aarch64-linux";
-          variant = "torch212-cxx11-cu132-aarch64-linux";
-          variants = [ "torch212-cxx11-cu132-aarch64-linux" ];
-        }
-        {
           attr = "packages.aarch64-linux.torch213-cxx11-cu126-aarch64-linux";
           attrs = [
             "packages.aarch64-linux.torch213-cxx11-cu126-aarch64-linux"
@@ -73,18 +62,6 @@
           variants = [ "torch213-cxx11-cu130-aarch64-linux" ];
         }
         {
-          attr = "packages.aarch64-linux.torch213-cxx11-cu132-aarch64-linux";
-          attrs = [
-            "packages.aarch64-linux.torch213-cxx11-cu132-aarch64-linux"
-          ];
-          backend = "cuda";
-          name = "torch213-cxx11-cu132-aarch64-linux";
-          runner = "ubuntu-24.04-arm";
-          system = "aarch64-linux";
-          variant = "torch213-cxx11-cu132-aarch64-linux";
-          variants = [ "torch213-cxx11-cu132-aarch64-linux" ];
-        }
-        {
           attr = "packages.x86_64-linux.torch212-cxx11-cu126-x86_64-linux";
           attrs = [ "packages.x86_64-linux.torch212-cxx11-cu126-x86_64-linux" ];
           backend = "cuda";
@@ -105,16 +82,6 @@
           variants = [ "torch212-cxx11-cu130-x86_64-linux" ];
         }
         {
-          attr = "packages.x86_64-linux.torch212-cxx11-cu132-x86_64-linux";
-          attrs = [ "packages.x86_64-linux.torch212-cxx11-cu132-x86_64-linux" ];
-          backend = "cuda";
-          name = "torch212-cxx11-cu132-x86_64-linux";
-          runner = "ubuntu-latest";
-          system = "x86_64-linux";
-          variant = "torch212-cxx11-cu132-x86_64-linux";
-          variants = [ "torch212-cxx11-cu132-x86_64-linux" ];
-        }
-        {
           attr = "packages.x86_64-linux.torch213-cxx11-cu126-x86_64-linux";
           attrs = [ "packages.x86_64-linux.torch213-cxx11-cu126-x86_64-linux" ];
           backend = "cuda";
@@ -133,16 +100,6 @@
           system = "x86_64-linux";
           variant = "torch213-cxx11-cu130-x86_64-linux";
           variants = [ "torch213-cxx11-cu130-x86_64-linux" ];
-        }
-        {
-          attr = "packages.x86_64-linux.torch213-cxx11-cu132-x86_64-linux";
-          attrs = [ "packages.x86_64-linux.torch213-cxx11-cu132-x86_64-linux" ];
-          backend = "cuda";
-          name = "torch213-cxx11-cu132-x86_64-linux";
-          runner = "ubuntu-latest";
-          system = "x86_64-linux";
-          variant = "torch213-cxx11-cu132-x86_64-linux";
-          variants = [ "torch213-cxx11-cu132-x86_64-linux" ];
         }
       ];
     };
@@ -174,9 +131,14 @@
     };
   };
   headers = [ "gemm/gemm.h" "torch-ext/torch_binding.h" ];
-  hubRepoId = null;
+  hubRepoId = "kernels-community/synth-cuda";
   kernelDepends = {
-    cuda = [ ];
+    cuda = [
+      {
+        repo-id = "kernels-community/activation";
+        version = 1;
+      }
+    ];
     general = [ ];
     neuron = [ ];
     xpu = [ ];
@@ -201,8 +163,10 @@
       language = "cpp-cuda";
     };
   };
+  kernelsMinver = {
+    cuda = "0.17.0";
+  };
   license = "Apache-2.0";
-  minver = null;
   moduleName = "synth_cuda";
   name = "synth-cuda";
   nixgenVersion = "0.1.0";
@@ -255,21 +219,6 @@
     }
     {
       backend = "cuda";
-      backendVersion = "13.2";
-      bundle = true;
-      ci = false;
-      default = false;
-      framework = "torch";
-      kernels = [ "defaults" "fp4" "gemm" ];
-      name = "torch212-cxx11-cu132-aarch64-linux";
-      ptxasVersion = null;
-      stableAbi = null;
-      system = "aarch64-linux";
-      torch = "2.12";
-      tvmFfi = null;
-    }
-    {
-      backend = "cuda";
       backendVersion = "12.6";
       bundle = true;
       ci = true;
@@ -292,21 +241,6 @@
       framework = "torch";
       kernels = [ "defaults" "fp4" "gemm" ];
       name = "torch213-cxx11-cu130-aarch64-linux";
-      ptxasVersion = null;
-      stableAbi = null;
-      system = "aarch64-linux";
-      torch = "2.13";
-      tvmFfi = null;
-    }
-    {
-      backend = "cuda";
-      backendVersion = "13.2";
-      bundle = true;
-      ci = false;
-      default = false;
-      framework = "torch";
-      kernels = [ "defaults" "fp4" "gemm" ];
-      name = "torch213-cxx11-cu132-aarch64-linux";
       ptxasVersion = null;
       stableAbi = null;
       system = "aarch64-linux";
@@ -345,21 +279,6 @@
     }
     {
       backend = "cuda";
-      backendVersion = "13.2";
-      bundle = true;
-      ci = false;
-      default = false;
-      framework = "torch";
-      kernels = [ "defaults" "fp4" "gemm" ];
-      name = "torch212-cxx11-cu132-x86_64-linux";
-      ptxasVersion = null;
-      stableAbi = null;
-      system = "x86_64-linux";
-      torch = "2.12";
-      tvmFfi = null;
-    }
-    {
-      backend = "cuda";
       backendVersion = "12.6";
       bundle = true;
       ci = true;
@@ -382,21 +301,6 @@
       framework = "torch";
       kernels = [ "defaults" "fp4" "gemm" ];
       name = "torch213-cxx11-cu130-x86_64-linux";
-      ptxasVersion = null;
-      stableAbi = null;
-      system = "x86_64-linux";
-      torch = "2.13";
-      tvmFfi = null;
-    }
-    {
-      backend = "cuda";
-      backendVersion = "13.2";
-      bundle = true;
-      ci = false;
-      default = false;
-      framework = "torch";
-      kernels = [ "defaults" "fp4" "gemm" ];
-      name = "torch213-cxx11-cu132-x86_64-linux";
       ptxasVersion = null;
       stableAbi = null;
       system = "x86_64-linux";

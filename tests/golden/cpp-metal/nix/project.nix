@@ -3,6 +3,7 @@
 # The project's data, read by the static library (lib/) to compute variants and build.
 {
   backends = [ "metal" ];
+  buildLayout = "files";
   cuda = {
     maxver = null;
     minver = null;
@@ -65,8 +66,10 @@
       language = "cpp-metal";
     };
   };
+  kernelsMinver = {
+    metal = "0.14.0";
+  };
   license = "Apache-2.0";
-  minver = null;
   moduleName = "synth_metal";
   name = "synth-metal";
   nixgenVersion = "0.1.0";

@@ -3,6 +3,7 @@
 # The project's data, read by the static library (lib/) to compute variants and build.
 {
   backends = [ "rocm" ];
+  buildLayout = "files";
   cuda = {
     maxver = null;
     minver = null;
@@ -101,8 +102,10 @@
       language = "cpp-rocm";
     };
   };
+  kernelsMinver = {
+    rocm = "0.14.0";
+  };
   license = "Apache-2.0";
-  minver = null;
   moduleName = "synth_rocm";
   name = "synth-rocm";
   nixgenVersion = "0.1.0";

@@ -3,6 +3,7 @@
 # The project's data, read by the static library (lib/) to compute variants and build.
 {
   backends = [ "cpu" "cuda" ];
+  buildLayout = "files";
   cuda = {
     maxver = null;
     minver = null;
@@ -172,7 +173,7 @@
       backend = "cuda";
       cudaMinver = null;
       file = ./kernels/relu_oxide.nix;
-      language = "rust-cuda";
+      language = "rust-cuda-oxide";
     };
     relu_rust = {
       backend = "cpu";
@@ -180,9 +181,18 @@
       file = ./kernels/relu_rust.nix;
       language = "rust-cpu";
     };
+    relu_tile = {
+      backend = "cuda";
+      cudaMinver = "13.2";
+      file = ./kernels/relu_tile.nix;
+      language = "rust-cutile";
+    };
+  };
+  kernelsMinver = {
+    cpu = "0.14.0";
+    cuda = "0.14.0";
   };
   license = "Apache-2.0";
-  minver = null;
   moduleName = "synth_rust_cuda";
   name = "synth-rust-cuda";
   nixgenVersion = "0.1.0";
@@ -270,7 +280,7 @@
       ci = false;
       default = false;
       framework = "tvm-ffi";
-      kernels = [ "relu_oxide" ];
+      kernels = [ "relu_oxide" "relu_tile" ];
       name = "tvm-ffi01-cu132-aarch64-linux";
       ptxasVersion = null;
       stableAbi = null;
@@ -330,7 +340,7 @@
       ci = false;
       default = false;
       framework = "tvm-ffi";
-      kernels = [ "relu_oxide" ];
+      kernels = [ "relu_oxide" "relu_tile" ];
       name = "tvm-ffi01-cu132-x86_64-linux";
       ptxasVersion = null;
       stableAbi = null;

@@ -3,6 +3,7 @@
 # The project's data, read by the static library (lib/) to compute variants and build.
 {
   backends = [ "cuda" "rocm" "xpu" ];
+  buildLayout = "files";
   cuda = {
     maxver = null;
     minver = null;
@@ -108,8 +109,12 @@
     xpu = [ ];
   };
   kernels = { };
+  kernelsMinver = {
+    cuda = "0.14.0";
+    rocm = "0.14.0";
+    xpu = "0.14.0";
+  };
   license = "Apache-2.0";
-  minver = null;
   moduleName = "synth_noarch";
   name = "synth-noarch";
   nixgenVersion = "0.1.0";

@@ -3,6 +3,7 @@
 # The project's data, read by the static library (lib/) to compute variants and build.
 {
   backends = [ "cpu" "cuda" ];
+  buildLayout = "zip";
   cuda = {
     maxver = null;
     minver = null;
@@ -181,8 +182,11 @@
       language = "cpp-cuda";
     };
   };
+  kernelsMinver = {
+    cpu = "0.19.0";
+    cuda = "0.19.0";
+  };
   license = "Apache-2.0";
-  minver = null;
   moduleName = "synth_tvm_ffi";
   name = "synth-tvm-ffi";
   nixgenVersion = "0.1.0";
