@@ -133,7 +133,7 @@ class Parsed:
 
     #: The name the parse prints back (`variant_str`).
     name: str
-    #: ``torch``, ``torch-stable-abi``, ``tvm-ffi`` or ``torch-noarch``.
+    #: ``torch``, ``torch-stable-abi``, ``tvm-ffi``, ``torch-noarch`` or ``mlx-noarch``.
     framework: str
     #: The framework's version (``2.13``; the stable ABI's for ``torch-stable-abi``).
     framework_version: str | None
@@ -155,10 +155,10 @@ def parse_variant(name: str) -> Parsed:
     parsed = variants.parse_variant(name)
     try:
         if isinstance(parsed, variants.NoarchVariant):
-            assert isinstance(parsed.framework, variants.TorchNoarch), parsed
+            noarch = {variants.TorchNoarch: "torch-noarch", variants.MlxNoarch: "mlx-noarch"}
             return Parsed(
                 name=parsed.variant_str,
-                framework="torch-noarch",
+                framework=noarch[type(parsed.framework)],
                 framework_version=None,
                 cxx11_abi=None,
                 backend=parsed.backend.backend_name,
