@@ -79,11 +79,7 @@ UNKNOWN_CAPABILITY = "11.8"
 def unknown_capability_project(root: Path) -> Path:
     """The `relu-mixed` example (a C++ and a Rust CPU kernel, a CUDA kernel) with
     `UNKNOWN_CAPABILITY` among its CUDA kernel's capabilities, unrendered, at `root`."""
-    shutil.copytree(
-        EXAMPLES / "relu-mixed",
-        root,
-        ignore=shutil.ignore_patterns("nix", "flake.nix", "result*", "target"),
-    )
+    copy_out(EXAMPLES / "relu-mixed", root, "nix", "flake.nix", "result*", "target")
     toml = root / "build.toml"
     text = toml.read_text()
     listed = 'cuda-capabilities = ["8.0", "9.0"]'
@@ -123,11 +119,19 @@ def runner() -> CliRunner:
     return CliRunner()
 
 
+def copy_out(source: Path, target: Path, *ignore: str, symlinks: bool = False) -> Path:
+    """The example project `source` copied out of the repository to `target`, as a user
+    copies it, less the `ignore` patterns: without its nixgen.toml, whose
+    `library = "path:../../nix"` names the repository's library by a path that leads
+    nowhere out there (a render then vendors a copy into nix/lib, the default)."""
+    patterns = shutil.ignore_patterns("nixgen.toml", *ignore)
+    shutil.copytree(source, target, symlinks=symlinks, ignore=patterns)
+    return target
+
+
 @pytest.fixture
 def copy_example(tmp_path: Path) -> Callable[[str], Path]:
     def copy(name: str) -> Path:
-        target = tmp_path / name
-        shutil.copytree(EXAMPLES / name, target)
-        return target
+        return copy_out(EXAMPLES / name, tmp_path / name)
 
     return copy

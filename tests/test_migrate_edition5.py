@@ -10,7 +10,6 @@ is not nixgen's: what the client makes of nixgen's edition 6 is no oracle here.)
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from nixgen.cmdline.cli import main
 from nixgen.core import tables
 
 from . import client
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, copy_out
 
 CPP_LANGUAGES = [lang for lang in tables.LANGUAGES if lang.startswith("cpp-")]
 
@@ -57,7 +56,7 @@ def test_each_cpp_backend_parses_in_kernels_data(tmp_path: Path, language: str) 
 @pytest.mark.parametrize("example", ["relu-cpu", "relu-cuda", "relu-xpu"])
 def test_examples_parse_in_kernels_data(tmp_path: Path, example: str) -> None:
     root = tmp_path / example
-    shutil.copytree(EXAMPLES / example, root)
+    copy_out(EXAMPLES / example, root)
     backend = example.removeprefix("relu-")
     edition5_round_trip(CliRunner(), root, [backend])
 
@@ -77,7 +76,7 @@ def test_torch_noarch_keys_take_their_edition5_spelling(tmp_path: Path) -> None:
 
 def test_rust_kernels_are_refused_by_name(tmp_path: Path) -> None:
     root = tmp_path / "relu-mixed"
-    shutil.copytree(EXAMPLES / "relu-mixed", root)
+    copy_out(EXAMPLES / "relu-mixed", root)
     before = (root / "build.toml").read_bytes()
     result = CliRunner().invoke(main, ["migrate", str(root), "--edition", "5"])
     assert result.exit_code == 2

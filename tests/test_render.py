@@ -219,17 +219,6 @@ def test_static_library_parses() -> None:
 # ------------------------------------------------------------- the static library copy
 
 
-def _in_git_checkout() -> bool:
-    """Whether this repository is a git work tree whose git tracks nix/ (then the examples
-    reference it in place)."""
-    done = subprocess.run(
-        ["git", "-C", str(REPO), "ls-files", "--error-unmatch", "nix/default.nix"],
-        capture_output=True,
-        check=False,
-    )
-    return done.returncode == 0
-
-
 def test_library_copy_is_the_static_library_byte_for_byte(
     rendered_cases: dict[str, render.Rendered],
 ) -> None:
@@ -244,8 +233,8 @@ def test_library_copy_is_the_static_library_byte_for_byte(
         assert list(json.loads(json.dumps(data))) == list(data)
     for case, rendered in rendered_cases.items():
         library = {k: v for k, v in rendered.tree.items() if k.startswith("lib/")}
-        if case in EXAMPLE_CASES and _in_git_checkout():
-            # In nixgen's repository an example imports the repository's nix/ in place.
+        if case in EXAMPLE_CASES:
+            # An example's nixgen.toml names the repository's nix/: imported in place.
             assert not library, case
             assert b"(import ../../../nix).project.entry" in rendered.tree["default.nix"]
             continue
@@ -305,7 +294,7 @@ def test_every_file_carries_the_header_core_marker_reads_back(
         assert kinds[rel].startswith(f"kernel.{name}, "), rel
     assert kinds[f"{out}/extension.nix"] in {"[torch]", "[tvm-ffi]", "no compiled extension"}
     if case.startswith("example-"):
-        # The examples take the repository's own nix/ in place: no copy to carry a header.
+        # The examples name the repository's own nix/ (nixgen.toml): no copy to carry a header.
         assert not [k for k in kinds if k.startswith(f"{out}/lib/")]
         return
     assert {kinds[k] for k in kinds if k.startswith(f"{out}/lib/data/")} == {""}

@@ -6,7 +6,8 @@ and `.cargo/config.toml` for cargo. Every verb that takes one of these options r
 an option given on the command line wins; `nixgen show` prints the settings in effect::
 
     out = "gen"                 # --out: where the generated Nix lives
-    library = "input:github:OWNER/nixgen/REV"   # --library (render): vendored or input:URL
+    library = "input:github:OWNER/nixgen/REV"   # --library (render): vendored, path:DIR
+                                                # or input:URL
     offline = true              # --offline (build, shell)
     [override-input]            # --override-input NAME REF (build, shell)
     nixpkgs = "path:/srv/nixpkgs"
@@ -69,7 +70,8 @@ class Settings:
     """What nixgen.toml sets (None or empty: not set)."""
 
     out: str | None = None
-    #: `--library`: ``vendored`` or ``input:URL`` (`nixgen.rendering.library.parse`).
+    #: `--library`: ``vendored``, ``path:DIR`` or ``input:URL``
+    #: (`nixgen.rendering.library.parse`).
     library: str | None = None
     offline: bool | None = None
     override_input: dict[str, str] = attrs.field(factory=dict)
@@ -193,7 +195,9 @@ def parse(root: Path, display: str, raw: bytes | None) -> Settings:
         from nixgen.rendering.library import LibraryError, parse
 
         if not isinstance(library, str):
-            problems.append(error("expected a string (`vendored` or `input:URL`)", ("library",)))
+            problems.append(
+                error("expected a string (`vendored`, `path:DIR` or `input:URL`)", ("library",))
+            )
             library = None
         else:
             try:
@@ -341,7 +345,7 @@ def describe(settings: Settings) -> list[str]:
     lines.append(
         f"  library = {json.dumps(settings.library)}"
         if settings.library
-        else "  library = (default: vendored; in place inside nixgen's own repository)"
+        else "  library = (default: vendored)"
     )
     lines.append(f"  offline = {'true' if settings.offline else 'false'}")
     for name, ref in settings.override_input.items():

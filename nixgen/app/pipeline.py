@@ -65,37 +65,27 @@ def prepare(
     if any(p.severity == "error" for p in planned):
         raise ProblemError(problems)
     settings, snapshot = config.read_with_snapshot(loaded.root)
-    chosen = library_for(loaded.root, out, library, settings=settings)
+    chosen = library_for(loaded.root, library, settings=settings)
     rendered = render.render(finished, out_dir=out, library=chosen)
     rendered = attrs.evolve(rendered, settings=snapshot)
     return loaded, rendered, problems, finished
 
 
 def library_for(
-    root: Path, out: str, given: str | None = None, *, settings: Settings | None = None
+    root: Path, given: str | None = None, *, settings: Settings | None = None
 ) -> Library:
     """Where the project at `root` takes the static library from: `given` (``--library``),
-    else nixgen.toml's ``library`` (`settings`, when already read), else the library
-    directory nixgen ships in place when git tracks it in the project's own work tree (what
-    a flake of the project sees: `gitfiles.unseen_files`), else a vendored copy."""
+    else nixgen.toml's ``library`` (`settings`, when already read), else a vendored copy;
+    a ``path:`` directory checked to hold a library of this nixgen's format
+    (`library.check_directory`). Nothing else decides it: no render asks git."""
     from nixgen.app import config
-    from nixgen.building import gitfiles
     from nixgen.rendering import library
 
     if given is None:
         given = (settings or config.read(root)).library
-    value = given
-    if value is not None:
-        return library.parse(value)
-    found = library.in_place(root, out)
-    if found is None:
-        return library.COPY
-    top = gitfiles.git_work_tree(root)
-    if top is None or Path(top).resolve() != found.top:
-        return library.COPY
-    if gitfiles.unseen_files(found.top, found.needed) is not None:
-        return library.COPY  # a library file git does not track: no flake would see it
-    return found.library
+    chosen = library.parse(given) if given is not None else library.COPY
+    library.check_directory(root, chosen)
+    return chosen
 
 
 def inputs(loaded: Project, out: str) -> list[str]:

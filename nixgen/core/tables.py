@@ -2,8 +2,9 @@
 
 nixgen plans from them in Python (`nixgen.planning.plan`) and writes the results into the generated
 files, which the Nix library only reads. The tables the library reads at evaluation time
-(the ABI policies, the backends and languages, the pins, the source kinds) are copied into
-every generated tree (`render.LIB_DATA`).
+(the ABI policies, the backends and languages, the pins, the source kinds) are the library's
+own `data/` (`nix/data` is a link here), and a vendored tree gets a copy of them
+(`nixgen.rendering.library.LIB_DATA`).
 """
 
 from __future__ import annotations

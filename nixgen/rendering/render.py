@@ -60,6 +60,9 @@ class Rendered:
     #: None when it is absent): the writer refuses to write the render once they changed,
     #: so the files on disk never disagree with the settings they were rendered by.
     settings: dict[str, bytes | None] = attrs.field(factory=dict)
+    #: Where the tree takes the static library from (what a build must see of a ``path:``
+    #: one: `nixgen.building.gitfiles`).
+    library: Library = COPY
 
 
 # ------------------------------------------------------------------------- jinja setup
@@ -152,7 +155,7 @@ class ProjectFile:
 
 @attrs.frozen(kw_only=True)
 class DefaultFile:
-    """The entry point importing the library's directory (`./lib`, or the shipped one in
+    """The entry point importing the library's directory (`./lib`, or a ``path:`` one in
     place)."""
 
     template: ClassVar[str] = "default.nix.j2"
@@ -568,12 +571,13 @@ def render(planned: Plan, *, out_dir: str = DEFAULT_OUT, library: Library = COPY
             library=nixlit.path("./lib"),
             library_file="lib/project.nix",
         )
-    elif library.path is not None:
+    elif library.directory is not None:
+        path = library.path_from(out_dir)
         entry = DefaultFile(
             what="entry point",
             root=root,
-            library=library.path,
-            library_file=f"{library.path}/project.nix",
+            library=path,
+            library_file=f"{path}/project.nix",
         )
     else:
         entry = DefaultInputFile(
@@ -594,5 +598,8 @@ def render(planned: Plan, *, out_dir: str = DEFAULT_OUT, library: Library = COPY
     if library.url is not None:
         flake = FlakeInputFile(**attrs.asdict(flake, recurse=False), nixgen_url=library.url)
     return Rendered(
-        out_dir=out_dir, tree=dict(sorted(tree.items())), root={"flake.nix": _template(flake)}
+        out_dir=out_dir,
+        tree=dict(sorted(tree.items())),
+        root={"flake.nix": _template(flake)},
+        library=library,
     )

@@ -30,10 +30,11 @@ __all__ = ["command"]
 @click.option(
     "--library",
     default=None,
-    metavar="vendored|input:URL",
+    metavar="vendored|path:DIR|input:URL",
     help="Where the generated Nix takes nixgen's library from: `vendored` (a copy in "
-    "OUT/lib; the default, or in place inside nixgen's own repository) or `input:URL` (the "
-    "flake input `nixgen` pinned to URL, no copy); recorded in nixgen.toml.",
+    "OUT/lib; the default), `path:DIR` (the library directory DIR, relative to PROJECT, "
+    "used in place: it must lie in the project's git work tree) or `input:URL` (the flake "
+    "input `nixgen` pinned to URL, no copy); recorded in nixgen.toml.",
 )
 @click.option(
     "--ci",
@@ -61,7 +62,8 @@ def render_command(
     per system and backend for pull requests.
 
     With --library input:URL, flake.nix pins the flake input `nixgen` to URL and OUT/
-    takes the library from it instead of a copy in OUT/lib (README, "The Nix library").
+    takes the library from it instead of a copy in OUT/lib; with --library path:DIR, OUT/
+    imports the library directory DIR where it is (README, "The Nix library").
     """
     from click.core import ParameterSource
 
