@@ -246,12 +246,12 @@ def test_a_bad_library_in_nixgen_toml_is_located(tmp_path: Path) -> None:
 def test_offline_names_a_library_input_that_must_be_downloaded(
     tmp_path: Path, library: str, named: bool
 ) -> None:
-    from nixgen.app import config
+    from nixgen.app import settings
     from nixgen.building import offline
 
     (tmp_path / "nixgen.toml").write_text(f'library = "{library}"\n')
     # What `build --offline` and `shell --offline` pass: the project's setting.
-    setting = config.read(tmp_path).library
+    setting = settings.resolve(tmp_path).library
     missing = dict(offline.missing_inputs(tmp_path, [], setting))
     assert ("nixgen" in missing) is named
     if named:

@@ -313,8 +313,7 @@ def examples(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     for name in EXAMPLE_NAMES:
         root = base / name
         copy_out(EXAMPLES / name, root, "nix", "flake.nix", "build")
-        loaded, rendered, _, _ = prepare(root, "nix")
-        rendered = with_github_workflow(loaded, rendered)
+        rendered = with_github_workflow(prepare(root))
         files = {**{f"nix/{k}": v for k, v in rendered.tree.items()}, **rendered.root}
         for rel, data in files.items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)

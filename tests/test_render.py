@@ -87,7 +87,8 @@ def case_root(case: str, tmp: Path) -> Path:
 
 
 def render_case(case: str, tmp: Path) -> render.Rendered:
-    _, rendered, problems, _ = prepare(case_root(case, tmp), "nix")
+    prepared = prepare(case_root(case, tmp))
+    rendered, problems = prepared.rendered, prepared.problems
     assert not [p for p in problems if p.severity == "error"]
     return rendered
 
@@ -321,14 +322,14 @@ def test_output_does_not_depend_on_where_the_project_is(tmp_path: Path) -> None:
     text = SYNTHETIC["cpp-cuda"]
     here = materialize(text, tmp_path / "a")
     there = materialize(text, tmp_path / "deeper" / "elsewhere" / "b")
-    assert all_files(prepare(here, "nix")[1]) == all_files(prepare(there, "nix")[1])
+    assert all_files(prepare(here).rendered) == all_files(prepare(there).rendered)
 
 
 _DIGEST = """
 import hashlib, sys
 from pathlib import Path
 from nixgen.app.pipeline import prepare
-_, rendered, _, _ = prepare(Path(sys.argv[1]), "nix")
+rendered = prepare(Path(sys.argv[1])).rendered
 files = {**{"nix/" + k: v for k, v in rendered.tree.items()}, **rendered.root}
 h = hashlib.sha256()
 for k in sorted(files):
@@ -351,7 +352,7 @@ def test_output_does_not_depend_on_hash_seed(tmp_path: Path) -> None:
         )
         digests.add(done.stdout.strip())
     expected = hashlib.sha256()
-    files = all_files(prepare(root, "nix")[1])
+    files = all_files(prepare(root).rendered)
     for k in sorted(files):
         expected.update(k.encode() + b"\0" + files[k] + b"\0")
     assert digests == {expected.hexdigest()}
@@ -381,7 +382,7 @@ def test_cuda_kernel_without_any_buildable_capability_is_an_error_naming_it(
     )
     root = materialize(text, tmp_path)
     with pytest.raises(ProblemError) as info:
-        prepare(root, "nix")
+        prepare(root)
     messages = [p.render() for p in info.value.errors]
     assert any("kernel `old_gpu`" in m and "CUDA 13.0" in m for m in messages), messages
     assert any(p.key == "kernel.old_gpu.cuda-capabilities" for p in info.value.errors)

@@ -260,7 +260,7 @@ def stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def render_into(root: Path) -> Path:
     """Render the project at `root` and return `root`. Files are written plainly: the
     write stage's fsyncs would triple this module's run time and are tested elsewhere."""
-    _, rendered, _, _ = prepare(root, "nix")
+    rendered = prepare(root).rendered
     files = {**{f"nix/{k}": v for k, v in rendered.tree.items()}, **rendered.root}
     for rel, data in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -8,51 +8,58 @@ in full like any other: `nixgen.writing.write` then touches nothing.
 from __future__ import annotations
 
 import contextlib
+import os
 import shlex
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from nixgen.core import console
-from nixgen.core.errors import EXIT_FAILURE
+import attrs
 
-if TYPE_CHECKING:
-    from nixgen.app.config import Settings
-    from nixgen.checking.project import Project
-    from nixgen.core.errors import Problem
-    from nixgen.planning.plan import Plan
-    from nixgen.rendering.library import Library
-    from nixgen.rendering.render import Rendered
+from nixgen import __version__
+from nixgen.app import anchorflake, config
+from nixgen.app.settings import Given, Settings, resolve
+from nixgen.checking import validate
+from nixgen.checking.project import Project
+from nixgen.checking.project import read as read_project
+from nixgen.core import console, paths, writer
+from nixgen.core.errors import EXIT_FAILURE, Problem, ProblemError
+from nixgen.planning import plan
+from nixgen.planning.plan import Plan
+from nixgen.reading import model
+from nixgen.rendering import render, workflow
+from nixgen.rendering.render import Rendered
+from nixgen.writing import write
 
 
-def prepare(
-    project: Path | str, out: str, *, library: str | None = None
-) -> tuple[Project, Rendered, list[Problem], Plan]:
-    """Read, validate and plan `project`, then render it in memory, with the library
-    `library` (``--library``; `library_for`).
+@attrs.frozen(kw_only=True)
+class Prepared:
+    """A project read, checked, planned and rendered in memory (`prepare`)."""
 
-    Returns ``(project, rendered, problems, plan)``: the plan is the one rendered, so a
-    verb reads its variants from it instead of planning again. Raises `ProblemError` with
-    every located problem when the project cannot be rendered, `OutDirError` for a bad `out`,
-    `LibraryError` for a bad `library`.
+    project: Project
+    #: The generated files, with the nixgen.toml bytes they were made from.
+    rendered: Rendered
+    #: The warnings of reading and planning (errors raise instead).
+    problems: list[Problem]
+    #: The plan rendered: a verb reads its variants from it instead of planning again.
+    plan: Plan
+    #: The settings it was rendered with.
+    settings: Settings
+
+
+def prepare(project: Path | str, settings: Settings | None = None) -> Prepared:
+    """Read, validate and plan `project`, then render it in memory into `settings.out`
+    with `settings.library` (the settings `resolve` made of the command line and
+    nixgen.toml; None: nixgen.toml's alone).
+
+    Raises `ProblemError` with every located problem when the project cannot be rendered,
+    `OutDirError` for an output directory that is, lies in or holds an input of it.
     """
-    import attrs
-
-    from nixgen.app import config
-    from nixgen.checking import project as project_mod
-    from nixgen.core import paths
-    from nixgen.core.errors import ProblemError
-    from nixgen.planning import plan
-    from nixgen.rendering import render
-
-    render.check_out_dir(out)
-    if library is not None:
-        from nixgen.rendering.library import parse
-
-        parse(library)  # a bad --library fails before the project is read
+    settings = settings if settings is not None else resolve(project)
+    out = settings.out
     # The include scan is `nixgen validate`'s: a render does not read every source.
-    loaded = project_mod.read(project, includes=False)
-    clash = paths.overlap(out, read_inputs(loaded))
+    loaded = read_project(project, includes=False)
+    inside = [settings.library.directory] if settings.library.directory is not None else []
+    clash = paths.overlap(out, [*read_inputs(loaded), *inside])
     if clash is not None:
         raise render.OutDirError(
             f"invalid output directory `{out}`: it is, lies in or holds `{clash}`, an input of "
@@ -64,28 +71,11 @@ def prepare(
     problems = [*loaded.warnings, *planned]
     if any(p.severity == "error" for p in planned):
         raise ProblemError(problems)
-    settings, snapshot = config.read_with_snapshot(loaded.root)
-    chosen = library_for(loaded.root, library, settings=settings)
-    rendered = render.render(finished, out_dir=out, library=chosen)
-    rendered = attrs.evolve(rendered, settings=snapshot)
-    return loaded, rendered, problems, finished
-
-
-def library_for(
-    root: Path, given: str | None = None, *, settings: Settings | None = None
-) -> Library:
-    """Where the project at `root` takes the static library from: `given` (``--library``),
-    else nixgen.toml's ``library`` (`settings`, when already read), else a vendored copy;
-    a ``path:`` directory checked to hold a library of this nixgen's format
-    (`library.check_directory`). Nothing else decides it: no render asks git."""
-    from nixgen.app import config
-    from nixgen.rendering import library
-
-    if given is None:
-        given = (settings or config.read(root)).library
-    chosen = library.parse(given) if given is not None else library.COPY
-    library.check_directory(root, chosen)
-    return chosen
+    rendered = render.render(finished, out_dir=out, library=settings.library)
+    rendered = attrs.evolve(rendered, settings=settings.snapshot)
+    return Prepared(
+        project=loaded, rendered=rendered, problems=problems, plan=finished, settings=settings
+    )
 
 
 def inputs(loaded: Project, out: str) -> list[str]:
@@ -93,8 +83,6 @@ def inputs(loaded: Project, out: str) -> list[str]:
     relative to the project: nixgen.toml, the flake, its lock and its kept copy, the
     generated tree `out`, git's directory, and what the build reads (`read_inputs`).
     `nixgen.core.paths.output_path` refuses them and what is under them."""
-    from nixgen.app import anchorflake, config
-
     fixed = [config.FILE, "flake.nix", "flake.lock", anchorflake.BACKUP, ".git", out]
     return [*fixed, *read_inputs(loaded)]
 
@@ -103,12 +91,6 @@ def read_inputs(loaded: Project) -> list[str]:
     """What the build of `loaded` reads, relative to the project: build.toml (and where its
     link leads), every path it lists (sources, include directories, a crate's directory)
     and the Python package. The output directory never is, lies in or holds one."""
-    import os
-
-    from nixgen.checking import validate
-    from nixgen.core import paths
-    from nixgen.reading import model
-
     build = loaded.build
     root = os.path.abspath(loaded.root)
     build_toml = os.path.relpath(os.path.abspath(loaded.document.path), root)
@@ -124,42 +106,34 @@ def read_inputs(loaded: Project) -> list[str]:
     ]
 
 
-def with_github_workflow(loaded: Any, rendered: Any, plan: Plan | None = None) -> Any:
-    """`rendered` plus the project's GitHub Actions workflow (a project-root file): its
-    runners and release settings from nixgen.toml's ``[ci]``, for the (system, backend)
-    pairs of `plan` (the project's, planned again when not given)."""
-    import attrs
-
-    from nixgen import __version__
-    from nixgen.app import config
-    from nixgen.planning import variants
-    from nixgen.rendering import workflow
-
-    found = plan.variants if plan is not None else variants.variants(loaded.build)
+def with_github_workflow(prepared: Prepared) -> Rendered:
+    """The render of `prepared` plus the project's GitHub Actions workflow (a project-root
+    file): its runners and release settings from nixgen.toml's ``[ci]``, for the (system,
+    backend) pairs of its plan."""
+    loaded, rendered = prepared.project, prepared.rendered
     text = workflow.github_workflow(
         loaded.build.general.name,
         nixgen_version=__version__,
-        pairs=[(v.system, v.backend) for v in found],
-        settings=config.read(loaded.root).ci,
+        pairs=[(v.system, v.backend) for v in prepared.plan.variants],
+        settings=prepared.settings.file.ci,
     )
     return attrs.evolve(rendered, root={**rendered.root, workflow.GITHUB_WORKFLOW: text})
 
 
 def render_project(
     project: Path | str,
-    out: str | None = None,
+    given: Given | None = None,
     *,
     check: bool = False,
     force: bool = False,
     ci: str | None = None,
-    library: str | None = None,
     record: Mapping[str, str] | None = None,
     replace_root: Collection[str] = (),
     extra: Mapping[str, bytes] | None = None,
     expect: Mapping[str, bytes | None] | None = None,
 ) -> int:
-    """Render (or with `check`, compare) `project` into `out` (None: nixgen.toml's, else
-    nix/) with the library `library` (`prepare`); print what happened; return the exit
+    """Render (or with `check`, compare) `project` with the settings of `given` (``--out``,
+    ``--library``) and nixgen.toml (`resolve`); print what happened; return the exit
     status (0, or 1 when `check` finds stale files). Failures raise.
 
     The whole run holds the project lock (`nixgen.core.writer.project_lock`), from reading
@@ -168,10 +142,6 @@ def render_project(
     `--library` gave) and the `extra` files (`flake.nix.orig`), so two renders at once
     never leave nixgen.toml saying one thing and nix/ another. `replace_root` and
     `expect`: see `nixgen.writing.write.write`."""
-    from nixgen.app import config
-    from nixgen.core import writer
-    from nixgen.writing import write
-
     root_dir = config.project_root(project)
     # A project that is not there has nothing to lock: reading it says what is wrong; and
     # `--check` writes nothing, not even the completion of a killed run's write (it
@@ -179,12 +149,12 @@ def render_project(
     locking = root_dir.is_dir() and not check
     lock = writer.project_lock(root_dir) if locking else contextlib.nullcontext()
     with lock:
-        out = config.out_dir(project, out)
-        loaded, rendered, problems, planned = prepare(project, out, library=library)
-        if ci == "github":
-            rendered = with_github_workflow(loaded, rendered, planned)
-        console.print_problems(problems)
-        root = loaded.root
+        settings = resolve(project, given)
+        out = settings.out
+        prepared = prepare(project, settings)
+        rendered = with_github_workflow(prepared) if ci == "github" else prepared.rendered
+        console.print_problems(prepared.problems)
+        root = prepared.project.root
         if check:
             result = write.plan(root, rendered, force=True, replace_root=False)
             if result.stale:
@@ -198,7 +168,7 @@ def render_project(
             return 0
         extra = dict(extra or {})
         expect = dict(expect or {})
-        recorded = config.record(root, record) if record else None
+        recorded = config.record(root, record, settings.file, settings.snapshot) if record else None
         if recorded is not None:
             extra[recorded.rel] = recorded.data
             expect[recorded.rel] = recorded.before
@@ -221,7 +191,7 @@ def render_project(
     return 0
 
 
-def summary(result: Any, out: str) -> str:
+def summary(result: write.Plan, out: str) -> str:
     """What a write did, the files under `out` counted apart from the project-root
     files (``flake.nix``, the CI workflow), which are named."""
     prefix = f"{out}/"
@@ -265,8 +235,6 @@ def kept_warnings(kept: list[str], root: Path | None = None) -> list[str]:
             f"kept it and did not write its own; `nixgen build` uses it as it is. "
         )
         if root is not None and name == "flake.nix":
-            from nixgen.app import anchorflake
-
             found = anchorflake.check(root)
             if found is not None and found[1].standard:
                 project = shlex.quote(str(root))

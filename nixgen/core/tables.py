@@ -39,6 +39,17 @@ def table(name: str) -> Any:
     return json.loads(read_text(name))
 
 
+#: The revisions generated flakes pin and the toolchain's binary cache: one table, read by the
+#: Nix library too (`data/pins.json`); the render writes them into flake.nix, and `nixgen
+#: build` passes the cache to a `nix build` that reads no flake.
+_PINS: dict[str, str] = table("pins.json")
+NIXPKGS_URL = _PINS["nixpkgs"]
+KERNEL_BUILDER_URL = _PINS["kernel-builder"]
+SUBSTITUTER = _PINS["substituter"]
+SUBSTITUTER_KEY = _PINS["substituter-key"]
+#: The format of the generated data, which the library checks first (`data/format.json`).
+FORMAT: int = table("format.json")["format"]
+
 #: The backends and kernel languages: one table, read by the Nix library too
 #: (`data/languages.json`: its toolchains, `backendConfig`, `backendDefines` and builders).
 _LANGUAGE_TABLE: dict[str, Any] = table("languages.json")

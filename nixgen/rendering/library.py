@@ -35,7 +35,7 @@ import attrs
 from nixgen import __version__
 from nixgen.core import marker
 from nixgen.core.errors import EXIT_INVALID, NixgenError, Problem, closest, one_of, printable
-from nixgen.core.tables import PACKAGE, library_files, read_text
+from nixgen.core.tables import FORMAT, PACKAGE, library_files, read_text
 from nixgen.rendering import nixlit
 
 #: The library's files, copied into a vendored tree (`<out>/lib/`): the library directory
@@ -211,7 +211,7 @@ def check_directory(root: Path, library: Library) -> None:
             "data/format.json, as nixgen's `nix/` directory); name the library's directory "
             "relative to the project, or use `vendored` for a copy in the output tree"
         )
-    ours = json.loads(read_text("format.json"))["format"]
+    ours = FORMAT
     try:
         with open(table, encoding="utf-8") as handle:
             theirs = json.load(handle).get("format")

@@ -21,10 +21,10 @@ from typing import Any, ClassVar, cast
 import attrs
 
 from nixgen import __version__
-from nixgen.core import contract, jinja, marker, paths
+from nixgen.core import contract, jinja, marker, paths, tables
 from nixgen.core.errors import EXIT_INVALID, NixgenError, Problem
 from nixgen.core.paths import DEFAULT_OUT
-from nixgen.core.tables import LANGUAGE_FLAGS, PACKAGE, table
+from nixgen.core.tables import LANGUAGE_FLAGS, PACKAGE
 from nixgen.planning.kernels import KernelPlan
 from nixgen.planning.plan import Plan
 from nixgen.reading import model
@@ -33,16 +33,12 @@ from nixgen.rendering.library import COPY, Library, vendored_files
 from nixgen.rendering.library import LIB_DATA as LIB_DATA
 from nixgen.rendering.library import LIB_FILES as LIB_FILES
 
-#: The revisions generated flakes pin and the toolchain's binary cache: one table, read by the
-#: Nix library too (`data/pins.json`).
-_PINS: dict[str, str] = table("pins.json")
-NIXPKGS_URL = _PINS["nixpkgs"]
-KERNEL_BUILDER_URL = _PINS["kernel-builder"]
-SUBSTITUTER = _PINS["substituter"]
-SUBSTITUTER_KEY = _PINS["substituter-key"]
-
-#: The format of the generated data, which the library checks first (`data/format.json`).
-FORMAT: int = table("format.json")["format"]
+#: The pins and the format are tables (`nixgen.core.tables`), read here to be written.
+NIXPKGS_URL = tables.NIXPKGS_URL
+KERNEL_BUILDER_URL = tables.KERNEL_BUILDER_URL
+SUBSTITUTER = tables.SUBSTITUTER
+SUBSTITUTER_KEY = tables.SUBSTITUTER_KEY
+FORMAT = tables.FORMAT
 #: The argument of `nixgen.kernel.cpp` (lib/kernel.nix) that takes a C++ kernel language's
 #: backend flags (`KernelPlan.backend_flags`).
 BACKEND_FLAGS = {language: nix for language, (_, nix) in LANGUAGE_FLAGS.items()}

@@ -1,16 +1,44 @@
-"""Which variants of a project a verb can build here: the error for a `--variant` that is no
-variant of this system, and the hint naming the systems that have some (`nixgen build`,
-`shell`, `compdb`), read from the project's plan (no planning again)."""
+"""Which variants of a project a verb builds on a system, read from the project's plan (no
+planning again): `choose` (`nixgen build`: the names asked for, else every bundled variant,
+narrowed by backend), the error for a `--variant` that is no variant of the system, and the
+hint naming the systems that have some (`nixgen build`, `shell`, `compdb`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from nixgen.core.errors import Problem, did_you_mean, error
+from nixgen.core.errors import Problem, ProblemError, did_you_mean, error
+from nixgen.planning.plan import Plan
 
-if TYPE_CHECKING:
-    from nixgen.planning.plan import Plan
+
+def choose(
+    planned: Plan, system: str, names: Sequence[str] = (), backends: Sequence[str] = ()
+) -> list[str]:
+    """The variants `nixgen build` builds for `system`: `names` (``--variant``, each once,
+    in order), else every bundled variant of `system`, of `backends` only when given. A
+    `ProblemError` for a name that is no variant of `system`, and when nothing is chosen."""
+    available = planned.for_system(system)
+    known = [v.name for v in available]
+    if backends:
+        available = [v for v in available if v.backend in backends]
+    if names:
+        unknown = [name for name in names if name not in known]
+        if unknown:
+            raise ProblemError([unknown_variant(planned, n, system, known) for n in unknown])
+        chosen = list(dict.fromkeys(names))
+    else:
+        chosen = [v.name for v in available if v.bundle]
+    if not chosen:
+        which = f" of backend {', '.join(backends)}" if backends else ""
+        raise ProblemError(
+            [
+                error(
+                    f"{planned.build.general.name} has no variants{which} for {system}",
+                    hint=other_systems(planned, system, backends),
+                )
+            ]
+        )
+    return chosen
 
 
 def unknown_variant(
