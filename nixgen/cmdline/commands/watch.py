@@ -23,9 +23,9 @@ from nixgen.app.settings import Given, resolve
 from nixgen.checking.validate import lock_search_paths
 from nixgen.cmdline.cli import handle_errors, print_problems, project_argument, use_color
 from nixgen.core import console
-from nixgen.core.errors import NixgenError, ProblemError
+from nixgen.core.errors import NixgenError, Problem, ProblemError
 from nixgen.core.paths import DEFAULT_OUT
-from nixgen.reading import load
+from nixgen.reading import load, model
 from nixgen.reading.model import python_package_dir
 from nixgen.writing import write
 
@@ -59,7 +59,7 @@ def snapshot(paths: list[Path]) -> dict[Path, Stamp]:
     return out
 
 
-def watched_files(root: Path, build_file: Path, build: Any) -> list[Path]:
+def watched_files(root: Path, build_file: Path, build: model.Build | None) -> list[Path]:
     """build.toml, the files `build` lists, its Python package's ``__init__.py``, and
     every place a Rust kernel's unlisted `Cargo.lock` is looked for (one that appears
     nearer the crate changes the render)."""
@@ -79,14 +79,14 @@ class Watcher:
         self.root = self.build_file.parent
         self.out = out
         self.color = color
-        self.build: Any = None
+        self.build: model.Build | None = None
         #: The exit status the last render stands for: 0, or its error's (2: invalid).
         self.code = 0
 
     def style(self, text: str, **kwargs: Any) -> str:
         return click.style(text, **kwargs) if self.color else text
 
-    def render_once(self, changed: list[Path]) -> tuple[str, list[Any]]:
+    def render_once(self, changed: list[Path]) -> tuple[str, list[Problem]]:
         """Render now; returns the line to print and the problems to show."""
         stamp = self.style(time.strftime("[%H:%M:%S]"), dim=True)
         why = f" ({_describe(changed, self.root)})" if changed else ""
