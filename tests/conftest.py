@@ -96,11 +96,7 @@ UNKNOWN_CAPABILITY = "11.8"
 def unknown_capability_project(root: Path) -> Path:
     """The `relu-mixed` example (a C++ and a Rust CPU kernel, a CUDA kernel) with
     `UNKNOWN_CAPABILITY` among its CUDA kernel's capabilities, unrendered, at `root`."""
-    shutil.copytree(
-        EXAMPLES / "relu-mixed",
-        root,
-        ignore=shutil.ignore_patterns("nix", "flake.nix", "result*", "target"),
-    )
+    copy_out(EXAMPLES / "relu-mixed", root, "nix", "flake.nix", "result*", "target")
     toml = root / "build.toml"
     text = toml.read_text()
     listed = 'cuda-capabilities = ["8.0", "9.0"]'
@@ -140,11 +136,28 @@ def runner() -> CliRunner:
     return CliRunner()
 
 
+def copy_out(source: Path, target: Path, *ignore: str, symlinks: bool = False) -> Path:
+    """The example project `source` copied out of the repository to `target`, as a user
+    copies it, less the `ignore` patterns, and less its nixgen.toml's
+    `library = "path:../../nix"`, which names the repository's library by a path that leads
+    nowhere out there (a render then vendors a copy into nix/lib, the default); the file's
+    other settings (a Rust kernel's options) stay. A nixgen.toml left with nothing is
+    not copied."""
+    shutil.copytree(source, target, symlinks=symlinks, ignore=shutil.ignore_patterns(*ignore))
+    settings = target / "nixgen.toml"
+    if settings.is_file() and not settings.is_symlink():
+        lines = settings.read_text().splitlines(keepends=True)
+        kept = [line for line in lines if not line.startswith("library = ")]
+        if any(line.strip() and not line.startswith("#") for line in kept):
+            settings.write_text("".join(kept))
+        else:
+            settings.unlink()
+    return target
+
+
 @pytest.fixture
 def copy_example(tmp_path: Path) -> Callable[[str], Path]:
     def copy(name: str) -> Path:
-        target = tmp_path / name
-        shutil.copytree(EXAMPLES / name, target)
-        return target
+        return copy_out(EXAMPLES / name, tmp_path / name)
 
     return copy

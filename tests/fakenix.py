@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from nixgen.app import scaffold
+from nixgen.building.nixbuild import host_system
 from nixgen.checking import project
-from nixgen.cmdline.commands.build import host_system
 from nixgen.planning import variants as variants_mod
 
 from .conftest import REPO

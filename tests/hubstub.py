@@ -24,6 +24,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import attrs
 
+from .conftest import copy_out
+
 
 @attrs.define
 class Raw:
@@ -246,12 +248,11 @@ def fake_project(
 ) -> Any:
     """The CPU example (without its nix/) with `variants` in build/ as plain folders
     holding a metadata.json (of `version`), an `__init__.py` and `sub/data.bin`."""
-    import shutil
 
     from .conftest import EXAMPLES
 
     root = tmp_path / "relu-cpu"
-    shutil.copytree(EXAMPLES / "relu-cpu", root, ignore=shutil.ignore_patterns("nix"))
+    copy_out(EXAMPLES / "relu-cpu", root, "nix")
     if hub_table:
         text = (root / "build.toml").read_text()
         (root / "build.toml").write_text(text.replace("\n[torch]", f"{hub_table}\n[torch]", 1))

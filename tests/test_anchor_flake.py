@@ -9,7 +9,6 @@ nixgen's own CPU example.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from nixgen.cmdline.cli import main
 from nixgen.core.marker import MARKER
 
 from . import nixtools
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, copy_out
 
 #: The shape of the toolchain's example flakes (written here, not copied).
 STANDARD = """{
@@ -68,9 +67,7 @@ CUSTOM = STANDARD.replace("path = ./.;", 'path = ./.;\n      rev = self.shortRev
 
 def kernel_builder_project(tmp_path: Path, flake: str = STANDARD) -> Path:
     root = tmp_path / "relu"
-    shutil.copytree(
-        EXAMPLES / "relu-cpu", root, ignore=shutil.ignore_patterns("nix", "flake.nix", "flake.lock")
-    )
+    copy_out(EXAMPLES / "relu-cpu", root, "nix", "flake.nix", "flake.lock")
     (root / "build.toml").write_text(EDITION5)
     (root / "flake.nix").write_text(flake)
     return root

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -37,7 +36,7 @@ from nixgen.planning import variants as variants_mod
 from tests import client as oracle
 
 from . import fatbin_archs
-from .conftest import EXAMPLES, UNKNOWN_CAPABILITY, unknown_capability_project
+from .conftest import EXAMPLES, UNKNOWN_CAPABILITY, copy_out, unknown_capability_project
 from .cudatools import (
     HAVE_WHEELS,
     SKIP_REASON,
@@ -473,7 +472,7 @@ def test_the_project_at_another_path_gives_the_same_derivations(
     # name; the same commit, so the same provenance), evaluated from a client with another
     # TMPDIR, HOME, umask and locale: the very derivations already built, so the same
     # outputs (store paths), whose bytes the rebuild above checks. (The example imports the
-    # repository's nix/ in place, so it moves with its repository.)
+    # repository's nix/ in place, `path:../../nix`, so it moves with its repository.)
     names = ["relu-mixed", *(["relu-cuda"] if HAVE_CUDA else [])]
     env = _elsewhere_env(tmp_path)
     elsewhere = copy_worktree(tmp_path / "somewhere" / "else" / "nixgen-copy")
@@ -505,7 +504,7 @@ def test_rust_kernel_with_the_lock_file_at_the_project_root_builds(
     from nixgen.cmdline.cli import main
 
     root = tmp_path / "relu-rust"
-    shutil.copytree(EXAMPLES / "relu-rust", root, ignore=shutil.ignore_patterns("nix", "build"))
+    copy_out(EXAMPLES / "relu-rust", root, "nix", "build")
     (root / "relu_rs" / "Cargo.lock").rename(root / "Cargo.lock")
     # the example's Rust kernel is nixgen.toml's (a crate linked into its [torch] extension)
     toml = root / "nixgen.toml"
@@ -597,7 +596,7 @@ def test_nixgen_package_renders_what_the_work_tree_renders(
     assert version.returncode == 0, version.stderr
     assert version.stdout.startswith("nixgen, version ")
     root = tmp_path / "relu-mixed"
-    shutil.copytree(EXAMPLES / "relu-mixed", root, ignore=shutil.ignore_patterns("nix", "build"))
+    copy_out(EXAMPLES / "relu-mixed", root, "nix", "build")
     (root / "flake.nix").unlink()
     done = _run([str(nixgen), "render", str(root)])
     assert done.returncode == 0, done.stdout + done.stderr
@@ -622,7 +621,7 @@ def test_a_two_level_output_directory_builds_and_loads(
     from nixgen.cmdline.cli import main
 
     root = tmp_path / "relu-cpu"
-    shutil.copytree(EXAMPLES / "relu-cpu", root, ignore=shutil.ignore_patterns("nix", "build"))
+    copy_out(EXAMPLES / "relu-cpu", root, "nix", "build")
     (root / "flake.nix").unlink()
     result = CliRunner().invoke(main, ["render", str(root), "--out", "gen/nix"])
     assert result.exit_code == 0, result.output
@@ -650,11 +649,7 @@ def test_the_zip_layout_builds_and_the_client_loads_it(
     from nixgen.cmdline.cli import main
 
     root = tmp_path / "relu-zip"
-    shutil.copytree(
-        EXAMPLES / "relu-cpu",
-        root,
-        ignore=shutil.ignore_patterns("nix", "flake.nix", "result*", "target"),
-    )
+    copy_out(EXAMPLES / "relu-cpu", root, "nix", "flake.nix", "result*", "target")
     text = (root / "build.toml").read_text()
     (root / "build.toml").write_text(
         text.replace('backends = ["cpu"]\n', 'backends = ["cpu"]\nbuild-layout = "zip"\n')

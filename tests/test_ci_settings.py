@@ -8,7 +8,6 @@ the workflow carries them as data.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +19,13 @@ from nixgen.planning import ci, runners
 from nixgen.rendering import workflow as workflow_mod
 
 from . import workflows
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, copy_out
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     root = tmp_path / "relu-mixed"
-    shutil.copytree(EXAMPLES / "relu-mixed", root, ignore=shutil.ignore_patterns("nix", "build"))
+    copy_out(EXAMPLES / "relu-mixed", root, "nix", "build")
     return root
 
 

@@ -19,7 +19,6 @@ import json
 import os
 import platform
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -29,7 +28,7 @@ from typing import Any
 import pytest
 
 from . import client, nixtools
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, copy_out
 
 REPO = Path(__file__).resolve().parent.parent
 VARIANT = f"torch213-cxx11-cpu-{platform.machine()}-linux"
@@ -118,7 +117,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("clients")
     stub = nixtools.make_stub(base / "offline")
     root = base / "relu-cpu"
-    shutil.copytree(EXAMPLES / "relu-cpu", root, ignore=shutil.ignore_patterns("build", "result*"))
+    copy_out(EXAMPLES / "relu-cpu", root, "build", "result*")
     (root / "nixgen.toml").write_text(
         "[override-input]\n"
         f'nixpkgs = "path:{stub.resolve()}"\n'

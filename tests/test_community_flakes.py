@@ -15,7 +15,6 @@ imports its package passes.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,7 +31,7 @@ from nixgen.core.marker import MARKER
 from nixgen.planning import plan, settings, variants
 
 from . import nixtools
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, copy_out
 from .fakenix import FakeNix
 from .fakenix import fake_nix as fake_nix  # a fixture
 
@@ -195,11 +194,7 @@ def rmsnorm_like(tmp_path: Path, arguments: str = X86_ONLY) -> Path:
     """An rmsnorm-shaped project: x86-only CPU kernels (AVX flags) and its flake's filter,
     with the community's test pattern (load by repo id at import; import the package)."""
     root = tmp_path / "relu"
-    shutil.copytree(
-        EXAMPLES / "relu-cpu",
-        root,
-        ignore=shutil.ignore_patterns("nix", "flake.nix", "flake.lock", "tests"),
-    )
+    copy_out(EXAMPLES / "relu-cpu", root, "nix", "flake.nix", "flake.lock", "tests")
     text = (root / "build.toml").read_text()
     text = text.replace('cxx-flags = ["-Wall", ', 'cxx-flags = ["-Wall", "-mavx2", "-mfma", ')
     text = text.replace(
@@ -360,7 +355,7 @@ def test_migrate_keeps_a_flake_with_what_it_cannot_carry(tmp_path: Path) -> None
 
 def test_migrate_carries_a_ptxas_pin(tmp_path: Path) -> None:
     root = tmp_path / "relu"
-    shutil.copytree(EXAMPLES / "relu-cuda", root, ignore=shutil.ignore_patterns("nix", "flake.nix"))
+    copy_out(EXAMPLES / "relu-cuda", root, "nix", "flake.nix")
     (root / "flake.nix").write_text(flake(PTXAS))
     result = CliRunner().invoke(main, ["migrate", str(root)])
     assert result.exit_code == 0, result.output
@@ -465,7 +460,7 @@ def test_a_ptxas_pin_reaches_the_cuda_compile(tmp_path: Path, stub: Path) -> Non
     """The pinned toolkit's nvcc is the kernel's: its `cuda_nvcc` copies ptxas and nvlink
     from the other set's redistributable (and NVVM from one older than 13.0)."""
     root = tmp_path / "relu"
-    shutil.copytree(EXAMPLES / "relu-cuda", root, ignore=shutil.ignore_patterns("nix"))
+    copy_out(EXAMPLES / "relu-cuda", root, "nix")
     (root / "nixgen.toml").write_text('[backend.cuda.ptxas]\n"12.6" = "12.8"\n"13.0" = "13.2"\n')
     assert CliRunner().invoke(main, ["render", str(root)]).exit_code == 0
     nvcc = (
@@ -497,7 +492,7 @@ def test_the_pinned_nvcc_carries_the_newer_ptxas(tmp_path: Path, stub: Path) -> 
     13.0 variant's nvcc holds 13.2's ptxas."""
     nixtools.require_host("cudaWheels", reason="the CUDA wheels are not unpacked")
     root = tmp_path / "relu"
-    shutil.copytree(EXAMPLES / "relu-cuda", root, ignore=shutil.ignore_patterns("nix"))
+    copy_out(EXAMPLES / "relu-cuda", root, "nix")
     (root / "nixgen.toml").write_text('[backend.cuda.ptxas]\n"13.0" = "13.2"\n')
     assert CliRunner().invoke(main, ["render", str(root)]).exit_code == 0
     variant = "torch213-cxx11-cu130-x86_64-linux"

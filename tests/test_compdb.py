@@ -19,7 +19,7 @@ from nixgen.app import compdb
 from nixgen.cmdline.cli import main
 
 from . import nixtools
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, copy_out
 
 VARIANT = "torch213-cxx11-cpu-x86_64-linux"
 
@@ -80,7 +80,7 @@ def test_gcc_only_flags_come_from_the_nix_library() -> None:
 
 def test_dry_run_prints_the_nix_commands(tmp_path: Path) -> None:
     root = tmp_path / "relu-cpu"
-    shutil.copytree(EXAMPLES / "relu-cpu", root)
+    copy_out(EXAMPLES / "relu-cpu", root)
     result = CliRunner().invoke(main, ["compdb", str(root), "--variant", VARIANT, "--dry-run"])
     assert result.exit_code == 0, result.output
     # The installable follows `--` (the `--apply` expression spans lines).
@@ -92,7 +92,7 @@ def test_dry_run_prints_the_nix_commands(tmp_path: Path) -> None:
 
 def test_an_unknown_variant_is_refused_with_the_closest(tmp_path: Path) -> None:
     root = tmp_path / "relu-cpu"
-    shutil.copytree(EXAMPLES / "relu-cpu", root)
+    copy_out(EXAMPLES / "relu-cpu", root)
     result = CliRunner().invoke(main, ["compdb", str(root), "--variant", VARIANT + "x"])
     assert result.exit_code == 2
     assert f"did you mean `{VARIANT}`" in result.stderr
@@ -119,7 +119,7 @@ def test_clangd_parses_the_cpu_example_with_the_database(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "relu-cpu"
-    shutil.copytree(EXAMPLES / "relu-cpu", root)
+    copy_out(EXAMPLES / "relu-cpu", root)
     stub = nixtools.make_stub(tmp_path)
     monkeypatch.setenv("NIX_CONFIG", nixtools.NIX_CONFIG)
     runner = CliRunner()

@@ -16,7 +16,7 @@ from nixgen import __version__
 from nixgen.planning import variants
 from nixgen.rendering import render
 
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, copy_out
 from .nixtools import nix_env, nix_eval_json
 from .projects import render_into
 
@@ -32,7 +32,7 @@ VARIANTS = "map (v: v.name) ((import ./nix).variants null)"
 
 def _rendered(tmp_path: Path) -> Path:
     root = tmp_path / "relu-cpu"
-    shutil.copytree(EXAMPLES / "relu-cpu", root, ignore=shutil.ignore_patterns("nix", "result*"))
+    copy_out(EXAMPLES / "relu-cpu", root, "nix", "result*")
     render_into(root)
     return root
 
@@ -129,9 +129,7 @@ def test_an_override_of_the_extension_and_of_a_rust_kernel_changes_what_is_built
     from .nixtools import kernel_builder, make_stub
 
     root = tmp_path / "relu-mixed"
-    shutil.copytree(
-        EXAMPLES / "relu-mixed", root, ignore=shutil.ignore_patterns("nix", "result*", "target")
-    )
+    copy_out(EXAMPLES / "relu-mixed", root, "nix", "result*", "target")
     render_into(root)
     stub = make_stub(tmp_path / "stub")
     got = nix_eval_json(
@@ -218,7 +216,7 @@ def test_an_extension_overridden_with_an_overridden_kernel_builds_with_it(
     if shutil.which("g++") is None:
         pytest.skip("needs g++")
     root = tmp_path / "relu-cpu"
-    shutil.copytree(EXAMPLES / "relu-cpu", root, ignore=shutil.ignore_patterns("nix", "result*"))
+    copy_out(EXAMPLES / "relu-cpu", root, "nix", "result*")
     source = root / "relu_cpu" / "relu_cpu.cpp"
     source.write_text(
         "#ifndef NIXGEN_OVERRIDDEN\n#error built without the override\n#endif\n"

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -23,7 +22,7 @@ from nixgen.cmdline.cli import main
 from nixgen.rendering import jsonschema
 
 from . import nixtools
-from .conftest import REPO
+from .conftest import REPO, copy_out
 from .fakenix import FAKE_NIX, SUCCESS, SYSTEM, FakeNix, bundled, calls_of, event
 
 
@@ -496,9 +495,9 @@ def test_the_wheel_holds_no_tests(tmp_path: Path) -> None:
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     project = tmp_path / "relu-cpu"
-    shutil.copytree(REPO / "examples" / "relu-cpu", project)
-    # Out of the repository, the example gets its own copy of the library (in the
-    # repository it imports ../../../nix in place): the wheel's copy must equal it.
+    copy_out(REPO / "examples" / "relu-cpu", project)
+    # Out of the repository (without its nixgen.toml's `path:../../nix`), the example gets
+    # its own copy of the library: the wheel's copy must equal it.
     from click.testing import CliRunner
 
     from nixgen.cmdline.cli import main

@@ -34,7 +34,7 @@ from nixgen.app import migrate, scaffold
 from nixgen.reading import load
 
 from . import fieldformat
-from .conftest import CORPUS_FILES, EXAMPLES, materialize
+from .conftest import CORPUS_FILES, EXAMPLES, copy_out, materialize
 from .corpus_table import LOADING
 from .goldens import SYNTHETIC
 from .nixtools import have_nix, kernel_builder, make_stub, nix_eval_json
@@ -237,10 +237,8 @@ def test_every_variants_metadata_is_what_the_client_reads(
     `kernels-minver` as three numbers and the project's `build-layout`."""
     if case.startswith("example-"):
         root = tmp_path / case
-        shutil.copytree(
-            EXAMPLES / case.removeprefix("example-"),
-            root,
-            ignore=shutil.ignore_patterns("nix", "flake.nix", "result*", "target"),
+        copy_out(
+            EXAMPLES / case.removeprefix("example-"), root, "nix", "flake.nix", "result*", "target"
         )
     else:
         root = materialize(SYNTHETIC[case], tmp_path / case)

@@ -11,7 +11,6 @@ kernel builds through it, and the same kernel with the host compiler named the o
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from nixgen.planning import plan
 from nixgen.rendering import render
 from nixgen.writing import write
 
+from .conftest import copy_out
 from .nixtools import NixError, have_nix, kernel_builder, make_stub, nix_build, require_host
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -78,7 +78,7 @@ def _nix(text: str) -> str:
 def cuda_project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     tmp = tmp_path_factory.mktemp("host-compiler")
     root = tmp / "relu-cuda"
-    shutil.copytree(EXAMPLES / "relu-cuda", root, ignore=shutil.ignore_patterns("nix"))
+    copy_out(EXAMPLES / "relu-cuda", root, "nix")
     write.write(root, render.render(plan.make(project.read(root).build)))
     return root, make_stub(tmp / "stub")
 

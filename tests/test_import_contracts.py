@@ -3,10 +3,10 @@
 
 The stages import only the stages below them (core → reading → checking → planning →
 rendering → writing → building → app → cmdline), `cmdline/streams.py` is a leaf, planning's
-modules form no circle, no package of nixgen holds an import circle, and only the command
-line imports click. These tests run the same check on a copy of the package with one
-forbidden import added, so a contract that stopped seeing what it forbids (a renamed
-folder, a mistyped module) fails here rather than passing in CI unseen.
+modules form no circle, no package of nixgen holds an import circle, only the command line
+imports click, and a render never asks git. These tests run the same check on a copy of the
+package with one forbidden import added, so a contract that stopped seeing what it forbids
+(a renamed folder, a mistyped module) fails here rather than passing in CI unseen.
 """
 
 from __future__ import annotations
@@ -78,6 +78,8 @@ def test_the_package_keeps_every_contract(package: Path) -> None:
             "the plan from the variants",
         ),
         ("rendering/render.py", "import click", "click is imported by nixgen.cmdline alone"),
+        # The render deciding by git state (the old "library in place" default).
+        ("app/pipeline.py", "from nixgen.building import gitfiles", "A render never asks git"),
         # The Hub reached around app.hub, whose checks and bounds it would skip.
         ("app/upload.py", "import huggingface_hub", "The Hub is reached only through app.hub"),
         # Editing TOML text beside tomledit (nixgen.toml by hand: the duplicated-key bug).

@@ -14,9 +14,9 @@ import pytest
 
 from nixgen.app import scaffold
 from nixgen.app.scaffold import LANGUAGES
+from nixgen.building.nixbuild import host_system
 from nixgen.checking import project
 from nixgen.cmdline.cli import main
-from nixgen.cmdline.commands.build import host_system
 from nixgen.rendering import jsonschema
 
 from . import nixtools

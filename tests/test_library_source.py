@@ -1,14 +1,17 @@
 """Where a rendered project takes the static Nix library from (`nixgen.rendering.library`).
 
-A vendored copy (`<out>/lib`) by default; the repository's own `nix/` in place for a project
-tracked in nixgen's repository (the examples: no copy is committed); the flake input
-`nixgen` with `render --library input:URL`. The Nix tests build from a fresh `git clone` of
-the repository's committed HEAD, as a user who clones it would.
+A vendored copy (`<out>/lib`) by default; a library directory in place with
+`render --library path:DIR` (the examples name the repository's own `nix/` so in their
+nixgen.toml: no copy is committed); the flake input `nixgen` with `render --library
+input:URL`. Only the setting decides: a render never asks git, and `nixgen build` refuses a
+`path:` library its flake would not see. The Nix tests build from a fresh `git clone` of the
+repository's committed HEAD, as a user who clones it would.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import tomllib
@@ -20,9 +23,8 @@ from click.testing import CliRunner
 from nixgen.checking import project
 from nixgen.cmdline.cli import main
 from nixgen.planning import variants as variants_mod
-from nixgen.rendering import library
 
-from .conftest import EXAMPLES, REPO
+from .conftest import EXAMPLES, REPO, copy_out
 from .cudatools import HAVE_WHEELS, SKIP_REASON
 from .nixtools import (
     NixError,
@@ -55,7 +57,7 @@ needs_nix = pytest.mark.skipif(not have_nix(), reason="nix is not installed")
 
 def _copy_out(name: str, target: Path) -> Path:
     """Example `name` copied out of the repository, without its generated Nix."""
-    shutil.copytree(EXAMPLES / name, target, ignore=shutil.ignore_patterns("nix", "result*"))
+    copy_out(EXAMPLES / name, target, "nix", "result*")
     return target
 
 
@@ -74,6 +76,9 @@ def test_the_examples_commit_no_copy_of_the_library() -> None:
     for name in NAMES:
         entry = (EXAMPLES / name / "nix" / "default.nix").read_text()
         assert "(import ../../../nix).project.entry {" in entry, name
+        settings = tomllib.loads((EXAMPLES / name / "nixgen.toml").read_text())
+        assert settings["library"] == "path:../../nix", name
+        assert f"examples/{name}/nixgen.toml" in listed
 
 
 def test_an_example_copied_out_of_the_repository_gets_its_own_copy(tmp_path: Path) -> None:
@@ -85,9 +90,22 @@ def test_an_example_copied_out_of_the_repository_gets_its_own_copy(tmp_path: Pat
     assert copied.partition("\n")[2] == (REPO / "nix" / "project.nix").read_text()
 
 
+def test_an_example_copied_with_its_settings_names_the_missing_library(tmp_path: Path) -> None:
+    """Its nixgen.toml's `path:../../nix` leads nowhere out of the repository: the render
+    says so, located, and writes nothing (no silent fallback to a copy)."""
+    root = _copy_out("relu-cpu", tmp_path / "relu-cpu")
+    shutil.copy(EXAMPLES / "relu-cpu" / "nixgen.toml", root / "nixgen.toml")
+    result = _render(str(root))
+    assert result.exit_code == 2, result.output
+    assert "`path:../../nix`:" in result.stderr
+    assert "holds no nixgen library" in result.stderr and "`vendored`" in result.stderr
+    assert "Traceback" not in result.output
+    assert not (root / "nix").exists()
+
+
 def _fake_checkout(base: Path) -> tuple[Path, Path]:
-    """A git repository holding a copy of nixgen's library (`nix/`, its data beside it) and
-    a project; returns (library, project)."""
+    """A directory holding a copy of nixgen's library (`nix/`, its data beside it) and a
+    project two levels down; returns (library, project)."""
     skip = shutil.ignore_patterns("tests", "__pycache__")
     shutil.copytree(REPO / "nix", base / "nix", symlinks=True, ignore=skip)
     shutil.copytree(REPO / "nixgen" / "data", base / "nixgen" / "data")
@@ -95,29 +113,84 @@ def _fake_checkout(base: Path) -> tuple[Path, Path]:
     return base / "nix", root
 
 
+def _tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.parts
+    }
+
+
+def _unseen(root: Path) -> list[dict[str, object]]:
+    """The problems `nixgen build --dry-run --json` reports for files the flake would not
+    see (it runs nothing)."""
+    result = CliRunner().invoke(main, ["build", "--dry-run", "--json", str(root)])
+    assert result.exit_code == 0, result.output
+    problems: list[dict[str, object]] = json.loads(result.stdout)["problems"]
+    return problems
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-def test_the_library_is_used_in_place_only_where_git_tracks_it_beside_the_project(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    lib, root = _fake_checkout(tmp_path / "checkout")
-    monkeypatch.setattr(library, "shipped", lambda: lib)
-    entry = root / "nix" / "default.nix"
-    # Not a git repository yet: a copy.
+def test_the_library_setting_alone_decides_what_render_writes_never_git(tmp_path: Path) -> None:
+    """The same render, whether git tracks the library or not: vendored by default,
+    in place with `path:`. `nixgen build` (here its dry run) then names the library's
+    files git does not track, since its flake would not see them."""
+    base = tmp_path / "checkout"
+    _, root = _fake_checkout(base)
     assert _render(str(root)).exit_code == 0
     assert (root / "nix" / "lib" / "project.nix").is_file()
-    commit_all(tmp_path / "checkout")
-    result = _render("-v", str(root))
+    vendored = _tree(root / "nix")
+    result = _render("--library", "path:../../nix", str(root))
     assert result.exit_code == 0, result.output
-    assert "(import ../../../nix).project.entry {" in entry.read_text()
+    assert 'recorded `library = "path:../../nix"`' in result.stderr
+    entry = (root / "nix" / "default.nix").read_text()
+    assert "(import ../../../nix).project.entry {" in entry
     assert not (root / "nix" / "lib").exists()
-    # One library file git does not track: no flake of the project would see it.
-    _git("rm", "-q", "--cached", "nix/compile.nix", cwd=tmp_path / "checkout")
+    in_place = _tree(root / "nix")
+    commit_all(base)
+    again = _render("-v", str(root))
+    assert again.exit_code == 0 and "is up to date" in again.stderr, again.output
+    assert _tree(root / "nix") == in_place
+    assert _unseen(root) == []
+    # One library file git does not track: the render is the same, the build refuses it.
+    _git("rm", "-q", "--cached", "nix/compile.nix", cwd=base)
     assert _render(str(root)).exit_code == 0
-    assert "(import ./lib).project.entry {" in entry.read_text()
-    # Explicitly vendored, though tracked: a copy.
-    _git("add", "nix/compile.nix", cwd=tmp_path / "checkout")
+    assert _tree(root / "nix") == in_place
+    [problem] = _unseen(root)
+    assert "1 file(s) of the library `path:../../nix` are not tracked by git" in str(
+        problem["message"]
+    )
+    assert "nix/compile.nix" in str(problem["message"])
+    # Vendored again: git is not asked about the library.
     assert _render("--library", "vendored", str(root)).exit_code == 0
-    assert (root / "nix" / "lib" / "compile.nix").is_file()
+    assert _tree(root / "nix") == vendored
+    assert not [p for p in _unseen(root) if "the library" in str(p["message"])]
+
+
+def test_a_path_library_outside_the_flakes_source_is_refused_by_build(tmp_path: Path) -> None:
+    """Outside a git work tree a flake reads only the project directory: a library beside
+    the project is refused before Nix runs (the render itself succeeds)."""
+    _, root = _fake_checkout(tmp_path / "plain")
+    assert _render("--library", "path:../../nix", str(root)).exit_code == 0
+    result = CliRunner().invoke(main, ["build", "--dry-run", "--json", str(root)])
+    problems = json.loads(result.stdout)["problems"]
+    assert [p["message"] for p in problems] == [
+        f"the library `path:../../nix` ({os.path.relpath(tmp_path / 'plain' / 'nix')}) lies "
+        "outside the project directory (it is in no git work tree), and a flake reads only "
+        "its own source tree, so the build would not see it"
+    ], problems
+
+
+def test_a_path_library_of_another_format_is_refused_before_rendering(tmp_path: Path) -> None:
+    lib, root = _fake_checkout(tmp_path / "checkout")
+    table = lib.parent / "nixgen" / "data" / "format.json"
+    data = json.loads(table.read_text())
+    data["format"] += 1
+    table.write_text(json.dumps(data))
+    result = _render("--library", "path:../../nix", str(root))
+    assert result.exit_code == 2, result.output
+    assert f"reads format {data['format']} of the generated files" in result.stderr
+    assert not (root / "nix").exists() and not (root / "nixgen.toml").exists()
 
 
 # ------------------------------------------------------------------------ --library
@@ -131,6 +204,12 @@ def test_the_library_is_used_in_place_only_where_git_tracks_it_beside_the_projec
         ("input:htps://example.org/nixgen.tar.gz", "did you mean `input:https://"),
         ("input:", "expected a flake URL after `input:`"),
         ("input:github:o/nix gen", "without spaces"),
+        ("pth:../nixgen/nix", "did you mean `path:../nixgen/nix`?"),
+        ("path:", "expected a directory after `path:`"),
+        ("path:/srv/nixgen/nix", "must be relative to the project"),
+        ("path:../my nixgen", "without spaces"),
+        ("path:../.hidden/nix", "a Nix path literal cannot spell"),
+        ("path:../no-such-dir", "holds no nixgen library"),
     ],
 )
 def test_a_bad_library_is_a_usage_error_with_the_closest_choice(
@@ -167,12 +246,12 @@ def test_a_bad_library_in_nixgen_toml_is_located(tmp_path: Path) -> None:
 def test_offline_names_a_library_input_that_must_be_downloaded(
     tmp_path: Path, library: str, named: bool
 ) -> None:
-    from nixgen.app import config
+    from nixgen.app import settings
     from nixgen.building import offline
 
     (tmp_path / "nixgen.toml").write_text(f'library = "{library}"\n')
     # What `build --offline` and `shell --offline` pass: the project's setting.
-    setting = config.read(tmp_path).library
+    setting = settings.resolve(tmp_path).library
     missing = dict(offline.missing_inputs(tmp_path, [], setting))
     assert ("nixgen" in missing) is named
     if named:

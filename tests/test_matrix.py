@@ -46,7 +46,7 @@ from tests.nixtools import (
 )
 
 from . import workflows
-from .conftest import CORPUS_FILES, EXAMPLES, REPO
+from .conftest import CORPUS_FILES, EXAMPLES, REPO, copy_out
 from .corpus_table import LOADING
 
 EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "build.toml").exists())
@@ -312,11 +312,8 @@ def examples(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = {}
     for name in EXAMPLE_NAMES:
         root = base / name
-        shutil.copytree(
-            EXAMPLES / name, root, ignore=shutil.ignore_patterns("nix", "flake.nix", "build")
-        )
-        loaded, rendered, _, _ = prepare(root, "nix")
-        rendered = with_github_workflow(loaded, rendered)
+        copy_out(EXAMPLES / name, root, "nix", "flake.nix", "build")
+        rendered = with_github_workflow(prepare(root))
         files = {**{f"nix/{k}": v for k, v in rendered.tree.items()}, **rendered.root}
         for rel, data in files.items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -466,7 +463,7 @@ def test_the_community_build_step_feeds_nixgen_upload(
     upload` reads it: one folder per bundled variant of the backend, its metadata.json
     inside."""
     root = tmp_path / "relu-cpu"
-    shutil.copytree(examples["relu-cpu"], root)
+    copy_out(examples["relu-cpu"], root)
     nix_here(root, ["build", ".#backendCi.cpu", "--out-link", "result"], stub=stub, timeout=1200)
     subprocess.run(["cp", "-rL", "result", "build"], cwd=root, check=True)
     subprocess.run(["chmod", "-R", "u+w", "build"], cwd=root, check=True)

@@ -9,7 +9,6 @@ byte for byte; the Rust kernels of a [tvm-ffi] project get one located error eac
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from nixgen.cmdline.cli import main
 from nixgen.core import tables
 
 from . import client
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, copy_out
 
 CPP_LANGUAGES = [lang for lang in tables.LANGUAGES if lang.startswith("cpp-")]
 
@@ -57,7 +56,7 @@ def test_each_cpp_backend_parses_in_kernels_data(tmp_path: Path, language: str) 
 @pytest.mark.parametrize("example", ["relu-cpu", "relu-cuda", "relu-xpu"])
 def test_examples_parse_in_kernels_data(tmp_path: Path, example: str) -> None:
     root = tmp_path / example
-    shutil.copytree(EXAMPLES / example, root)
+    copy_out(EXAMPLES / example, root)
     backend = example.removeprefix("relu-")
     edition5_round_trip(CliRunner(), root, [backend])
 
@@ -95,7 +94,7 @@ def test_rust_kernels_linked_into_torch_stay_in_nixgen_toml(tmp_path: Path) -> N
     """relu-mixed's Rust crate is nixgen's own (nixgen.toml): its build.toml goes to edition 5
     with the C++ kernels, which the client reads."""
     root = tmp_path / "relu-mixed"
-    shutil.copytree(EXAMPLES / "relu-mixed", root)
+    copy_out(EXAMPLES / "relu-mixed", root)
     runner = CliRunner()
     result = runner.invoke(main, ["migrate", str(root), "--edition", "5"])
     assert result.exit_code == 0, result.output

@@ -7,7 +7,6 @@ file names one; the minimum Nix version real nixpkgs needs is recorded and docum
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from nixgen.planning import plan
 from nixgen.rendering import render
 from nixgen.writing import write
 
+from .conftest import copy_out
 from .nixtools import NixWarning, have_nix, kernel_builder, make_stub, nix_eval_json
 
 REPO = Path(__file__).resolve().parent.parent
@@ -194,7 +194,7 @@ def test_no_generated_file_and_no_library_file_names_an_alias() -> None:
 
 def test_a_rendered_cuda_project_evaluates_without_a_warning(stub: Path, tmp_path: Path) -> None:
     root = tmp_path / "relu-cuda"
-    shutil.copytree(REPO / "examples" / "relu-cuda", root, ignore=shutil.ignore_patterns("nix"))
+    copy_out(REPO / "examples" / "relu-cuda", root, "nix")
     write.write(root, render.render(plan.make(project.read(root).build)))
     # nix_eval_json fails on any evaluation warning (tests/nixtools.py).
     drvs = nix_eval_json(

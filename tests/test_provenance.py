@@ -25,7 +25,7 @@ import pytest
 from nixgen import __version__
 from tests import client as oracle
 
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, copy_out
 from .nixtools import have_nix, kernel_builder, make_stub, nix_env
 
 pytestmark = [
@@ -92,7 +92,7 @@ def project(tmp_path_factory: pytest.TempPathFactory, stub: Path) -> Path:
     from nixgen.cmdline.cli import main
 
     root = tmp_path_factory.mktemp("git") / "relu-cpu"
-    shutil.copytree(EXAMPLES / "relu-cpu", root, symlinks=True)
+    copy_out(EXAMPLES / "relu-cpu", root, symlinks=True)
     rendered = CliRunner().invoke(main, ["render", str(root)])
     assert rendered.exit_code == 0, rendered.output
     flake = root / "flake.nix"

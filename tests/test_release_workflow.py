@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import stat
 import sys
 from collections.abc import Iterator
@@ -31,7 +30,7 @@ from nixgen.cmdline.cli import main
 from nixgen.rendering import workflow as workflow_mod
 
 from . import workflows
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, copy_out
 from .hubstub import Hub
 from .workflows import RELEASE
 
@@ -55,7 +54,7 @@ GUARDED = "${{{{ github.event_name != 'pull_request' && secrets.{name} || '' }}}
 
 def render(tmp_path: Path, example: str, settings: str | None = None) -> Path:
     root = tmp_path / example
-    shutil.copytree(EXAMPLES / example, root, ignore=shutil.ignore_patterns("nix", "build"))
+    copy_out(EXAMPLES / example, root, "nix", "build")
     if settings is not None:
         (root / "nixgen.toml").write_text(settings)
     result = CliRunner().invoke(main, ["render", str(root), "--ci", "github"])

@@ -87,7 +87,8 @@ def case_root(case: str, tmp: Path) -> Path:
 
 
 def render_case(case: str, tmp: Path) -> render.Rendered:
-    _, rendered, problems, _ = prepare(case_root(case, tmp), "nix")
+    prepared = prepare(case_root(case, tmp))
+    rendered, problems = prepared.rendered, prepared.problems
     assert not [p for p in problems if p.severity == "error"]
     return rendered
 
@@ -221,17 +222,6 @@ def test_static_library_parses() -> None:
 # ------------------------------------------------------------- the static library copy
 
 
-def _in_git_checkout() -> bool:
-    """Whether this repository is a git work tree whose git tracks nix/ (then the examples
-    reference it in place)."""
-    done = subprocess.run(
-        ["git", "-C", str(REPO), "ls-files", "--error-unmatch", "nix/default.nix"],
-        capture_output=True,
-        check=False,
-    )
-    return done.returncode == 0
-
-
 def test_library_copy_is_the_static_library_byte_for_byte(
     rendered_cases: dict[str, render.Rendered],
 ) -> None:
@@ -246,8 +236,8 @@ def test_library_copy_is_the_static_library_byte_for_byte(
         assert list(json.loads(json.dumps(data))) == list(data)
     for case, rendered in rendered_cases.items():
         library = {k: v for k, v in rendered.tree.items() if k.startswith("lib/")}
-        if case in EXAMPLE_CASES and _in_git_checkout():
-            # In nixgen's repository an example imports the repository's nix/ in place.
+        if case in EXAMPLE_CASES:
+            # An example's nixgen.toml names the repository's nix/: imported in place.
             assert not library, case
             assert b"(import ../../../nix).project.entry" in rendered.tree["default.nix"]
             continue
@@ -308,7 +298,7 @@ def test_every_file_carries_the_header_core_marker_reads_back(
         assert kinds[rel].removeprefix("nixgen.toml's ").startswith(f"kernel.{name}, "), rel
     assert kinds[f"{out}/extension.nix"] in {"[torch]", "[tvm-ffi]", "no compiled extension"}
     if case.startswith("example-"):
-        # The examples take the repository's own nix/ in place: no copy to carry a header.
+        # The examples name the repository's own nix/ (nixgen.toml): no copy to carry a header.
         assert not [k for k in kinds if k.startswith(f"{out}/lib/")]
         return
     assert {kinds[k] for k in kinds if k.startswith(f"{out}/lib/data/")} == {""}
@@ -335,14 +325,14 @@ def test_output_does_not_depend_on_where_the_project_is(tmp_path: Path) -> None:
     text = SYNTHETIC["cpp-cuda"]
     here = materialize(text, tmp_path / "a")
     there = materialize(text, tmp_path / "deeper" / "elsewhere" / "b")
-    assert all_files(prepare(here, "nix")[1]) == all_files(prepare(there, "nix")[1])
+    assert all_files(prepare(here).rendered) == all_files(prepare(there).rendered)
 
 
 _DIGEST = """
 import hashlib, sys
 from pathlib import Path
 from nixgen.app.pipeline import prepare
-_, rendered, _, _ = prepare(Path(sys.argv[1]), "nix")
+rendered = prepare(Path(sys.argv[1])).rendered
 files = {**{"nix/" + k: v for k, v in rendered.tree.items()}, **rendered.root}
 h = hashlib.sha256()
 for k in sorted(files):
@@ -365,7 +355,7 @@ def test_output_does_not_depend_on_hash_seed(tmp_path: Path) -> None:
         )
         digests.add(done.stdout.strip())
     expected = hashlib.sha256()
-    files = all_files(prepare(root, "nix")[1])
+    files = all_files(prepare(root).rendered)
     for k in sorted(files):
         expected.update(k.encode() + b"\0" + files[k] + b"\0")
     assert digests == {expected.hexdigest()}
@@ -395,7 +385,7 @@ def test_cuda_kernel_without_any_buildable_capability_is_an_error_naming_it(
     )
     root = materialize(text, tmp_path)
     with pytest.raises(ProblemError) as info:
-        prepare(root, "nix")
+        prepare(root)
     messages = [p.render() for p in info.value.errors]
     assert any("kernel `old_gpu`" in m and "CUDA 13.0" in m for m in messages), messages
     assert any(p.key == "kernel.old_gpu.cuda-capabilities" for p in info.value.errors)

@@ -36,6 +36,7 @@ from nixgen.reading.model import shared_headers
 from .conftest import (
     EXAMPLES,
     UNKNOWN_CAPABILITY,
+    copy_out,
     materialize,
     unknown_capability_project,
 )
@@ -503,10 +504,8 @@ NEEDS_NETWORK = {"rust-cuda"}
 def test_project_evaluates_to_the_right_derivations(case: str, stub: Path, tmp_path: Path) -> None:
     root = tmp_path / "p"
     if case.startswith("example-"):
-        shutil.copytree(
-            EXAMPLES / case.removeprefix("example-"),
-            root,
-            ignore=shutil.ignore_patterns("nix", "flake.nix", "result*", "target"),
+        copy_out(
+            EXAMPLES / case.removeprefix("example-"), root, "nix", "flake.nix", "result*", "target"
         )
     else:
         _synthetic(case, root)
@@ -631,9 +630,7 @@ def test_editing_one_kernel_changes_only_it_and_the_extensions_that_link_it(
     stub: Path, tmp_path: Path
 ) -> None:
     root = tmp_path / "p"
-    shutil.copytree(
-        EXAMPLES / "relu-mixed", root, ignore=shutil.ignore_patterns("nix", "flake.nix")
-    )
+    copy_out(EXAMPLES / "relu-mixed", root, "nix", "flake.nix")
     render_into(root)
 
     def drvs() -> dict[str, dict[str, str]]:
@@ -676,7 +673,7 @@ def test_a_kernel_edit_relinks_the_extension_without_recompiling_the_binding(
     roots = []
     for which in ("a", "b"):
         root = tmp_path / which
-        shutil.copytree(EXAMPLES / example, root, ignore=shutil.ignore_patterns("nix", "flake.nix"))
+        copy_out(EXAMPLES / example, root, "nix", "flake.nix")
         roots.append(root)
     build = render_into(roots[0])
     name, kernel = next((n, k) for n, k in sorted(build.kernels.items()) if k.language == "cpp-cpu")
@@ -700,9 +697,7 @@ def test_a_kernel_edit_relinks_the_extension_without_recompiling_the_binding(
 
 def test_spy_overlay_does_not_change_derivations(stub: Path, tmp_path: Path) -> None:
     root = tmp_path / "p"
-    shutil.copytree(
-        EXAMPLES / "relu-mixed", root, ignore=shutil.ignore_patterns("nix", "flake.nix")
-    )
+    copy_out(EXAMPLES / "relu-mixed", root, "nix", "flake.nix")
     render_into(root)
     plain = nix_eval_json(_drvs_expr(stub), cwd=root)
     spied = {v["name"]: v for v in summarize(root, stub) if v["system"] == "x86_64-linux"}

@@ -23,6 +23,7 @@ from nixgen.core import paths
 from nixgen.core.errors import ProblemError
 from nixgen.reading import load
 
+from .conftest import copy_out
 from .test_migrate import V4
 
 REPO = Path(__file__).resolve().parent.parent
@@ -189,12 +190,11 @@ def test_an_include_scan_reads_a_source_through_a_link_inside_the_project(
 def test_compdb_writes_through_no_link_on_the_way(tmp_path: Path) -> None:
     """`--output build/compile_commands.json` where `build` is a link out of the project:
     refused before anything runs (only the file itself was looked at before)."""
-    import shutil
 
     from .conftest import EXAMPLES
 
     root = tmp_path / "relu-cpu"
-    shutil.copytree(EXAMPLES / "relu-cpu", root)
+    copy_out(EXAMPLES / "relu-cpu", root)
     (tmp_path / "elsewhere").mkdir()
     (root / "build").symlink_to(tmp_path / "elsewhere")
     result = CliRunner().invoke(

@@ -92,7 +92,10 @@ def test_record_keeps_one_key_per_setting(
         else '\n[override-input]\nnixpkgs = "path:/srv/nixpkgs"\n'
     )
     (root / "nixgen.toml").write_text(f'{spelling} = "old"\n{library} = "vendored"\n{table}')
-    recorded = config.record(root, {"out": value, "library": "input:github:o/nixgen"})
+    current, snapshot = config.read_with_snapshot(root)
+    recorded = config.record(
+        root, {"out": value, "library": "input:github:o/nixgen"}, current, snapshot
+    )
     assert recorded is not None
     assert tomli.loads(recorded.data.decode()) == {
         "out": value,
@@ -319,13 +322,13 @@ def test_a_render_made_before_nixgen_toml_changed_is_not_written(tmp_path: Path)
 
     root = project(tmp_path)
     (root / "nixgen.toml").write_text('library = "vendored"\n')
-    _, rendered, _, _ = pipeline.prepare(root, "nix")
+    rendered = pipeline.prepare(root).rendered
     assert rendered.settings == {"nixgen.toml": b'library = "vendored"\n'}
     (root / "nixgen.toml").write_text('library = "input:github:owner/nixgen/0123abc"\n')
     before = snapshot(tmp_path)
     with pytest.raises(OutputError, match=r"nixgen\.toml: changed while nixgen ran"):
         write.write(root, rendered)
     assert snapshot(tmp_path) == before
-    _, rendered, _, _ = pipeline.prepare(root, "nix")  # made anew: written
+    rendered = pipeline.prepare(root).rendered  # made anew: written
     write.write(root, rendered)
     _consistent(root)

@@ -34,7 +34,7 @@ from click.testing import CliRunner
 from nixgen.cmdline.cli import main
 from tests import client as oracle
 
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, copy_out
 from .nixtools import (
     NixError,
     flake_build,
@@ -99,7 +99,7 @@ def _render(root: Path) -> None:
 
 
 def _copy_example(target: Path) -> Path:
-    shutil.copytree(EXAMPLES / "relu-cpu", target)
+    copy_out(EXAMPLES / "relu-cpu", target)
     for generated in ("nix", "flake.nix", "flake.lock"):
         path = target / generated
         if path.is_dir():

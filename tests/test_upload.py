@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from nixgen.cmdline.cli import main
 
 from . import nixtools
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, copy_out
 from .hubstub import VARIANTS, Hub, fake_project, serve
 
 
@@ -178,7 +178,7 @@ def test_an_uploaded_build_loads_in_the_kernels_client(
     import kernels  # locked (requirements/dev.txt): never skipped
 
     root = tmp_path / "relu-cpu"
-    shutil.copytree(EXAMPLES / "relu-cpu", root, ignore=shutil.ignore_patterns("nix"))
+    copy_out(EXAMPLES / "relu-cpu", root, "nix")
     stub = nixtools.make_stub(tmp_path)
     monkeypatch.setenv("NIX_CONFIG", nixtools.NIX_CONFIG)
     runner = CliRunner()

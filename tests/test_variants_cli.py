@@ -40,7 +40,7 @@ from tests.nixtools import (
     overrides,
 )
 
-from .conftest import CORPUS, EXAMPLES, materialize
+from .conftest import CORPUS, EXAMPLES, copy_out, materialize
 from .corpus_table import LOADING
 
 GOLDEN = Path(__file__).parent / "golden_variants"
@@ -260,7 +260,7 @@ def stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def render_into(root: Path) -> Path:
     """Render the project at `root` and return `root`. Files are written plainly: the
     write stage's fsyncs would triple this module's run time and are tested elsewhere."""
-    _, rendered, _, _ = prepare(root, "nix")
+    rendered = prepare(root).rendered
     files = {**{f"nix/{k}": v for k, v in rendered.tree.items()}, **rendered.root}
     for rel, data in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -271,15 +271,12 @@ def render_into(root: Path) -> Path:
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Rendered copies of the examples and of the corpus sample, outside any git tree."""
-    import shutil
 
     base = tmp_path_factory.mktemp("generated")
     out: dict[str, Path] = {}
     for name in EXAMPLE_NAMES:
         target = base / name
-        shutil.copytree(
-            EXAMPLES / name, target, ignore=shutil.ignore_patterns("nix", "flake.nix", "build")
-        )
+        copy_out(EXAMPLES / name, target, "nix", "flake.nix", "build")
         out[name] = render_into(target)
     for stem in NIX_SAMPLE:
         out[stem] = render_into(materialize(CORPUS / f"{stem}.toml", base / stem))

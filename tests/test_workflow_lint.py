@@ -25,6 +25,8 @@ from nixgen.cmdline.cli import main
 from nixgen.core import tables
 from nixgen.rendering import workflow as workflow_mod
 
+from .conftest import copy_out
+
 ROOT = Path(__file__).resolve().parent.parent
 OWN_WORKFLOW = ROOT / ".github" / "workflows" / "ci.yml"
 PINNED = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)@(?P<commit>[0-9a-f]{40})$")
@@ -119,7 +121,7 @@ def rendered_workflows(tmp_path: Path) -> dict[str, Path]:
         ("relu-mixed-configured", "relu-mixed", CONFIGURED),
     ):
         root = tmp_path / name
-        shutil.copytree(ROOT / "examples" / example, root)
+        copy_out(ROOT / "examples" / example, root)
         if settings is not None:
             (root / "nixgen.toml").write_text(settings)
         result = CliRunner().invoke(main, ["render", str(root), "--ci", "github"])
@@ -167,7 +169,7 @@ def test_a_self_hosted_runner_for_a_single_job_is_what_the_auditor_reports(
     jobs; a build job's runner comes from its matrix row, which zizmor does not read):
     exactly its `self-hosted-runner` finding, nothing else; the other personas stay clean."""
     root = tmp_path / "relu-cpu"
-    shutil.copytree(ROOT / "examples" / "relu-cpu", root)
+    copy_out(ROOT / "examples" / "relu-cpu", root)
     (root / "nixgen.toml").write_text(
         '[ci.plan]\nruns-on = ["self-hosted", "linux"]\n[ci.sign]\nruns-on = { group = "g" }\n'
     )

@@ -29,7 +29,7 @@ from nixgen.planning import plan
 from nixgen.rendering import render
 from nixgen.writing import write
 
-from .conftest import EXAMPLES, materialize
+from .conftest import EXAMPLES, copy_out, materialize
 
 BUILD_TOML = """[general]
 name = "wr"
@@ -413,7 +413,7 @@ def test_renders_of_the_examples_are_fresh_after_rendering(tmp_path: Path) -> No
     runner = CliRunner()
     for example in sorted(p for p in EXAMPLES.iterdir() if (p / "build.toml").exists()):
         root = tmp_path / example.name
-        shutil.copytree(example, root, ignore=shutil.ignore_patterns("nix", "flake.nix"))
+        copy_out(example, root, "nix", "flake.nix")
         assert runner.invoke(main, ["render", str(root)]).exit_code == 0
         check = runner.invoke(main, ["render", "--check", str(root)])
         assert check.exit_code == 0, (example.name, check.output)
@@ -423,7 +423,7 @@ def test_a_directory_whose_generated_files_all_go_goes_too(tmp_path: Path) -> No
     """Rendering without the vendored library (`--library input:URL`) leaves no empty
     `nix/lib/…` behind, while a hand-written directory of the tree, empty or not, stays."""
     root = tmp_path / "relu-cpu"
-    shutil.copytree(EXAMPLES / "relu-cpu", root, ignore=shutil.ignore_patterns("nix"))
+    copy_out(EXAMPLES / "relu-cpu", root, "nix")
     runner = CliRunner()
     assert runner.invoke(main, ["render", str(root)]).exit_code == 0
     assert (root / "nix" / "lib" / "support").is_dir()

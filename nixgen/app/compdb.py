@@ -228,7 +228,6 @@ def encode(entries: list[dict[str, Any]]) -> bytes:
 def is_database(data: bytes) -> bool:
     """Whether `data` is a compilation database (a JSON list of objects, each with a
     `directory` and a `file`): what `nixgen compdb` may replace without --force."""
-    from nixgen.core import bounded
 
     try:
         entries = bounded.json_loads(data.decode("utf-8"))

@@ -2,11 +2,13 @@
 
 build.toml says what the kernels are (the ecosystem's file, read by kernel-builder and the
 `kernels` client too); nixgen.toml says how nixgen runs on them, as `uv.toml` does for uv
-and `.cargo/config.toml` for cargo. Every verb that takes one of these options reads it;
-an option given on the command line wins; `nixgen show` prints the settings in effect::
+and `.cargo/config.toml` for cargo. Every verb that takes one of these options reads it
+once, through `nixgen.app.settings.resolve`, where an option given on the command line
+wins; `nixgen show` prints the settings in effect::
 
     out = "gen"                 # --out: where the generated Nix lives
-    library = "input:github:OWNER/nixgen/REV"   # --library (render): vendored or input:URL
+    library = "input:github:OWNER/nixgen/REV"   # --library (render): vendored, path:DIR
+                                                # or input:URL
     offline = true              # --offline (build, shell)
     [override-input]            # --override-input NAME REF (build, shell)
     nixpkgs = "path:/srv/nixpkgs"
@@ -31,12 +33,13 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
 from nixgen.core import paths
 from nixgen.core.errors import (
+    NixgenError,
     Problem,
     ProblemError,
     did_you_mean,
@@ -46,10 +49,14 @@ from nixgen.core.errors import (
     printable,
 )
 from nixgen.core.paths import DEFAULT_OUT
+from nixgen.planning import runners
+from nixgen.planning.runners import CiSettings
+from nixgen.planning.settings import ProjectSettings
+from nixgen.reading import load
 
-if TYPE_CHECKING:
-    from nixgen.planning.runners import CiSettings
-    from nixgen.planning.settings import ProjectSettings
+# Imported where they are used: the renderer's rules (``out``, ``library``), the process
+# runner's (``[override-input]``) and the TOML editor (`record`), so that `nixgen validate`
+# and `nixgen show` read nixgen.toml without loading them.
 
 FILE = "nixgen.toml"
 #: The keys of nixgen.toml. `kernel` is read by the reading stage, typed and located as
@@ -81,7 +88,8 @@ class Settings:
     """What nixgen.toml sets (None or empty: not set)."""
 
     out: str | None = None
-    #: `--library`: ``vendored`` or ``input:URL`` (`nixgen.rendering.library.parse`).
+    #: `--library`: ``vendored``, ``path:DIR`` or ``input:URL``
+    #: (`nixgen.rendering.library.parse`).
     library: str | None = None
     offline: bool | None = None
     override_input: dict[str, str] = attrs.field(factory=dict)
@@ -105,8 +113,6 @@ class Settings:
 
 
 def _no_ci() -> CiSettings:
-    from nixgen.planning.runners import CiSettings  # the planner, only where it is used
-
     return CiSettings()
 
 
@@ -128,8 +134,6 @@ def project_root(project: Path | str) -> Path:
 def _located(project: Path | str) -> tuple[Path, str | None, str]:
     """The project root, nixgen.toml's path relative to it with links resolved (None
     when a link leads out of the project) and its name for messages."""
-    from nixgen.reading import load
-
     root = project_root(project)
     return root, paths.resolve_inside(root, FILE), load.display_name(root / FILE)
 
@@ -175,8 +179,7 @@ def read(project: Path | str) -> Settings:
 def parse(root: Path, display: str, raw: bytes | None) -> Settings:
     """The settings of the nixgen.toml bytes `raw` (None: absent) of the project `root`."""
     if raw is None:
-        return Settings()  # no TOML reader is loaded for a project without nixgen.toml
-    from nixgen.reading import load
+        return Settings()
 
     path = root / FILE
     document = load.parse(load.decode(raw, display), path, display)
@@ -214,7 +217,9 @@ def parse(root: Path, display: str, raw: bytes | None) -> Settings:
         from nixgen.rendering.library import LibraryError, parse
 
         if not isinstance(library, str):
-            problems.append(error("expected a string (`vendored` or `input:URL`)", ("library",)))
+            problems.append(
+                error("expected a string (`vendored`, `path:DIR` or `input:URL`)", ("library",))
+            )
             library = None
         else:
             try:
@@ -244,8 +249,6 @@ def parse(root: Path, display: str, raw: bytes | None) -> Settings:
             problems.append(error(why, ("override-input", name)))
     ci = _no_ci()
     if "ci" in data:
-        from nixgen.planning import runners
-
         ci, found = runners.parse(data["ci"], ("ci",))
         problems += found
     chosen = _no_project()
@@ -273,30 +276,6 @@ def project_settings(project: Path | str) -> ProjectSettings:
     return read(project).project
 
 
-def out_dir(project: Path | str, given: str | None) -> str:
-    """The output directory: `given` (``--out``) when given, else nixgen.toml's, else
-    nix/."""
-    if given is not None:
-        return given
-    return read(project).out or DEFAULT_OUT
-
-
-def overrides(project: Path | str, given: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
-    """The flake inputs to override: nixgen.toml's, each replaced by a `given` one
-    (``--override-input``) of the same name; every name and reference checked
-    (`checked_overrides`), so none can reach Nix as an option."""
-    named = dict(read(project).override_input)
-    for name, ref in checked_overrides(given, option="--override-input"):
-        named.pop(name, None)
-        named[name] = ref
-    return tuple(named.items())
-
-
-def offline(project: Path | str, given: bool) -> bool:
-    """Whether to build offline: ``--offline``, or nixgen.toml's ``offline = true``."""
-    return given or bool(read(project).offline)
-
-
 _HEADER = (
     "# nixgen's own options for this project (see nixgen's README, \"nixgen.toml\");\n"
     "# every verb reads them, and an option on the command line wins.\n"
@@ -316,15 +295,20 @@ class Recorded:
     lines: list[str]
 
 
-def record(project: Path | str, settings: Mapping[str, str]) -> Recorded | None:
+def record(
+    project: Path | str,
+    settings: Mapping[str, str],
+    current: Settings,
+    snapshot: Mapping[str, bytes | None],
+) -> Recorded | None:
     """nixgen.toml with `settings` (``out``, ``library``: what `--out` and `--library`
-    gave) recorded where they differ from the settings in effect; None when nothing
+    gave) recorded where they differ from `current`, the settings read from the bytes
+    `snapshot` (`read_with_snapshot`: nixgen.toml is read once per run); None when nothing
     changes. The file is edited by `nixgen.core.tomledit`, which knows a key by its parsed
     name: a setting written ``"out" = …`` or ``'out' = …`` is replaced, never repeated."""
     from nixgen.rendering.library import VENDORED
 
-    _, rel, _, before = _read_bytes(project)
-    current = read(project)
+    [(rel, before)] = snapshot.items()
     defaults = {"out": DEFAULT_OUT, "library": VENDORED}
     changes = {
         key: value
@@ -334,7 +318,6 @@ def record(project: Path | str, settings: Mapping[str, str]) -> Recorded | None:
     }
     if not changes:
         return None
-    assert rel is not None  # `_read_bytes` refused a link out of the project
     text = before.decode("utf-8-sig") if before is not None else _HEADER
     data = _edited(text, changes)
     lines = []
@@ -360,8 +343,6 @@ def _edited(text: str, changes: Mapping[str, str]) -> str:
     try:
         return tomledit.rewrite(text, wanted)
     except tomledit.ReadBackError:
-        from nixgen.core.errors import NixgenError
-
         raise NixgenError(
             f"internal error: {FILE} edited does not read back as the settings recorded; "
             "nothing was written (this is a bug in nixgen, please report it)"
@@ -375,7 +356,7 @@ def describe(settings: Settings) -> list[str]:
     lines.append(
         f"  library = {json.dumps(settings.library)}"
         if settings.library
-        else "  library = (default: vendored; in place inside nixgen's own repository)"
+        else "  library = (default: vendored)"
     )
     lines.append(f"  offline = {'true' if settings.offline else 'false'}")
     for name, ref in settings.override_input.items():

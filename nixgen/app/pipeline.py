@@ -8,102 +8,74 @@ in full like any other: `nixgen.writing.write` then touches nothing.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from nixgen.core import console
-from nixgen.core.errors import EXIT_FAILURE
+import attrs
 
-if TYPE_CHECKING:
-    from nixgen.app.config import Settings
-    from nixgen.checking.project import Project
-    from nixgen.core.errors import Problem
-    from nixgen.planning.plan import Plan
-    from nixgen.rendering.library import Library
-    from nixgen.rendering.render import Rendered
+from nixgen import __version__
+from nixgen.app import anchorflake, config
+from nixgen.app.settings import Given, Settings, resolve
+from nixgen.checking import validate
+from nixgen.checking.project import Project
+from nixgen.checking.project import read as read_project
+from nixgen.core import console, paths, writer
+from nixgen.core.errors import EXIT_FAILURE, OutputError, Problem, ProblemError
+from nixgen.core.paths import DEFAULT_OUT
+from nixgen.planning import plan
+from nixgen.planning.plan import Plan
+from nixgen.reading import model
+from nixgen.rendering import render, workflow
+from nixgen.rendering.render import Rendered
+from nixgen.writing import write
 
 
-def prepare(
-    project: Path | str,
-    out: str,
-    *,
-    library: str | None = None,
-    settings_text: bytes | None = None,
-) -> tuple[Project, Rendered, list[Problem], Plan]:
-    """Read, validate and plan `project`, then render it in memory, with the library
-    `library` (``--library``; `library_for`) and the settings of nixgen.toml — or of
-    `settings_text`, the nixgen.toml a flake takeover is about to write.
+@attrs.frozen(kw_only=True)
+class Prepared:
+    """A project read, checked, planned and rendered in memory (`prepare`)."""
 
-    Returns ``(project, rendered, problems, plan)``: the plan is the one rendered, so a
-    verb reads its variants from it instead of planning again. Raises `ProblemError` with
-    every located problem when the project cannot be rendered, `OutDirError` for a bad `out`,
-    `LibraryError` for a bad `library`.
+    project: Project
+    #: The generated files, with the nixgen.toml bytes they were made from.
+    rendered: Rendered
+    #: The warnings of reading and planning (errors raise instead).
+    problems: list[Problem]
+    #: The plan rendered: a verb reads its variants from it instead of planning again.
+    plan: Plan
+    #: The settings it was rendered with.
+    settings: Settings
+
+
+def prepare(project: Path | str, settings: Settings | None = None) -> Prepared:
+    """Read, validate and plan `project`, then render it in memory into `settings.out`
+    with `settings.library` (the settings `resolve` made of the command line and
+    nixgen.toml; None: nixgen.toml's alone).
+
+    Raises `ProblemError` with every located problem when the project cannot be rendered,
+    `OutDirError` for an output directory that is, lies in or holds an input of it.
     """
-    import attrs
-
-    from nixgen.app import config
-    from nixgen.checking import project as project_mod
-    from nixgen.core import paths
-    from nixgen.core.errors import ProblemError
-    from nixgen.planning import plan
-    from nixgen.rendering import render
-
-    render.check_out_dir(out)
-    if library is not None:
-        from nixgen.rendering.library import parse
-
-        parse(library)  # a bad --library fails before the project is read
+    settings = settings if settings is not None else resolve(project)
+    out = settings.out
     # The include scan is `nixgen validate`'s: a render does not read every source.
-
-    loaded = project_mod.read(project, includes=False)
-    clash = paths.overlap(out, read_inputs(loaded))
+    loaded = read_project(project, includes=False)
+    inside = [settings.library.directory] if settings.library.directory is not None else []
+    clash = paths.overlap(out, [*read_inputs(loaded), *inside])
     if clash is not None:
         raise render.OutDirError(
             f"invalid output directory `{out}`: it is, lies in or holds `{clash}`, an input of "
             "the project; nixgen keeps the generated Nix apart from what the build reads "
             "(choose another --out)"
         )
-    if settings_text is None:
-        settings, snapshot = config.read_with_snapshot(loaded.root)
-    else:
-        settings, snapshot = config.parse(loaded.root, config.FILE, settings_text), {}
-    finished = plan.make(loaded.build, settings=settings.project)
+    finished = plan.make(loaded.build, settings=settings.file.project)
     planned = loaded.document.locate_all(list(finished.problems))
     problems = [*loaded.warnings, *planned]
     if any(p.severity == "error" for p in planned):
         raise ProblemError(problems)
-    chosen = library_for(loaded.root, out, library, settings=settings)
-    rendered = render.render(finished, out_dir=out, library=chosen)
-    rendered = attrs.evolve(rendered, settings=snapshot)
-    return loaded, rendered, problems, finished
-
-
-def library_for(
-    root: Path, out: str, given: str | None = None, *, settings: Settings | None = None
-) -> Library:
-    """Where the project at `root` takes the static library from: `given` (``--library``),
-    else nixgen.toml's ``library`` (`settings`, when already read), else the library
-    directory nixgen ships in place when git tracks it in the project's own work tree (what
-    a flake of the project sees: `gitfiles.unseen_files`), else a vendored copy."""
-    from nixgen.app import config
-    from nixgen.building import gitfiles
-    from nixgen.rendering import library
-
-    if given is None:
-        given = (settings or config.read(root)).library
-    value = given
-    if value is not None:
-        return library.parse(value)
-    found = library.in_place(root, out)
-    if found is None:
-        return library.COPY
-    top = gitfiles.git_work_tree(root)
-    if top is None or Path(top).resolve() != found.top:
-        return library.COPY
-    if gitfiles.unseen_files(found.top, found.needed) is not None:
-        return library.COPY  # a library file git does not track: no flake would see it
-    return found.library
+    rendered = render.render(finished, out_dir=out, library=settings.library)
+    rendered = attrs.evolve(rendered, settings=settings.snapshot)
+    return Prepared(
+        project=loaded, rendered=rendered, problems=problems, plan=finished, settings=settings
+    )
 
 
 def inputs(loaded: Project, out: str) -> list[str]:
@@ -111,8 +83,6 @@ def inputs(loaded: Project, out: str) -> list[str]:
     relative to the project: nixgen.toml, the flake, its lock and its kept copy, the
     generated tree `out`, git's directory, and what the build reads (`read_inputs`).
     `nixgen.core.paths.output_path` refuses them and what is under them."""
-    from nixgen.app import anchorflake, config
-
     fixed = [config.FILE, "flake.nix", "flake.lock", anchorflake.BACKUP, ".git", out]
     return [*fixed, *read_inputs(loaded)]
 
@@ -121,12 +91,6 @@ def read_inputs(loaded: Project) -> list[str]:
     """What the build of `loaded` reads, relative to the project: build.toml (and where its
     link leads), every path it lists (sources, include directories, a crate's directory)
     and the Python package. The output directory never is, lies in or holds one."""
-    import os
-
-    from nixgen.checking import validate
-    from nixgen.core import paths
-    from nixgen.reading import model
-
     build = loaded.build
     root = os.path.abspath(loaded.root)
     build_toml = os.path.relpath(os.path.abspath(loaded.document.path), root)
@@ -142,47 +106,35 @@ def read_inputs(loaded: Project) -> list[str]:
     ]
 
 
-def with_github_workflow(loaded: Any, rendered: Any, plan: Plan | None = None) -> Any:
-    """`rendered` plus the project's GitHub Actions workflow (a project-root file): its
-    runners and release settings from nixgen.toml's ``[ci]``, for the (system, backend)
-    pairs of `plan` (the project's, planned again when not given)."""
-    import attrs
-
-    from nixgen import __version__
-    from nixgen.app import config
-    from nixgen.planning import variants
-    from nixgen.rendering import workflow
-
-    found = (
-        plan.variants
-        if plan is not None
-        else variants.variants(loaded.build, settings=config.project_settings(loaded.root))
-    )
+def with_github_workflow(prepared: Prepared) -> Rendered:
+    """The render of `prepared` plus the project's GitHub Actions workflow (a project-root
+    file): its runners and release settings from nixgen.toml's ``[ci]``, for the (system,
+    backend) pairs of its plan."""
+    loaded, rendered = prepared.project, prepared.rendered
     text = workflow.github_workflow(
         loaded.build.general.name,
         nixgen_version=__version__,
-        pairs=[(v.system, v.backend) for v in found],
-        settings=config.read(loaded.root).ci,
+        pairs=[(v.system, v.backend) for v in prepared.plan.variants],
+        settings=prepared.settings.file.ci,
     )
     return attrs.evolve(rendered, root={**rendered.root, workflow.GITHUB_WORKFLOW: text})
 
 
 def render_project(
     project: Path | str,
-    out: str | None = None,
+    given: Given | None = None,
     *,
     check: bool = False,
     force: bool = False,
     ci: str | None = None,
-    library: str | None = None,
     record: Mapping[str, str] | None = None,
     replace_root: Collection[str] = (),
     extra: Mapping[str, bytes] | None = None,
     expect: Mapping[str, bytes | None] | None = None,
     settings_change: tuple[bytes | None, bytes] | None = None,
 ) -> int:
-    """Render (or with `check`, compare) `project` into `out` (None: nixgen.toml's, else
-    nix/) with the library `library` (`prepare`); print what happened; return the exit
+    """Render (or with `check`, compare) `project` with the settings of `given` (``--out``,
+    ``--library``) and nixgen.toml (`resolve`); print what happened; return the exit
     status (0, or 1 when `check` finds stale files). Failures raise.
 
     The whole run holds the project lock (`nixgen.core.writer.project_lock`), from reading
@@ -191,12 +143,9 @@ def render_project(
     `--library` gave) and the `extra` files (`flake.nix.orig`), so two renders at once
     never leave nixgen.toml saying one thing and nix/ another. `replace_root` and
     `expect`: see `nixgen.writing.write.write`. `settings_change`: nixgen.toml's bytes now
-    (None: absent) and those the render plans with and writes in the same transaction (a
-    flake takeover's carried settings)."""
-    from nixgen.app import config
-    from nixgen.core import writer
-    from nixgen.writing import write
-
+    (None: absent) and those the render is made with and writes in the same transaction (a
+    flake takeover's carried settings). A recorded new ``out`` retires the earlier output
+    tree (`retire_out`)."""
     root_dir = config.project_root(project)
     # A project that is not there has nothing to lock: reading it says what is wrong; and
     # `--check` writes nothing, not even the completion of a killed run's write (it
@@ -204,19 +153,15 @@ def render_project(
     locking = root_dir.is_dir() and not check
     lock = writer.project_lock(root_dir) if locking else contextlib.nullcontext()
     with lock:
-        # Where the last render wrote: a recorded new `out` retires it (`retire_out`).
-        previous = config.out_dir(project, None)
-        out = config.out_dir(project, out)
-        loaded, rendered, problems, planned = prepare(
-            project,
-            out,
-            library=library,
-            settings_text=settings_change[1] if settings_change else None,
+        settings = resolve(
+            project, given, text=settings_change[1] if settings_change is not None else None
         )
-        if ci == "github":
-            rendered = with_github_workflow(loaded, rendered, planned)
-        console.print_problems(problems)
-        root = loaded.root
+        out = settings.out
+        previous = settings.file.out or DEFAULT_OUT
+        prepared = prepare(project, settings)
+        rendered = with_github_workflow(prepared) if ci == "github" else prepared.rendered
+        console.print_problems(prepared.problems)
+        root = prepared.project.root
         if check:
             result = write.plan(root, rendered, force=True, replace_root=False)
             if result.stale:
@@ -228,19 +173,16 @@ def render_project(
                 return EXIT_FAILURE
             console.status(f"{out}/ is up to date")
             return 0
-        backends = loaded.build.general.backends
+        backends = prepared.project.build.general.backends
         if force:
-            from nixgen.app import anchorflake
-            from nixgen.core.errors import OutputError
-
-            refusal = anchorflake.force_refusal(root, backends, config.read(root).to_json())
+            refusal = anchorflake.force_refusal(root, backends, settings.file.to_json())
             if refusal is not None:
                 raise OutputError(refusal)
         extra = dict(extra or {})
         expect = dict(expect or {})
         if settings_change is not None:
             extra[config.FILE], expect[config.FILE] = settings_change[1], settings_change[0]
-        recorded = config.record(root, record) if record else None
+        recorded = config.record(root, record, settings.file, settings.snapshot) if record else None
         if recorded is not None:
             extra[recorded.rel] = recorded.data
             expect[recorded.rel] = recorded.before
@@ -269,14 +211,10 @@ def retire_out(project: Path | str, old: str, new: str) -> None:
     """After `render --out NEW` moved the output from `old`: remove the earlier tree when
     nixgen wrote all of it (`write.retire`), else say that it is left, and why. Nothing is
     done when one directory holds the other."""
-    from nixgen.app import config
-    from nixgen.writing import write
-
     old_parts, new_parts = Path(old).parts, Path(new).parts
     shorter = min(len(old_parts), len(new_parts))
     if old_parts[:shorter] == new_parts[:shorter]:
         return  # the same directory, or one inside the other
-    from nixgen.core.errors import OutputError
     from nixgen.core.marker import is_generated
 
     root = config.project_root(project)
@@ -308,7 +246,7 @@ def retire_out(project: Path | str, old: str, new: str) -> None:
         )
 
 
-def summary(result: Any, out: str) -> str:
+def summary(result: write.Plan, out: str) -> str:
     """What a write did, the files under `out` counted apart from the project-root
     files (``flake.nix``, the CI workflow), which are named."""
     prefix = f"{out}/"
@@ -350,8 +288,6 @@ def kept_warnings(
     notes = []
     for name in kept:
         if root is not None and name == "flake.nix":
-            from nixgen.app import anchorflake
-
             found = anchorflake.assess(root, backends)
             if found is not None:
                 notes.append(found.note())

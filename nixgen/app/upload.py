@@ -44,10 +44,15 @@ from typing import Any
 
 import attrs
 
-from nixgen.building import nixcommand
+from nixgen.app.build import nix_settings
+from nixgen.app.pipeline import prepare
+from nixgen.app.settings import Given, resolve
+from nixgen.building import gitfiles, nixbuild, nixcommand
 from nixgen.core import bounded, paths, remote
-from nixgen.core.errors import EXIT_INVALID, NixgenError
+from nixgen.core.console import print_problems
+from nixgen.core.errors import EXIT_INVALID, NixgenError, ProblemError
 from nixgen.core.outside import Outside
+from nixgen.writing import write
 
 #: The signature bundle's name beside a variant's metadata.json (the client's).
 BUNDLE = "metadata.json.sigstore"
@@ -457,7 +462,6 @@ def current_outputs(
 ) -> dict[str, str]:
     """The output path the flake at `root` evaluates to now for each variant of `systems`
     (variant → its system): one `nix eval` (`command(system, variants)`) per system."""
-    from nixgen.building import nixbuild
 
     out: dict[str, str] = {}
     by_system: dict[str, list[str]] = {}
@@ -492,29 +496,20 @@ def current_outputs(
 def stale_variants(
     project: Path,
     found: dict[str, Variant],
+    given: Given,
     *,
-    overrides: Sequence[tuple[str, str]],
-    out: str | None,
     options: Sequence[tuple[str, str]],
-    offline: bool,
     accept_flake_config: bool,
 ) -> list[Refusal]:
     """The variants of `found` that are not what the project's flake builds from its
-    current sources (`match_sources`), after one evaluation per system with the options
-    of the build (`nixgen build`'s --override-input, --out, --option, --offline)."""
-    from nixgen.app import config
-    from nixgen.app.pipeline import prepare
-    from nixgen.building import gitfiles
-    from nixgen.building import offline as offline_mod
-    from nixgen.core.console import print_problems
-    from nixgen.core.errors import ProblemError
-    from nixgen.writing import write
+    current sources (`match_sources`), after one evaluation per system with the settings
+    of the build (`nixgen build`'s --override-input, --out, --offline: `given`, resolved
+    with nixgen.toml; --option: `options`)."""
 
-    out = config.out_dir(project, out)
-    overrides = config.overrides(project, overrides)
-    offline = config.offline(project, offline)
-    loaded, rendered, problems, planned = prepare(project, out)
-    print_problems([p for p in problems if p.severity == "warning"])
+    settings = resolve(project, given)
+    prepared = prepare(project, settings)
+    loaded, rendered, planned = prepared.project, prepared.rendered, prepared.plan
+    print_problems([p for p in prepared.problems if p.severity == "warning"])
     root = loaded.root.resolve()
     if write.plan(root, rendered).stale:
         why = (
@@ -526,15 +521,10 @@ def stale_variants(
     if unseen:
         raise ProblemError(unseen)
     systems = {v.name: v.system for v in planned.variants if v.name in found}
-    settings = nixcommand.Settings(
-        overrides=tuple(overrides),
-        options=(*(offline_mod.SETTINGS if offline else ()), *options),
-        accept_flake_config=accept_flake_config,
-        offline=offline,
-    )
+    nix = nix_settings(settings, options, accept_flake_config=accept_flake_config)
 
     def evaluate(system: str, names: list[str]) -> nixcommand.Command:
-        return nixcommand.eval_out_paths(root, system, names, settings)
+        return nixcommand.eval_out_paths(root, system, names, nix)
 
     current = current_outputs(root, systems, evaluate)
     return match_sources(

@@ -10,15 +10,15 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from pathlib import Path
 
 from nixgen.building import drvgraph, nixbuild, nixcommand
 from nixgen.building import offline as offline_mod
 from nixgen.building.nixlog import Build, NixLog
-from nixgen.core import bounded, console, writer
+from nixgen.checking.project import Project
+from nixgen.core import bounded, console, tables, writer
 from nixgen.core.console import status
 from nixgen.core.errors import EXIT_FAILURE, NixgenError
-from nixgen.rendering import render
 
 
 class BuildFailed(NixgenError):
@@ -28,8 +28,8 @@ class BuildFailed(NixgenError):
 
 
 def build_variants(
-    root: Any,
-    loaded: Any,
+    root: Path,
+    loaded: Project,
     system: str,
     chosen: Sequence[str],
     *,
@@ -171,8 +171,8 @@ def build_variants(
 #: the generated flake's nixConfig; `nixcommand.Settings.for_store` passes them when they
 #: were accepted).
 CACHE = (
-    ("extra-substituters", render.SUBSTITUTER),
-    ("extra-trusted-public-keys", render.SUBSTITUTER_KEY),
+    ("extra-substituters", tables.SUBSTITUTER),
+    ("extra-trusted-public-keys", tables.SUBSTITUTER_KEY),
 )
 
 
@@ -182,7 +182,7 @@ def hint_cache(log: NixLog, progress: nixbuild.Progress, *, accepted: bool) -> b
     if not ignored:
         return False
     hint = nixbuild.cache_hint(
-        render.SUBSTITUTER, render.SUBSTITUTER_KEY, ignored, accepted=accepted
+        tables.SUBSTITUTER, tables.SUBSTITUTER_KEY, ignored, accepted=accepted
     )
     for line in hint.splitlines():
         progress.line(line)

@@ -1,6 +1,7 @@
 """What a flake in a git work tree cannot see: the files the build needs that git does not
 track (untracked, ignored, inside a submodule), as located problems with the `git add` that
-fixes them (`nixgen build`, `shell`, `compdb`)."""
+fixes them (`nixgen build`, `shell`, `compdb`); and a ``path:`` library
+(`nixgen.rendering.library`) that lies outside what the flake reads, or is not tracked."""
 
 from __future__ import annotations
 
@@ -10,15 +11,17 @@ import shlex
 import stat
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import attrs
 
 from nixgen.building import gitcommand, process
 from nixgen.checking import validate
+from nixgen.checking.project import Project
 from nixgen.core import paths
 from nixgen.core.errors import Problem, error
 from nixgen.reading import model
+from nixgen.rendering import library as library_mod
+from nixgen.rendering.render import Rendered
 
 #: Seconds one git command may take.
 GIT_TIMEOUT = 120.0
@@ -118,7 +121,7 @@ def unseen_files(root: Path, needed: Sequence[str]) -> Unseen | None:
     return unseen if unseen.untracked or unseen.ignored or in_submodule else None
 
 
-def source_keys(build: Any) -> dict[str, tuple[str | int, ...]]:
+def source_keys(build: model.Build) -> dict[str, tuple[str | int, ...]]:
     """The key path where each listed file is named first (``kernel.relu.src[0]``)."""
     keys: dict[str, tuple[str | int, ...]] = {}
     for path, rel in validate.listed_files(build):
@@ -127,11 +130,74 @@ def source_keys(build: Any) -> dict[str, tuple[str | int, ...]]:
 
 
 def unseen_problems(
-    loaded: Any, rendered: Any, root: Path, *, new: Sequence[str] = ()
+    loaded: Project, rendered: Rendered, root: Path, *, new: Sequence[str] = ()
 ) -> list[Problem]:
     """Located problems for the files the build needs that the flake would not see,
     because the project is in a git work tree and git does not track them; `new` are
-    files a render would add (untracked by definition). Empty outside a git work tree."""
+    files a render would add (untracked by definition); then those of a ``path:`` library
+    (`library_problems`). Empty outside a git work tree, but for a library outside the
+    project."""
+    return [
+        *_project_problems(loaded, rendered, root, new=new),
+        *library_problems(root, rendered.library),
+    ]
+
+
+def library_problems(root: Path, library: library_mod.Library) -> list[Problem]:
+    """What keeps a flake of the project at `root` from reading its ``path:`` library: a
+    flake reads only its own source tree (the git work tree it lies in, of which it copies
+    the tracked files; outside git, the project directory), so the library must lie there,
+    and in git be tracked. Empty for another library."""
+    needed = library_mod.needed_files(root, library)
+    if not needed:
+        return []
+    named = f"the library `{library_mod.PATH}{library.directory}`"
+    found = git_work_tree(root)
+    top = os.path.realpath(found if found is not None else root)
+    outside = [p for p in needed if not paths.inside(top, p)]
+    if outside:
+        where = (
+            f"the git work tree {shown_path(top)}"
+            if found is not None
+            else "the project directory (it is in no git work tree)"
+        )
+        return [
+            error(
+                f"{named} ({shown_path(os.path.dirname(outside[0]))}) lies outside "
+                f"{where}, and a flake reads only its own source tree, so the build would "
+                "not see it",
+                hint="put the project and the library in one git repository, or render with "
+                "`--library vendored` (a copy in the output tree)",
+            )
+        ]
+    if found is None:
+        return []
+    unseen = unseen_files(Path(top), [os.path.relpath(p, top) for p in needed])
+    if unseen is None:
+        return []
+    missing = [*unseen.untracked, *unseen.ignored, *unseen.in_submodule]
+    names = ", ".join(shown_path(os.path.join(top, r)) for r in missing[:3])
+    more = ", …" if len(missing) > 3 else ""
+    return [
+        error(
+            f"{len(missing)} file(s) of {named} are not tracked by git ({names}{more}), or "
+            "lie in a submodule; Nix copies only the files git tracks into the store, so the "
+            "build would not see them",
+            hint="track them (`git add`) in the repository that holds the project, or render "
+            "with `--library vendored` (a copy in the output tree)",
+        )
+    ]
+
+
+def shown_path(path: str) -> str:
+    """`path` as the messages show it: relative to the working directory."""
+    return os.path.relpath(path)
+
+
+def _project_problems(
+    loaded: Project, rendered: Rendered, root: Path, *, new: Sequence[str]
+) -> list[Problem]:
+    """`unseen_problems` of the project's own files."""
     build = loaded.build
     generated = [f"{rendered.out_dir}/{rel}" for rel in sorted(rendered.tree)]
     generated += sorted(rendered.root)

@@ -27,10 +27,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from nixgen.core import console, nixexpr, paths
+from nixgen.core import console, nixexpr, paths, tables
 from nixgen.core.errors import NixgenError
 from nixgen.core.marker import is_generated
-from nixgen.rendering import render
+from nixgen.rendering.library import COPY, Library, is_local
 
 #: Nix's settings for a run that downloads nothing, beside its `--offline` flag
 #: (`nixcommand.Settings.offline`): the short timeout and single attempt bound a fetch that
@@ -51,16 +51,14 @@ def _script() -> str:
 SCRIPT = _script()
 
 
-def flake_inputs(library: str | None = None) -> dict[str, str]:
+def flake_inputs(library: Library = COPY) -> dict[str, str]:
     """The inputs of every generated flake.nix, by name: their flake references; also the
     flake input `nixgen` when the project takes the library from one that must be
-    downloaded (`library`: nixgen.toml's ``library = "input:URL"``; a local URL, such as
-    ``git+file:`` or ``path:``, is read from disk offline)."""
-    from nixgen.rendering import library as library_mod
-
-    inputs = {"kernel-builder": render.KERNEL_BUILDER_URL, "nixpkgs": render.NIXPKGS_URL}
-    url = library_mod.parse(library).url if library is not None else None
-    if url is not None and not library_mod.is_local(url):
+    downloaded (`library`: ``input:URL``; a local URL, such as ``git+file:`` or ``path:``,
+    is read from disk offline)."""
+    inputs = {"kernel-builder": tables.KERNEL_BUILDER_URL, "nixpkgs": tables.NIXPKGS_URL}
+    url = library.url
+    if url is not None and not is_local(url):
         inputs["nixgen"] = url
     return inputs
 
@@ -149,7 +147,7 @@ def _below(nodes: dict[str, Any], node: Any, seen: set[str]) -> list[str]:
 def missing_inputs(
     root: Path,
     overridden: Iterable[str],
-    library: str | None = None,
+    library: Library = COPY,
     inputs: dict[str, str] | None = None,
 ) -> list[tuple[str, str]]:
     """The inputs (name, reference) of the flake at `root` that an offline run cannot
@@ -179,7 +177,7 @@ def missing_inputs(
     return missing
 
 
-def check_inputs(root: Path, overridden: Iterable[str], library: str | None = None) -> None:
+def check_inputs(root: Path, overridden: Iterable[str], library: Library = COPY) -> None:
     """Raise `NixgenError` naming the inputs an offline build of the flake at `root`
     cannot have (`missing_inputs`): the generated flake's, or those a hand-written
     flake.nix declares (`kept_flake_inputs`); when those cannot be read, warn that they

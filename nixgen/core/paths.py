@@ -267,20 +267,6 @@ def check_dirs(
     return None
 
 
-def work_tree_above(path: str | os.PathLike[str]) -> str | None:
-    """The nearest directory at or above the resolved `path` that holds a ``.git`` (a
-    directory, or the file of a linked work tree or submodule): where git would look, by
-    the file system alone; None when there is none."""
-    current = os.path.realpath(path)
-    while True:
-        if os.path.lexists(os.path.join(current, ".git")):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
-
-
 def inside(root: str, real: str) -> bool:
     """Whether the real path `real` is `root` or under it (both real, absolute)."""
     return real == root or real.startswith(root.rstrip("/") + "/")

@@ -2,8 +2,9 @@
 
 nixgen plans from them in Python (`nixgen.planning.plan`) and writes the results into the generated
 files, which the Nix library only reads. The tables the library reads at evaluation time
-(the ABI policies, the backends and languages, the pins, the source kinds) are copied into
-every generated tree (`render.LIB_DATA`).
+(the ABI policies, the backends and languages, the pins, the source kinds) are the library's
+own `data/` (`nix/data` is a link here), and a vendored tree gets a copy of them
+(`nixgen.rendering.library.LIB_DATA`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,17 @@ def read_text(name: str) -> str:
 def table(name: str) -> Any:
     return json.loads(read_text(name))
 
+
+#: The revisions generated flakes pin and the toolchain's binary cache: one table, read by the
+#: Nix library too (`data/pins.json`); the render writes them into flake.nix, and `nixgen
+#: build` passes the cache to a `nix build` that reads no flake.
+_PINS: dict[str, str] = table("pins.json")
+NIXPKGS_URL = _PINS["nixpkgs"]
+KERNEL_BUILDER_URL = _PINS["kernel-builder"]
+SUBSTITUTER = _PINS["substituter"]
+SUBSTITUTER_KEY = _PINS["substituter-key"]
+#: The format of the generated data, which the library checks first (`data/format.json`).
+FORMAT: int = table("format.json")["format"]
 
 #: The backends and kernel languages: one table, read by the Nix library too
 #: (`data/languages.json`: its toolchains, `backendConfig`, `backendDefines` and builders).

@@ -1,37 +1,41 @@
 """Where a rendered project takes nixgen's static Nix library from.
 
 Three ways, one rule each, chosen by `nixgen render --library` (or nixgen.toml's
-``library``):
+``library``); nothing else decides it, so a project renders the same wherever it lies:
 
 * ``vendored`` (the default while nixgen has no published address): a copy of the library in
   the output tree (``<out>/lib/``), so the project builds with exactly the library of the
   nixgen that rendered it, offline, with nothing but its own files.
-* in place, chosen by the default itself when it can be (`in_place`): the library directory
-  nixgen ships is tracked by git in the same work tree as the project, so a flake of the
-  project (whose source is that whole work tree) reads it where it is; the generated
-  ``default.nix`` imports it by a relative path and nothing is copied. This is how the
-  examples in nixgen's repository use the repository's own ``nix/``; an example copied out
-  of the repository and rendered gets its own copy again. A link in the output tree stays
-  refused (`nixgen.writing.write`): the reference is a path in the Nix text.
+* ``path:DIR``: the library directory DIR (relative to the project: a checkout of nixgen's
+  ``nix/``) used in place; the generated ``default.nix`` imports it by a relative path and
+  nothing is copied. A flake of the project reads only its own source tree (the git work tree
+  it lies in, else the project directory), so DIR must lie there and, in git, be tracked:
+  `nixgen build` checks that as it checks the project's own files
+  (`nixgen.building.gitfiles`). The examples in nixgen's repository name the repository's
+  ``nix/`` this way (their nixgen.toml). A link in the output tree stays refused
+  (`nixgen.writing.write`): the reference is a path in the Nix text.
 * ``input:URL``: the generated ``flake.nix`` pins the flake input ``nixgen`` to URL and the
   generated ``default.nix`` takes the library from it (``nixgen.lib`` of nixgen's flake);
-  nothing is copied. The format version the library checks first (`project.checkFormat`,
-  ``data/format.json``) makes an input of another nixgen fail with a clear message rather
-  than misread the generated data.
+  nothing is copied.
+
+The format version the library checks first (`project.checkFormat`, ``data/format.json``)
+makes a library of another nixgen fail with a clear message rather than misread the generated
+data; for ``path:DIR`` nixgen compares it before it renders (`check_directory`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import posixpath
 from pathlib import Path
 
 import attrs
 
 from nixgen import __version__
-from nixgen.core import marker, paths
-from nixgen.core.errors import EXIT_INVALID, NixgenError, closest, one_of
-from nixgen.core.tables import PACKAGE, library_files, read_text
+from nixgen.core import marker
+from nixgen.core.errors import EXIT_INVALID, NixgenError, Problem, closest, one_of, printable
+from nixgen.core.tables import FORMAT, PACKAGE, library_files, read_text
 from nixgen.rendering import nixlit
 
 #: The library's files, copied into a vendored tree (`<out>/lib/`): the library directory
@@ -50,10 +54,12 @@ LIB_DATA: tuple[str, ...] = (
 )
 
 VENDORED = "vendored"
+#: The prefix of a library directory used in place.
+PATH = "path:"
 #: The prefix of a library taken as a flake input.
 INPUT = "input:"
 #: What `--library` accepts, as its help and errors spell it.
-CHOICES = (VENDORED, f"{INPUT}URL")
+CHOICES = (VENDORED, f"{PATH}DIR", f"{INPUT}URL")
 #: The schemes of a flake URL Nix reads (the Nix manual, "Flake references"; `path:`,
 #: `git+file:` and `file:` name local sources, the rest remote ones).
 URL_SCHEMES = (
@@ -95,20 +101,27 @@ def is_local(url: str) -> bool:
 @attrs.frozen(kw_only=True)
 class Library:
     """Where the generated Nix takes the library from: a copy in ``<out>/lib`` (`vendored`),
-    the library directory nixgen ships by a relative path (`path`), or the flake input
-    ``nixgen`` pinned to `url`."""
+    the library directory `directory` in place, or the flake input ``nixgen`` pinned to
+    `url`."""
 
-    #: In place: the library's directory as a Nix path literal seen from the output tree.
-    path: nixlit.Path | None = None
+    #: ``path:DIR``: the library's directory, relative to the project, normalised.
+    directory: str | None = None
     #: A flake input: its URL, written into the generated flake.
     url: str | None = None
 
     @property
     def vendored(self) -> bool:
-        return self.path is None and self.url is None
+        return self.directory is None and self.url is None
+
+    def path_from(self, out_dir: str) -> nixlit.Path:
+        """`directory` as a Nix path literal seen from the output tree `out_dir` (a checked
+        project-relative directory; Nix resolves a path literal lexically, and so is it
+        made)."""
+        assert self.directory is not None
+        return _literal(posixpath.relpath(self.directory, out_dir))
 
 
-#: The default when nothing says otherwise and the library cannot be used in place.
+#: The default when nothing says otherwise.
 COPY = Library()
 
 
@@ -118,21 +131,22 @@ class LibraryError(NixgenError, ValueError):
     exit_code = EXIT_INVALID
 
     def render(self) -> str:
-        from nixgen.core.errors import Problem
-
         return Problem(message=f"--library: {self}").render()
 
 
 def parse(value: str) -> Library:
-    """`value` of `--library` (``vendored`` or ``input:URL``); `LibraryError` naming the
-    closest valid choice otherwise."""
+    """`value` of `--library` (``vendored``, ``path:DIR`` or ``input:URL``); `LibraryError`
+    naming the closest valid choice otherwise. Reads nothing: `check_directory` looks at a
+    ``path:`` directory."""
     if value == VENDORED:
         return COPY
+    if value.startswith(PATH):
+        return _directory(value)
     if not value.startswith(INPUT):
-        guess = closest(value.partition(":")[0], (VENDORED, INPUT.rstrip(":")))
+        guess = closest(value.partition(":")[0], (VENDORED, PATH.rstrip(":"), INPUT.rstrip(":")))
         hint = f"; did you mean `{guess}`?" if guess and ":" not in value else ""
-        if guess == "input" and ":" in value:
-            hint = f"; did you mean `{INPUT}{value.partition(':')[2]}`?"
+        if guess in ("input", "path") and ":" in value:
+            hint = f"; did you mean `{guess}:{value.partition(':')[2]}`?"
         raise LibraryError(f"unknown library `{value}` (expected {one_of(CHOICES)}){hint}")
     url = value[len(INPUT) :]
     scheme, colon, rest = url.partition(":")
@@ -151,49 +165,76 @@ def parse(value: str) -> Library:
     return Library(url=url)
 
 
-def shipped() -> Path:
-    """The library directory nixgen ships (`nixgen/nixlib`, in a checkout a link to the
-    repository's ``nix/``), resolved."""
-    return Path(os.path.realpath(os.path.join(PACKAGE, "nixlib")))
+def _literal(relative: str) -> nixlit.Path:
+    """The relative POSIX path `relative` as a Nix path literal (`./x`, `../x`, `../..`)."""
+    return nixlit.path(relative if relative.split("/")[0] == ".." else f"./{relative}")
 
 
-@attrs.frozen(kw_only=True)
-class Candidate:
-    """The library referenced in place, once git confirms that the work tree `top` tracks
-    `needed` (paths relative to `top`: the library's files and data, resolved)."""
-
-    library: Library
-    top: Path
-    needed: list[str]
-
-
-def in_place(root: Path, out_dir: str) -> Candidate | None:
-    """The in-place reference for the project at `root` rendering into `out_dir`, when the
-    shipped library directory and the project lie in one git work tree and the library is
-    a path literal from there; else None (vendored). Looks at the file system only: the
-    caller asks git whether `Candidate.needed` is tracked (what a flake can see)."""
-    library = shipped()
-    found = paths.work_tree_above(library)
-    if found is None:
-        return None  # an installed nixgen: no git is asked
-    top = Path(found)
-    project = Path(os.path.realpath(root))
-    if paths.work_tree_above(project) != found:
-        return None  # another repository, or a nested one (a submodule)
-    relative = os.path.relpath(library, project / out_dir)
+def _directory(value: str) -> Library:
+    """``path:DIR``: DIR relative to the project, in names a Nix path literal can spell."""
+    given = value[len(PATH) :]
+    if not given or any(c.isspace() or not c.isprintable() for c in given):
+        raise LibraryError(
+            f"`{value}`: expected a directory after `{PATH}`, relative to the project, "
+            "without spaces or control characters (`path:../nixgen/nix`)"
+        )
+    if given.startswith(("/", "~")):
+        raise LibraryError(
+            f"`{value}`: the directory must be relative to the project: a flake reads only "
+            "its own source tree (the git work tree it lies in), never an absolute path; "
+            "for a library elsewhere use `input:path:DIR` (a flake input) or `vendored`"
+        )
+    directory = posixpath.normpath(given)
     try:
-        path = nixlit.path(relative if relative.startswith("../") else f"./{relative}")
+        _literal(directory)
     except ValueError:
-        return None  # a directory name no path literal can spell
-    needed = [library / name for name in LIB_FILES]
-    needed += [Path(os.path.realpath(library / "data" / name)) for name in LIB_DATA]
-    if not all(p.is_relative_to(top) for p in needed):
-        return None
-    return Candidate(
-        library=Library(path=path),
-        top=top,
-        needed=sorted(str(p.relative_to(top)) for p in needed),
-    )
+        raise LibraryError(
+            f"`{value}`: a Nix path literal cannot spell `{given}` (each name is letters, "
+            "digits, `.`, `_`, `+` and `-`, not starting with `.`)"
+        ) from None
+    return Library(directory=directory)
+
+
+def check_directory(root: Path, library: Library) -> None:
+    """Refuse (`LibraryError`) a ``path:`` library whose directory, relative to the project
+    `root`, holds no nixgen library (its ``default.nix`` and ``data/format.json``), or one
+    that reads another format of the generated files than this nixgen writes: the render
+    would succeed and every evaluation fail. Nothing for another library."""
+    if library.directory is None:
+        return
+    shown = f"`{PATH}{library.directory}`"
+    where = os.path.normpath(os.path.join(root, library.directory))
+    table = os.path.join(where, "data", "format.json")
+    if not os.path.isfile(os.path.join(where, "default.nix")) or not os.path.isfile(table):
+        raise LibraryError(
+            f"{shown}: `{printable(where)}` holds no nixgen library (its default.nix and "
+            "data/format.json, as nixgen's `nix/` directory); name the library's directory "
+            "relative to the project, or use `vendored` for a copy in the output tree"
+        )
+    ours = FORMAT
+    try:
+        with open(table, encoding="utf-8") as handle:
+            theirs = json.load(handle).get("format")
+    except (OSError, ValueError, AttributeError):
+        theirs = None
+    if theirs != ours:
+        raise LibraryError(
+            f"{shown}: the library in `{printable(where)}` reads format {theirs} of the "
+            f"generated files; this nixgen {__version__} writes format {ours} (use that "
+            "nixgen's library, or `vendored` for a copy of this one)"
+        )
+
+
+def needed_files(root: Path, library: Library) -> list[str]:
+    """What a flake of the project at `root` must see of a ``path:`` library (empty for
+    another): the library's files and the data tables they read, as absolute paths with
+    every link resolved (a table may be a link to where it lives: nixgen's ``nix/data``)."""
+    if library.directory is None:
+        return []
+    where = Path(os.path.normpath(os.path.join(root, library.directory)))
+    found = [where / name for name in LIB_FILES]
+    found += [where / "data" / name for name in LIB_DATA]
+    return sorted(os.path.realpath(p) for p in found)
 
 
 def vendored_files() -> dict[str, bytes]:

@@ -21,10 +21,10 @@ from typing import Any, ClassVar, cast
 import attrs
 
 from nixgen import __version__
-from nixgen.core import contract, jinja, marker, paths
+from nixgen.core import contract, jinja, marker, paths, tables
 from nixgen.core.errors import EXIT_INVALID, NixgenError, Problem
 from nixgen.core.paths import DEFAULT_OUT
-from nixgen.core.tables import LANGUAGE_FLAGS, PACKAGE, table
+from nixgen.core.tables import LANGUAGE_FLAGS, PACKAGE
 from nixgen.planning import metadata
 from nixgen.planning.kernels import KernelPlan
 from nixgen.planning.plan import Plan
@@ -34,16 +34,12 @@ from nixgen.rendering.library import COPY, Library, vendored_files
 from nixgen.rendering.library import LIB_DATA as LIB_DATA
 from nixgen.rendering.library import LIB_FILES as LIB_FILES
 
-#: The revisions generated flakes pin and the toolchain's binary cache: one table, read by the
-#: Nix library too (`data/pins.json`).
-_PINS: dict[str, str] = table("pins.json")
-NIXPKGS_URL = _PINS["nixpkgs"]
-KERNEL_BUILDER_URL = _PINS["kernel-builder"]
-SUBSTITUTER = _PINS["substituter"]
-SUBSTITUTER_KEY = _PINS["substituter-key"]
-
-#: The format of the generated data, which the library checks first (`data/format.json`).
-FORMAT: int = table("format.json")["format"]
+#: The pins and the format are tables (`nixgen.core.tables`), read here to be written.
+NIXPKGS_URL = tables.NIXPKGS_URL
+KERNEL_BUILDER_URL = tables.KERNEL_BUILDER_URL
+SUBSTITUTER = tables.SUBSTITUTER
+SUBSTITUTER_KEY = tables.SUBSTITUTER_KEY
+FORMAT = tables.FORMAT
 #: The argument of `nixgen.kernel.cpp` (lib/kernel.nix) that takes a C++ kernel language's
 #: backend flags (`KernelPlan.backend_flags`).
 BACKEND_FLAGS = {language: nix for language, (_, nix) in LANGUAGE_FLAGS.items()}
@@ -61,6 +57,9 @@ class Rendered:
     #: None when it is absent): the writer refuses to write the render once they changed,
     #: so the files on disk never disagree with the settings they were rendered by.
     settings: dict[str, bytes | None] = attrs.field(factory=dict)
+    #: Where the tree takes the static library from (what a build must see of a ``path:``
+    #: one: `nixgen.building.gitfiles`).
+    library: Library = COPY
 
 
 # ------------------------------------------------------------------------- jinja setup
@@ -153,7 +152,7 @@ class ProjectFile:
 
 @attrs.frozen(kw_only=True)
 class DefaultFile:
-    """The entry point importing the library's directory (`./lib`, or the shipped one in
+    """The entry point importing the library's directory (`./lib`, or a ``path:`` one in
     place)."""
 
     template: ClassVar[str] = "default.nix.j2"
@@ -585,12 +584,13 @@ def render(planned: Plan, *, out_dir: str = DEFAULT_OUT, library: Library = COPY
             library=nixlit.path("./lib"),
             library_file="lib/project.nix",
         )
-    elif library.path is not None:
+    elif library.directory is not None:
+        path = library.path_from(out_dir)
         entry = DefaultFile(
             what="entry point",
             root=root,
-            library=library.path,
-            library_file=f"{library.path}/project.nix",
+            library=path,
+            library_file=f"{path}/project.nix",
         )
     else:
         entry = DefaultInputFile(
@@ -611,5 +611,8 @@ def render(planned: Plan, *, out_dir: str = DEFAULT_OUT, library: Library = COPY
     if library.url is not None:
         flake = FlakeInputFile(**attrs.asdict(flake, recurse=False), nixgen_url=library.url)
     return Rendered(
-        out_dir=out_dir, tree=dict(sorted(tree.items())), root={"flake.nix": _template(flake)}
+        out_dir=out_dir,
+        tree=dict(sorted(tree.items())),
+        root={"flake.nix": _template(flake)},
+        library=library,
     )

@@ -1,19 +1,18 @@
-"""`nixgen build`: render when stale, then build the chosen variants with one `nix build`."""
+"""`nixgen build`: render when stale, then build the chosen variants with one `nix build`
+(the use case: `nixgen.app.build`)."""
 
 from __future__ import annotations
 
-import os
 import shlex
-import stat
-from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
 import click
 
-from nixgen.building import builds as building
-from nixgen.building import gitfiles, nixcheck, nixcommand, selection
-from nixgen.building.nixbuild import host_system
+from nixgen.app import build as use_case
+from nixgen.app.build import DEFAULT_LINKS, Request
+from nixgen.app.settings import Given
+from nixgen.building import nixcommand
 from nixgen.cmdline.cli import (
     accept_flake_config_option,
     built_out_option,
@@ -29,22 +28,14 @@ from nixgen.cmdline.cli import (
 )
 from nixgen.core import console, tables
 from nixgen.core.console import status
-from nixgen.core.errors import (
-    ProblemError,
-    error,
-    sort_problems,
-)
-from nixgen.planning.variants import SYSTEMS, best_variant
+from nixgen.core.errors import sort_problems
+from nixgen.planning.variants import SYSTEMS
 
-__all__ = ["build_command", "command", "host_system"]
+__all__ = ["DEFAULT_LINKS", "build_command", "command"]
 
 #: The largest --max-jobs and --cores passed to Nix (which reads them as 32-bit unsigned
 #: integers and fails on more, after the evaluation); beyond any machine.
 MAX_JOBS = 65536
-
-#: Where each variant is linked, relative to the project (what the `kernels` client and
-#: the tests of `nixgen init` look at).
-DEFAULT_LINKS = "build"
 
 
 @click.command(name="build")
@@ -166,160 +157,54 @@ def build_command(
     (--no-sandbox-check builds without it). Exit status: 0 built, 1 a build failed, 2
     invalid input (untracked files and an unfit Nix included).
     """
-    from nixgen.app import config
-    from nixgen.app.pipeline import inputs as pipeline_inputs
-    from nixgen.app.pipeline import kept_warnings, prepare
-    from nixgen.app.pipeline import summary as render_summary
-    from nixgen.building import offline as offline_mod
-    from nixgen.writing import write
-
     if as_json and not dry_run:
         raise click.UsageError("--json needs --dry-run (a build prints progress, not JSON)")
     if no_link and links is not None:
         raise click.UsageError("--no-link and --out-link exclude each other: pass one")
     if quick and variants:
         raise click.UsageError("--quick and --variant exclude each other: pass one")
-    links = links or DEFAULT_LINKS
-    system = system or host_system()
-    out = config.out_dir(project, out)
-    overrides = config.overrides(project, overrides)
-    offline = config.offline(project, offline)
-    if offline:
-        options = (*offline_mod.SETTINGS, *options)
-    loaded, rendered, problems, planned = prepare(project, out)
-    print_problems(problems)
-    root = loaded.root.resolve()  # Nix runs in the project: links must not be relative
-    available = planned.for_system(system)
-    names = [v.name for v in available]
-    if backends:
-        available = [v for v in available if v.backend in backends]
-    if variants:
-        unknown = [v for v in variants if v not in names]
-        if unknown:
-            raise ProblemError(
-                [selection.unknown_variant(planned, v, system, names) for v in unknown]
-            )
-        chosen = list(dict.fromkeys(variants))
-    elif quick and available:
-        chosen = [best_variant(available).name]
-    else:
-        chosen = [v.name for v in available if v.bundle]
-    if not chosen:
-        which = f" of backend {', '.join(backends)}" if backends else ""
-        raise ProblemError(
-            [
-                error(
-                    f"{loaded.build.general.name} has no variants{which} for {system}",
-                    hint=selection.other_systems(planned, system, backends),
-                )
-            ]
-        )
-
-    if not no_link:  # refused before anything is rendered, run or built (a dry run too)
-        links = _check_links(root, links, chosen, pipeline_inputs(loaded, out))
-    stale = write.plan(root, rendered)
-    for note in kept_warnings(stale.kept, root, loaded.build.general.backends):
-        console.err(note)
-    settings = nixcommand.Settings(
-        overrides=overrides,
-        options=tuple(options),
-        accept_flake_config=accept_flake_config,
-        offline=offline,
-    )
-    evaluate = nixcommand.eval_drv_paths(root, system, chosen, settings)
-
-    def nix_build(drvs: list[nixcommand.Derivation]) -> nixcommand.Command:
-        # `nix build` of evaluated derivations reads no flake, so no nixConfig: the
-        # accepted cache settings are passed on as options.
-        return nixcommand.build(
-            drvs,
-            settings,
-            cache=building.CACHE,
-            keep_going=keep_going,
-            max_jobs=max_jobs,
-            cores=cores,
-            builders=builders,
-        )
-
-    if dry_run:
-        changed = [*stale.added, *stale.changed, *stale.removed]
-        build = nix_build([])  # the derivations follow its `--`
-        unseen = gitfiles.unseen_problems(loaded, rendered, root, new=stale.added)
-        if as_json:
-            emit_result(
-                {
-                    "render": changed,
-                    "system": system,
-                    "cwd": str(root.resolve()),
-                    "variants": chosen,
-                    "eval": list(evaluate.argv),
-                    "build": list(build.argv),
-                },
-                [*problems, *unseen],
-            )
-            return None
-        print_problems(sort_problems(attrs.evolve(p, severity="warning") for p in unseen))
-        if changed:
-            status(f"would render {rendered.out_dir}/ ({len(changed)} file(s) stale)")
-        ref = nixcommand.flake_ref(root)
-        cd = f"cd {shlex.quote(str(root.resolve()))} && " if ref == "." else ""
-        console.out(cd + evaluate.shown())
-        console.out(shlex.join([*build.argv, "<drvPath of each variant>"]))
-        return None
-
-    if stale.stale:
-        result = write.write(root, rendered)
-        status(render_summary(result, rendered.out_dir))
-    unseen = gitfiles.unseen_problems(loaded, rendered, root)
-    if unseen:
-        raise ProblemError(unseen)
-    if offline:
-        offline_mod.check_inputs(root, [name for name, _ in overrides], config.read(root).library)
-    print_problems(
-        nixcheck.check(
-            overrides=overrides,
-            options=nixcommand.options(options),
-            sandbox_check=not no_sandbox_check,
-            hint=", or run `nixgen render` here and build the flake elsewhere",
-        )
-    )
-    building.build_variants(
-        root,
-        loaded,
-        system,
-        chosen,
-        evaluate=evaluate,
-        nix_build=nix_build,
-        links=None if no_link else links,
+    given = Given(out=out, offline=offline, overrides=overrides)
+    request = Request(
+        variants=variants,
+        quick=quick,
+        system=system,
+        backends=backends,
+        links=None if no_link else links or DEFAULT_LINKS,
+        keep_going=keep_going,
+        max_jobs=max_jobs,
+        builders=builders,
+        cores=cores,
         log_lines=log_lines,
-        offline=offline,
         accept_flake_config=accept_flake_config,
-        labels=planned.labels,
+        options=options,
+        sandbox_check=not no_sandbox_check,
     )
-    return chosen  # what `nixgen build-and-upload` uploads
-
-
-def _check_links(
-    root: Path, links: str, variants: Sequence[str], inputs: Sequence[str] = ()
-) -> str:
-    """The link directory, project-relative, by the path rule of every output
-    (`nixgen.core.paths.output_path`: inside the project, an absolute path too, through no
-    link, a real directory or nothing, never an input of the project), refused before
-    anything is built; and each variant's link path taken by something other than a link
-    (a hand-written file or directory, which Nix would not replace) refused too."""
-    from nixgen.core import paths
-    from nixgen.core.errors import OutputError
-
-    rel = paths.output_path(root, links, option="--out-link", inputs=inputs, directory=True)
-    for name in variants:
-        found = paths.lstat_under(root, f"{rel}/{name}")
-        if isinstance(found, os.stat_result) and not stat.S_ISLNK(found.st_mode):
-            what = "a directory" if stat.S_ISDIR(found.st_mode) else "a file"
-            raise OutputError(
-                f"{root / rel / name}: is {what}, not a link to a build: nixgen links variant "
-                f"{name} there (move it away, or choose another --out-link)"
-            )
-    return rel
+    build = use_case.decide(project, given, request)
+    if not dry_run:
+        return use_case.run(build)  # what `nixgen build-and-upload` uploads
+    planned = use_case.dry_run(build)
+    if as_json:
+        emit_result(
+            {
+                "render": planned.render,
+                "system": build.system,
+                "cwd": str(build.root),
+                "variants": build.variants,
+                "eval": list(build.evaluate.argv),
+                "build": list(planned.build.argv),
+            },
+            [*build.prepared.problems, *planned.unseen],
+        )
+        return None
+    print_problems(sort_problems(attrs.evolve(p, severity="warning") for p in planned.unseen))
+    if planned.render:
+        status(
+            f"would render {build.prepared.rendered.out_dir}/ ({len(planned.render)} file(s) stale)"
+        )
+    cd = f"cd {shlex.quote(str(build.root))} && " if nixcommand.flake_ref(build.root) == "." else ""
+    console.out(cd + build.evaluate.shown())
+    console.out(shlex.join([*planned.build.argv, "<drvPath of each variant>"]))
+    return None
 
 
 command = build_command

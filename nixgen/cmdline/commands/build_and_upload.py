@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from nixgen.app.settings import Given
 from nixgen.cmdline.cli import common_options, handle_errors
 from nixgen.cmdline.commands import build as build_verb
 from nixgen.cmdline.commands import upload as upload_verb
@@ -59,12 +60,8 @@ def _build_and_upload(**kwargs: Any) -> None:
         variants=built or (),
         output_json=kwargs["output_json"],
         allow_stale=False,
-        nix={
-            "overrides": kwargs["overrides"],
-            "out": kwargs["out"],
-            "options": kwargs["options"],
-            "offline": kwargs["offline"],
-        },
+        given=Given(out=kwargs["out"], offline=kwargs["offline"], overrides=kwargs["overrides"]),
+        options=kwargs["options"],
         accept_flake_config=kwargs["accept_flake_config"],
         just_built=True,
     )

@@ -8,7 +8,11 @@ from pathlib import Path
 
 import click
 
-from nixgen.building import gitfiles, nixbuild, nixcommand, process, selection
+from nixgen.app import compdb, pipeline
+from nixgen.app.build import make_ready, nix_settings
+from nixgen.app.pipeline import kept_warnings, prepare
+from nixgen.app.settings import Given, resolve
+from nixgen.building import nixbuild, nixcommand, process
 from nixgen.cmdline.cli import (
     accept_flake_config_option,
     built_out_option,
@@ -21,7 +25,9 @@ from nixgen.cmdline.cli import (
 )
 from nixgen.core import console, paths, writer
 from nixgen.core.console import status
-from nixgen.core.errors import NixgenError, OutputError, ProblemError, error
+from nixgen.core.errors import NixgenError, OutputError, ProblemError, error, warning
+from nixgen.planning import selection, variants
+from nixgen.writing import write
 
 #: How many lines of a failed Nix command's output an error shows.
 TAIL = 20
@@ -87,21 +93,16 @@ def compdb_command(
     `nix build --no-link`, so every include path exists. Renders the Nix files first when
     stale. Exit status: 0 written, 1 Nix failed, 2 invalid input.
     """
-    from nixgen.app import compdb, config, pipeline
-    from nixgen.app.pipeline import kept_warnings, prepare, summary
-    from nixgen.planning import variants
-    from nixgen.writing import write
-
-    out = config.out_dir(project, out)
-    overrides = config.overrides(project, overrides)
+    settings = resolve(project, Given(out=out, overrides=overrides))
     system = nixbuild.host_system()
-    loaded, rendered, problems, planned = prepare(project, out)
-    print_problems(problems)
+    prepared = prepare(project, settings)
+    loaded, rendered, planned = prepared.project, prepared.rendered, prepared.plan
+    print_problems(prepared.problems)
     root = loaded.root.resolve()
     # The path rule of every output (`nixgen.core.paths.output_path`): inside the project,
     # through no link, a regular file or nothing, never an input of the project.
     output_rel = paths.output_path(
-        root, output_path, option="--output", inputs=pipeline.inputs(loaded, out)
+        root, output_path, option="--output", inputs=pipeline.inputs(loaded, settings.out)
     )
     names = [v.name for v in planned.for_system(system)]
     if not names:
@@ -118,13 +119,12 @@ def compdb_command(
         raise ProblemError([selection.unknown_variant(planned, variant, system, names, flag=False)])
     # The flake's default dev shell's variant, as the plan chose it (no evaluation).
     variant = variant or variants.default_shell_variant(planned.for_system(system))
-    settings = nixcommand.Settings(
-        overrides=overrides, options=tuple(options), accept_flake_config=accept_flake_config
-    )
+    # compdb downloads what it must: it has no --offline, and takes not nixgen.toml's.
+    nix = nix_settings(settings, options, accept_flake_config=accept_flake_config, offline=False)
 
     def evaluate(name: str) -> nixcommand.Command:
         target = nixcommand.installable(root, "packages", system, name)
-        return nixcommand.eval_json(target, compdb.APPLY, settings)
+        return nixcommand.eval_json(target, compdb.APPLY, nix)
 
     stale = write.plan(root, rendered)
     if dry_run:
@@ -135,16 +135,12 @@ def compdb_command(
         cd = f"cd {shlex.quote(str(root))} && " if ref == "." else ""
         console.out(cd + evaluate(variant).shown())
         if not no_realise:
-            realise = nixcommand.realise([], settings).argv
+            realise = nixcommand.realise([], nix).argv
             console.out(shlex.join([*realise, "<drvPath of each input>"]))
         return
     for note in kept_warnings(stale.kept, root, loaded.build.general.backends):
         console.err(note)
-    if stale.stale:
-        status(summary(write.write(root, rendered), rendered.out_dir))
-    unseen = gitfiles.unseen_problems(loaded, rendered, root)
-    if unseen:
-        raise ProblemError(unseen)
+    make_ready(prepared, root, stale)
     status(f"evaluating {variant}", level=1)
     parts = compdb.parse(_run(evaluate(variant), root, f"evaluating {variant}"))
     if not no_realise:
@@ -152,7 +148,7 @@ def compdb_command(
         # before it goes on `nix build`'s command line, after its `--`.
         drvs = compdb.drv_paths(parts)
         status(f"realising {len(drvs)} input(s) of {variant}", level=1)
-        _run(nixcommand.realise(drvs, settings), root, f"building the inputs of {variant}")
+        _run(nixcommand.realise(drvs, nix), root, f"building the inputs of {variant}")
     try:
         gcc_only = compdb.gcc_only_flags()
     except OSError as exc:
@@ -162,8 +158,6 @@ def compdb_command(
     entries = compdb.database(parts, root, gcc_only)
     missing = compdb.missing_paths(entries)
     if missing:
-        from nixgen.core.errors import warning
-
         print_problems(
             [
                 warning(
@@ -184,8 +178,6 @@ def _write(root: Path, rel: str, data: bytes, *, force: bool) -> bool:
     """Write the database as `rel` (`nixgen.core.writer`); False when it already holds
     it. A file already there is replaced only when it is a compilation database, or with
     --force."""
-    from nixgen.app import compdb
-
     current = paths.read_under(root, rel, limit=max(len(data), paths.MAX_READ))
     if current == data:
         return False

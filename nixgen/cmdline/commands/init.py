@@ -5,16 +5,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import attrs
 import click
 
+from nixgen.app import config, scaffold
+from nixgen.app.pipeline import prepare
 from nixgen.app.scaffold import INIT_LANGUAGES
+from nixgen.app.settings import Given, resolve
+from nixgen.building import gitfiles, nixbuild
 from nixgen.cmdline.cli import handle_errors, print_problems
 from nixgen.core.console import status
 from nixgen.core.paths import DEFAULT_OUT
+from nixgen.planning import variants
+from nixgen.reading import values
+from nixgen.writing import write
 
 
 def _name(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    from nixgen.reading import values
 
     problem = values.project_name(value)
     if problem:
@@ -25,7 +32,6 @@ def _name(ctx: click.Context, param: click.Parameter, value: str) -> str:
 def license_value(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """A ``--license`` argument, stripped and checked (`init` and `migrate`); None when the
     option is not given."""
-    from nixgen.app import scaffold
 
     problem = scaffold.check_license(value.strip()) if value is not None else None
     if problem:
@@ -88,13 +94,6 @@ def init(
     with torch.relu, and then the Nix files (flake.nix, nix/) exactly as `nixgen render`
     makes them. Refuses a directory that is not empty unless --force.
     """
-    import attrs
-
-    from nixgen.app import config, scaffold
-    from nixgen.app.pipeline import prepare
-    from nixgen.building import gitfiles, nixbuild
-    from nixgen.planning import variants
-    from nixgen.writing import write
 
     chosen = list(dict.fromkeys(languages)) or ["cpp-cpu"]
     problem = scaffold.check_binding(chosen, binding)
@@ -106,8 +105,10 @@ def init(
     def render_nix(made: Path) -> None:
         # `made` is where the project is being made (a hidden directory next to `root`
         # until it is complete): the render is part of init's one transaction.
-        loaded, rendered, problems, _ = prepare(made, DEFAULT_OUT)
-        done[:] = [write.write(loaded.root, rendered, force=force), problems, loaded.build]
+        prepared = prepare(made, resolve(made, Given(out=DEFAULT_OUT)))
+        loaded = prepared.project
+        written = write.write(loaded.root, prepared.rendered, force=force)
+        done[:] = [written, prepared.problems, loaded.build]
 
     written = scaffold.create(
         root, name, chosen, license=license_, force=force, binding=binding, then=render_nix

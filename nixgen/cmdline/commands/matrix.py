@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import click
 
 from nixgen.cmdline.cli import emit_result, handle_errors, json_option, project_argument
 from nixgen.cmdline.commands.variants import planned, system_option
+from nixgen.core import bounded, paths
 from nixgen.planning import ci, kernels, variants
 
 
@@ -117,10 +120,6 @@ def _read_costs(path: Path) -> dict[str, float]:
     """The cost table of --costs: a JSON object of positive, finite numbers of seconds (at
     most `MAX_COST` each), read from a regular file of at most `MAX_COSTS_BYTES` (a FIFO or
     a device is refused, never read), parsed within `nixgen.core.bounded`'s limits."""
-    import json
-    import os
-
-    from nixgen.core import bounded, paths
 
     def bad(message: str) -> click.BadParameter:
         return click.BadParameter(f"{path}: {message}", param_hint="--costs")

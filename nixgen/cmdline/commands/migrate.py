@@ -7,8 +7,14 @@ from pathlib import Path
 
 import click
 
+from nixgen.app import anchorflake as flake_mod
+from nixgen.app import config, pipeline
+from nixgen.app import migrate as migrate_mod
+from nixgen.checking import project as project_mod
+from nixgen.cmdline import output
 from nixgen.cmdline.cli import handle_errors, print_problems, project_argument
 from nixgen.cmdline.commands.init import license_value
+from nixgen.core import writer
 from nixgen.core.console import status
 from nixgen.core.errors import EXIT_FAILURE
 
@@ -61,8 +67,6 @@ def migrate(
     is kept, and the command to take it over is printed (not with --edition 5, which goes
     back to kernel-builder).
     """
-    from nixgen.app import config
-    from nixgen.core import writer
 
     root = config.project_root(project)
     if not root.is_dir() or check or show_diff:  # nothing to lock, or nothing written
@@ -77,9 +81,6 @@ def migrate(
 def _migrate(
     project: Path, check: bool, show_diff: bool, license_: str | None, edition: str, no_backup: bool
 ) -> None:
-    from nixgen.app import anchorflake as flake_mod
-    from nixgen.app import migrate as migrate_mod
-    from nixgen.checking import project as project_mod
 
     migration = migrate_mod.plan(project, license=license_, to_edition=int(edition))
     print_problems(migration.warnings)
@@ -97,12 +98,9 @@ def _migrate(
         status(f"{display}: already edition {edition}; nothing to do")
         return
     if show_diff and migration.changed:
-        from nixgen.cmdline import output
-
         output.out_bytes(migration.diff().encode("utf-8", "surrogateescape"))
     if show_diff and flake is not None and flake.settings is not None:
         from nixgen.app import flakesettings
-        from nixgen.cmdline import output
 
         output.out_bytes(flakesettings.diff(*flake.settings).encode("utf-8", "surrogateescape"))
     if check or show_diff:
@@ -120,8 +118,6 @@ def _migrate(
         if migration.options_changed:
             status(f"wrote nixgen's own kernel options to {migration.options_path}")
     if flake is not None:
-        from nixgen.app import pipeline
-
         flake.apply(pipeline.render_project)
 
 

@@ -6,7 +6,10 @@ import sys
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
+from nixgen.app import pipeline
+from nixgen.app.settings import Given
 from nixgen.cmdline.cli import handle_errors, project_argument
 from nixgen.core.paths import DEFAULT_OUT
 
@@ -30,10 +33,11 @@ __all__ = ["command"]
 @click.option(
     "--library",
     default=None,
-    metavar="vendored|input:URL",
+    metavar="vendored|path:DIR|input:URL",
     help="Where the generated Nix takes nixgen's library from: `vendored` (a copy in "
-    "OUT/lib; the default, or in place inside nixgen's own repository) or `input:URL` (the "
-    "flake input `nixgen` pinned to URL, no copy); recorded in nixgen.toml.",
+    "OUT/lib; the default), `path:DIR` (the library directory DIR, relative to PROJECT, "
+    "used in place: it must lie in the project's git work tree) or `input:URL` (the flake "
+    "input `nixgen` pinned to URL, no copy); recorded in nixgen.toml.",
 )
 @click.option(
     "--ci",
@@ -64,27 +68,21 @@ def render_command(
     is removed when every file in it is nixgen's, and left with a warning otherwise.
 
     With --library input:URL, flake.nix pins the flake input `nixgen` to URL and OUT/
-    takes the library from it instead of a copy in OUT/lib (README, "The Nix library").
+    takes the library from it instead of a copy in OUT/lib; with --library path:DIR, OUT/
+    imports the library directory DIR where it is (README, "The Nix library").
     """
-    from click.core import ParameterSource
-
-    from nixgen.app import pipeline
-
     # Only an --out on the command line is recorded (not NIXGEN_OUT's).
     source = click.get_current_context().get_parameter_source("out")
-    given = out if source is ParameterSource.COMMANDLINE else None
-    if library is not None:
-        from nixgen.rendering.library import parse
-
-        parse(library)  # a usage error before anything is read or written
+    given = Given(out=out, library=library)
     record = {}
     if not check:
+        written = out if source is ParameterSource.COMMANDLINE else None
         record = {
-            key: value for key, value in (("out", given), ("library", library)) if value is not None
+            key: value
+            for key, value in (("out", written), ("library", library))
+            if value is not None
         }
-    code = pipeline.render_project(
-        project, out, check=check, force=force, ci=ci, library=library, record=record
-    )
+    code = pipeline.render_project(project, given, check=check, force=force, ci=ci, record=record)
     if code:
         sys.exit(code)
 

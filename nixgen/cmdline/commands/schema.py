@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from nixgen.cmdline.cli import emit_json, emit_result, handle_errors, json_option
+from nixgen.rendering import jsonschema
 
 
 @click.command()
@@ -25,7 +26,6 @@ def schema(as_json: bool) -> None:
     (`nixgen init` writes both.) With --json, the schema is the `result` of nixgen's
     JSON envelope.
     """
-    from nixgen.rendering import jsonschema
 
     (emit_result if as_json else emit_json)(jsonschema.schema())
 

@@ -8,8 +8,11 @@ from pathlib import Path
 
 import click
 
+from nixgen.app.build import make_ready, nix_settings
+from nixgen.app.pipeline import kept_warnings, prepare
+from nixgen.app.settings import Given, resolve
 from nixgen.building import builds as building
-from nixgen.building import gitfiles, nixbuild, nixcheck, nixcommand, process, selection
+from nixgen.building import nixbuild, nixcommand, process
 from nixgen.cmdline.cli import (
     accept_flake_config_option,
     built_out_option,
@@ -25,7 +28,9 @@ from nixgen.cmdline.cli import (
 from nixgen.core import console
 from nixgen.core.console import status
 from nixgen.core.errors import ProblemError, error
+from nixgen.planning import selection, variants
 from nixgen.planning.variants import SYSTEMS
+from nixgen.writing import write
 
 
 @click.command(name="shell")
@@ -106,20 +111,11 @@ def shell_command(
     `nixgen build` makes; --no-sandbox-check enters without the sandbox). Exit status: the
     shell's (128 + N when signal N ended it, as a shell reports it), or 2 invalid input.
     """
-    from nixgen.app import config
-    from nixgen.app.pipeline import kept_warnings, prepare, summary
-    from nixgen.building import offline as offline_mod
-    from nixgen.planning import variants
-    from nixgen.writing import write
-
-    out = config.out_dir(project, out)
-    overrides = config.overrides(project, overrides)
-    offline = config.offline(project, offline)
-    if offline:
-        options = (*offline_mod.SETTINGS, *options)
+    settings = resolve(project, Given(out=out, offline=offline, overrides=overrides))
     system = system or nixbuild.host_system()
-    loaded, rendered, problems, planned = prepare(project, out)
-    print_problems(problems)
+    prepared = prepare(project, settings)
+    loaded, rendered, planned = prepared.project, prepared.rendered, prepared.plan
+    print_problems(prepared.problems)
     root = loaded.root.resolve()
     names = [v.name for v in planned.for_system(system)]
     if not names:
@@ -133,25 +129,20 @@ def shell_command(
         )
     if variant is not None and variant not in names:
         raise ProblemError([selection.unknown_variant(planned, variant, system, names, flag=False)])
-    settings = nixcommand.Settings(
-        overrides=overrides,
-        options=tuple(options),
-        accept_flake_config=accept_flake_config,
-        offline=offline,
-    )
+    nix = nix_settings(settings, options, accept_flake_config=accept_flake_config)
     if test:
         # The variant the test shell puts on $KERNEL_BUILD, built first as `nixgen build`
         # builds it (one evaluation, one `nix build`, the same progress display).
         variant = variant or variants.default_shell_variant(planned.for_system(system))
-        evaluate = nixcommand.eval_drv_paths(root, system, [variant], settings)
+        evaluate = nixcommand.eval_drv_paths(root, system, [variant], nix)
 
         def nix_build(drvs: list[nixcommand.Derivation]) -> nixcommand.Command:
-            return nixcommand.build(drvs, settings, cache=building.CACHE)
+            return nixcommand.build(drvs, nix, cache=building.CACHE)
 
     shell = (f"test-{variant}" if test else variant) if variant else "default"
     command = nixcommand.develop(
         nixcommand.installable(root, "devShells", system, shell),
-        settings,
+        nix,
         command=command_,
         print_build_logs=console.settings.build_logs,
         # Evaluated and built already, through nixgen's log reader: Nix's own messages
@@ -172,21 +163,7 @@ def shell_command(
         return
     for note in kept_warnings(stale.kept, root, loaded.build.general.backends):
         console.err(note)
-    if stale.stale:
-        status(summary(write.write(root, rendered), rendered.out_dir))
-    unseen = gitfiles.unseen_problems(loaded, rendered, root)
-    if unseen:
-        raise ProblemError(unseen)
-    if offline:
-        offline_mod.check_inputs(root, [name for name, _ in overrides], config.read(root).library)
-    print_problems(
-        nixcheck.check(
-            overrides=overrides,
-            options=nixcommand.options(options),
-            sandbox_check=not no_sandbox_check,
-            hint="",
-        )
-    )
+    make_ready(prepared, root, stale, nix=nix, sandbox_check=not no_sandbox_check, hint="")
     if test and variant is not None:
         building.build_variants(
             root,
@@ -197,7 +174,7 @@ def shell_command(
             nix_build=nix_build,
             links=None,
             log_lines=log_lines,
-            offline=offline,
+            offline=nix.offline,
             accept_flake_config=accept_flake_config,
             labels=planned.labels,
         )

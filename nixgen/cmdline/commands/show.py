@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from nixgen.app import config
+from nixgen.checking import project as project_mod
 from nixgen.cmdline.cli import (
     emit_json,
     emit_result,
@@ -14,6 +16,8 @@ from nixgen.cmdline.cli import (
     print_problems,
     project_argument,
 )
+from nixgen.core.console import status
+from nixgen.reading.schema import v6
 
 
 @click.command()
@@ -28,10 +32,6 @@ def show(project: Path, as_json: bool, defaults: bool, no_file_checks: bool) -> 
     With --json, the model is the `result` of nixgen's JSON envelope, with the warnings
     in its `problems`. Without it, the settings of nixgen's own options in effect
     (nixgen.toml's) follow on stderr."""
-    from nixgen.app import config
-    from nixgen.checking import project as project_mod
-    from nixgen.core.console import status
-    from nixgen.reading.schema import v6
 
     settings = config.read(project)
     loaded = project_mod.read(project, check_files=not no_file_checks)

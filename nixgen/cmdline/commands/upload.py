@@ -6,10 +6,13 @@ import os
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import click
 
+from nixgen.app import hub as hub_mod
+from nixgen.app import upload as upload_mod
+from nixgen.app.settings import Given
+from nixgen.checking import project as project_mod
 from nixgen.cmdline.cli import (
     accept_flake_config_option,
     built_out_option,
@@ -22,7 +25,10 @@ from nixgen.cmdline.cli import (
 )
 from nixgen.core import console, outside
 from nixgen.core.console import status
+from nixgen.core.errors import NixgenError, OutputError, ProblemError, error, warning
 from nixgen.core.outside import Outside
+from nixgen.reading import load
+from nixgen.writing import write
 
 repo_id_option = click.option(
     "--repo-id",
@@ -146,7 +152,8 @@ def upload_command(
         variants=variants,
         output_json=output_json,
         allow_stale=allow_stale,
-        nix={"overrides": overrides, "out": out, "options": options, "offline": offline},
+        given=Given(out=out, offline=offline, overrides=overrides),
+        options=options,
         accept_flake_config=accept_flake_config,
         dry_run=dry_run,
     )
@@ -164,7 +171,8 @@ def run(
     variants: Sequence[str],
     output_json: str | None,
     allow_stale: bool,
-    nix: dict[str, Any],
+    given: Given,
+    options: Sequence[tuple[str, str]],
     accept_flake_config: bool,
     dry_run: bool = False,
     just_built: bool = False,
@@ -172,12 +180,6 @@ def run(
     """The upload itself (`nixgen upload`, and `nixgen build-and-upload` after its build,
     with `just_built`: the variants were linked from this very evaluation of the sources,
     so they are not evaluated again)."""
-    from nixgen.app import hub as hub_mod
-    from nixgen.app import upload as upload_mod
-    from nixgen.checking import project as project_mod
-    from nixgen.core.errors import NixgenError, ProblemError, error, warning
-    from nixgen.reading import load
-
     document = load.load(project)
     _, build, warnings = project_mod.structure(document)
     print_problems(warnings)
@@ -208,14 +210,14 @@ def run(
     refusals = upload_mod.check_digests(found)
     if not allow_stale and not just_built:
         refusals += upload_mod.stale_variants(
-            project, found, **nix, accept_flake_config=accept_flake_config
+            project, found, given, options=options, accept_flake_config=accept_flake_config
         )
     elif allow_stale:
         print_problems(
             [warning("--allow-stale: the variants are not compared with the current sources")]
         )
     if refusals:
-        _refuse(project, refusals, nix, allowed=allow_stale)
+        _refuse(project, refusals, given.overrides, allowed=allow_stale)
     where = f"{target.repo_id} (branch {target.branch})"
     if dry_run:
         for path in upload.files:
@@ -232,8 +234,6 @@ def run(
     label = "Pull request created" if create_pr else "Kernel uploaded"
     console.out(f"{label}: {result.url}")
     if summary_path is not None:
-        from nixgen.writing import write
-
         url = outside.redact(result.url.raw)  # a summary is printed too, in effect
         pulls = [{"branch": target.branch, "url": url}] if create_pr else []
         data = upload_mod.output_json(
@@ -251,8 +251,6 @@ def run(
 def _summary_path(root: Path, given: str | None) -> Path | None:
     """`--output-json`'s path, checked before anything is sent: not a directory or a
     special file, not build.toml, not inside the build directory's variants."""
-    from nixgen.core.errors import OutputError
-
     if given is None:
         return None
     path = Path(given)
@@ -263,11 +261,15 @@ def _summary_path(root: Path, given: str | None) -> Path | None:
     return path
 
 
-def _refuse(project: Path, refusals: Sequence[Any], nix: dict[str, Any], *, allowed: bool) -> None:
+def _refuse(
+    project: Path,
+    refusals: Sequence[upload_mod.Refusal],
+    overrides: Sequence[tuple[str, str]],
+    *,
+    allowed: bool,
+) -> None:
     """Refuse the upload, one problem per variant with the command that rebuilds it; with
     --allow-stale, warn instead."""
-    from nixgen.core.errors import ProblemError, error, warning
-
     if allowed:
         print_problems(
             [
@@ -277,7 +279,7 @@ def _refuse(project: Path, refusals: Sequence[Any], nix: dict[str, Any], *, allo
         )
         return
     base = ["nixgen", "build", *([str(project)] if str(project) != "." else [])]
-    for name, value in nix["overrides"]:
+    for name, value in overrides:
         base += ["--override-input", name, value]
     raise ProblemError(
         [

@@ -7,6 +7,8 @@ from pathlib import Path
 import attrs
 import click
 
+from nixgen.app import config
+from nixgen.checking import project as project_mod
 from nixgen.cmdline.cli import (
     emit_result,
     handle_errors,
@@ -15,7 +17,10 @@ from nixgen.cmdline.cli import (
     project_argument,
 )
 from nixgen.core.console import status
-from nixgen.core.errors import Problem
+from nixgen.core.errors import Problem, ProblemError
+from nixgen.planning import plan
+from nixgen.planning.settings import NO_SETTINGS
+from nixgen.reading.schema.common import DSL_LANGUAGES
 
 
 @click.command()
@@ -40,11 +45,6 @@ def validate(project: Path, as_json: bool, no_file_checks: bool, strict: bool) -
     checks general.license against the SPDX license list, and nixgen.toml (nixgen's own
     settings) when there is one.
     """
-    from nixgen.app import config
-    from nixgen.checking import project as project_mod
-    from nixgen.core.errors import ProblemError
-    from nixgen.planning import plan
-    from nixgen.planning.settings import NO_SETTINGS
 
     # nixgen.toml's problems are reported with build.toml's, in the same run.
     try:
@@ -90,7 +90,6 @@ def validate(project: Path, as_json: bool, no_file_checks: bool, strict: bool) -
             f"note: edition {loaded.edition} was upgraded in memory; `nixgen migrate` rewrites "
             "the file as edition 6, keeping its comments"
         )
-        from nixgen.reading.schema.common import DSL_LANGUAGES
 
         dsl = {language: name for name, language in DSL_LANGUAGES.items()}
         for name, kernel in sorted(loaded.build.kernels.items()):

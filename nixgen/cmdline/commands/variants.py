@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 
+from nixgen.app import config
+from nixgen.checking import project as project_mod
 from nixgen.cmdline.cli import (
     emit_result,
     handle_errors,
@@ -17,7 +19,7 @@ from nixgen.cmdline.cli import (
 from nixgen.core import console
 from nixgen.core.console import status
 from nixgen.core.tables import BACKENDS
-from nixgen.planning import variants
+from nixgen.planning import plan, variants
 from nixgen.planning.variants import SYSTEMS
 
 system_option = click.option(
@@ -29,9 +31,6 @@ def planned(project: Path, system: str | None) -> tuple[Any, list[Any], list[Any
     """Read PROJECT (without looking for its source files) and plan its variants for
     `system`; print its warnings and planning problems, and return them too. Shared by
     `variants`/`matrix`."""
-    from nixgen.app import config
-    from nixgen.checking import project as project_mod
-    from nixgen.planning import plan
 
     loaded = project_mod.read(project, check_files=False)
     settings = config.project_settings(loaded.root)

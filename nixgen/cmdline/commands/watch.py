@@ -18,10 +18,16 @@ from typing import Any
 
 import click
 
+from nixgen.app.pipeline import prepare
+from nixgen.app.settings import Given, resolve
+from nixgen.checking.validate import lock_search_paths
 from nixgen.cmdline.cli import handle_errors, print_problems, project_argument, use_color
 from nixgen.core import console
-from nixgen.core.errors import NixgenError, ProblemError
+from nixgen.core.errors import NixgenError, Problem, ProblemError
 from nixgen.core.paths import DEFAULT_OUT
+from nixgen.reading import load, model
+from nixgen.reading.model import python_package_dir
+from nixgen.writing import write
 
 Stamp = tuple[int, int, int] | None
 #: A change is rendered once the files look the same twice this far apart.
@@ -53,13 +59,10 @@ def snapshot(paths: list[Path]) -> dict[Path, Stamp]:
     return out
 
 
-def watched_files(root: Path, build_file: Path, build: Any) -> list[Path]:
+def watched_files(root: Path, build_file: Path, build: model.Build | None) -> list[Path]:
     """build.toml, the files `build` lists, its Python package's ``__init__.py``, and
     every place a Rust kernel's unlisted `Cargo.lock` is looked for (one that appears
     nearer the crate changes the render)."""
-    from nixgen.checking.validate import lock_search_paths
-    from nixgen.reading.model import python_package_dir
-
     files = {build_file}
     if build is not None:
         files.update(root / rel for rel in build.source_files())
@@ -72,29 +75,27 @@ class Watcher:
     """Renders a project once per change; `render_once` is also the unit tests' handle."""
 
     def __init__(self, project: Path, out: str, *, color: bool):
-        from nixgen.reading import load
-
         self.build_file = load.resolve_build_file(project)
         self.root = self.build_file.parent
         self.out = out
         self.color = color
-        self.build: Any = None
+        self.build: model.Build | None = None
         #: The exit status the last render stands for: 0, or its error's (2: invalid).
         self.code = 0
 
     def style(self, text: str, **kwargs: Any) -> str:
         return click.style(text, **kwargs) if self.color else text
 
-    def render_once(self, changed: list[Path]) -> tuple[str, list[Any]]:
+    def render_once(self, changed: list[Path]) -> tuple[str, list[Problem]]:
         """Render now; returns the line to print and the problems to show."""
-        from nixgen.app.pipeline import prepare
-        from nixgen.writing import write
-
         stamp = self.style(time.strftime("[%H:%M:%S]"), dim=True)
         why = f" ({_describe(changed, self.root)})" if changed else ""
         try:
-            loaded, rendered, problems, _ = prepare(self.build_file, self.out)
-            result = write.write(loaded.root, rendered)
+            # nixgen.toml read again for each render: its snapshot must be current.
+            settings = resolve(self.build_file, Given(out=self.out))
+            prepared = prepare(self.build_file, settings)
+            problems = prepared.problems
+            result = write.write(prepared.project.root, prepared.rendered)
         except ProblemError as exc:
             self.code = exc.exit_code
             errors = len(exc.errors)
@@ -107,7 +108,7 @@ class Watcher:
         except NixgenError as exc:
             self.code = exc.exit_code
             return f"{stamp} {self.style('error', fg='red', bold=True)}: {exc}{why}", []
-        self.build = loaded.build
+        self.build = prepared.project.build
         self.code = 0
         if not result.stale:
             return f"{stamp} {self.out}/ is up to date{why}", problems
@@ -209,11 +210,9 @@ def watch(project: Path, out: str | None, interval: float, max_renders: int | No
     next change. Runs until interrupted (Ctrl-C); with --max-renders, its exit status is
     the last render's (0 rendered, 2 invalid input).
     """
-    from nixgen.app import config
-    from nixgen.rendering.render import check_out_dir
-
-    out = config.out_dir(project, out)
-    check_out_dir(out)  # a bad --out is a usage error, not something to wait out
+    # Settings that cannot be had (a bad --out, a bad nixgen.toml) are an error at once,
+    # not something to wait out; the output directory stays the one chosen now.
+    out = resolve(project, Given(out=out)).out
     watcher = Watcher(project, out, color=use_color(sys.stderr))
     if not watcher.build_file.is_file():
         raise NixgenError(f"{watcher.build_file}: no such file")
