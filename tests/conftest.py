@@ -136,20 +136,35 @@ def runner() -> CliRunner:
     return CliRunner()
 
 
+def without_library(text: str) -> str:
+    """nixgen.toml's `text` less its ``library = …`` line, the comment block just above it
+    and the blank line after it (what an example's nixgen.toml holds beyond that)."""
+    lines = text.splitlines(keepends=True)
+    at = next((i for i, line in enumerate(lines) if line.startswith("library = ")), None)
+    if at is None:
+        return text
+    start = at
+    while start > 0 and lines[start - 1].startswith("#"):
+        start -= 1
+    end = at + 1
+    if end < len(lines) and not lines[end].strip():
+        end += 1
+    return "".join(lines[:start] + lines[end:])
+
+
 def copy_out(source: Path, target: Path, *ignore: str, symlinks: bool = False) -> Path:
     """The example project `source` copied out of the repository to `target`, as a user
     copies it, less the `ignore` patterns, and less its nixgen.toml's
-    `library = "path:../../nix"`, which names the repository's library by a path that leads
-    nowhere out there (a render then vendors a copy into nix/lib, the default); the file's
-    other settings (a Rust kernel's options) stay. A nixgen.toml left with nothing is
-    not copied."""
+    `library = "path:../../nix"` (`without_library`), which names the repository's library
+    by a path that leads nowhere out there (a render then vendors a copy into nix/lib, the
+    default); the file's other settings (a Rust kernel's options) stay. A nixgen.toml left
+    with nothing is not copied."""
     shutil.copytree(source, target, symlinks=symlinks, ignore=shutil.ignore_patterns(*ignore))
     settings = target / "nixgen.toml"
     if settings.is_file() and not settings.is_symlink():
-        lines = settings.read_text().splitlines(keepends=True)
-        kept = [line for line in lines if not line.startswith("library = ")]
-        if any(line.strip() and not line.startswith("#") for line in kept):
-            settings.write_text("".join(kept))
+        kept = without_library(settings.read_text())
+        if any(line.strip() and not line.startswith("#") for line in kept.splitlines()):
+            settings.write_text(kept)
         else:
             settings.unlink()
     return target

@@ -24,7 +24,7 @@ from nixgen.core.errors import OutputError, ProblemError
 from nixgen.reading import load
 from nixgen.reading.schema import v6
 
-from .conftest import EXAMPLES, corpus_id, materialize
+from .conftest import EXAMPLES, corpus_id, materialize, without_library
 from .corpus_table import LOADING
 from .nixtools import have_nix, kernel_builder, make_stub, nix_eval_json
 from .projects import V4, render_into
@@ -796,8 +796,10 @@ def test_examples_are_what_migrate_makes_of_their_earlier_files(
     result = run(runner, root)
 
     assert result.exit_code == 0, result.output
-    for file in ("build.toml", "nixgen.toml"):
-        assert (root / file).read_text() == (EXAMPLES / name / file).read_text()
+    # The example's nixgen.toml also names the repository's library (`without_library`).
+    assert (root / "build.toml").read_text() == (EXAMPLES / name / "build.toml").read_text()
+    expected = without_library((EXAMPLES / name / "nixgen.toml").read_text())
+    assert (root / "nixgen.toml").read_text() == expected
     again = project.read(root)
     assert not again.dialect and not [w for w in again.warnings if w.beyond_format]
 
