@@ -499,7 +499,7 @@ def test_a_real_compile_error_shows_the_compiler_message(runner, tmp_path, monke
         ["build", str(root), "--variant", variant, *nixtools.overrides(stub)],
     )
     assert result.exit_code == 1, result.output
-    assert "kernel oops failed" in result.output
+    assert "kernel oops (torch213-cxx11-cpu-x86_64-linux) failed" in result.output
     assert "log lines of broken-oops-1 ---" in result.output
     assert re.search(r"oops/oops\.cpp:2:\d+: error: expected primary-expression", result.output)
     assert "nix log /nix/store/" in result.output

@@ -280,6 +280,22 @@ def test_the_plan_applies_the_settings(tmp_path: Path) -> None:
     assert {v.system for v in plan.make(build).variants} == {"x86_64-linux", "aarch64-linux"}
 
 
+def test_a_system_filter_keeps_every_allowed_system_of_a_configuration() -> None:
+    """rmsnorm's filter on relu-cpu: the table lists a CPU configuration's systems as
+    aarch64-darwin, x86_64-linux, aarch64-linux; leaving out the first must not leave out
+    the second (a reason kept from one system to the next once did)."""
+    build = project.read(EXAMPLES / "relu-cpu").build
+    chosen, problems = settings.parse({"backend": {"cpu": {"systems": ["x86_64-linux"]}}})
+    assert problems == []
+    found, left = variants.planned_variants(build, settings=chosen)
+    unfiltered = [v.name for v in variants.variants(build) if v.system == "x86_64-linux"]
+    assert [v.name for v in found] == unfiltered
+    assert {item.system for item in left if "systems leave out" in item.reason} == {
+        "aarch64-darwin",
+        "aarch64-linux",
+    }
+
+
 def test_a_kernel_the_settings_leave_unbuilt_is_named(tmp_path: Path) -> None:
     build = project.read(EXAMPLES / "relu-mixed").build
     chosen, _ = settings.parse({"backend": {"cuda": {"torch-minver": "2.20"}}})

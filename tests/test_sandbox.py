@@ -126,7 +126,7 @@ def test_a_kernel_including_an_undeclared_host_header_fails_in_the_sandbox(
         main, ["build", str(root), "--no-link", "--variant", variant, *nixtools.overrides(stub)]
     )
     assert result.exit_code == 1, result.output
-    assert "kernel leak failed" in result.output
+    assert f"kernel leak ({variant}) failed" in result.output
     assert f"{header}: No such file or directory" in result.output
 
 

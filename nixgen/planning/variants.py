@@ -282,13 +282,13 @@ def planned_variants(
         for sys in config.systems:
             if system is not None and sys != system:
                 continue
-            if reason is None and not settings.allows(config.backend, None, sys):
-                reason = f"nixgen.toml's [backend.{config.backend}] systems leave out {sys}"
-                left.append(LeftOut(config=config, system=sys, reason=reason))
-            elif reason is None:
+            why = reason
+            if why is None and not settings.allows(config.backend, None, sys):
+                why = f"nixgen.toml's [backend.{config.backend}] systems leave out {sys}"
+            if why is None:
                 rows.append((config, sys))
             else:
-                left.append(LeftOut(config=config, system=sys, reason=reason))
+                left.append(LeftOut(config=config, system=sys, reason=why))
     newest: dict[tuple[str, str | None, str], str] = {}
     for config, sys in rows:
         key = (config.backend, config.backend_version, sys)
