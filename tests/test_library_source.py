@@ -29,8 +29,8 @@ from .nixtools import (
     commit_all,
     flake_build,
     flake_eval,
-    have_nix,
     make_stub,
+    needs_nix,
     nix_env,
     nix_parse,
 )
@@ -50,7 +50,6 @@ def _tracks_the_library() -> bool:
 
 
 in_git = pytest.mark.skipif(not _tracks_the_library(), reason="not a git checkout of nixgen")
-needs_nix = pytest.mark.skipif(not have_nix(), reason="nix is not installed")
 
 
 def _copy_out(name: str, target: Path) -> Path:
@@ -67,6 +66,7 @@ def _render(*args: str) -> object:
 
 
 @in_git
+@pytest.mark.slow
 def test_the_examples_commit_no_copy_of_the_library() -> None:
     listed = _git("ls-files", "examples").stdout.splitlines()
     assert listed, "no example is tracked"
@@ -96,6 +96,7 @@ def _fake_checkout(base: Path) -> tuple[Path, Path]:
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+@pytest.mark.slow
 def test_the_library_is_used_in_place_only_where_git_tracks_it_beside_the_project(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -43,14 +43,14 @@ from nixgen.writing import write
 
 from .conftest import EXAMPLES, materialize
 from .goldens import GOLDEN, GOLDEN_INPUT, SYNTHETIC
-from .nixtools import kernel_builder, make_stub, nix_eval_json, nix_parse
+from .nixtools import kernel_builder, make_stub, needs_nix, nix_eval_json, nix_parse
+from .tiers import starts_processes
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 UPDATE = os.environ.get("NIXGEN_UPDATE_GOLDEN") == "1"
 REGENERATE = "NIXGEN_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_render.py -k golden"
 HAVE_NIX = shutil.which("nix-instantiate") is not None
-needs_nix = pytest.mark.skipif(not HAVE_NIX, reason="nix-instantiate is not installed")
 
 # ------------------------------------------------------------------------ the cases
 
@@ -105,6 +105,7 @@ def pinned(rendered: render.Rendered) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
+@starts_processes  # git: the examples render in place (until nixgen.toml names their library)
 def rendered_cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, render.Rendered]:
     tmp = tmp_path_factory.mktemp("cases")
     return {case: render_case(case, tmp) for case in CASES}
@@ -348,6 +349,7 @@ print(h.hexdigest())
 """
 
 
+@pytest.mark.slow
 def test_output_does_not_depend_on_hash_seed(tmp_path: Path) -> None:
     """Set and dict iteration order change with PYTHONHASHSEED; output must not."""
     root = materialize(SYNTHETIC["tvm-ffi"], tmp_path)
@@ -517,6 +519,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, model.Build
     return root, loaded.build
 
 
+@pytest.mark.slow
 def test_hostile_project_is_valid_and_renders(hostile: tuple[Path, model.Build]) -> None:
     root, build = hostile
     # Nix keywords are fine kernel names: quoted where an attribute name is needed.
