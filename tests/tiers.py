@@ -1,7 +1,7 @@
 """The fast tier's rule, held structurally (tests/conftest.py imports these hooks).
 
 `pytest -m "not slow"` is the edit-test loop: it must stay under a minute on a quiet two-core
-machine (CONTRIBUTING, "Running the tests"). A test is `slow` when it starts a process (Nix,
+machine (CONTRIBUTING, "Testing"). A test is `slow` when it starts a process (Nix,
 git, `python -m nixgen`, a compiler, a fake `nix`), evaluates or builds, or is simply long:
 
 * a test marked `nix` or `build` is `slow` as well (added here; `-m build` and `-m nix` keep
@@ -13,9 +13,9 @@ git, `python -m nixgen`, a compiler, a fake `nix`), evaluates or builds, or is s
   `_guard` replaces;
 * a test that is not `slow` and spends more than `CPU_LIMIT_S` seconds of CPU (all its
   threads, setup to teardown), or keeps its thread waiting (asleep, on a socket, a lock or
-  the disk) more than `WAIT_LIMIT_S` seconds, fails. Neither is the clock: the time a busy
-  machine keeps a runnable test off the CPU is neither (Linux's per-thread schedstat tells
-  it apart), so the verdict does not depend on how loaded the machine is.
+  the disk) more than `WAIT_LIMIT_S` seconds, fails. Neither counts the time a busy machine
+  keeps a runnable test off the CPU (Linux's per-thread schedstat tells the two apart), so
+  the verdict does not depend on how loaded the machine is.
 
 So a new test cannot silently slow the fast tier: it is marked `slow` (a decorator, or the
 module's `pytestmark`) or it fails.
@@ -44,8 +44,8 @@ __all__ = [
 
 #: The markers that make a test slow without saying so (they say why).
 IMPLIES_SLOW = ("nix", "build")
-#: Seconds of CPU a fast test may spend, setup and teardown included (the slowest fast test
-#: took about half of it where this was measured: CONTRIBUTING, "Running the tests").
+#: Seconds of CPU a fast test may spend, setup and teardown included (the costliest fast
+#: tests take about a third of it here).
 CPU_LIMIT_S = 2.0
 #: Seconds a fast test's thread may wait (sleep, a socket, the disk), setup and teardown
 #: included.
