@@ -124,9 +124,10 @@
         };
 
       # The library's unit tests (`nix/tests/*.nix`: `{ <name> = { expr; expected; }; }`, or
-      # `expectedError = true`), evaluated when the check is: a failure fails evaluation and
-      # names the test. tests/test_nixlib.py runs the same files one by one.
-      libTestFailures =
+      # `expectedError = true`), evaluated when the check is (`checks.<system>.lib-tests`): a
+      # failure fails evaluation and names the test. tests/test_nixlib.py runs the same files
+      # one by one, and evaluates this check through the stand-ins.
+      libTests =
         let
           dir = ./nix/tests;
           files =
@@ -146,8 +147,12 @@
           let
             tests = import (dir + "/${file}");
           in
-          map (name: "${file}: ${name}") (filter (name: !passes tests.${name}) (attrNames tests))
+          map (name: {
+            name = "${file}: ${name}";
+            passed = passes tests.${name};
+          }) (attrNames tests)
         ) files;
+      libTestFailures = map (t: t.name) (filter (t: !t.passed) libTests);
     in
     {
       /**
@@ -256,7 +261,10 @@
         {
           lib-tests =
             if libTestFailures == [ ] then
-              pkgs.runCommand "nixgen-lib-tests" { } "touch $out"
+              pkgs.runCommand "nixgen-lib-tests" {
+                # What the check ran (`<file>: <test>`), for tests/test_nixlib.py.
+                passthru.tests = map (t: t.name) libTests;
+              } "touch $out"
             else
               throw "nixgen library tests failed: ${builtins.concatStringsSep ", " libTestFailures}";
         }

@@ -14,6 +14,8 @@ from click.testing import CliRunner
 from nixgen.checking import project
 from nixgen.reading import model
 
+from .tiers import *  # noqa: F403  (the fast tier's rule: tests/tiers.py)
+
 TESTS = Path(__file__).parent
 REPO = TESTS.parent
 CORPUS = TESTS / "corpus"

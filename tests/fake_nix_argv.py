@@ -17,6 +17,8 @@ import pytest
 from nixgen.app import scaffold
 from nixgen.cmdline.cli import main
 
+from .tiers import starts_processes
+
 FAKE = """\
 #!{python}
 import json, os, signal, sys, time
@@ -138,6 +140,7 @@ def make_demo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+@starts_processes
 def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fake:
     return install_fake(tmp_path, monkeypatch)
 

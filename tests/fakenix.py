@@ -22,6 +22,7 @@ from nixgen.checking import project
 from nixgen.planning import variants as variants_mod
 
 from .conftest import REPO
+from .tiers import starts_processes
 
 HASH = "0" * 32
 KERNEL_DRV = f"/nix/store/{HASH}-relu-demo-relu_cpu-1.drv"
@@ -192,6 +193,7 @@ class FakeNix:
 
 
 @pytest.fixture
+@starts_processes
 def fake_nix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeNix:
     directory = tmp_path / "fake-nix"
     (directory / "bin").mkdir(parents=True)

@@ -119,7 +119,10 @@ class Hub:
                     self.wfile.flush()
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # A short poll: `stop` (shutdown) waits for the loop to see it, 0.5 s by default.
+        threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        ).start()
         return self
 
     def stop(self) -> None:

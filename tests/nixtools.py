@@ -34,7 +34,9 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import pytest
 
 TESTS = Path(__file__).resolve().parent
 STUB_SOURCE = TESTS / "nixpkgs"
@@ -84,6 +86,15 @@ make_host = _load_make_host()
 def have_nix() -> bool:
     """True when nix-instantiate, nix-build and nix are all on PATH."""
     return all(shutil.which(tool) for tool in ("nix-instantiate", "nix-build", "nix"))
+
+
+_T = TypeVar("_T")
+
+
+def needs_nix(test: _T) -> _T:
+    """A test that runs Nix: marked `nix` (so it is in the slow tier, tests/tiers.py) and
+    skipped where Nix is absent."""
+    return pytest.mark.nix(pytest.mark.skipif(not have_nix(), reason="nix is not installed")(test))
 
 
 def assert_real_nix() -> tuple[int, int, int]:

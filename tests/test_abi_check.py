@@ -33,6 +33,8 @@ from nixgen.cmdline.cli import main
 from .conftest import EXAMPLES
 from .nixtools import NixError, have_nix, kernel_builder, make_stub, nix_build, nix_env
 
+pytestmark = pytest.mark.slow  # starts processes (tests/tiers.py)
+
 ROOT = Path(__file__).resolve().parent.parent
 CHECKER = ROOT / "nix" / "support" / "abi_check.py"
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -284,6 +284,7 @@ nixgen.cmdline.entry.main()
 @pytest.mark.parametrize(
     "step", ["staged", "journal", "tree", "file:flake.nix", "file:flake.nix.orig", "done"]
 )
+@pytest.mark.slow
 def test_a_takeover_killed_at_each_step_is_finished_by_the_next_migrate(
     tmp_path: Path, step: str
 ) -> None:

@@ -589,6 +589,7 @@ def test_bad_input(
 
 
 @pytest.mark.parametrize("name", SUBPROCESS_ROWS)
+@pytest.mark.slow
 def test_bad_input_as_a_real_process(name: str, tmp_path: Path) -> None:
     case = next(c for c in CASES if c.id == name)
     root = tmp_path / "project"
@@ -798,6 +799,7 @@ def nixgen_process(
     )
 
 
+@pytest.mark.slow
 def test_unreadable_build_toml_for_real(tmp_path: Path) -> None:
     """A build.toml with mode 000: the kernel refuses the read (as root, without the
     capabilities that bypass file modes), and nixgen says so in one located line."""

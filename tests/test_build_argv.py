@@ -26,6 +26,8 @@ from .fake_nix_argv import demo as demo  # a fixture
 from .fake_nix_argv import fake as fake  # a fixture
 from .fakenix import bundled
 
+pytestmark = pytest.mark.slow  # starts processes (tests/tiers.py)
+
 # ------------------------------------------------------------- evaluation is data
 
 

@@ -29,6 +29,7 @@ from .fakenix import fake_nix as fake_nix  # a fixture
 # ------------------------------------------------------- 4. nixgen.toml, the --out error
 
 
+@pytest.mark.slow
 def test_out_is_remembered_in_nixgen_toml(runner: CliRunner, demo: Path) -> None:
     done = runner.invoke(main, ["render", str(demo), "--out", "gen"])
     assert done.exit_code == 0, done.output
@@ -117,6 +118,7 @@ def test_retire_puts_back_a_tree_that_changed_while_set_aside(
     assert not list(demo.glob(".nixgen-*"))
 
 
+@pytest.mark.slow
 def test_build_reads_the_override_inputs_of_nixgen_toml(runner: CliRunner, demo: Path) -> None:
     (demo / "nixgen.toml").write_text(
         '[override-input]\nnixpkgs = "path:/srv/nixpkgs"\nkernel-builder = "path:/srv/kb"\n'
@@ -141,6 +143,7 @@ def test_a_bad_nixgen_toml_is_located(runner: CliRunner, demo: Path) -> None:
     assert "nixgen.toml:2:1: error: outs: unknown key `outs`; did you mean `out`?" in done.stderr
 
 
+@pytest.mark.slow
 def test_the_out_error_is_in_the_one_error_format(demo: Path) -> None:
     for verb in ("render", "build", "watch"):
         done = nixgen(verb, "--out", "../escape", cwd=demo)
@@ -153,6 +156,7 @@ def test_the_out_error_is_in_the_one_error_format(demo: Path) -> None:
 # ----------------------------------------------------------------- 5. the rest of the list
 
 
+@pytest.mark.slow
 def test_watch_once_on_an_invalid_project_fails_on_stderr(demo: Path) -> None:
     toml = demo / "build.toml"
     toml.write_text(toml.read_text().replace("edition = 6", "edition = 6\nlicence = 'MIT'"))
@@ -165,6 +169,7 @@ def test_watch_once_on_an_invalid_project_fails_on_stderr(demo: Path) -> None:
     assert bad_out.returncode == 2 and bad_out.stdout == ""
 
 
+@pytest.mark.slow
 def test_shell_does_not_suggest_a_flag_it_lacks(tmp_path: Path) -> None:
     root = tmp_path / "relu-metal"
     scaffold.create(root, "relu-metal", ["cpp-metal"])
@@ -293,6 +298,7 @@ def test_no_progress_and_the_environment_twins(runner: CliRunner, tmp_path: Path
     assert "\x1b[" not in plain.stderr and "\x1b[31m" in colour.stderr
 
 
+@pytest.mark.slow
 def test_init_of_a_variant_for_another_system_says_where_it_builds(tmp_path: Path) -> None:
     done = nixgen("init", "relu-metal", "-l", "cpp-metal", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -313,6 +319,7 @@ def test_the_docs_a_newcomer_reads(tmp_path: Path) -> None:
     assert "pypi.org/project/nixgen" not in (root / "README.md").read_text()
 
 
+@pytest.mark.slow
 def test_init_makes_a_tvm_ffi_cpp_project(tmp_path: Path) -> None:
     done = nixgen("init", "relu-tf", "-l", "cpp-cpu", "--binding", "tvm-ffi", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -333,6 +340,7 @@ def test_init_makes_a_tvm_ffi_cpp_project(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_init_makes_a_noarch_project(tmp_path: Path) -> None:
     done = nixgen("init", "relu-py", "-l", "noarch", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -381,6 +389,7 @@ def test_the_new_init_shapes_build_and_their_tests_pass(
     assert " passed" in tests.stdout and "skipped" not in tests.stdout
 
 
+@pytest.mark.slow
 def test_shell_reads_nixgen_toml_too(demo: Path) -> None:
     (demo / "nixgen.toml").write_text(
         'offline = true\n[override-input]\nnixpkgs = "path:/srv/np"\n'

@@ -30,6 +30,8 @@ import pytest
 from . import client, nixtools
 from .conftest import EXAMPLES, copy_out
 
+pytestmark = pytest.mark.slow  # starts processes (tests/tiers.py)
+
 REPO = Path(__file__).resolve().parent.parent
 VARIANT = f"torch213-cxx11-cpu-{platform.machine()}-linux"
 

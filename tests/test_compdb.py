@@ -73,6 +73,7 @@ def test_commands_get_the_build_environment_filled_in(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not nixtools.have_nix(), reason="nix is not installed")
+@pytest.mark.slow
 def test_gcc_only_flags_come_from_the_nix_library() -> None:
     # GCC's `-fno-gnu-unique` (clang rejects it), nothing both families have.
     assert compdb.gcc_only_flags() == frozenset({"-fno-gnu-unique"})
@@ -115,6 +116,7 @@ def clangd_errors(root: Path, source: str) -> int:
 
 @pytest.mark.skipif(not nixtools.have_nix(), reason="nix is not installed")
 @pytest.mark.skipif(shutil.which("clangd") is None, reason="clangd is not installed (setup.sh)")
+@pytest.mark.slow
 def test_clangd_parses_the_cpu_example_with_the_database(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

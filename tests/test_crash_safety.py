@@ -146,6 +146,7 @@ def _timeline(root: Path, text: str) -> tuple[float, float]:
     return staging or end, end
 
 
+@pytest.mark.slow
 def test_a_killed_render_leaves_the_old_tree_or_the_new_one(
     tmp_path: Path, versions: dict[int, tuple[str, Tree]]
 ) -> None:
@@ -202,6 +203,7 @@ def test_a_killed_render_leaves_the_old_tree_or_the_new_one(
 # ------------------------------------------------------------------- two renders at once
 
 
+@pytest.mark.slow
 def test_two_renders_at_once_do_not_corrupt_each_other(
     tmp_path: Path, versions: dict[int, tuple[str, Tree]]
 ) -> None:
@@ -270,6 +272,7 @@ def snapshot_all(root: Path) -> dict[str, bytes | None]:
     return out
 
 
+@pytest.mark.slow
 def test_read_only_project_directory_is_a_clear_error(tmp_path: Path) -> None:
     prefix = without_dac_override()
     root = generate(tmp_path / "p", 6)
@@ -286,6 +289,7 @@ def test_read_only_project_directory_is_a_clear_error(tmp_path: Path) -> None:
     assert snapshot_all(root) == before
 
 
+@pytest.mark.slow
 def test_read_only_output_directory_is_a_clear_error(tmp_path: Path) -> None:
     prefix = without_dac_override()
     root = generate(tmp_path / "p", 6)
@@ -307,6 +311,7 @@ def test_read_only_output_directory_is_a_clear_error(tmp_path: Path) -> None:
     assert snapshot_all(root) == before
 
 
+@pytest.mark.slow
 def test_read_only_file_system_is_a_clear_error(tmp_path: Path) -> None:
     """A read-only bind mount of the project (EROFS), in a private mount namespace."""
     unshare = shutil.which("unshare")
@@ -490,6 +495,7 @@ def _state(root: Path) -> tuple[Tree, bytes | None]:
     [(s, False) for s in STEPS] + [(s, True) for s in FALLBACK_STEPS],
     ids=[*STEPS, *(f"no-renameat2-{s}" for s in FALLBACK_STEPS)],
 )
+@pytest.mark.slow
 def test_a_render_killed_at_each_step_of_its_commit_is_completed_or_undone(
     tmp_path: Path, step: str, fallback: bool
 ) -> None:

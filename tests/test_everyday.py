@@ -24,9 +24,11 @@ from nixgen.rendering import jsonschema
 from . import nixtools
 from .conftest import REPO, copy_out
 from .fakenix import FAKE_NIX, SUCCESS, SYSTEM, FakeNix, bundled, calls_of, event
+from .tiers import starts_processes
 
 
 @pytest.fixture
+@starts_processes
 def fake_nix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeNix:
     """test_build_cli's stand-in `nix` on PATH (it replays internal-json logs)."""
     directory = tmp_path / "fake-nix"
@@ -144,6 +146,7 @@ def test_outside_a_git_work_tree_nothing_is_checked(
     assert result.exit_code == 0, result.output
 
 
+@pytest.mark.slow
 def test_init_in_a_git_work_tree_says_git_add(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", ".")
     done = nixgen("init", "kk", cwd=tmp_path)
@@ -253,6 +256,7 @@ def test_version_short_flag(runner: CliRunner) -> None:
     assert result.exit_code == 0 and result.stdout.startswith("nixgen, version ")
 
 
+@pytest.mark.slow
 def test_an_unknown_verb_gets_did_you_mean(tmp_path: Path) -> None:
     done = nixgen("valdate", cwd=tmp_path)
     assert done.returncode == 2
@@ -261,11 +265,13 @@ def test_an_unknown_verb_gets_did_you_mean(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_completions_is_accepted(runner: CliRunner) -> None:
     result = runner.invoke(main, ["completions", "bash"])
     assert result.exit_code == 0 and "_NIXGEN_COMPLETE" in result.stdout
 
 
+@pytest.mark.slow
 def test_one_error_format(tmp_path: Path, demo: Path) -> None:
     """Usage errors, nixgen's own failures and file-less problems all read
     `nixgen: error: …`; located problems `FILE:LINE:COL: error: …`."""
@@ -280,6 +286,7 @@ def test_one_error_format(tmp_path: Path, demo: Path) -> None:
         assert "Error:" not in text and "<input>" not in text and "Usage:" not in text
 
 
+@pytest.mark.slow
 def test_status_on_stderr_data_on_stdout(demo: Path) -> None:
     validate = nixgen("validate", cwd=demo)
     assert validate.stdout == "" and "ok (edition 6" in validate.stderr
@@ -298,12 +305,14 @@ def test_status_on_stderr_data_on_stdout(demo: Path) -> None:
         ({"FORCE_COLOR": "1", "NO_COLOR": "1"}, False),
     ],
 )
+@pytest.mark.slow
 def test_colour_from_the_environment(tmp_path: Path, env: dict[str, str], expected: bool) -> None:
     done = nixgen("validate", str(tmp_path), cwd=tmp_path, env=env)
     assert done.returncode == 2
     assert ("\x1b[" in done.stderr) is expected, done.stderr
 
 
+@pytest.mark.slow
 def test_color_option(tmp_path: Path) -> None:
     always = nixgen(
         "validate", str(tmp_path), "--color=always", cwd=tmp_path, env={"NO_COLOR": "1"}
@@ -324,7 +333,14 @@ ENVELOPE = {"version", "command", "ok", "problems", "result"}
 
 @pytest.mark.parametrize(
     "args",
-    [["validate"], ["variants"], ["show"], ["matrix"], ["schema"], ["build", "--dry-run"]],
+    [
+        ["validate"],
+        ["variants"],
+        ["show"],
+        ["matrix"],
+        ["schema"],
+        pytest.param(["build", "--dry-run"], marks=pytest.mark.slow),  # asks git and nix
+    ],
 )
 def test_one_json_envelope(
     runner: CliRunner, demo: Path, args: list[str], monkeypatch: pytest.MonkeyPatch
@@ -347,6 +363,7 @@ def test_failures_use_the_same_envelope(runner: CliRunner, tmp_path: Path) -> No
         assert answer["problems"][0]["severity"] == "error"
 
 
+@pytest.mark.slow
 def test_build_toml_is_found_from_a_subdirectory(demo: Path) -> None:
     done = nixgen("validate", cwd=demo / "relu_cpu")
     assert done.returncode == 0, done.stderr
@@ -368,6 +385,7 @@ def _two_kernels(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_a_key_typo_no_longer_hides_file_and_cross_field_problems(tmp_path: Path) -> None:
     root = _two_kernels(tmp_path)
     toml = root / "build.toml"
@@ -384,6 +402,7 @@ def test_a_key_typo_no_longer_hides_file_and_cross_field_problems(tmp_path: Path
     assert err.rstrip().endswith("4 errors")
 
 
+@pytest.mark.slow
 def test_an_error_in_general_still_shows_the_file_problems(tmp_path: Path) -> None:
     root = _two_kernels(tmp_path)
     toml = root / "build.toml"
@@ -408,6 +427,7 @@ def _inits() -> list[tuple[list[str], str]]:
 
 
 @pytest.mark.parametrize("languages, binding", _inits(), ids=lambda v: str(v))
+@pytest.mark.slow
 def test_every_init_passes_validate_strict(
     runner: CliRunner, tmp_path: Path, languages: list[str], binding: str
 ) -> None:
@@ -432,6 +452,7 @@ def test_init_writes_the_schema_line_and_file(tmp_path: Path) -> None:
 # ---------------------------------------------------------- 8. docs, packaging
 
 
+@pytest.mark.slow
 def test_license_is_an_spdx_expression(runner: CliRunner, tmp_path: Path) -> None:
     result = runner.invoke(
         main, ["init", "kx", "--dir", str(tmp_path / "k"), "--license", "MIT OR Apache"]
@@ -458,6 +479,7 @@ def test_package_metadata() -> None:
     assert any(d.startswith("license-expression") for d in meta["dependencies"])
 
 
+@pytest.mark.slow
 def test_the_wheel_holds_no_tests(tmp_path: Path) -> None:
     done = subprocess.run(
         [

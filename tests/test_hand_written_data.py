@@ -34,6 +34,8 @@ from .hostile import (
     snapshot,
 )
 
+pytestmark = pytest.mark.slow  # starts processes (tests/tiers.py)
+
 
 @pytest.fixture(autouse=True)
 def private_cache(

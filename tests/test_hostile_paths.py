@@ -19,6 +19,8 @@ import pytest
 
 from .hostile import BUILD_TOML, SECRET, nixgen, outside_dir, project, snapshot
 
+pytestmark = pytest.mark.slow  # starts processes (tests/tiers.py)
+
 
 @pytest.fixture(autouse=True)
 def private_cache(

@@ -20,6 +20,8 @@ import pytest
 
 from .hostile import BUILD_TOML, project
 
+pytestmark = pytest.mark.slow  # starts processes (tests/tiers.py)
+
 REPO = Path(__file__).resolve().parent.parent
 
 

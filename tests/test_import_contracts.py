@@ -25,9 +25,12 @@ LINT = Path(sys.executable).with_name("lint-imports")
 #: The name of the stages contract, as lint-imports reports it.
 STAGES = "imports only the stages below it"
 
-pytestmark = pytest.mark.skipif(
-    not LINT.exists(), reason="import-linter (pip install -e '.[dev]') is absent"
-)
+pytestmark = [
+    pytest.mark.slow,  # starts lint-imports (tests/tiers.py)
+    pytest.mark.skipif(
+        not LINT.exists(), reason="import-linter (pip install -e '.[dev]') is absent"
+    ),
+]
 
 
 def lint(root: Path) -> subprocess.CompletedProcess[str]:

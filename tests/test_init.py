@@ -23,7 +23,7 @@ from . import nixtools
 from .conftest import REPO
 
 ALL = list(LANGUAGES)
-needs_nix = pytest.mark.skipif(not nixtools.have_nix(), reason="nix is not installed")
+needs_nix = nixtools.needs_nix
 
 
 def init(runner, root: Path, *args: str, name: str = "relu-demo"):
@@ -38,6 +38,7 @@ def languages_args(languages: list[str]) -> list[str]:
 
 
 @pytest.mark.parametrize("language", ALL)
+@pytest.mark.slow
 def test_project_for_each_language_validates_and_renders(runner, tmp_path, language):
     root = tmp_path / "demo"
     result = init(runner, root, "--language", language)
@@ -56,6 +57,7 @@ def test_project_for_each_language_validates_and_renders(runner, tmp_path, langu
     assert list(schema.iter_errors(tomllib.loads((root / "build.toml").read_text()))) == []
 
 
+@pytest.mark.slow
 def test_every_language_at_once(runner, tmp_path):
     root = tmp_path / "all"
     result = init(runner, root, *languages_args(ALL))
@@ -71,6 +73,7 @@ def test_every_language_at_once(runner, tmp_path):
     assert runner.invoke(main, ["render", str(root), "--check"]).exit_code == 0
 
 
+@pytest.mark.slow
 def test_cpu_and_rust_together_expose_two_ops(runner, tmp_path):
     root = tmp_path / "both"
     assert init(runner, root, "-l", "rust-cpu", "-l", "cpp-cpu").exit_code == 0
@@ -84,6 +87,7 @@ def test_cpu_and_rust_together_expose_two_ops(runner, tmp_path):
     assert 'ONLY_ON = {"relu_rs": "cpu"}' in tests
 
 
+@pytest.mark.slow
 def test_rust_crate_follows_the_convention(runner, tmp_path):
     root = tmp_path / "rust"
     assert init(runner, root, "-l", "rust-cpu").exit_code == 0
@@ -127,6 +131,7 @@ def test_templates_make_no_nix():
 # ------------------------------------------------------------------------- the verb
 
 
+@pytest.mark.slow
 def test_default_directory_is_the_name_and_default_language_cpp_cpu(runner, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(main, ["init", "my-relu"])
@@ -137,12 +142,14 @@ def test_default_directory_is_the_name_and_default_language_cpp_cpu(runner, tmp_
     assert (tmp_path / "my-relu/tests/test_my_relu.py").is_file()
 
 
+@pytest.mark.slow
 def test_repeated_language_is_one_kernel(runner, tmp_path):
     root = tmp_path / "twice"
     assert init(runner, root, "-l", "cpp-cpu", "-l", "cpp-cpu").exit_code == 0
     assert len(project.read(root).build.kernels) == 1
 
 
+@pytest.mark.slow
 def test_license_option(runner, tmp_path):
     root = tmp_path / "mit"
     assert init(runner, root, "--license", "MIT").exit_code == 0
@@ -150,6 +157,7 @@ def test_license_option(runner, tmp_path):
     assert init(runner, tmp_path / "x", "--license", " ").exit_code == 2
 
 
+@pytest.mark.slow
 def test_refuses_a_non_empty_directory_without_force(runner, tmp_path):
     root = tmp_path / "busy"
     root.mkdir()
@@ -165,6 +173,7 @@ def test_refuses_a_non_empty_directory_without_force(runner, tmp_path):
     assert (root / "build.toml").is_file()
 
 
+@pytest.mark.slow
 def test_force_replaces_files_of_the_same_name(runner, tmp_path):
     root = tmp_path / "again"
     assert init(runner, root).exit_code == 0
@@ -174,6 +183,7 @@ def test_force_replaces_files_of_the_same_name(runner, tmp_path):
     assert project.read(root).edition == 6
 
 
+@pytest.mark.slow
 def test_an_empty_directory_is_fine(runner, tmp_path):
     root = tmp_path / "empty"
     root.mkdir()

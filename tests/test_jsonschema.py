@@ -450,6 +450,7 @@ def test_value_rule_and_schema_pattern_agree(newtype, prefix, body):
 
 
 @pytest.mark.skipif(shutil.which("taplo") is None, reason="taplo (pip install taplo) is absent")
+@pytest.mark.slow
 def test_taplo_uses_the_schema_through_the_schema_directive(tmp_path):
     """What Even Better TOML runs: `#:schema` on the first line of build.toml."""
     schema_file = tmp_path / "build-toml.schema.json"

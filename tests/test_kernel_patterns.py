@@ -68,6 +68,7 @@ def _cpu_extension(tmp_path: Path, name: str) -> dict[str, str]:
 # ------------------------------------------------------------------ shared headers
 
 
+@pytest.mark.slow
 def test_every_kernel_gets_every_listed_header_but_compiles_only_its_own_sources(
     tmp_path: Path,
 ) -> None:
@@ -198,6 +199,7 @@ def test_tvm_ffi_in_depends_is_a_located_error_that_says_why(tmp_path: Path) -> 
 # ------------------------------------------------------------- OpenMP, stable ABI
 
 
+@pytest.mark.slow
 def test_openmp_flag_reaches_the_extension_link(tmp_path: Path) -> None:
     tree = render.render(plan.make(project.read(FIXTURES / "omp-rowsum").build)).tree
     assert 'linkFlags = [ "-fopenmp" ];' in tree["kernels/rowsum_omp.nix"].decode()
@@ -205,6 +207,7 @@ def test_openmp_flag_reaches_the_extension_link(tmp_path: Path) -> None:
     assert re.search(r"-shared .* -fopenmp", link), link
 
 
+@pytest.mark.slow
 def test_torch_kernels_and_binding_get_the_stable_abi_target_define(tmp_path: Path) -> None:
     tree = render.render(plan.make(project.read(FIXTURES / "stable-abi").build)).tree
     kernel = tree["kernels/softplus_cpu.nix"].decode()
@@ -216,6 +219,7 @@ def test_torch_kernels_and_binding_get_the_stable_abi_target_define(tmp_path: Pa
     assert "-DTORCH_TARGET_VERSION=0x" in compile
 
 
+@pytest.mark.slow
 def test_torch_target_version_is_major_minor_shifted_like_torch_compares_it() -> None:
     from .nixtools import have_nix, nix_eval_json
 
@@ -234,6 +238,7 @@ def test_torch_target_version_is_major_minor_shifted_like_torch_compares_it() ->
     ]
 
 
+@pytest.mark.slow
 def test_torch_extension_links_the_backends_torch_libraries() -> None:
     """CUDA, ROCm and XPU bindings use torch's device API (guards, streams), so the link
     names torch's libraries of that backend, as the anchor's build does."""

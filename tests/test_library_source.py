@@ -31,8 +31,8 @@ from .nixtools import (
     commit_all,
     flake_build,
     flake_eval,
-    have_nix,
     make_stub,
+    needs_nix,
     nix_env,
     nix_parse,
 )
@@ -52,7 +52,6 @@ def _tracks_the_library() -> bool:
 
 
 in_git = pytest.mark.skipif(not _tracks_the_library(), reason="not a git checkout of nixgen")
-needs_nix = pytest.mark.skipif(not have_nix(), reason="nix is not installed")
 
 
 def _copy_out(name: str, target: Path) -> Path:
@@ -69,6 +68,7 @@ def _render(*args: str) -> object:
 
 
 @in_git
+@pytest.mark.slow
 def test_the_examples_commit_no_copy_of_the_library() -> None:
     listed = _git("ls-files", "examples").stdout.splitlines()
     assert listed, "no example is tracked"
@@ -131,6 +131,7 @@ def _unseen(root: Path) -> list[dict[str, object]]:
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+@pytest.mark.slow
 def test_the_library_setting_alone_decides_what_render_writes_never_git(tmp_path: Path) -> None:
     """The same render, whether git tracks the library or not: vendored by default,
     in place with `path:`. `nixgen build` (here its dry run) then names the library's

@@ -574,6 +574,7 @@ def test_workflow_uses_the_kernels_cache_and_pushes_only_with_a_secret(
         ("", "", "true", "false", "true"),
     ],
 )
+@pytest.mark.slow
 def test_build_jobs_keep_their_variants_without_a_cache_and_on_a_release(
     tmp_path: Path, token: str, name: str, release: str, push: str, keep: str
 ) -> None:
@@ -725,6 +726,7 @@ def test_workflow_steps_run_against_the_flake(
             assert os.access(copied / "metadata.json", os.W_OK)
 
 
+@pytest.mark.slow
 def test_a_workflow_older_than_the_flake_says_so(tmp_path: Path) -> None:
     """A row of a (system, backend) the workflow has no runner for (the flake gained a
     backend, the workflow was not rendered again) fails the plan job, naming the fix."""

@@ -744,6 +744,7 @@ def test_byte_order_mark_is_kept(build_toml: Callable[[str], Path]) -> None:
     assert "edition = 6" in file.read_text(encoding="utf-8-sig")
 
 
+@pytest.mark.slow
 def test_diff_applies_with_patch(
     build_toml: Callable[[str], Path], runner: CliRunner, tmp_path: Path
 ) -> None:

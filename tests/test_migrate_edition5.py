@@ -45,6 +45,7 @@ def edition5_round_trip(runner: CliRunner, root: Path, backends: list[str]) -> N
 
 
 @pytest.mark.parametrize("language", CPP_LANGUAGES)
+@pytest.mark.slow
 def test_each_cpp_backend_parses_in_kernels_data(tmp_path: Path, language: str) -> None:
     runner = CliRunner()
     root = tmp_path / "demo"

@@ -125,6 +125,7 @@ def write_fake_version(tmp_path: Path, version: str) -> Path:
     ("version", "named"),
     [("2.8.0", "{}"), ("2.12.1", "{}"), ("2.13.0", "{}^*"), ("2.18.8", "{}^*"), ("2.26.3", "{}^*")],
 )
+@pytest.mark.slow
 def test_outputs_are_named_as_the_running_nix_reads_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: str, named: str
 ) -> None:
@@ -138,6 +139,7 @@ def test_outputs_are_named_as_the_running_nix_reads_them(
     assert nixcommand.link(target, tmp_path / "l").argv[-2:] == ("--", named.format(target.path))
 
 
+@pytest.mark.slow
 def test_the_version_is_asked_once_per_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -156,6 +158,7 @@ def test_the_version_is_asked_once_per_process(
     assert count.read_text().count("x") == 1
 
 
+@pytest.mark.slow
 def test_every_positional_of_every_command_follows_a_double_dash(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -405,6 +408,7 @@ CASES = {
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 @pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.slow
 def test_ctrl_c_leaves_no_nix_process(tmp_path: Path, demo: Path, case: str) -> None:
     args, hang, evaluated = CASES[case]
     directory = tmp_path / "hang"

@@ -47,6 +47,7 @@ exit 1
 
 
 @pytest.mark.parametrize("verb", [["build", "--no-link"], ["shell", "-c", "true"]])
+@pytest.mark.slow
 def test_a_nix_older_than_2_18_is_refused_before_anything_is_evaluated(
     runner: CliRunner, demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verb
 ) -> None:

@@ -30,7 +30,15 @@ from hypothesis import strategies as st
 
 from nixgen.rendering import nixlit
 
-from .nixtools import nix_env, nix_eval_json
+from .nixtools import (
+    NixError,
+    commit_all,
+    copy_worktree,
+    flake_eval,
+    make_stub,
+    nix_env,
+    nix_eval_json,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 NIX_TESTS = REPO / "nix" / "tests"
@@ -165,6 +173,51 @@ def test_nix(path: Path, name: str, nix_results: Callable[[Path], dict[str, Any]
         f"expected: {json.dumps(result.get('expected'), indent=2)}\n"
         f"got:      {json.dumps(result.get('expr'), indent=2)}"
     )
+
+
+# ------------------------------------------------- the same tests as a flake check
+
+
+@pytest.fixture(scope="module")
+def worktree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository as a commit holds it, outside any git work tree."""
+    return copy_worktree(tmp_path_factory.mktemp("worktree") / "nixgen")
+
+
+@pytest.fixture(scope="module")
+def stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_stub(tmp_path_factory.mktemp("stub"))
+
+
+def test_the_root_flakes_check_runs_every_library_test(worktree: Path, stub: Path) -> None:
+    """`checks.<system>.lib-tests` of the repository's flake.nix evaluates every test of
+    nix/tests/ (the ones `test_nix` runs one by one), through the stand-ins; evaluating it
+    passes only when all of them pass."""
+    ran = flake_eval(
+        worktree, "checks.x86_64-linux.lib-tests", stub=stub, apply="check: check.tests"
+    )
+    assert sorted(ran) == sorted(
+        f"{path.name}: {name}" for path in NIX_TEST_FILES for name in listed_tests(path)
+    )
+
+
+def test_a_failing_library_test_fails_the_root_flakes_check(
+    worktree: Path, stub: Path, tmp_path: Path
+) -> None:
+    broken = tmp_path / "nixgen"
+    shutil.copytree(worktree, broken, symlinks=True)
+    test_file = broken / "nix" / "tests" / NIX_TEST_FILES[0].name
+    name = listed_tests(NIX_TEST_FILES[0])[0]
+    text = test_file.read_text()
+    parts = re.split(r"^in\n", text, maxsplit=1, flags=re.MULTILINE)
+    parts[-1] = parts[-1].replace(
+        f"  {name} =", f"  {name}_broken = {{ expr = 1; expected = 2; }};\n  {name} =", 1
+    )
+    test_file.write_text("in\n".join(parts))
+    commit_all(broken)
+    with pytest.raises(NixError) as failed:
+        flake_eval(broken, "checks.x86_64-linux.lib-tests", stub=stub, apply="check: check.tests")
+    assert f"nixgen library tests failed: {test_file.name}: {name}_broken" in failed.value.stderr
 
 
 # ------------------------------------------------------------------ shell round trip

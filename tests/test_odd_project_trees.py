@@ -25,6 +25,8 @@ from .hostile import (
     rust_project,
 )
 
+pytestmark = pytest.mark.slow  # starts processes (tests/tiers.py)
+
 
 @pytest.fixture(autouse=True)
 def private_cache(

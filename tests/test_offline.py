@@ -31,6 +31,7 @@ from .fakenix import fake_nix as fake_nix  # a fixture
 # ------------------------------------------------------------------ 2. the offline path
 
 
+@pytest.mark.slow
 def test_offline_on_a_fresh_project_names_the_missing_inputs_at_once(demo: Path) -> None:
     started = time.monotonic()
     done = nixgen("build", "--offline", cwd=demo)
@@ -99,6 +100,7 @@ def test_a_locked_input_in_the_store_is_not_missing(
     assert [n for n, _ in offline.missing_inputs(tmp_path, [])] == ["kernel-builder"]
 
 
+@pytest.mark.slow
 def test_the_store_path_of_a_locked_input_is_nixs(tmp_path: Path) -> None:
     from nixgen.building import offline
 
@@ -176,6 +178,7 @@ def test_a_host_builder_outside_the_sandbox_names_the_sandbox_setting() -> None:
     assert offline.notes(missing, offline=True) == []
 
 
+@pytest.mark.slow
 def test_the_script_lays_out_the_stand_ins(tmp_path: Path) -> None:
     done = subprocess.run(
         [str(REPO / "scripts" / "offline-inputs.sh"), str(tmp_path / "inputs")],

@@ -12,30 +12,35 @@
 from __future__ import annotations
 
 import json
+import posixpath
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from nixgen.checking import project
 from nixgen.core import tables
+from nixgen.planning import plan
 from nixgen.rendering import render
 
+from .conftest import materialize
+from .goldens import SYNTHETIC
 from .nixtools import have_nix, nix_eval_json
 
 REPO = Path(__file__).resolve().parent.parent
 PINS = json.loads((REPO / "nix" / "data" / "pins.json").read_text())
+#: A synthetic golden case (a project outside the repository: its library is vendored).
+GOLDEN_CASE = SYNTHETIC["cpp-cpu"]
 
 
 def _tracked(*folders: str) -> list[Path]:
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--", *folders],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return [REPO / rel for rel in listed.split("\0") if rel and (REPO / rel).is_file()]
+    """The files under `folders` of the repository (no process: the fast tier)."""
+    return sorted(
+        path
+        for folder in folders
+        for path in (REPO / folder).rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts and not path.is_symlink()
+    )
 
 
 def test_data_tables_are_one_directory() -> None:
@@ -49,27 +54,32 @@ def test_data_tables_are_one_directory() -> None:
 # ------------------------------------------------------------------------------- pins
 
 
-def test_pins_are_read_from_the_table_by_both_languages() -> None:
+def test_pins_are_read_from_the_table_by_python() -> None:
     assert PINS["nixpkgs"] == render.NIXPKGS_URL
     assert PINS["kernel-builder"] == render.KERNEL_BUILDER_URL
     assert PINS["substituter"] == render.SUBSTITUTER
     assert PINS["substituter-key"] == render.SUBSTITUTER_KEY
-    if have_nix():
-        got = nix_eval_json(
-            "let p = import ./nix/project.nix { nixgen = { versions = { }; }; }; in "
-            "{ inherit (p) nixpkgsUrl kernelBuilderUrl; }",
-            cwd=REPO,
-        )
-        assert got == {
-            "nixpkgsUrl": PINS["nixpkgs"],
-            "kernelBuilderUrl": PINS["kernel-builder"],
-        }
+
+
+@pytest.mark.nix
+@pytest.mark.skipif(not have_nix(), reason="needs nix-instantiate")
+def test_pins_are_read_from_the_table_by_the_library() -> None:
+    got = nix_eval_json(
+        "let p = import ./nix/project.nix { nixgen = { versions = { }; }; }; in "
+        "{ inherit (p) nixpkgsUrl kernelBuilderUrl; }",
+        cwd=REPO,
+    )
+    assert got == {"nixpkgsUrl": PINS["nixpkgs"], "kernelBuilderUrl": PINS["kernel-builder"]}
 
 
 def test_no_pin_is_written_outside_the_table_but_in_the_root_flake() -> None:
     """A revision or the cache key spelt in nixgen's code, templates or the Nix library is a
     second home. The root flake.nix must spell its inputs literally (flake inputs cannot be
-    computed): it is held to the table here."""
+    computed): it is held to the table here.
+
+    Kept as a text search on purpose: the thing held is a data value (a revision), not a
+    name, and it could be copied into Python, Nix or a template alike; no linter reads all
+    three."""
     values = [PINS["nixpkgs"], PINS["kernel-builder"], PINS["substituter-key"]]
     revisions = [v.rpartition("/")[2] for v in values[:2]] + [values[2]]
     offenders = [
@@ -103,24 +113,13 @@ def test_python_reads_the_source_kinds_table() -> None:
         assert list(tables.COMPILED_EXTENSIONS[language]) == list(dict.fromkeys(expected))
 
 
-def test_no_extension_list_is_written_in_the_nix_library() -> None:
-    """`compile.nix` names kinds (`kinds.cuda`), never extensions: a literal list such as
-    `[ "cu" ]` or a suffix test such as `hasSuffix ".metal"` would be a second home."""
-    text = (REPO / "nix" / "compile.nix").read_text()
-    code = "\n".join(
-        line
-        for line in text.splitlines()
-        if not line.lstrip().startswith(("#", "=>", "(plan", "map "))
-    )
-    every = {e for extensions in tables.SOURCE_KINDS.values() for e in extensions}
-    literal = re.findall(r'extensions = \[([^]]*)\]|hasSuffix "\.([\w+]+)"', code)
-    assert not [m for m in literal if any(e in str(m) for e in every)], literal
-
-
+@pytest.mark.nix
 @pytest.mark.skipif(not have_nix(), reason="needs nix-instantiate")
 def test_each_language_compiles_exactly_the_kinds_the_table_lists() -> None:
     """The Nix library's rules, evaluated: a kernel given one source of every extension
-    compiles (as an object, or a Metal shader) exactly `tables.COMPILED_EXTENSIONS`."""
+    compiles (as an object, or a Metal shader) exactly `tables.COMPILED_EXTENSIONS`. (This
+    replaced a search of compile.nix for literal extension lists: a list spelt any other way
+    passed it; a second home of the kinds fails this.)"""
     every = sorted({e for extensions in tables.SOURCE_KINDS.values() for e in extensions})
     sources = " ".join(json.dumps(f"k/s{i}.{e}") for i, e in enumerate(every))
     extra = {
@@ -152,45 +151,107 @@ def test_each_language_compiles_exactly_the_kinds_the_table_lists() -> None:
 # ------------------------------------------------------------------- the library's files
 
 
-def test_the_library_directory_is_the_list_of_library_files() -> None:
-    on_disk = {
-        str(p.relative_to(REPO / "nix"))
-        for p in (REPO / "nix").rglob("*")
-        if p.is_file()
-        and not {"tests", "data", "__pycache__"} & set(p.relative_to(REPO / "nix").parts)
+def test_a_vendored_library_is_complete_and_holds_nothing_unread(tmp_path: Path) -> None:
+    """A project rendered outside the repository gets the library copied (`lib/`): every file
+    the copy names by a relative path (`./compile.nix`, `./data/pins.json`,
+    `./support/…`) is in the copy, every copied module is imported by another or by the
+    generated entry, and every copied data table is read. (This replaced a test that rebuilt
+    the file list with the same exclusions as the code and grepped render.py.)"""
+    root = materialize(GOLDEN_CASE, tmp_path / "p")
+    rendered = render.render(plan.make(project.read(root).build))
+    copy = {k[len("lib/") :]: v.decode() for k, v in rendered.tree.items() if k.startswith("lib/")}
+    assert copy, "no vendored library"
+    named = {
+        posixpath.normpath(posixpath.join(posixpath.dirname(rel), m))
+        for rel, text in copy.items()
+        if rel.endswith(".nix")
+        for m in _path_literals(text)
     }
-    assert set(render.LIB_FILES) == on_disk
-    assert "LIB_FILES = (" not in (REPO / "nixgen" / "rendering" / "render.py").read_text()
-    used = {
-        m
-        for p in (REPO / "nix").rglob("*.nix")
-        if "tests" not in p.relative_to(REPO / "nix").parts
-        for m in re.findall(r"\./data/([\w.-]+\.json)", p.read_text())
-    }
-    assert used == set(render.LIB_DATA)
+    missing = [n for n in named if n not in copy and not any(k.startswith(f"{n}/") for k in copy)]
+    assert not missing, f"the vendored library names files it lacks: {missing}"
+    entry = rendered.tree["default.nix"].decode()
+    assert "(import ./lib)" in entry, entry
+    unread = [
+        rel
+        for rel in copy
+        if (rel.endswith(".nix") or rel.startswith("data/"))
+        and rel != "default.nix"
+        and rel not in named
+    ]
+    assert not unread, f"copied but never imported or read: {unread}"
+
+
+_PATH = re.compile(r"\./[\w./+-]*[\w+-]")
+#: What ends a `''` string's text, or escapes within it (`'''`, `''$`, `''\`).
+_INDENTED_ESCAPES = ("'''", "''$", "''\\")
+
+
+def _path_literals(nix: str) -> list[str]:
+    """The relative path literals (`./x.nix`) of Nix text, found where Nix reads code: outside
+    comments and strings, and inside `${ }` interpolations. A small lexer rather than a
+    search, so a path named in a message or a doc example is not taken for a reference."""
+    found: list[str] = []
+    i, n = 0, len(nix)
+    stack = ["code"]  # "code", '"', "''", or "${" (code inside a string or nested braces)
+    while i < n:
+        state, c = stack[-1], nix[i]
+        if state in ("code", "${"):
+            if c == "#":
+                end = nix.find("\n", i)
+                i = n if end < 0 else end
+            elif nix.startswith("/*", i):
+                i = nix.index("*/", i + 2) + 2
+            elif c == '"':
+                stack.append('"')
+                i += 1
+            elif nix.startswith("''", i):
+                stack.append("''")
+                i += 2
+            elif c == "{" or nix.startswith("${", i):
+                stack.append("${")
+                i += 2 if c == "$" else 1
+            elif c == "}" and state == "${":
+                stack.pop()
+                i += 1
+            elif (m := _PATH.match(nix, i)) and not (i and re.match(r"[\w.]", nix[i - 1])):
+                found.append(m[0][2:])
+                i = m.end()
+            else:
+                i += 1
+        elif state == '"':
+            if c == "\\":
+                i += 2
+            elif nix.startswith("${", i):
+                stack.append("${")
+                i += 2
+            else:
+                i += 1
+                if c == '"':
+                    stack.pop()
+        elif nix.startswith(_INDENTED_ESCAPES, i):
+            i += 3
+        elif nix.startswith("''", i):
+            stack.pop()
+            i += 2
+        elif nix.startswith("${", i):
+            stack.append("${")
+            i += 2
+        else:
+            i += 1
+    return found
+
+
+def test_the_path_reader_reads_code_only() -> None:
+    text = (
+        'let a = ./a.nix; b = import ./b; # ./comment.nix\n /* ./doc.nix */ m = "see ./lib";\n'
+        " s = \"x ${./s.py} y\"; t = ''run ${./t.sh} ''${./not} ./text''; u = { v = ./v; };"
+    )
+    assert _path_literals(text) == ["a.nix", "b", "s.py", "t.sh", "v"]
 
 
 # ------------------------------------------------------------------------------ Jinja
-
-
-def test_jinja_is_configured_in_one_place() -> None:
-    """Only `nixgen.core.jinja` makes a Jinja2 environment or states its settings; every other
-    module asks it (`jinja.environment(loader, **options)`)."""
-    settings = (
-        "jinja2.Environment(",
-        "undefined=",
-        "trim_blocks=",
-        "lstrip_blocks=",
-        "autoescape=",
-    )
-    offenders = [
-        (str(path.relative_to(REPO)), word)
-        for path in _tracked("nixgen")
-        if path.suffix == ".py" and path.name != "jinja.py"
-        for word in settings
-        if word in path.read_text()
-    ]
-    assert not offenders, offenders
+# Only nixgen.core.jinja makes a Jinja environment: ruff's banned-api (pyproject.toml),
+# proved to fire by tests/test_lint_rules.py.
 
 
 # ------------------------------------------------------------------- NewType rules
@@ -230,38 +291,30 @@ def test_every_newtype_rule_is_read_from_the_values_table() -> None:
             else:
                 messages = []
             assert any(str(says(value)) in m for m in messages), (newtype, value, messages)
-    private = re.compile(r"\bvalues\._[A-Za-z]")
-    offenders = [
-        str(p.relative_to(REPO))
-        for p in _tracked("nixgen")
-        if p.suffix == ".py" and private.search(p.read_text())
-    ]
-    assert not offenders, offenders
+    # Nothing outside values.py reaches into its private names: ruff's SLF001
+    # (pyproject.toml; tests/test_lint_rules.py proves it fires).
 
 
 # ---------------------------------------------------------------- path-walking rules
-
-
-def test_one_path_walking_rule() -> None:
-    """`nixgen.core.paths.check_dirs` is the one rule for walking a project path component by
-    component (`paths.walk` the one tree walk): `write` and `validate` call it, and
-    neither walks with `is_symlink` or `os.walk` of its own."""
-    walkers = re.compile(r"\.is_symlink\(\)|\bos\.walk\(|\.rglob\(")
-    for module in ("writing/write.py", "checking/validate.py"):
-        found = walkers.findall((REPO / "nixgen" / module).read_text())
-        assert not found, (module, found)
-    for module in ("writing/write.py", "checking/validate.py"):
-        assert "paths.check_dirs(" in (REPO / "nixgen" / module).read_text(), module
+# `nixgen.core.paths` is the one rule for walking project paths: ruff's banned-api refuses
+# `os.walk`, `os.path.islink` and `glob` elsewhere (tests/test_lint_rules.py), and the
+# hostile-tree tests hold each reader's behaviour (tests/test_seam_paths.py,
+# tests/test_hostile_paths.py).
 
 
 # ------------------------------------------------- no Nix helper kept alive by tests
 
 
+@pytest.mark.nix
 @pytest.mark.skipif(not have_nix(), reason="needs nix-instantiate")
 def test_every_exported_helper_of_the_plain_library_modules_is_used() -> None:
     """Each binding the plain library modules (no package set) export is used by the library, the
     templates or the generated files, not only by tests (a dead helper kept equal to
-    Python by a test is a second home of a rule nothing applies)."""
+    Python by a test is a second home of a rule nothing applies).
+
+    Kept as a text count on purpose: it is a dead-code lint of the Nix library, and no Nix
+    linter here finds an exported binding nothing imports (deadnix sees one file's
+    unused `let` bindings only)."""
     modules = ("versions", "cuda", "variants")
     names = nix_eval_json(
         "{ "
@@ -289,12 +342,28 @@ def test_every_exported_helper_of_the_plain_library_modules_is_used() -> None:
     assert not unused, unused
 
 
-def test_rendered_text_is_made_canonical_in_one_place() -> None:
+def test_rendered_text_is_made_canonical_in_one_place(tmp_path: Path) -> None:
     """`jinja.canonical` is the whitespace rule of rendered text (split on "\\n" only, so
-    a U+2028 or form feed inside a Nix string survives); render uses it, not a copy."""
+    a U+2028 or form feed inside a Nix string survives): every file render writes is
+    canonical, and flags holding what `str.splitlines` or `rstrip` would break reach the
+    kernel file as nixlit writes them. (This replaced a search of render.py for
+    `splitlines(`.)"""
     from nixgen.core import jinja
+    from nixgen.rendering import nixlit
 
     assert jinja.canonical("a  \n\u2028 x \t\n\x0c\n\n\n") == "a\n\u2028 x\n\x0c\n"
-    text = (REPO / "nixgen" / "rendering" / "render.py").read_text()
-    assert "jinja.canonical(" in text
-    assert "splitlines(" not in text and 'rstrip(" \\t")' not in text
+    flags = ["vt\x0bff\x0cnel\x85ls\u2028ps\u2029", "trailing blank ", "tab\t"]
+    text = (
+        '[general]\nname = "canon"\nversion = 1\nedition = 6\nlicense = "MIT"\n'
+        'backends = ["cpu"]\n\n[torch]\nsrc = ["torch-ext/b.cpp"]\n\n'
+        '[kernel.k]\nlanguage = "cpp-cpu"\nsrc = ["k/k.cpp"]\n'
+        f"cxx-flags = {json.dumps(flags, ensure_ascii=False)}\n"
+    )
+    root = materialize(text, tmp_path / "canon")
+    rendered = render.render(plan.make(project.read(root).build))
+    for rel, data in [*rendered.tree.items(), *rendered.root.items()]:
+        decoded = data.decode()
+        assert jinja.canonical(decoded) == decoded, rel
+    kernel = next(v.decode() for k, v in rendered.tree.items() if k.endswith("k.nix"))
+    for flag in flags:
+        assert nixlit.string(flag) in kernel, flag

@@ -159,6 +159,7 @@ def _ruff(source: str, filename: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_ruff_refuses_a_writing_call_outside_the_writer() -> None:
     if not (REPO / ".venv" / "bin" / "ruff").exists():
         pytest.skip("ruff is not installed in .venv (scripts/setup.sh)")

@@ -22,6 +22,7 @@ from click.testing import CliRunner
 from nixgen.cmdline.cli import main
 
 from .hostile import SECRET, outside_dir, project, snapshot
+from .tiers import starts_processes
 
 FAKE_NIX = """#!{python}
 import sys
@@ -34,6 +35,7 @@ print('{{"gcc": {{}}, "clang": {{}}}}')
 
 
 @pytest.fixture
+@starts_processes
 def fake_nix(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """A `nix` that evaluates every variant to no compile commands (compdb writes `[]`)."""
     bin_dir = tmp_path_factory.mktemp("fake-nix")
@@ -157,6 +159,7 @@ def test_build_refuses_a_link_directory_that_breaks_the_path_rule(
     assert snapshot(tmp_path) == before
 
 
+@pytest.mark.slow
 def test_build_takes_an_absolute_link_directory_inside_the_project(tmp_path: Path) -> None:
     root = project(tmp_path)
     code, output = invoke("build", str(root), "--out-link", str(root / "results"), "--dry-run")

@@ -474,6 +474,7 @@ def nix_project(build: model.Build) -> dict[str, Any]:
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(build=projects())
+@pytest.mark.slow
 def test_random_projects_keep_the_invariants(build: model.Build) -> None:
     found = variants.variants(build)
     assert len({(v.name, v.system) for v in found}) == len(found)

@@ -26,7 +26,10 @@ from nixgen.building.process import Command
 
 from .conftest import REPO
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+pytestmark = [
+    pytest.mark.slow,  # starts processes (tests/tiers.py)
+    pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc"),
+]
 
 
 def live_members(pgid: int) -> list[int]:

@@ -82,6 +82,7 @@ def with_added(package: Path, module: str, added: str, check) -> subprocess.Comp
 
 
 @pytest.mark.skipif(not RUFF.exists(), reason="ruff (pip install -e '.[dev]') is absent")
+@pytest.mark.slow
 def test_ruff_passes_the_package_and_allows_the_one_module(package: Path) -> None:
     done = ruff(package)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -113,6 +114,7 @@ def test_ruff_passes_the_package_and_allows_the_one_module(package: Path) -> Non
         ("writing/write.py", "from os import execv  # noqa: F401", "`os.execv`"),
     ],
 )
+@pytest.mark.slow
 def test_starting_a_process_outside_the_one_module_fails_ruff(
     package: Path, module: str, added: str, banned: str
 ) -> None:
@@ -133,6 +135,7 @@ def test_starting_a_process_outside_the_one_module_fails_ruff(
         ("cmdline/commands/shell.py", "import pty  # noqa: F401"),
     ],
 )
+@pytest.mark.slow
 def test_importing_subprocess_outside_the_one_module_breaks_the_contract(
     package: Path, module: str, added: str
 ) -> None:

@@ -21,6 +21,8 @@ from .fake_nix_argv import Fake, drv, install_fake, make_demo
 from .fakenix import bundled
 from .hostile import NOBODY, nixgen, project, small_tmpfs
 
+pytestmark = pytest.mark.slow  # starts processes (tests/tiers.py)
+
 GIT = shutil.which("git")
 needs_git = pytest.mark.skipif(GIT is None, reason="needs git")
 is_root = os.geteuid() == 0

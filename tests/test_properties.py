@@ -42,8 +42,9 @@ from nixgen.planning import kernels, plan
 from nixgen.reading import load, model, positions
 from nixgen.rendering import nixlit, render
 
+from .nixtools import needs_nix
+
 NIX_INSTANTIATE = shutil.which("nix-instantiate")
-needs_nix = pytest.mark.skipif(NIX_INSTANTIATE is None, reason="nix-instantiate is not installed")
 
 #: No deadline: an example may render several projects and run Nix once.
 PROPERTY = settings(
@@ -526,6 +527,7 @@ def check_round_trip(outcomes: list[Outcome], results: list[Any]) -> None:
 # ----------------------------------------------------------------------------- tests
 
 
+@pytest.mark.slow
 def test_hostile_strings_are_rejected_cleanly_or_accepted_without_nul() -> None:
     """A document is rejected with located one-line problems about the placed fields, or
     accepted; a NUL character is never accepted. Both halves of the property are exercised."""
@@ -686,6 +688,7 @@ toml_like = st.lists(st.one_of(TOML_BITS, st.characters()), max_size=60).map("".
 
 @settings(PROPERTY, max_examples=1000)
 @given(toml_like)
+@pytest.mark.slow
 def test_any_text_is_either_loaded_or_rejected_with_located_problems(text: str) -> None:
     """Random TOML-like text: the pipeline returns a model or raises ProblemError whose
     problems all name build.toml; nothing else escapes, and nothing loops."""
@@ -771,6 +774,7 @@ def leaves(data: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[str
 
 @settings(PROPERTY, max_examples=300)
 @given(tables)
+@pytest.mark.slow
 def test_positions_find_every_key_of_a_valid_document(data: dict[str, Any]) -> None:
     """The scanner (used for every error location) finds each key where its text starts."""
     text = dump(data) + "\n"

@@ -21,6 +21,8 @@ import pytest
 
 from . import nixtools
 
+pytestmark = pytest.mark.slow  # starts processes (tests/tiers.py)
+
 REPO = Path(__file__).resolve().parent.parent
 VARIANT = f"torch213-cxx11-cpu-{platform.machine()}-linux"
 

@@ -252,6 +252,7 @@ def fake_cosign(directory: Path, record: Path) -> Path:
     return directory
 
 
+@pytest.mark.slow
 def test_release_jobs_replayed_sign_then_upload_with_the_bundles(tmp_path: Path, hub: Hub) -> None:
     """The sign job's script, then the upload job's check and upload, in one checkout
     holding build/<variant> as the build artifacts leave it: every metadata.json gets its
@@ -309,6 +310,7 @@ def test_release_jobs_replayed_sign_then_upload_with_the_bundles(tmp_path: Path,
     assert set(hub.tokens) == {"Bearer hf_stand_in_token"}
 
 
+@pytest.mark.slow
 def test_the_sign_job_fails_when_nothing_was_built(tmp_path: Path) -> None:
     workflow = workflows.load(
         workflow_mod.github_workflow("x", nixgen_version="0", pairs=[("x86_64-linux", "cpu")])

@@ -28,6 +28,7 @@ from . import nixtools
 from .remote_builder import RemoteBuilder, missing_tools, placement
 
 pytestmark = [
+    pytest.mark.nix,
     pytest.mark.skipif(not nixtools.have_nix(), reason="needs Nix"),
     pytest.mark.skipif(bool(missing_tools()), reason=f"needs {', '.join(missing_tools())}"),
 ]

@@ -18,6 +18,7 @@ FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCh
 
 @FAST
 @given(st.text(alphabet="ab1._+/-", min_size=1, max_size=16))
+@pytest.mark.slow
 def test_every_branch_accepted_is_one_git_accepts(value: str) -> None:
     if shutil.which("git") is None:
         pytest.skip("git is absent")

@@ -91,6 +91,8 @@ def _planning_uses(source: str) -> list[str]:
 
 
 def test_render_imports_no_planning_function() -> None:
+    """Kept as an AST check on purpose: import-linter's contracts are per module, and render
+    may import the planning modules' types and constants but not their functions."""
     assert _planning_uses(RENDER.read_text()) == []
 
 
@@ -141,7 +143,8 @@ def _getattr_with_default(source: str) -> list[int]:
 )
 def test_no_getattr_with_a_default(module: str) -> None:
     """Kernel fields are read through the typed plan (mypy checks them), never by name
-    with a default that hides a misspelt or missing field."""
+    with a default that hides a misspelt or missing field. (An AST check: ruff's banned-api
+    cannot ban a builtin, and the two-argument getattr stays allowed.)"""
     assert _getattr_with_default((REPO / "nixgen" / module).read_text()) == []
     assert _getattr_with_default('getattr(kernel, "cxx_flags", [])') == [1]
 

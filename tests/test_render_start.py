@@ -12,7 +12,11 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import CORPUS, REPO, materialize
+
+pytestmark = pytest.mark.slow  # starts processes (tests/tiers.py)
 
 #: Modules a render of a valid project never uses.
 UNUSED = ("nixgen.checking.spdx", "nixgen.reading.positions")

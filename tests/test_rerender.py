@@ -16,6 +16,8 @@ from click.testing import CliRunner
 
 from nixgen.cmdline.cli import main
 
+pytestmark = pytest.mark.slow  # starts processes (tests/tiers.py)
+
 State = dict[str, tuple[int, int, int]]
 
 

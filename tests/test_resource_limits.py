@@ -28,6 +28,8 @@ from .hostile import (
     small_tmpfs,
 )
 
+pytestmark = pytest.mark.slow  # starts processes (tests/tiers.py)
+
 
 @pytest.fixture(autouse=True)
 def private_cache(

@@ -21,7 +21,7 @@ from nixgen.core.errors import ProblemError
 from nixgen.planning import plan, variants
 from nixgen.rendering import render
 
-from .nixtools import have_nix, make_stub, nix_build, require_host, toolchain_input
+from .nixtools import make_stub, needs_nix, nix_build, require_host, toolchain_input
 from .projects import kernel_expr, relu_rust_v5, write
 
 SYSTEM = "x86_64-linux"
@@ -264,7 +264,6 @@ def test_rust_cuda_needs_a_toolchain_file(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------ Nix: evaluation, builds
 
-needs_nix = pytest.mark.skipif(not have_nix(), reason="nix is not installed")
 needs_cargo = pytest.mark.usefixtures("_cargo")
 
 

@@ -21,6 +21,8 @@ from nixgen.cmdline.cli import main
 from . import nixtools
 from .fakenix import bundled
 
+pytestmark = pytest.mark.slow  # starts processes (tests/tiers.py)
+
 
 def test_every_nix_command_of_the_tests_builds_in_the_sandbox(
     tmp_path_factory: pytest.TempPathFactory,

@@ -16,6 +16,8 @@ from nixgen.checking import project
 from nixgen.core.errors import ProblemError
 from tests.scale_probe import build_toml, generate, measure
 
+pytestmark = pytest.mark.slow  # starts processes (tests/tiers.py)
+
 BIG = 10_000
 SMALL = 1_000
 MiB = 1024  # ru_maxrss is in KiB on Linux

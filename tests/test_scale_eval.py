@@ -23,7 +23,7 @@ from bench.synth import wide_kernel
 
 from . import nixtools
 
-pytestmark = pytest.mark.skipif(not nixtools.have_nix(), reason="needs Nix")
+pytestmark = [pytest.mark.nix, pytest.mark.skipif(not nixtools.have_nix(), reason="needs Nix")]
 
 SOURCES = 3000
 #: CPU seconds for every variant (7: x86_64 and aarch64 Linux, aarch64 darwin), each of

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import signal
 import subprocess
 from collections.abc import Iterator
@@ -108,6 +107,7 @@ def test_a_build_toml_linked_through_the_project_to_outside_is_not_migrated(
 # ------------------------------------------------------------- gitfiles.unseen_files
 
 
+@pytest.mark.slow
 def test_an_untracked_link_in_the_package_is_a_file_the_flake_would_not_see(
     tmp_path: Path,
 ) -> None:
@@ -206,21 +206,8 @@ def test_compdb_writes_through_no_link_on_the_way(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------------ one home
-
-
-def test_the_rerouted_readers_do_not_walk_or_open_project_paths_themselves() -> None:
-    own = re.compile(
-        r"\.is_symlink\(\)|\bos\.walk\(|\.rglob\(|os\.path\.islink\(|O_NONBLOCK|\bopen\(real\b"
-    )
-    for module in (
-        "cmdline/commands/compdb.py",
-        "app/scaffold.py",
-        "app/migrate.py",
-        "building/gitfiles.py",
-        "building/nixbuild.py",
-        "reading/load.py",
-        "checking/validate.py",
-    ):
-        found = own.findall((REPO / "nixgen" / module).read_text())
-        assert not found, (module, found)
-    assert "class Resolver" in (REPO / "nixgen" / "core" / "paths.py").read_text()
+# The readers above walk and open project paths only through nixgen.core.paths: each has a
+# hostile case in this file (a FIFO, a link out, an untracked link), and ruff's banned-api
+# refuses `os.walk`, `os.path.islink` and `glob` outside that module (pyproject.toml;
+# tests/test_lint_rules.py proves it fires). A search of the readers' source for
+# `is_symlink()` or `rglob(` used to stand here: it froze spelling, not behaviour.

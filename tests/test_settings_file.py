@@ -45,6 +45,7 @@ SPELLINGS = ["out", '"out"', "'out'", '"o\\u0075t"', '"\\u006fut"']
 
 
 @pytest.mark.parametrize("spelling", SPELLINGS)
+@pytest.mark.slow
 def test_recording_out_replaces_the_key_however_it_is_spelled(
     tmp_path: Path, spelling: str
 ) -> None:
@@ -145,6 +146,7 @@ def test_a_nixgen_toml_linked_to_a_file_of_the_project_is_read_and_written_there
 
 
 @pytest.mark.parametrize("kind", ["fifo", "directory", "big"])
+@pytest.mark.slow
 def test_a_nixgen_toml_that_is_no_file_is_refused_without_blocking(
     tmp_path: Path, kind: str
 ) -> None:
@@ -247,6 +249,7 @@ nixgen.cmdline.entry.main()
 """
 
 
+@pytest.mark.slow
 def test_two_renders_recording_different_libraries_leave_one_consistent_project(
     tmp_path: Path,
 ) -> None:
@@ -276,6 +279,7 @@ def test_two_renders_recording_different_libraries_leave_one_consistent_project(
         assert not [p for p in root.iterdir() if p.name.startswith(".nixgen")]
 
 
+@pytest.mark.slow
 def test_a_render_killed_at_any_moment_while_recording_is_completed_by_the_next(
     tmp_path: Path,
 ) -> None:

@@ -144,6 +144,7 @@ def test_output_is_byte_identical(tmp_path: Path) -> None:
         (["--shards", "2", "--costs", "nojson.json"], "not a JSON file"),
     ],
 )
+@pytest.mark.slow
 def test_bad_shard_arguments_are_clear_errors(
     tmp_path: Path, args: list[str], message: str
 ) -> None:
@@ -254,6 +255,7 @@ def test_workflow_is_byte_identical() -> None:
 @pytest.mark.parametrize(
     ("token", "name", "push"), [("", "", "false"), ("t", "", "false"), ("t", "c", "true")]
 )
+@pytest.mark.slow
 def test_shard_jobs_skip_cleanly_without_the_cache_secret(
     tmp_path: Path, token: str, name: str, push: str
 ) -> None:
@@ -269,6 +271,7 @@ def test_shard_jobs_skip_cleanly_without_the_cache_secret(
 
 
 @pytest.mark.parametrize("event", ["push", "pull_request"])
+@pytest.mark.slow
 def test_matrix_job_reads_the_committed_shards(tmp_path: Path, event: str) -> None:
     root = tmp_path / "p"
     write_project(root)

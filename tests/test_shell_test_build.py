@@ -22,6 +22,8 @@ from .fakenix import SYSTEM, FakeNix, calls_of, drv
 from .fakenix import demo as demo  # a fixture
 from .fakenix import fake_nix as fake_nix  # a fixture
 
+pytestmark = pytest.mark.slow  # starts processes (tests/tiers.py)
+
 OVERRIDE = ("--override-input", "nixpkgs", "path:/stub")
 
 

@@ -125,6 +125,7 @@ def test_the_flags_come_from_the_wheels_own_cmake_files() -> None:
     assert "USE_NVSHMEM;USE_C10D_NCCL" in targets[107]
 
 
+@pytest.mark.slow
 def test_nvcc_gets_torchs_cuda_flags_definitions_and_the_toolchains_gpu_flags(
     cuda_flags: Path,
 ) -> None:
@@ -149,10 +150,12 @@ def test_nvcc_gets_torchs_cuda_flags_definitions_and_the_toolchains_gpu_flags(
     assert not any(f.startswith("-gencode") or "arch=" in f for f in _lines(cuda_flags / "nvcc"))
 
 
+@pytest.mark.slow
 def test_the_host_compiler_gets_torchs_definitions(cuda_flags: Path) -> None:
     assert _lines(cuda_flags / "cxx") == TORCH_DEFINITIONS
 
 
+@pytest.mark.slow
 def test_a_cpu_torch_gives_its_definitions_and_is_refused_as_a_cuda_build(tmp_path: Path) -> None:
     if not HAVE_CMAKE:
         pytest.skip("cmake is not installed")
@@ -167,6 +170,7 @@ def test_a_cpu_torch_gives_its_definitions_and_is_refused_as_a_cuda_build(tmp_pa
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_a_torch_without_a_cmake_config_fails_naming_it(tmp_path: Path) -> None:
     if not HAVE_CMAKE:
         pytest.skip("cmake is not installed")
@@ -233,6 +237,7 @@ target_link_libraries(probe PRIVATE torch)
 
 @needs_wheels
 @needs_cmake
+@pytest.mark.slow
 def test_the_reader_agrees_with_a_real_cmake_configure(cuda_flags: Path, tmp_path: Path) -> None:
     """What the kernels toolchain's CMake does, done for real: a project that calls
     `find_package(Torch)` and links `torch`, configured with a CUDA 13.0 toolkit, compiles
@@ -294,6 +299,7 @@ void twice(float *p) {
 
 
 @needs_wheels
+@pytest.mark.slow
 def test_the_nvcc_option_file_is_what_compiles_an_extended_lambda(
     cuda_flags: Path, tmp_path: Path
 ) -> None:

@@ -59,6 +59,7 @@ def test_a_log_line_that_is_json_but_no_event_is_kept_as_text(line):
     assert isinstance(log.failure_report(5), list)
 
 
+@pytest.mark.slow
 def test_nix_eval_printing_deeply_nested_json_fails_clearly(runner, fake, demo):
     (fake.dir / "eval.json").write_text("[" * 200_000 + "]" * 200_000)
     result = build(runner, demo)
@@ -87,6 +88,7 @@ def test_the_sanitiser_leaves_only_printable_text():
     assert terminal_safe("tab\tkept, ünïcode kept") == "tab\tkept, ünïcode kept"
 
 
+@pytest.mark.slow
 def test_escapes_in_build_logs_never_reach_the_terminal(runner, fake, demo):
     """Both -L (each line as it comes) and the failure tail print the log sanitised."""
     variants = bundled(demo)[:1]
@@ -140,6 +142,7 @@ def shard_project(tmp_path: Path) -> Path:
         ("9" * 5000, "not a JSON file"),
     ],
 )
+@pytest.mark.slow
 def test_costs_out_of_range_are_usage_errors(tmp_path, content, message):
     root = shard_project(tmp_path)
     (tmp_path / "costs.json").write_text(content)
@@ -150,6 +153,7 @@ def test_costs_out_of_range_are_usage_errors(tmp_path, content, message):
 
 
 @pytest.mark.parametrize("kind", ["fifo", "zero", "large", "dir"])
+@pytest.mark.slow
 def test_costs_from_a_fifo_a_device_or_a_huge_file_are_refused_unread(tmp_path, kind):
     root = shard_project(tmp_path)
     path = tmp_path / "costs.json"
@@ -175,6 +179,7 @@ def test_costs_from_a_fifo_a_device_or_a_huge_file_are_refused_unread(tmp_path, 
 # -------------------------------------------------------- numbers in build.toml
 
 
+@pytest.mark.slow
 def test_a_cuda_capability_of_hundreds_of_digits_is_a_located_error(tmp_path):
     text = (
         '[general]\nname = "cap"\nversion = 1\nedition = 6\nlicense = "MIT"\n'
@@ -225,6 +230,7 @@ def test_a_license_after_with_is_named_a_license_not_unknown():
     assert spdx.problem("GPL-2.0-only WITH Classpath-exception-2.0") is None
 
 
+@pytest.mark.slow
 def test_init_says_so_for_mit_with_mit(tmp_path):
     done = nixgen("init", "x", "--license", "MIT WITH MIT", cwd=tmp_path)
     assert done.returncode == 2
@@ -235,6 +241,7 @@ def test_init_says_so_for_mit_with_mit(tmp_path):
 
 
 @pytest.mark.parametrize("args", [["--help"], ["-V"], ["completion", "bash"], ["build", "--help"]])
+@pytest.mark.slow
 def test_output_to_a_full_disk_is_one_line(tmp_path, args):
     with open("/dev/full", "w") as full:
         done = subprocess.run(
@@ -270,6 +277,7 @@ sys.exit(0)
 
 
 @pytest.mark.parametrize(("name", "status"), [("SIGTERM", 143), ("SIGKILL", 137), ("SIGHUP", 129)])
+@pytest.mark.slow
 def test_shell_passes_a_signalled_nix_develop_on_as_128_plus_n(tmp_path, name, status):
     root = project(tmp_path)
     bin_dir = tmp_path / "bin"

@@ -98,6 +98,7 @@ def test_a_link_to_a_file_inside_the_variant_is_sent_with_its_bytes(tmp_path, hu
 
 
 @pytest.mark.parametrize("kind", ["dangling link", "fifo", "socket"])
+@pytest.mark.slow
 def test_special_files_and_dangling_links_are_refused_without_hanging(tmp_path, hub, kind):
     root = fake_project(tmp_path)
     target = root / "build" / VARIANTS[1] / "sub" / "thing"
@@ -265,6 +266,7 @@ def test_a_hub_that_echoes_the_token_does_not_get_it_printed(tmp_path, hub):
 # --------------------------------------------------------- a Hub that hangs or floods
 
 
+@pytest.mark.slow
 def test_a_hub_that_never_answers_times_out(tmp_path, hub, monkeypatch):
     monkeypatch.setenv("NIXGEN_HUB_TIMEOUT", "1")
     hub.hang = True
@@ -275,6 +277,7 @@ def test_a_hub_that_never_answers_times_out(tmp_path, hub, monkeypatch):
     assert time.monotonic() - started < 30
 
 
+@pytest.mark.slow
 def test_a_hub_that_trickles_its_answer_is_given_up(tmp_path, hub, monkeypatch):
     monkeypatch.setenv("NIXGEN_HUB_TIMEOUT", "1")
     hub.answer = lambda method, path, query: (
@@ -309,6 +312,7 @@ def test_an_answer_announcing_more_than_the_bound_is_refused_at_once(tmp_path, h
     assert "an answer of 1000000000000 bytes" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_listing_that_pages_forever_ends(tmp_path, hub):
     def answer(method, path, query):
         if "/tree/" not in path:

@@ -69,6 +69,7 @@ def store_dir_with(tmp_path: Path, name: str, files: dict[str, str]) -> str:
 # ------------------------------------------------------------------ stale builds
 
 
+@pytest.mark.slow
 def test_a_build_of_other_sources_is_refused_naming_it_and_the_rebuild(tmp_path, hub, nix_env):
     root = rendered(tmp_path)
     old = store_dir_with(tmp_path, "relu-cpu-old", {"metadata.json": '{"version": 1}'})
@@ -91,6 +92,7 @@ def test_a_build_of_other_sources_is_refused_naming_it_and_the_rebuild(tmp_path,
     assert set(hub.repos["me/relu"].branches["v1"]) == {f"build/{V}/metadata.json"}
 
 
+@pytest.mark.slow
 def test_a_variant_the_project_no_longer_has_is_refused(tmp_path, hub, nix_env):
     root = rendered(tmp_path)
     gone = "torch299-cxx11-cpu-x86_64-linux"
@@ -102,6 +104,7 @@ def test_a_variant_the_project_no_longer_has_is_refused(tmp_path, hub, nix_env):
     assert hub.requests == []
 
 
+@pytest.mark.slow
 def test_a_folder_is_compared_with_what_the_sources_build(tmp_path, hub, nix_env):
     root = rendered(tmp_path)
     (root / "build" / V).mkdir(parents=True)

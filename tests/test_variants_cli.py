@@ -229,6 +229,7 @@ def test_invalid_project_exits_2(runner: CliRunner, tmp_path: Path) -> None:
     assert result.exit_code == 2
 
 
+@pytest.mark.slow
 def test_variants_imports_neither_jinja_nor_tomlkit() -> None:
     """`nixgen variants` stays fast: no template engine, no round-trip TOML library."""
     code = textwrap.dedent(

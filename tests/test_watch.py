@@ -76,6 +76,7 @@ def start_watch(root: Path, *args: str) -> subprocess.Popen[str]:
     )
 
 
+@pytest.mark.slow
 def test_rerenders_after_a_real_change_and_reports_an_invalid_file(demo):
     process = start_watch(demo, "--max-renders", "4")
     try:
@@ -118,6 +119,7 @@ def test_rerenders_after_a_real_change_and_reports_an_invalid_file(demo):
         process.wait()
 
 
+@pytest.mark.slow
 def test_interrupt_stops_cleanly(demo):
     import signal
 
@@ -252,12 +254,14 @@ def _env(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
+@pytest.mark.slow
 def test_colour_on_a_terminal(demo):
     code, out = run_in_pty(_watch_once(demo), _env())
     assert code == 0, out
     assert "\x1b[32mrendered\x1b[0m" in out
 
 
+@pytest.mark.slow
 def test_no_colour_with_no_color_or_without_a_terminal(demo):
     code, out = run_in_pty(_watch_once(demo), _env(NO_COLOR="1"))
     assert code == 0, out

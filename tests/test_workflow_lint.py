@@ -130,6 +130,7 @@ def rendered_workflows(tmp_path: Path) -> dict[str, Path]:
     return out
 
 
+@pytest.mark.slow
 def test_generated_workflows_pass_zizmor_and_the_schema(tmp_path: Path) -> None:
     workflows = rendered_workflows(tmp_path)
     for workflow in workflows.values():
@@ -161,6 +162,7 @@ def test_generated_workflows_pin_every_action_by_commit(tmp_path: Path) -> None:
         assert data["permissions"] == {}
 
 
+@pytest.mark.slow
 def test_a_self_hosted_runner_for_a_single_job_is_what_the_auditor_reports(
     tmp_path: Path,
 ) -> None:
@@ -185,6 +187,7 @@ def test_a_self_hosted_runner_for_a_single_job_is_what_the_auditor_reports(
     assert "2 findings" in run.stdout + run.stderr
 
 
+@pytest.mark.slow
 def test_own_workflow_passes_the_linters_and_agrees_with_the_table() -> None:
     lint(OWN_WORKFLOW)
     pins = tables.table("actions.json")["actions"]

@@ -307,6 +307,7 @@ main(["render", sys.argv[2]])
 @pytest.mark.skipif(
     os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv"
 )
+@pytest.mark.slow
 def test_read_only_project_as_an_ordinary_user(tmp_path: Path) -> None:
     """The real thing: a user without write permission gets a message, not a traceback."""
     python = shutil.which("python3", path="/usr/bin")

@@ -359,7 +359,7 @@ class LazyGroup(click.Group):
         ).command
         if not getattr(command, "_nixgen_common", False):
             command.params.extend(common_options())
-            command._nixgen_common = True  # type: ignore[attr-defined]
+            command._nixgen_common = True  # type: ignore[attr-defined]  # noqa: SLF001
         return command
 
     def resolve_command(

@@ -15,12 +15,12 @@ if TYPE_CHECKING:
     import jinja2
 
 
-def environment(loader: jinja2.BaseLoader, **options: Any) -> jinja2.Environment:
+def environment(loader: jinja2.BaseLoader, **options: Any) -> jinja2.Environment:  # noqa: TID251
     """A Jinja2 environment with nixgen's settings, reading templates through `loader`;
     `options` are further `jinja2.Environment` arguments (`finalize`, a bytecode cache)."""
     import jinja2
 
-    return jinja2.Environment(
+    return jinja2.Environment(  # noqa: TID251 (the one home of the settings)
         loader=loader,
         undefined=jinja2.StrictUndefined,
         autoescape=False,
