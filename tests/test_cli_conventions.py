@@ -241,6 +241,7 @@ def test_init_help_names_every_language_tvm_ffi_takes(runner: CliRunner) -> None
         assert language in text.split("tvm-ffi: ", 1)[1].split(".", 1)[0], language
 
 
+@pytest.mark.slow
 def test_build_quick_builds_the_default_variant_alone(runner: CliRunner, demo: Path) -> None:
     def chosen(*args: str) -> list[str]:
         done = runner.invoke(main, ["build", str(demo), "--dry-run", "--json", *args])

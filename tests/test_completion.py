@@ -231,6 +231,7 @@ SESSIONS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shell", sorted(SESSIONS))
 def test_each_script_completes_in_its_shell(shell, tmp_path):
     """`nixgen completion el<Tab>` then Enter, typed into the shell itself: the verb and
@@ -245,6 +246,7 @@ def test_each_script_completes_in_its_shell(shell, tmp_path):
     assert b"completion for elvish" in out, out[-2000:].decode("utf-8", "replace")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish", "elvish"])
 def test_each_script_parses_in_its_shell(runner, shell, tmp_path):
     if shutil.which(shell) is None:

@@ -225,6 +225,7 @@ in builtins.listToAttrs (map one (p.variants null))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "case",
     [*(f"example-{p.name}" for p in sorted(EXAMPLES.iterdir())), *sorted(SYNTHETIC)],

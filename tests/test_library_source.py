@@ -168,6 +168,7 @@ def test_the_library_setting_alone_decides_what_render_writes_never_git(tmp_path
     assert not [p for p in _unseen(root) if "the library" in str(p["message"])]
 
 
+@pytest.mark.slow
 def test_a_path_library_outside_the_flakes_source_is_refused_by_build(tmp_path: Path) -> None:
     """Outside a git work tree a flake reads only the project directory: a library beside
     the project is refused before Nix runs (the render itself succeeds)."""

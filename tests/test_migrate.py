@@ -26,10 +26,8 @@ from nixgen.reading.schema import v6
 
 from .conftest import EXAMPLES, corpus_id, materialize, without_library
 from .corpus_table import LOADING
-from .nixtools import have_nix, kernel_builder, make_stub, nix_eval_json
+from .nixtools import kernel_builder, make_stub, needs_nix, nix_eval_json
 from .projects import V4, render_into
-
-needs_nix = pytest.mark.skipif(not have_nix(), reason="nix is not installed")
 
 V6 = """\
 [general]

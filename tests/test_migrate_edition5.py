@@ -75,6 +75,7 @@ def test_torch_noarch_keys_take_their_edition5_spelling(tmp_path: Path) -> None:
     assert client_backends(tmp_path) == ["cpu", "cuda"]
 
 
+@pytest.mark.slow
 def test_rust_kernels_of_tvm_ffi_are_refused_by_name(tmp_path: Path) -> None:
     root = tmp_path / "relu-tvm"
     made = CliRunner().invoke(

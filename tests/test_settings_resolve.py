@@ -87,6 +87,7 @@ def test_a_bad_command_line_value_is_refused_when_given(
         Given(**given)
 
 
+@pytest.mark.slow
 def test_the_environment_reaches_the_settings_through_the_command_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -105,6 +106,7 @@ def test_the_environment_reaches_the_settings_through_the_command_line(
     assert "--offline" in planned["eval"] and "--offline" in planned["build"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("verb", [["build", "--dry-run"], ["render"], ["compdb", "--dry-run"]])
 def test_a_run_reads_nixgen_toml_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verb: list[str]

@@ -165,6 +165,7 @@ def test_write_puts_the_digest_in_the_metadata_the_client_validates(tmp_path: Pa
     assert not list(v.glob(".metadata.json*")), "no partial file left"
 
 
+@pytest.mark.slow
 def test_the_digest_program_is_standard_library_only() -> None:
     """The build's Python runs it with nothing installed."""
     done = subprocess.run(
@@ -327,6 +328,7 @@ def _pure_variant(root: Path, init: str) -> Path:
     return v
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("client", sorted(CLIENTS))
 def test_every_locked_client_loads_and_describes_the_variant(tmp_path: Path, client: str) -> None:
     v = _pure_variant(
@@ -350,6 +352,7 @@ def test_every_locked_client_loads_and_describes_the_variant(tmp_path: Path, cli
     assert not list(v.rglob("__pycache__"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("client", sorted(CLIENTS))
 def test_every_locked_client_refuses_what_it_cannot_load_with_its_reason(
     tmp_path: Path, client: str
@@ -361,6 +364,7 @@ def test_every_locked_client_refuses_what_it_cannot_load_with_its_reason(
     assert "not_shipped" in done.stderr
 
 
+@pytest.mark.slow
 def test_the_check_without_loading_refuses_a_changed_file_and_bad_metadata(
     tmp_path: Path,
 ) -> None:

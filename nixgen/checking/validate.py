@@ -691,13 +691,12 @@ def _compiles(
 
     if where[0] == "kernel":
         kernel = build.kernels[model.KernelName(str(where[1]))]
-        flags = list(getattr(kernel, "cxx_flags", []))
-        field = tables.LANGUAGE_FLAGS.get(kernel.language)
-        if field is not None:
-            flags += getattr(kernel, field[0].replace("-", "_"), [])
-        return [known(model.backend_of(kernel), [str(f) for f in flags])]
+        own = [*model.kernel_cxx_flags(kernel), *model.kernel_backend_flags(kernel)]
+        return [known(model.backend_of(kernel), [str(f) for f in own])]
     backends = [b for b in build.general.backends if build.kernels_for(b)]
-    flags = [str(f) for f in getattr(build.framework, "cxx_flags", [])]
+    framework = build.framework
+    binding = framework.cxx_flags if isinstance(framework, (model.Torch, model.TvmFfi)) else []
+    flags = [str(f) for f in binding]
     return [known(b, flags) for b in backends or build.general.backends]
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from typing import cast
 
 import attrs
 
@@ -196,8 +195,7 @@ def kernel_plan(build: model.Build, name: str, kernel: model.Kernel) -> KernelPl
 
 def _backend_flags(kernel: model.Kernel) -> Sequence[str]:
     """The kernel's backend flag field (`data/languages.json`'s `flags`: `cuda-flags`…)."""
-    field = tables.LANGUAGE_FLAGS.get(kernel.language)
-    return cast("Sequence[str]", getattr(kernel, field[0].replace("-", "_"))) if field else []
+    return [str(f) for f in model.kernel_backend_flags(kernel)]
 
 
 def _depends(build: model.Build, kernel: model.Kernel) -> tuple[str, ...]:

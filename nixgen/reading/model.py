@@ -673,6 +673,27 @@ def kernel_sources(
     return kernel.sources() if isinstance(kernel, RUST_KERNELS) else list(kernel.src)
 
 
+def kernel_cxx_flags(
+    kernel: RustCpuKernel | RustCudaOxideKernel | RustCutileKernel | _CppKernel[Any, Any],
+) -> list[Flag]:
+    """A C++ kernel's `cxx-flags`; a crate has none."""
+    return [] if isinstance(kernel, RUST_KERNELS) else kernel.cxx_flags
+
+
+def kernel_backend_flags(
+    kernel: RustCpuKernel | RustCudaOxideKernel | RustCutileKernel | _CppKernel[Any, Any],
+) -> list[Flag]:
+    """A kernel's flags for its backend's compiler (the language table's `flags` field:
+    `cuda-flags`, `hip-flags`, `sycl-flags`); none for the other languages."""
+    if isinstance(kernel, CppCudaKernel):
+        return kernel.cuda_flags
+    if isinstance(kernel, CppRocmKernel):
+        return kernel.hip_flags
+    if isinstance(kernel, CppXpuKernel):
+        return kernel.sycl_flags
+    return []
+
+
 Kernel = Union[  # noqa: UP007 - cattrs needs the runtime union
     CppCpuKernel,
     CppCudaKernel,

@@ -21,10 +21,18 @@ from typing import Any, ClassVar, cast
 import attrs
 
 from nixgen import __version__
-from nixgen.core import contract, jinja, marker, paths, tables
+from nixgen.core import contract, jinja, marker, paths
 from nixgen.core.errors import EXIT_INVALID, NixgenError, Problem
 from nixgen.core.paths import DEFAULT_OUT
-from nixgen.core.tables import LANGUAGE_FLAGS, PACKAGE
+from nixgen.core.tables import (
+    FORMAT,
+    KERNEL_BUILDER_URL,
+    LANGUAGE_FLAGS,
+    NIXPKGS_URL,
+    PACKAGE,
+    SUBSTITUTER,
+    SUBSTITUTER_KEY,
+)
 from nixgen.planning import metadata
 from nixgen.planning.kernels import KernelPlan
 from nixgen.planning.plan import Plan
@@ -34,12 +42,6 @@ from nixgen.rendering.library import COPY, Library, vendored_files
 from nixgen.rendering.library import LIB_DATA as LIB_DATA
 from nixgen.rendering.library import LIB_FILES as LIB_FILES
 
-#: The pins and the format are tables (`nixgen.core.tables`), read here to be written.
-NIXPKGS_URL = tables.NIXPKGS_URL
-KERNEL_BUILDER_URL = tables.KERNEL_BUILDER_URL
-SUBSTITUTER = tables.SUBSTITUTER
-SUBSTITUTER_KEY = tables.SUBSTITUTER_KEY
-FORMAT = tables.FORMAT
 #: The argument of `nixgen.kernel.cpp` (lib/kernel.nix) that takes a C++ kernel language's
 #: backend flags (`KernelPlan.backend_flags`).
 BACKEND_FLAGS = {language: nix for language, (_, nix) in LANGUAGE_FLAGS.items()}
