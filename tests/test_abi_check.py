@@ -30,7 +30,7 @@ from click.testing import CliRunner
 
 from nixgen.cmdline.cli import main
 
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, copy_out
 from .nixtools import NixError, have_nix, kernel_builder, make_stub, nix_build, nix_env
 
 pytestmark = pytest.mark.slow  # starts processes (tests/tiers.py)
@@ -457,7 +457,7 @@ def _variant_expr(stub: Path, overlay: str) -> str:
 
 def _rendered(source: Path, target: Path) -> Path:
     """A copy of a project rendered with this checkout's nixgen (and its Nix library)."""
-    shutil.copytree(source, target)
+    copy_out(source, target)
     result = CliRunner().invoke(main, ["render", str(target)])
     assert result.exit_code == 0, result.output
     return target

@@ -494,10 +494,11 @@ def _stub_and_project(tmp_path: Path, source: Path) -> tuple[Path, Path]:
 
     from nixgen.cmdline.cli import main
 
+    from .conftest import copy_out
     from .nixtools import make_stub
 
     project = tmp_path / source.name
-    shutil.copytree(source, project, ignore=shutil.ignore_patterns("result*"))
+    copy_out(source, project, "result*")
     result = CliRunner().invoke(main, ["render", str(project)])
     assert result.exit_code == 0, result.output
     return make_stub(tmp_path / "stub"), project
