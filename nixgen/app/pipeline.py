@@ -15,7 +15,7 @@ from pathlib import Path
 import attrs
 
 from nixgen import __version__
-from nixgen.app import anchorflake, config
+from nixgen.app import config
 from nixgen.app.settings import Given, Settings, resolve
 from nixgen.checking import validate
 from nixgen.checking.project import Project
@@ -26,7 +26,7 @@ from nixgen.core.paths import DEFAULT_OUT
 from nixgen.planning import plan
 from nixgen.planning.plan import Plan
 from nixgen.reading import model
-from nixgen.rendering import render, workflow
+from nixgen.rendering import render
 from nixgen.rendering.render import Rendered
 from nixgen.writing import write
 
@@ -83,6 +83,8 @@ def inputs(loaded: Project, out: str) -> list[str]:
     relative to the project: nixgen.toml, the flake, its lock and its kept copy, the
     generated tree `out`, git's directory, and what the build reads (`read_inputs`).
     `nixgen.core.paths.output_path` refuses them and what is under them."""
+    from nixgen.app import anchorflake  # see kept_warnings
+
     fixed = [config.FILE, "flake.nix", "flake.lock", anchorflake.BACKUP, ".git", out]
     return [*fixed, *read_inputs(loaded)]
 
@@ -110,6 +112,8 @@ def with_github_workflow(prepared: Prepared) -> Rendered:
     """The render of `prepared` plus the project's GitHub Actions workflow (a project-root
     file): its runners and release settings from nixgen.toml's ``[ci]``, for the (system,
     backend) pairs of its plan."""
+    from nixgen.rendering import workflow  # only for `render --ci github`
+
     loaded, rendered = prepared.project, prepared.rendered
     text = workflow.github_workflow(
         loaded.build.general.name,
@@ -175,6 +179,8 @@ def render_project(
             return 0
         backends = prepared.project.build.general.backends
         if force:
+            from nixgen.app import anchorflake  # see kept_warnings
+
             refusal = anchorflake.force_refusal(root, backends, settings.file.to_json())
             if refusal is not None:
                 raise OutputError(refusal)
@@ -288,6 +294,10 @@ def kept_warnings(
     notes = []
     for name in kept:
         if root is not None and name == "flake.nix":
+            # The kernel-builder flake reader and its Nix expression parser are imported
+            # only where a hand-written flake.nix is kept (CONTRIBUTING, "Performance").
+            from nixgen.app import anchorflake
+
             found = anchorflake.assess(root, backends)
             if found is not None:
                 notes.append(found.note())
