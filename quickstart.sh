@@ -45,8 +45,11 @@ if [[ -e $project ]]; then
   echo "using the copy of examples/relu-cpu already in $project (delete it for a fresh one)"
 else
   cp -r examples/relu-cpu "$project" || fail "cannot copy examples/relu-cpu to $project"
-  # Generated files: `nixgen render` writes them again below.
-  rm -rf "$project/nix" "$project/flake.nix" "$project/build"
+  # Generated files: `nixgen render` writes them again below. The example's nixgen.toml
+  # only names this repository's library by a relative path (`library = "path:../../nix"`),
+  # which leads nowhere from the copy: it goes, so the render vendors the library into
+  # nix/lib, and the copy's own nixgen.toml is written below.
+  rm -rf "$project/nix" "$project/flake.nix" "$project/build" "$project/nixgen.toml"
 fi
 
 # The offline stand-ins, laid out as README "Building offline" says; the project's nixgen.toml
