@@ -39,6 +39,7 @@ from tests.nixtools import (
     flake_eval,
     flake_show,
     have_nix,
+    kernel_builder,
     make_stub,
     nix_config,
     nix_here,
@@ -464,6 +465,12 @@ def test_the_community_build_step_feeds_nixgen_upload(
     inside."""
     root = tmp_path / "relu-cpu"
     copy_out(examples["relu-cpu"], root)
+    # upload compares the builds with what the current sources build: through the stand-ins.
+    (root / "nixgen.toml").write_text(
+        "offline = true\n[override-input]\n"
+        f'nixpkgs = "path:{stub.resolve()}"\n'
+        f'kernel-builder = "path:{kernel_builder(stub)}"\n'
+    )
     nix_here(root, ["build", ".#backendCi.cpu", "--out-link", "result"], stub=stub, timeout=1200)
     subprocess.run(["cp", "-rL", "result", "build"], cwd=root, check=True)
     subprocess.run(["chmod", "-R", "u+w", "build"], cwd=root, check=True)
