@@ -411,7 +411,7 @@ def nix_build(
 
 
 def check_metadata(outputs: Sequence[Path]) -> None:
-    """Every `metadata.json` a build produced (in an output, or in each variant of a
+    """Every `metadata.json` a build produced (of an output, or of each variant of a
     bundle one level down) is what the `kernels` client's own `Metadata.from_bytes` reads,
     its `kernels-minver` three numbers: every test build holds nixgen's metadata to the
     client (the locked one, in the tests' environment)."""
@@ -422,7 +422,10 @@ def check_metadata(outputs: Sequence[Path]) -> None:
     for out in outputs:
         if not out.is_dir():
             continue
-        for path in [out / "metadata.json", *out.glob("*/metadata.json")]:
+        # A variant's output holds its metadata.json (a file of that name deeper down is
+        # the package's own); a bundle's holds one variant per folder.
+        top = out / "metadata.json"
+        for path in [top] if top.is_file() else sorted(out.glob("*/metadata.json")):
             if not path.is_file():
                 continue
             data = path.read_bytes()

@@ -384,10 +384,12 @@ def test_a_variant_checked_without_loading_still_meets_the_clients_parser(
     project: Path, stub: Path
 ) -> None:
     """Without the load (as for a GPU variant), the client still reads the metadata: one it
-    refuses fails the build, with the client's words."""
+    refuses fails the build, with the client's words. (The recorded `kernels-minver` is
+    replaced: a second key would be dropped when the check rewrites the file.)"""
     bad = (
         '.overrideAttrs (old: { env = old.env // { doLoadCheck = ""; }; '
-        "postInstall = ''sed -i 's/^{/{\"kernels-minver\":\"0.19\",/' "
+        "postInstall = ''sed -i -E "
+        "'s/\"kernels-minver\": *\"[^\"]*\"/\"kernels-minver\": \"0.19\"/' "
         "$out/metadata.json''; })"
     )
     with pytest.raises(NixError) as failed:
