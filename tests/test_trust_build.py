@@ -389,7 +389,7 @@ def test_a_variant_checked_without_loading_still_meets_the_clients_parser(
     bad = (
         '.overrideAttrs (old: { env = old.env // { doLoadCheck = ""; }; '
         "postInstall = ''sed -i -E "
-        "'s/\"kernels-minver\": *\"[^\"]*\"/\"kernels-minver\": \"0.19\"/' "
+        '\'s/"kernels-minver": *"[^"]*"/"kernels-minver": "0.19"/\' '
         "$out/metadata.json''; })"
     )
     with pytest.raises(NixError) as failed:
