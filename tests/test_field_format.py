@@ -42,7 +42,10 @@ from .projects import render_into
 
 rust = pytest.importorskip("kernels._rust")
 
-EXAMPLES_DRAWN = int(os.environ.get("NIXGEN_DIFFERENTIAL_EXAMPLES", "300"))
+#: Documents drawn per differential test: 300 by default, what the fast tier's CPU budget
+#: holds (tests/tiers.py); CI draws 10,000 (`.ci/run`), which makes each test long.
+DEFAULT_DRAWN = 300
+EXAMPLES_DRAWN = int(os.environ.get("NIXGEN_DIFFERENTIAL_EXAMPLES", str(DEFAULT_DRAWN)))
 #: What the drawn documents came to, by (field, nixgen) verdict: printed with `-s`.
 OUTCOMES: collections.Counter[str] = collections.Counter()
 
@@ -52,6 +55,12 @@ DIFFERENTIAL = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+
+
+def long_when_drawn_large(test: Any) -> Any:
+    """`slow` when more documents are drawn than the default: a test that is simply long
+    is in the slow tier, so CI's fast tier leaves these to its whole-suite run."""
+    return pytest.mark.slow(test) if EXAMPLES_DRAWN > DEFAULT_DRAWN else test
 
 
 def _outcome(field: fieldformat.Field, nixgen: fieldformat.Nixgen) -> str:
@@ -73,12 +82,14 @@ def _check(document: dict[str, Any]) -> None:
     assert why is None, f"{why}\n--- build.toml ---\n{text}"
 
 
+@long_when_drawn_large
 @DIFFERENTIAL
 @given(document=fieldformat.documents((6,)))
 def test_edition_6_reads_as_the_field_reads_it(document: dict[str, Any]) -> None:
     _check(document)
 
 
+@long_when_drawn_large
 @DIFFERENTIAL
 @given(document=fieldformat.documents((5, None)))
 def test_editions_5_and_4_read_as_the_field_reads_them(document: dict[str, Any]) -> None:
