@@ -239,6 +239,7 @@ def test_each_build_sets_package_set_is_the_anchors(tmp_path: Path) -> None:
               name = "variant"; inherit (c) backend;
               backendVersion = c.cudaVersion or c.rocmVersion or c.xpuVersion or null;
               torch = c.torchVersion;
+              ptxasVersion = null;  # no nixgen.toml [backend.cuda] ptxas pin
             }};
           in {{
             config = c.backend + "/" + c.torchVersion + "/" + toString variant.backendVersion;
