@@ -106,12 +106,12 @@ rec {
       project,
       variant,
       opsName,
-      archs ? project.noarchArchs.${variant.backend} or [ ],
+      archs ? project.noarchArchs.${variant.backend},
     }:
     let
       optional = lib.optionalAttrs;
-      pythonDepends = project.pythonDepends.general ++ (project.pythonDepends.${variant.backend} or [ ]);
-      kernelDepends = project.kernelDepends.general ++ (project.kernelDepends.${variant.backend} or [ ]);
+      pythonDepends = project.pythonDepends.${variant.backend};
+      kernelDepends = project.kernelDepends.${variant.backend};
     in
     {
       name = project.name;

@@ -479,7 +479,7 @@ rec {
             ps.${name}
               or (throw "nixgen: nixgen.toml's [test] python-depends names `${name}`, which python3.pkgs does not have");
           names =
-            project.pythonDepends.general ++ project.pythonDepends.${variant.backend} or [ ];
+            project.pythonDepends.${variant.backend};
           framework =
             ps:
             if variant.torch != null then

@@ -40,16 +40,16 @@ rec {
     # Examples
 
     ```nix
-    loadable { variant = { backend = "cpu"; }; project = { kernelDepends = { general = [ ]; }; }; }
+    loadable { variant = { backend = "cpu"; framework = "torch"; }; project = { kernelDepends = { cpu = [ ]; }; }; }
     => { load = true; reason = null; }
     ```
   */
   loadable =
     { variant, project }:
     let
-      kernelDepends = project.kernelDepends.general ++ (project.kernelDepends.${variant.backend} or [ ]);
+      kernelDepends = project.kernelDepends.${variant.backend};
     in
-    if variant.framework or null == "torch-noarch" then
+    if variant.framework == "torch-noarch" then
       {
         load = false;
         reason = noClient;
@@ -95,7 +95,7 @@ rec {
       packages ? ps: [ ],
     }:
     let
-      names = project.pythonDepends.general ++ (project.pythonDepends.${variant.backend} or [ ]);
+      names = project.pythonDepends.${variant.backend};
     in
     python3.withPackages (
       ps:

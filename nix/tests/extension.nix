@@ -14,12 +14,21 @@ let
       cuda = "0.14.0";
     };
     buildLayout = "files";
+    # Each backend's, as the plan writes them: [general]'s, then the backend table's.
     pythonDepends = {
-      general = [ "einops" ];
-      cuda = [ "nvidia-cutlass-dsl" ];
+      cpu = [ "einops" ];
+      cuda = [
+        "einops"
+        "nvidia-cutlass-dsl"
+      ];
     };
     kernelDepends = {
-      general = [ ];
+      cpu = [ ];
+      cuda = [ ];
+    };
+    noarchArchs = {
+      cpu = [ ];
+      cuda = [ ];
     };
   };
   cudaVariant = {
@@ -114,7 +123,7 @@ in
       project = project // {
         upstream = "https://github.com/org/relu";
         source = "https://github.com/org/relu-src";
-        kernelDepends.general = [ { "repo-id" = "org/dep"; version = 1; } ];
+        kernelDepends.cpu = [ { "repo-id" = "org/dep"; version = 1; } ];
       };
       variant = cudaVariant // { backend = "cpu"; };
       opsName = "_relu_cpu_0123456789";

@@ -3,18 +3,23 @@
 # runs in every build (tests/test_trust.py builds and rebuilds variants with it).
 let
   inherit (import ../default.nix) trust;
+  # Each backend's dependencies as the plan writes them: [general]'s, then the backend's.
   project = {
     kernelDepends = {
-      general = [ ];
+      cpu = [ ];
+      cuda = [ ];
     };
     pythonDepends = {
-      general = [ "einops" ];
-      cuda = [ "nvidia-cutlass-dsl" ];
+      cpu = [ "einops" ];
+      cuda = [
+        "einops"
+        "nvidia-cutlass-dsl"
+      ];
     };
   };
   withDeps = project // {
     kernelDepends = {
-      general = [ ];
+      cuda = [ ];
       cpu = [
         {
           "repo-id" = "org/dep";
@@ -26,10 +31,12 @@ let
   cpu = {
     name = "torch213-cxx11-cpu-x86_64-linux";
     backend = "cpu";
+    framework = "torch";
   };
   cuda = {
     name = "torch213-cxx11-cu130-x86_64-linux";
     backend = "cuda";
+    framework = "torch";
   };
   # A Python whose `withPackages` gives the names of the packages it was given.
   pythonWith = pkgs: {
@@ -87,7 +94,7 @@ in
         variant = cpu;
         project = project // {
           kernelDepends = {
-            general = [ ];
+            cpu = [ ];
             cuda = [
               {
                 "repo-id" = "org/dep";

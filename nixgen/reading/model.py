@@ -337,8 +337,15 @@ class General:
     def all_kernel_depends(self, backend: str) -> list[KernelDependency]:
         """The kernels a `backend` variant needs: [general]'s, then its backend table's
         (the client's `General::all_kernel_depends`)."""
-        section = getattr(self, backend, None) if backend in ("cuda", "xpu", "neuron") else None
+        section = {"cuda": self.cuda, "xpu": self.xpu, "neuron": self.neuron}.get(backend)
         return [*self.kernel_depends, *(section.kernel_depends if section is not None else [])]
+
+    def all_python_depends(self, backend: str) -> list[str]:
+        """The Python packages a `backend` variant needs: [general]'s, then its backend
+        table's (metadata.json's `python-depends`, as the toolchain writes it)."""
+        section = {"cuda": self.cuda, "xpu": self.xpu, "neuron": self.neuron, "tpu": self.tpu}
+        own = section.get(backend)
+        return [*self.python_depends, *(own.python_depends if own is not None else [])]
 
 
 # ------------------------------------------------------------------------ frameworks

@@ -25,6 +25,7 @@ from nixgen.core import contract, jinja, marker, paths
 from nixgen.core.errors import EXIT_INVALID, NixgenError, Problem
 from nixgen.core.paths import DEFAULT_OUT
 from nixgen.core.tables import (
+    BACKENDS,
     FORMAT,
     KERNEL_BUILDER_URL,
     LANGUAGE_FLAGS,
@@ -375,6 +376,8 @@ class ProjectData:
     backends: list[str]
     torch: TorchBounds
     cuda: CudaBounds
+    #: Each backend's variants' Python packages and kernels: [general]'s, then the backend
+    #: table's (`General.all_python_depends`, `all_kernel_depends`), for every backend.
     python_depends: dict[str, list[Any]] = attrs.field(metadata=contract.nix("pythonDepends"))
     kernel_depends: dict[str, list[Any]] = attrs.field(metadata=contract.nix("kernelDepends"))
     #: Every header the project lists anywhere: compile inputs of every C++ kernel and of
@@ -392,10 +395,8 @@ class ProjectData:
     variants: list[dict[str, Any]]
     github_actions: GithubActions = attrs.field(metadata=contract.nix("githubActions"))
     kernels: dict[str, KernelEntry]
-    #: `[torch-noarch]`'s listed GPU targets, by backend (left out when none).
-    noarch_archs: dict[str, Any] | None = attrs.field(
-        default=None, metadata=contract.nix("noarchArchs", omit=True)
-    )
+    #: `[torch-noarch]`'s listed GPU targets, for every backend (empty where none).
+    noarch_archs: dict[str, list[str]] = attrs.field(metadata=contract.nix("noarchArchs"))
 
 
 def project_data(planned: Plan) -> dict[str, Any]:
@@ -414,27 +415,10 @@ def project_data(planned: Plan) -> dict[str, Any]:
             maxver=fw.maxver,
             stable_abi={b: abi for b in g.backends if (abi := fw.stable_abi_for(b)) is not None},
         )
-    python_depends = {
-        "general": g.python_depends,
-        "cuda": g.cuda.python_depends if g.cuda else [],
-        "xpu": g.xpu.python_depends if g.xpu else [],
-        "neuron": g.neuron.python_depends if g.neuron else [],
-        "tpu": g.tpu.python_depends if g.tpu else [],
-    }
-    kernel_depends = {
-        "general": g.kernel_depends,
-        "cuda": g.cuda.kernel_depends if g.cuda else [],
-        "xpu": g.xpu.kernel_depends if g.xpu else [],
-        "neuron": g.neuron.kernel_depends if g.neuron else [],
-    }
     # `[torch-noarch]` lists the GPU targets its kernel supports; they go to metadata.json
     # as written (nothing is compiled, so nothing is intersected).
-    noarch_archs = (
-        {
-            backend: archs
-            for backend, archs in (("cuda", fw.cuda_capabilities), ("rocm", fw.rocm_archs))
-            if archs
-        }
+    listed: dict[str, list[str]] = (
+        {"cuda": list(fw.cuda_capabilities or []), "rocm": list(fw.rocm_archs or [])}
         if isinstance(fw, model.TorchNoarch)
         else {}
     )
@@ -456,9 +440,9 @@ def project_data(planned: Plan) -> dict[str, Any]:
             minver=g.cuda.minver if g.cuda else None,
             maxver=g.cuda.maxver if g.cuda else None,
         ),
-        python_depends={k: _dependencies(v) for k, v in python_depends.items()},
+        python_depends={b: g.all_python_depends(b) for b in BACKENDS},
         kernel_depends={
-            k: [_kernel_dep(d) for d in _dependencies(v)] for k, v in kernel_depends.items()
+            b: [_kernel_dep(d) for d in _dependencies(g.all_kernel_depends(b))] for b in BACKENDS
         },
         headers=list(planned.headers),
         systems=list(planned.systems),
@@ -485,7 +469,7 @@ def project_data(planned: Plan) -> dict[str, Any]:
             )
             for kernel in planned.kernels
         },
-        noarch_archs=noarch_archs or None,
+        noarch_archs={b: listed.get(b, []) for b in BACKENDS},
     )
     return cast("dict[str, Any]", contract.unstructure(data))
 

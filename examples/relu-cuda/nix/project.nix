@@ -177,9 +177,13 @@
   headers = [ "torch-ext/torch_binding.h" ];
   hubRepoId = null;
   kernelDepends = {
+    cann = [ ];
+    cpu = [ ];
     cuda = [ ];
-    general = [ ];
+    metal = [ ];
     neuron = [ ];
+    rocm = [ ];
+    tpu = [ ];
     xpu = [ ];
   };
   kernels = {
@@ -197,10 +201,23 @@
   moduleName = "relu_cuda";
   name = "relu-cuda";
   nixgenVersion = "0.1.0";
-  pythonDepends = {
+  noarchArchs = {
+    cann = [ ];
+    cpu = [ ];
     cuda = [ ];
-    general = [ ];
+    metal = [ ];
     neuron = [ ];
+    rocm = [ ];
+    tpu = [ ];
+    xpu = [ ];
+  };
+  pythonDepends = {
+    cann = [ ];
+    cpu = [ ];
+    cuda = [ ];
+    metal = [ ];
+    neuron = [ ];
+    rocm = [ ];
     tpu = [ ];
     xpu = [ ];
   };

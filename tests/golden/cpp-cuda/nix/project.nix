@@ -133,14 +133,18 @@
   headers = [ "gemm/gemm.h" "torch-ext/torch_binding.h" ];
   hubRepoId = "kernels-community/synth-cuda";
   kernelDepends = {
+    cann = [ ];
+    cpu = [ ];
     cuda = [
       {
         repo-id = "kernels-community/activation";
         version = 1;
       }
     ];
-    general = [ ];
+    metal = [ ];
     neuron = [ ];
+    rocm = [ ];
+    tpu = [ ];
     xpu = [ ];
   };
   kernels = {
@@ -170,10 +174,23 @@
   moduleName = "synth_cuda";
   name = "synth-cuda";
   nixgenVersion = "0.1.0";
-  pythonDepends = {
+  noarchArchs = {
+    cann = [ ];
+    cpu = [ ];
     cuda = [ ];
-    general = [ ];
+    metal = [ ];
     neuron = [ ];
+    rocm = [ ];
+    tpu = [ ];
+    xpu = [ ];
+  };
+  pythonDepends = {
+    cann = [ ];
+    cpu = [ ];
+    cuda = [ ];
+    metal = [ ];
+    neuron = [ ];
+    rocm = [ ];
     tpu = [ ];
     xpu = [ ];
   };

@@ -53,9 +53,13 @@
   headers = [ "relu_metal/relu.h" "torch-ext/torch_binding.h" ];
   hubRepoId = null;
   kernelDepends = {
+    cann = [ ];
+    cpu = [ ];
     cuda = [ ];
-    general = [ ];
+    metal = [ ];
     neuron = [ ];
+    rocm = [ ];
+    tpu = [ ];
     xpu = [ ];
   };
   kernels = {
@@ -73,10 +77,23 @@
   moduleName = "synth_metal";
   name = "synth-metal";
   nixgenVersion = "0.1.0";
-  pythonDepends = {
+  noarchArchs = {
+    cann = [ ];
+    cpu = [ ];
     cuda = [ ];
-    general = [ ];
+    metal = [ ];
     neuron = [ ];
+    rocm = [ ];
+    tpu = [ ];
+    xpu = [ ];
+  };
+  pythonDepends = {
+    cann = [ ];
+    cpu = [ ];
+    cuda = [ ];
+    metal = [ ];
+    neuron = [ ];
+    rocm = [ ];
     tpu = [ ];
     xpu = [ ];
   };

@@ -59,9 +59,13 @@
   headers = [ "gemm_xpu/gemm.hpp" "torch-ext/torch_binding.h" ];
   hubRepoId = null;
   kernelDepends = {
+    cann = [ ];
+    cpu = [ ];
     cuda = [ ];
-    general = [ ];
+    metal = [ ];
     neuron = [ ];
+    rocm = [ ];
+    tpu = [ ];
     xpu = [ ];
   };
   kernels = {
@@ -79,10 +83,23 @@
   moduleName = "synth_xpu";
   name = "synth-xpu";
   nixgenVersion = "0.1.0";
-  pythonDepends = {
+  noarchArchs = {
+    cann = [ ];
+    cpu = [ ];
     cuda = [ ];
-    general = [ ];
+    metal = [ ];
     neuron = [ ];
+    rocm = [ ];
+    tpu = [ ];
+    xpu = [ ];
+  };
+  pythonDepends = {
+    cann = [ ];
+    cpu = [ ];
+    cuda = [ ];
+    metal = [ ];
+    neuron = [ ];
+    rocm = [ ];
     tpu = [ ];
     xpu = [ ];
   };

@@ -123,9 +123,13 @@
   headers = [ "torch-ext/torch_binding.h" ];
   hubRepoId = null;
   kernelDepends = {
+    cann = [ ];
+    cpu = [ ];
     cuda = [ ];
-    general = [ ];
+    metal = [ ];
     neuron = [ ];
+    rocm = [ ];
+    tpu = [ ];
     xpu = [ ];
   };
   kernels = {
@@ -149,10 +153,23 @@
   moduleName = "synth_rust";
   name = "synth-rust";
   nixgenVersion = "0.1.0";
-  pythonDepends = {
+  noarchArchs = {
+    cann = [ ];
+    cpu = [ ];
     cuda = [ ];
-    general = [ ];
+    metal = [ ];
     neuron = [ ];
+    rocm = [ ];
+    tpu = [ ];
+    xpu = [ ];
+  };
+  pythonDepends = {
+    cann = [ ];
+    cpu = [ ];
+    cuda = [ ];
+    metal = [ ];
+    neuron = [ ];
+    rocm = [ ];
     tpu = [ ];
     xpu = [ ];
   };

@@ -163,9 +163,13 @@
   headers = [ ];
   hubRepoId = null;
   kernelDepends = {
+    cann = [ ];
+    cpu = [ ];
     cuda = [ ];
-    general = [ ];
+    metal = [ ];
     neuron = [ ];
+    rocm = [ ];
+    tpu = [ ];
     xpu = [ ];
   };
   kernels = {
@@ -190,10 +194,23 @@
   moduleName = "synth_tvm_ffi";
   name = "synth-tvm-ffi";
   nixgenVersion = "0.1.0";
-  pythonDepends = {
+  noarchArchs = {
+    cann = [ ];
+    cpu = [ ];
     cuda = [ ];
-    general = [ ];
+    metal = [ ];
     neuron = [ ];
+    rocm = [ ];
+    tpu = [ ];
+    xpu = [ ];
+  };
+  pythonDepends = {
+    cann = [ ];
+    cpu = [ ];
+    cuda = [ ];
+    metal = [ ];
+    neuron = [ ];
+    rocm = [ ];
     tpu = [ ];
     xpu = [ ];
   };
