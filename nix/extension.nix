@@ -604,6 +604,10 @@ rec {
     `framework`
     : the framework table's name: `"torch"` or `"tvm-ffi"`
 
+    `pname`, `bindingPname`
+    : the names (without the version) of the extension's derivation and of its binding's
+      objects, as nixgen planned them (`planning.plan.extension_pnames`)
+
     `moduleDir`
     : the kernel's Python package directory (`torch-ext/<module>`)
 
@@ -620,7 +624,7 @@ rec {
     # Type
 
     ```
-    mkExtension :: AttrSet -> { framework, moduleDir, pyext, bindingSources, cxxFlags ? [ String ], includes ? [ String ] } -> Derivation
+    mkExtension :: AttrSet -> { framework, pname, bindingPname, moduleDir, pyext, bindingSources, cxxFlags ? [ String ], includes ? [ String ] } -> Derivation
     ```
   */
   mkExtension =
@@ -638,6 +642,8 @@ rec {
     }:
     {
       framework,
+      pname,
+      bindingPname,
       moduleDir,
       pyext,
       bindingSources,
@@ -657,7 +663,6 @@ rec {
       bindingSrc = sources.select lib root (
         bindingSources ++ filter (h: !elem h bindingSources) headers
       );
-      pname = "${project.name}-${framework}";
       version = toString project.version;
       # The framework as a C++ consumer takes it (torch with its `cxxdev` output).
       frameworkInputs = kernel.cxxInputs [ package ];
@@ -699,7 +704,7 @@ rec {
           if compiles then
             bindingObjects {
               inherit toolchain ninja version;
-              pname = "${pname}-binding";
+              pname = bindingPname;
               src = bindingSrc;
               buildInputs = frameworkInputs ++ [ python3 ] ++ toolchain.buildInputs ++ planArgs.framework.inputs or [ ];
               plan = bindingPlan planArgs;
@@ -708,8 +713,7 @@ rec {
             null;
       in
       {
-        pname = "${pname}-ext";
-        inherit version;
+        inherit pname version;
         # The Python package only: the binding's sources reach the link as `binding`'s objects.
         src = sources.selectWithPackage lib root [ ] moduleDir pyext;
         nativeBuildInputs = toolchain.nativeBuildInputs ++ [

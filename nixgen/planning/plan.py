@@ -50,6 +50,9 @@ class Plan:
     labels: Mapping[str, str]
     #: The derivation name (without its version) of the pure-Python package.
     noarch_pname: str
+    #: The derivation names (without the version) of the compiled framework's extension and
+    #: of its binding's objects (`extension_pnames`); None without a compiled framework.
+    extension_pnames: ExtensionPnames | None
     kernels: tuple[KernelPlan, ...]
     #: GitHub Actions matrices (`nixgen.planning.ci.github`) of every variant and of `ci`.
     github_matrix: Mapping[str, Any]
@@ -81,6 +84,7 @@ def make(build: model.Build, *, settings: ProjectSettings = NO_SETTINGS) -> Plan
         defaults=tuple(default_variants(all_variants)),
         labels=derivation_labels(build, kernels),
         noarch_pname=noarch_pname(build),
+        extension_pnames=extension_pnames(build),
         kernels=kernels,
         github_matrix=ci.github(all_variants),
         pull_request_matrix=ci.github(pull_request),
@@ -94,6 +98,25 @@ def make(build: model.Build, *, settings: ProjectSettings = NO_SETTINGS) -> Plan
 def noarch_pname(build: model.Build) -> str:
     """The derivation name (without its version) of the pure-Python package."""
     return f"{build.general.name}-noarch"
+
+
+@attrs.frozen
+class ExtensionPnames:
+    """The names the library gives the extension's two derivations (`mkExtension`'s
+    `pname` and `bindingPname`), made here only."""
+
+    extension: str
+    binding: str
+
+
+def extension_pnames(build: model.Build) -> ExtensionPnames | None:
+    """``<name>-<table>-ext`` and ``<name>-<table>-binding`` of a `[torch]` or `[tvm-ffi]`
+    project; None for the frameworks without a compiled extension."""
+    table = build.framework_table
+    if table not in ("torch", "tvm-ffi"):
+        return None
+    base = f"{build.general.name}-{table}"
+    return ExtensionPnames(extension=f"{base}-ext", binding=f"{base}-binding")
 
 
 def object_name(source: str) -> str:
@@ -121,11 +144,11 @@ def derivation_labels(build: model.Build, kernels: Sequence[KernelPlan]) -> dict
             )
     for kernel in kernels:
         out[f"{kernel.pname}-{kernel.version}"] = f"kernel {kernel.name}"
-    table = build.framework_table
-    if table in ("torch", "tvm-ffi"):
-        out[f"{build.general.name}-{table}-ext-{version}"] = "extension"
+    names = extension_pnames(build)
+    if names is not None:
+        out[f"{names.extension}-{version}"] = "extension"
         # The binding's objects (nixgen.extension.bindingObjects), compiled before the link.
-        out[f"{build.general.name}-{table}-binding-{version}"] = "extension binding"
+        out[f"{names.binding}-{version}"] = "extension binding"
     out[f"{noarch_pname(build)}-{version}"] = "python package"
     return out
 

@@ -126,6 +126,9 @@ class ExtensionFile:
     template: ClassVar[str] = "extension.nix.j2"
     what: str
     framework: str
+    #: The two derivations' names (`Plan.extension_pnames`).
+    pname: str
+    binding_pname: str
     module_dir: str
     pyext: Sequence[str]
     binding_sources: Sequence[str]
@@ -537,11 +540,14 @@ def render(planned: Plan, *, out_dir: str = DEFAULT_OUT, library: Library = COPY
         )
     fw = build.framework
     pyext = list(fw.pyext) if fw is not None else list(model.DEFAULT_PYEXT)
-    if isinstance(fw, (model.Torch, model.TvmFfi)):
+    names = planned.extension_pnames
+    if isinstance(fw, (model.Torch, model.TvmFfi)) and names is not None:
         tree["extension.nix"] = _template(
             ExtensionFile(
                 what=f"[{fw.table}]",
                 framework=fw.table,
+                pname=names.extension,
+                binding_pname=names.binding,
                 module_dir=planned.module_dir,
                 pyext=pyext,
                 binding_sources=list(fw.src),

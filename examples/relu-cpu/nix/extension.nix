@@ -20,6 +20,8 @@ deps@{
 
 nixgen.extension.mkExtension deps {
   framework = "torch";
+  pname = "relu-cpu-torch-ext";
+  bindingPname = "relu-cpu-torch-binding";
   moduleDir = "torch-ext/relu_cpu";
   pyext = [ "py" "pyi" ];
   bindingSources = [ "torch-ext/torch_binding.cpp" "torch-ext/torch_binding.h" ];

@@ -20,6 +20,8 @@ deps@{
 
 nixgen.extension.mkExtension deps {
   framework = "torch";
+  pname = "relu-cuda-torch-ext";
+  bindingPname = "relu-cuda-torch-binding";
   moduleDir = "torch-ext/relu_cuda";
   pyext = [ "py" "pyi" ];
   bindingSources = [ "torch-ext/torch_binding.cpp" "torch-ext/torch_binding.h" ];

@@ -20,6 +20,8 @@ deps@{
 
 nixgen.extension.mkExtension deps {
   framework = "torch";
+  pname = "synth-cpu-torch-ext";
+  bindingPname = "synth-cpu-torch-binding";
   moduleDir = "torch-ext/synth_cpu";
   pyext = [ "py" "pyi" ];
   bindingSources = [ "torch-ext/torch_binding.cpp" "torch-ext/torch_binding.h" ];
