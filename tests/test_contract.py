@@ -157,6 +157,19 @@ def test_each_flag_field_of_the_kernel_data_is_the_tables() -> None:
         assert fields[toml.replace("-", "_")] == nix
 
 
+@pytest.mark.parametrize("language", ["cpp-cpu", "cpp-cuda", "cpp-metal", "cpp-rocm", "cpp-xpu"])
+def test_a_kernels_backend_flags_are_the_field_the_table_names(language: str) -> None:
+    """`model.kernel_backend_flags` (typed, one `isinstance` per language) reads the field
+    `data/languages.json` names for the language, and none for a language without one: the
+    table and the classes agree."""
+    from nixgen.reading import model
+
+    flags = render.LANGUAGE_FLAGS.get(language)
+    extra = {flags[0].replace("-", "_"): ["-DFROM_THE_TABLE"]} if flags else {}
+    kernel = model.KERNEL_CLASSES[language](language=language, depends=[], src=["k.cpp"], **extra)
+    assert model.kernel_backend_flags(kernel) == (["-DFROM_THE_TABLE"] if flags else [])
+
+
 def test_a_variant_holds_every_key_the_library_reads() -> None:
     """Variants are written whole (no key left to a Nix `or` default), by the library's
     names."""
