@@ -112,10 +112,10 @@ class ExtensionPnames:
 def extension_pnames(build: model.Build) -> ExtensionPnames | None:
     """``<name>-<table>-ext`` and ``<name>-<table>-binding`` of a `[torch]` or `[tvm-ffi]`
     project; None for the frameworks without a compiled extension."""
-    table = build.framework_table
-    if table not in ("torch", "tvm-ffi"):
+    framework = build.framework
+    if not isinstance(framework, (model.Torch, model.TvmFfi)):
         return None
-    base = f"{build.general.name}-{table}"
+    base = f"{build.general.name}-{framework.table}"
     return ExtensionPnames(extension=f"{base}-ext", binding=f"{base}-binding")
 
 
