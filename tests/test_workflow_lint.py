@@ -81,8 +81,17 @@ timeout-minutes = 120
 
 
 def zizmor(workflow: Path, persona: str) -> subprocess.CompletedProcess[str]:
+    # `--color=never`: zizmor colours its report whenever `CI` is set (as on CI runners),
+    # and the findings are read back from the text.
     return subprocess.run(
-        [tool("zizmor"), "--offline", "--no-progress", f"--persona={persona}", str(workflow)],
+        [
+            tool("zizmor"),
+            "--offline",
+            "--no-progress",
+            "--color=never",
+            f"--persona={persona}",
+            str(workflow),
+        ],
         capture_output=True,
         text=True,
         cwd=workflow.parent,
