@@ -499,17 +499,18 @@ rec {
     '';
 
   /**
-    A kernel derivation whose objects are built one derivation each, when nixgen planned it
-    so (`mode` `"auto"`: `passthru.nixgen.objectKeys` is not null; nixgen decides it,
-    `KernelPlan.objects` in nixgen/planning/kernels.py), always (`"objects"`) or never
+    A kernel derivation whose objects are built one derivation each, as nixgen planned it
+    (`mode` `"auto"`: the sources of `passthru.nixgen.plannedObjects`, which is null for a
+    kernel built in one derivation; nixgen decides it, `KernelPlan.objects` in
+    nixgen/planning/kernels.py, and names each object's derivation there), or never
     (`"ninja"`). The decision is the rendered plan's, read from the final attributes: each
-    final source with an object key gets its own derivation; one without (added by an
-    `overrideAttrs` of `sources`) is compiled by the kernel itself, and a kernel left with
-    no keyed source builds in one derivation (`objects` null). An override of
-    `passthru.nixgen.objectKeys` changes the split. Each object derivation is the
-    kernel with its sources cut down to the one source (the kernel's headers come as one
-    store path shared by every object), so editing one source rebuilds that object, the
-    archive and the link, and objects can come from a binary cache. The archive is
+    final source that nixgen planned gets its own derivation, named as planned; one it did
+    not plan (added by an `overrideAttrs` of `sources`) is compiled by the kernel itself,
+    and a kernel left with no planned source builds in one derivation (`objects` null). An
+    override of `passthru.nixgen.plannedObjects` changes the split. Each object derivation
+    is the kernel with its sources cut down to the one source (the kernel's headers come
+    as one store path shared by every object), so editing one source rebuilds that object,
+    the archive and the link, and objects can come from a binary cache. The archive is
     byte-identical to the one `configurePhase` builds (members keep their names; each
     object builds in a directory named like the kernel's).
 
@@ -529,6 +530,9 @@ rec {
     `root`
     : the project root (a path)
 
+    `mode`
+    : `"auto"` (default) or `"ninja"`
+
     # Type
 
     ```
@@ -543,19 +547,23 @@ rec {
     }:
     kernel:
     let
-      # Whether object `o` of the final kernel (its `passthru.nixgen`) is built by its own
-      # derivation: as nixgen planned it (a source with an object key).
-      separate = nixgen: o: mode == "objects" || (nixgen.objectKeys != null && nixgen.objectKeys ? ${o.source});
-      # A source's file name as a store name (nixpkgs' `sanitizeDerivationName`: each run
-      # of characters a store path may not hold becomes `-`), cut to 120 characters so
-      # that the kernel's pname before it and the version after it still fit.
-      storeName = s: substring 0 120 (lib.strings.sanitizeDerivationName (baseNameOf s));
+      modes = [
+        "auto"
+        "ninja"
+      ];
+      # The objects nixgen planned for the final kernel (its `passthru.nixgen`): source →
+      # `{ key, pname }`, or null.
+      planned = nixgen: nixgen.plannedObjects;
+      # Whether object `o` of the final kernel is built by its own derivation: its source
+      # was planned so.
+      separate = nixgen: o: planned nixgen != null && planned nixgen ? ${o.source};
       # The derivation of object `o` of `plan`: `package` (the final kernel) with its
-      # sources cut down to the object's; `headers` the kernel's headers (a store path).
+      # sources cut down to the object's, named as planned (`pname`); `headers` the
+      # kernel's headers (a store path).
       objectDrv =
-        package: plan: headers: o:
+        package: plan: headers: pname: o:
         package.overrideAttrs (old: {
-          pname = "${old.pname}-${storeName o.source}";
+          inherit pname;
           # Not the kernel's source tree: an edit to another source must not reach here.
           src = null;
           sources = [ o.source ];
@@ -595,7 +603,7 @@ rec {
           own = separate finalAttrs.passthru.nixgen;
           built = map (o: {
             plan = o;
-            drv = objectDrv finalAttrs.finalPackage plan headers o;
+            drv = objectDrv finalAttrs.finalPackage plan headers (planned finalAttrs.passthru.nixgen).${o.source}.pname o;
           }) (filter own plan.objects);
           drvs = builtins.listToAttrs (map (b: { name = b.plan.source; value = b.drv; }) built);
           on = built != [ ];
@@ -624,7 +632,12 @@ rec {
           };
         };
     in
-    if !(kernel.passthru.nixgen or { } ? plan) || mode == "ninja" then kernel else kernel.overrideAttrs split;
+    if !(builtins.elem mode modes) then
+      throw "nixgen: compile.withObjects: mode `${toString mode}` is not one of ${builtins.concatStringsSep ", " modes}"
+    else if !(kernel.passthru.nixgen or { } ? plan) || mode == "ninja" then
+      kernel
+    else
+      kernel.overrideAttrs split;
 
   /**
     An install phase putting `lib<name>.a` into `$out/lib`.

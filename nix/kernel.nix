@@ -209,8 +209,8 @@ rec {
     ```
 
     `passthru.nixgen` holds `kernel`, `library`, `language`, `linkFlags` (what the
-    extension's link adds for the kernel: OpenMP's runtime), `plan` and `objectKeys` (for
-    `compile.withObjects`), and `capabilities` (CUDA) or `archs` (ROCm).
+    extension's link adds for the kernel: OpenMP's runtime), `plan` and `plannedObjects`
+    (for `compile.withObjects`), and `capabilities` (CUDA) or `archs` (ROCm).
 
     # Inputs
 
@@ -241,8 +241,9 @@ rec {
     `archs`
     : the GPU targets to compile for (ROCm kernels)
 
-    `objectKeys`
-    : source → object key, when nixgen planned the kernel one derivation per object
+    `plannedObjects`
+    : source → `{ key, pname }` (the object's key in the flake output `objects` and its
+      derivation's name), when nixgen planned the kernel one derivation per object
       (`KernelPlan.objects`; null: one derivation)
 
     # Type
@@ -287,7 +288,7 @@ rec {
       linkFlags ? [ ],
       capabilities ? null,
       archs ? null,
-      objectKeys ? null,
+      plannedObjects ? null,
     }:
     let
       table = cppLanguages { inherit pkgs toolchain torch; };
@@ -364,7 +365,7 @@ rec {
               language
               linkFlags
               plan
-              objectKeys
+              plannedObjects
               ;
             kernel = name;
             library = name;

@@ -357,7 +357,8 @@ rec {
 
       /**
         The derivation of one variant. `args` are `pkgsFor`'s, and `objects`: `"auto"`
-        (default), `"objects"` or `"ninja"`, the `mode` of `nixgen.compile.withObjects`.
+        (default: as nixgen planned) or `"ninja"` (every kernel in one derivation), the
+        `mode` of `nixgen.compile.withObjects`.
       */
       variantPackage =
         args: variant:
@@ -400,7 +401,7 @@ rec {
       /**
         The object derivations of one variant (`args` as for `variantPackage`):
         `kernels.<kernel>.<key>` for each of its kernels built one derivation per object
-        (`nixgen.compile.withObjects`), keyed by the object keys nixgen planned (`objectKeys`);
+        (`nixgen.compile.withObjects`), keyed by the object keys nixgen planned (`plannedObjects`);
         `whole.<kernel>`: each of its other kernels, built in one derivation (compiled
         and archived together, rust crates too); and `binding`: the derivation of the
         binding's objects, when it has C++ sources. CI shards
@@ -414,22 +415,19 @@ rec {
           package = variantPackage args variant;
           kernels = package.nixgen.kernels or { };
           binding = package.nixgen.binding or null;
-          # Split as nixgen planned it (`objectKeys`); a kernel split only by `objects =
-          # "objects"` has no keys and is listed whole.
-          isPerObject =
-            name:
-            (kernels.${name}.nixgen.objects or null) != null && (kernels.${name}.nixgen.objectKeys or null) != null;
+          # Split as nixgen planned it (`plannedObjects`); a Rust kernel has no `objects`.
+          isPerObject = name: (kernels.${name}.nixgen.objects or null) != null;
           perObject = filter isPerObject (attrNames kernels);
           whole = filter (name: !isPerObject name) (attrNames kernels);
           keyed =
             kernel:
             let
-              inherit (kernel.nixgen) objects objectKeys;
+              inherit (kernel.nixgen) objects plannedObjects;
             in
             # An object derivation's `sources` is its one source.
             listToAttrs (
               map (drv: {
-                name = objectKeys.${builtins.head drv.sources};
+                name = plannedObjects.${builtins.head drv.sources}.key;
                 value = drv;
               }) objects
             );

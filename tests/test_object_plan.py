@@ -1,6 +1,6 @@
 """The per-object split is planned in Python (`KernelPlan.objects`): which kernels build
 one derivation per object and each object's key. The rendered kernel file carries it
-(`objectKeys`), and the Nix library's `compile.withObjects` only reads it: a kernel file
+(`plannedObjects`), and the Nix library's `compile.withObjects` only reads it: a kernel file
 without the keys builds in one derivation, however many sources it has.
 """
 
@@ -33,12 +33,17 @@ def test_a_kernel_at_the_threshold_is_planned_per_object_with_its_keys(tmp_path:
     assert big.per_object
     # Every compiled source, in build.toml's order; the header is not an object.
     assert big.objects is not None and list(big.objects) == names
-    assert all(re.fullmatch("[0-9a-f]{16}", k) for k in big.objects.values())
-    assert len(set(big.objects.values())) == len(names)
+    keys = [o.key for o in big.objects.values()]
+    assert all(re.fullmatch("[0-9a-f]{16}", k) for k in keys)
+    assert len(set(keys)) == len(names)
+    # Each object's derivation is named for its kernel and its source's base name.
+    assert big.objects["big/s007.cpp"].pname == "shard-big-s007.cpp"
     assert not kernels["small"].per_object
     # The kernel file passes them to the library.
-    assert render.kernel_data(big)["objectKeys"] == dict(big.objects)
-    assert "objectKeys" not in render.kernel_data(kernels["small"])
+    assert render.kernel_data(big)["plannedObjects"] == {
+        s: {"key": o.key, "pname": o.pname} for s, o in big.objects.items()
+    }
+    assert "plannedObjects" not in render.kernel_data(kernels["small"])
 
 
 def test_a_kernel_below_the_threshold_builds_in_one_derivation(tmp_path: Path) -> None:
@@ -75,7 +80,7 @@ def test_a_metal_kernel_with_shaders_is_never_split(tmp_path: Path) -> None:
 @pytest.mark.skipif(not nixtools.have_nix(), reason="needs Nix")
 def test_the_library_splits_only_what_the_kernel_file_plans(tmp_path: Path) -> None:
     """The rendered 40-source kernel is split, keyed in the flake output `objects` as
-    `nixgen matrix --shards` names them; the same kernel file without `objectKeys` is
+    `nixgen matrix --shards` names them; the same kernel file without `plannedObjects` is
     built in one derivation: the library does not decide it again."""
     stub = nixtools.make_stub(tmp_path)
     root = tmp_path / "p"
@@ -99,13 +104,13 @@ in {{
   keys = builtins.attrNames (p.variantObjects args v).kernels.big or {{ }};
 }}
 """
-    got = nixtools.nix_eval_json(expr, cwd=root)
+    got = nixtools.nix_eval_json(expr, cwd=root, read_write=True)
     planned = _kernels(root)["big"].objects
     assert planned is not None
-    assert got == {"objects": 40, "keys": sorted(planned.values())}
+    assert got == {"objects": 40, "keys": sorted(o.key for o in planned.values())}
     kernel_file = root / "nix" / "kernels" / "big.nix"
     text = kernel_file.read_text()
-    stripped = re.sub(r"\n *objectKeys = \{.*?\n *\};", "", text, flags=re.S)
+    stripped = re.sub(r"\n  plannedObjects = \{.*?\n  \};", "", text, flags=re.S)
     assert stripped != text
     kernel_file.write_text(stripped)
-    assert nixtools.nix_eval_json(expr, cwd=root) == {"objects": None, "keys": []}
+    assert nixtools.nix_eval_json(expr, cwd=root, read_write=True) == {"objects": None, "keys": []}

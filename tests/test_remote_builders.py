@@ -119,7 +119,7 @@ def test_nixgen_build_builds_every_object_on_the_remote_builder(tmp_path: Path) 
     # may be a token; nixgen.core.outside.redact), `ssh-ng://***@127.0.0.1`.
     shown = outside.redact(builder.uri)
     assert "***@" in shown
-    assert f"building kernel big: object s000.cpp on {shown}" in done.stderr
+    assert f"building kernel big: object big/s000.cpp on {shown}" in done.stderr
     # Each variant is done once (Nix logs a remote build twice: its own, the builder's).
     assert f"[{len(variants) + 1}/" not in done.stderr
 

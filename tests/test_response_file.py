@@ -2,7 +2,8 @@
 `compile.edges`), each path shell-quoted as ar's `@file` reading takes it: sources whose
 names hold a space, a quote, a `$` or a leading dash are archived under their names, and the
 archive is byte-identical whether the kernel builds in one derivation (ninja) or one per
-object (the members then store paths).
+object as nixgen plans it for a kernel of `OBJECT_THRESHOLD` sources (the members then
+store paths).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from nixgen.planning.kernels import OBJECT_THRESHOLD
+
 from . import nixtools
 
 pytestmark = [
@@ -21,7 +24,9 @@ pytestmark = [
     pytest.mark.skipif(not nixtools.have_nix(), reason="needs Nix"),
 ]
 
-SOURCES = ["odd dir/it's $x.cpp", "k/-y.cpp", 'k/a"b.cpp']
+ODD = ["odd dir/it's $x.cpp", "k/-y.cpp", 'k/a"b.cpp']
+#: The odd names and plain ones, as many as make nixgen plan one derivation per object.
+SOURCES = ODD + [f"k/f{i:02d}.cpp" for i in range(OBJECT_THRESHOLD - len(ODD))]
 
 
 def _project(tmp_path: Path) -> Path:
@@ -51,7 +56,7 @@ def test_archive_members_with_odd_names_come_through_the_response_file(
     stub = nixtools.make_stub(tmp_path)
     root = _project(tmp_path)
     archives = {}
-    for mode in ("ninja", "objects"):
+    for mode in ("ninja", "auto"):
         expr = f"""
 let
   p = import ./nix;
@@ -63,10 +68,17 @@ in (p.variantPackage {{
   objects = "{mode}";
 }} v).nixgen.kernels.k
 """
+        split = nixtools.nix_eval_json(
+            f"let k = {expr}; o = k.nixgen.objects or null;"
+            " in if o == null then 0 else builtins.length o",
+            cwd=root,
+            read_write=True,
+        )
+        assert split == (0 if mode == "ninja" else len(SOURCES)), mode
         out = nixtools.nix_build(expr, cwd=root, timeout=600)
         archives[mode] = (out / "lib" / "libk.a").read_bytes()
         members = subprocess.run(
             ["ar", "t", str(out / "lib" / "libk.a")], capture_output=True, text=True, check=True
         ).stdout.splitlines()
         assert members == [s.replace("/", "%2F") + ".o" for s in SOURCES], mode
-    assert archives["ninja"] == archives["objects"]
+    assert archives["ninja"] == archives["auto"]

@@ -199,8 +199,9 @@ def test_the_plans_labels_name_the_derivations_the_library_really_produces(
     labels = planned.labels
     assert len(got["objects"]) == kernels.OBJECT_THRESHOLD
     shown = {labels.get(name, f"UNLABELLED {name}") for name in got["objects"]}
-    assert shown == {f"kernel big: object {plan.object_name(s)}" for s in [odd, *names[1:]]}
-    assert "kernel big: object odd-name+x-1.cpp" in shown
+    assert shown == {f"kernel big: object {s}" for s in [odd, *names[1:]]}
+    # The planned name Nix reads is a store name: the odd characters became `-`.
+    assert any(name.startswith("shard-big-odd-name+x-1.cpp-") for name in got["objects"]), got
     assert sorted(labels[name] for name in got["whole"]) == ["kernel small"]
     assert labels[got["binding"]] == "extension binding"
     assert labels[extension["ext"]] == "extension"

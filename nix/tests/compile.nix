@@ -49,10 +49,10 @@ let
     finalPackage;
   # A stand-in C++ kernel `kernel_a` of `sources` whose plan follows its final attributes.
   fakeKernel = keyedKernel null;
-  # A stand-in kernel that nixgen planned one derivation per object: `keys` (source →
-  # object key, the kernel file's `objectKeys`), or null.
+  # A stand-in kernel that nixgen planned one derivation per object: `planned` (source →
+  # `{ key, pname }`, the kernel file's `plannedObjects`), or null.
   keyedKernel =
-    keys: sources:
+    planned: sources:
     fakeDrv (finalAttrs: {
       pname = "p-kernel_a";
       configurePhase = "ninja mode";
@@ -63,16 +63,30 @@ let
           name = "kernel_a";
           inherit (finalAttrs) sources cxxFlags;
         });
-        objectKeys = keys;
+        plannedObjects = planned;
       };
     });
-  # Every `.cpp` of `sources` keyed, as nixgen plans a large kernel.
+  # Every `.cpp` of `sources` planned, as nixgen plans a large kernel (the names here are
+  # the test's own: `p-kernel_a-<index>`).
   plannedKernel =
     sources:
+    let
+      cpp = builtins.filter (s: builtins.match ".*[.]cpp" s != null) sources;
+    in
     keyedKernel (builtins.listToAttrs (
-      map (s: { name = s; value = builtins.substring 0 16 (builtins.hashString "sha256" s); }) (
-        builtins.filter (s: builtins.match ".*[.]cpp" s != null) sources
-      )
+      builtins.genList (
+        i:
+        let
+          s = builtins.elemAt cpp i;
+        in
+        {
+          name = s;
+          value = {
+            key = builtins.substring 0 16 (builtins.hashString "sha256" s);
+            pname = "p-kernel_a-${toString i}";
+          };
+        }
+      ) (builtins.length cpp)
     )) sources;
   # Whether the first compile command of `plan` matches `regex`.
   firstCommandMatches = regex: plan: builtins.match regex (builtins.head (commands plan)) != null;
@@ -469,16 +483,24 @@ in
     let
       lib = import ../../tests/nixpkgs/lib;
       root = ./fixtures/project;
-      kernel = fakeKernel [ "kernel_a/a.cpp" "kernel_a/unused.cpp" "kernel_a/a.h" ];
-      split = compile.withObjects { inherit lib root; mode = "objects"; } kernel;
-      auto = compile.withObjects { inherit lib root; } kernel;
+      split = compile.withObjects { inherit lib root; } (
+        plannedKernel [ "kernel_a/a.cpp" "kernel_a/unused.cpp" "kernel_a/a.h" ]
+      );
+      auto = compile.withObjects { inherit lib root; } (
+        fakeKernel [ "kernel_a/a.cpp" "kernel_a/unused.cpp" "kernel_a/a.h" ]
+      );
+      ninja = compile.withObjects { inherit lib root; mode = "ninja"; } (
+        plannedKernel [ "kernel_a/a.cpp" "kernel_a/unused.cpp" "kernel_a/a.h" ]
+      );
       objects = split.passthru.nixgen.objects;
       first = builtins.head objects;
     in
     {
       expr = {
-        # Two sources are far below the threshold: the kernel stays as it is.
+        # A kernel nixgen did not plan per object, and the ninja mode: the kernel stays
+        # as it is.
         autoKeepsSmallKernels = auto.configurePhase;
+        ninjaKeepsIt = ninja.configurePhase;
         count = builtins.length objects;
         names = map (o: o.pname) objects;
         # An object derivation has no source tree of the kernel: its one source and the headers.
@@ -486,16 +508,18 @@ in
         copiesItsSource = builtins.length (builtins.split "cp --no-preserve=mode /nix/store/[a-z0-9]+-source kernel_a/a.cpp" first.configurePhase) == 3;
         # The kernel archives the objects from the store (its response file lists them)
         # and compiles nothing itself.
-        archivesFromTheStore = builtins.length (builtins.split "printf '%s\\\\n' '/nix/store/[^ ]+-p-kernel_a-a.cpp/kernel_a%2Fa.cpp.o /nix/store/[^ ]+-p-kernel_a-unused.cpp/kernel_a%2Funused.cpp.o' > nixgen-cmd/libkernel_a.a.rsp" split.configurePhase) == 3;
+        archivesFromTheStore = builtins.length (builtins.split "printf '%s\\\\n' '/nix/store/[^ ]+-p-kernel_a-0/kernel_a%2Fa.cpp.o /nix/store/[^ ]+-p-kernel_a-1/kernel_a%2Funused.cpp.o' > nixgen-cmd/libkernel_a.a.rsp" split.configurePhase) == 3;
         # Only the object's source: the kernel's whole list is not in every object.
         sources = first.sources;
         compilesNothing = builtins.length (builtins.split " -c " split.configurePhase) == 1;
       };
       expected = {
         autoKeepsSmallKernels = "ninja mode";
+        ninjaKeepsIt = "ninja mode";
         sources = [ "kernel_a/a.cpp" ];
         count = 2;
-        names = [ "p-kernel_a-a.cpp" "p-kernel_a-unused.cpp" ];
+        # The names nixgen planned, not made here.
+        names = [ "p-kernel_a-0" "p-kernel_a-1" ];
         src = null;
         copiesItsSource = true;
         archivesFromTheStore = true;
@@ -509,8 +533,8 @@ in
     let
       lib = import ../../tests/nixpkgs/lib;
       root = ./fixtures/project;
-      split = compile.withObjects { inherit lib root; mode = "objects"; } (
-        fakeKernel [ "kernel_a/a.cpp" "kernel_a/unused.cpp" "kernel_a/a.h" ]
+      split = compile.withObjects { inherit lib root; } (
+        plannedKernel [ "kernel_a/a.cpp" "kernel_a/unused.cpp" "kernel_a/a.h" ]
       );
       over = split.overrideAttrs (o: { cxxFlags = o.cxxFlags ++ [ "-DX=1" ]; });
       flagged = drv: map (o: contains "-DX=1" o.configurePhase) drv.passthru.nixgen.objects;
@@ -534,7 +558,7 @@ in
       };
     };
 
-  # The split is nixgen's plan (`objectKeys`), read from the final attributes: a planned
+  # The split is nixgen's plan (`plannedObjects`), read from the final attributes: a planned
   # 40-source kernel overridden down to one source it had not planned builds in one
   # derivation (`objects` null, its own configure phase); one that gains a source keeps
   # its objects and compiles the new source itself; an unplanned kernel, however large,
@@ -645,8 +669,8 @@ in
     let
       lib = import ../../tests/nixpkgs/lib;
       root = ./fixtures/project;
-      kernel = fakeKernel [ "-x.cpp" ];
-      first = builtins.head (compile.withObjects { inherit lib root; mode = "objects"; } kernel).passthru.nixgen.objects;
+      kernel = plannedKernel [ "-x.cpp" ];
+      first = builtins.head (compile.withObjects { inherit lib root; } kernel).passthru.nixgen.objects;
     in
     {
       expr = {

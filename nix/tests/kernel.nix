@@ -140,7 +140,7 @@ let
       passthru.nixgen = {
         kernel = "k";
         library = "k";
-        objectKeys = null;
+        plannedObjects = null;
         inherit language linkFlags;
       }
       // nixgen;

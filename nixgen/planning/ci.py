@@ -158,9 +158,9 @@ def _objects(build: model.Build, variant: Variant) -> list[tuple[str, list[str]]
     }
     names = sorted(name for name in variant.kernels if name in kernels)
     out = [
-        (f"kernels.{name}.{key}", [source])
+        (f"kernels.{name}.{obj.key}", [source])
         for name in names
-        for source, key in (kernels[name][1].objects or {}).items()
+        for source, obj in (kernels[name][1].objects or {}).items()
     ]
     if not out:
         return []

@@ -6,6 +6,7 @@ sources built one derivation per object.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 
 import attrs
@@ -93,6 +94,15 @@ class RustPlan:
 
 
 @attrs.frozen(kw_only=True)
+class PlannedObject:
+    """One object of a kernel built one derivation per object: its key in the flake
+    output ``objects`` (`object_key`) and its derivation's name (`object_pname`)."""
+
+    key: str
+    pname: str
+
+
+@attrs.frozen(kw_only=True)
 class KernelPlan:
     """One kernel, finished: what its generated file passes to `nixgen.kernel.build`."""
 
@@ -117,11 +127,12 @@ class KernelPlan:
     #: ROCm kernels: the GPU targets the builder supports, in the kernel's order.
     archs: tuple[str, ...] | None
     rust: RustPlan | None
-    #: Each compiled source's object key (`object_key`), in the kernel's order, when the
-    #: kernel builds one derivation per object (`object_sources`); None when it builds in
-    #: one derivation. The Nix library's `compile.withObjects` and the flake output
-    #: ``objects`` read it (the kernel file's `objectKeys`), as `nixgen matrix --shards` does.
-    objects: Mapping[str, str] | None = None
+    #: Each compiled source's object (its key and derivation name), in the kernel's order,
+    #: when the kernel builds one derivation per object (`object_sources`); None when it
+    #: builds in one derivation. The Nix library's `compile.withObjects` and the flake
+    #: output ``objects`` read it (the kernel file's `plannedObjects`), as `nixgen matrix
+    #: --shards` and the progress lines do.
+    objects: Mapping[str, PlannedObject] | None = None
 
     @property
     def per_object(self) -> bool:
@@ -141,6 +152,17 @@ def object_key(source: str) -> str:
     the first 16 hex digits of the SHA-256 of its path (as build.toml lists it). Plain
     ``[0-9a-f]``, so a flake attribute path holds it unquoted whatever the file is called."""
     return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+
+def object_pname(kernel_pname: str, source: str) -> str:
+    """The derivation name of `source`'s object: the kernel's name, `-`, and the source's
+    base name with each run of characters a store name cannot hold made one `-` (as
+    nixpkgs' `lib.strings.sanitizeDerivationName` does: leading dots go, the last 207
+    characters are kept, nothing left is `unknown`), cut to 120 characters so that the
+    kernel's name before it and the version after it still fit a store name."""
+    base = source.rpartition("/")[2]
+    name = "-".join(re.split(r"[^A-Za-z0-9+._?=-]+", base.lstrip(".")))[-207:] or "unknown"
+    return f"{kernel_pname}-{name[:120]}"
 
 
 def object_sources(kernel: model.Kernel) -> list[str]:
@@ -173,11 +195,13 @@ def kernel_plan(build: model.Build, name: str, kernel: model.Kernel) -> KernelPl
         rust = _rust_plan(name, kernel)
     else:
         includes, cxx_flags = tuple(kernel.include), tuple(kernel.cxx_flags)
+    pname = f"{general.name}-{name}"
+    split = object_sources(kernel)
     return KernelPlan(
         name=name,
         language=kernel.language,
         backend=model.backend_of(kernel),
-        pname=f"{general.name}-{name}",
+        pname=pname,
         version=str(general.version),
         sources=tuple(model.kernel_sources(kernel)),
         includes=includes,
@@ -189,7 +213,8 @@ def kernel_plan(build: model.Build, name: str, kernel: model.Kernel) -> KernelPl
         capabilities=capabilities,
         archs=tuple(rocm_archs(kernel)) if isinstance(kernel, model.CppRocmKernel) else None,
         rust=rust,
-        objects={s: object_key(s) for s in split} if (split := object_sources(kernel)) else None,
+        objects={s: PlannedObject(key=object_key(s), pname=object_pname(pname, s)) for s in split}
+        or None,
     )
 
 

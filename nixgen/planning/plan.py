@@ -9,7 +9,6 @@ library only reads it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -119,18 +118,6 @@ def extension_pnames(build: model.Build) -> ExtensionPnames | None:
     return ExtensionPnames(extension=f"{base}-ext", binding=f"{base}-binding")
 
 
-def object_name(source: str) -> str:
-    """What the derivation of one object adds to its kernel's name: the source's base name,
-    each run of characters a store name cannot hold made one `-`, at most 120 characters
-    (nixpkgs' `lib.strings.sanitizeDerivationName` as nix/compile.nix applies it;
-    tests/test_seam_rows.py evaluates both)."""
-    base = source.rpartition("/")[2]
-    # sanitizeDerivationName: leading dots go, each run of other characters is one `-`,
-    # the last 207 characters are kept, and nothing left is `unknown`.
-    name = "-".join(re.split(r"[^A-Za-z0-9+._?=-]+", base.lstrip(".")))[-207:] or "unknown"
-    return name[:120]
-
-
 def derivation_labels(build: model.Build, kernels: Sequence[KernelPlan]) -> dict[str, str]:
     """What each derivation of the project is, in the project's words (``kernel relu``,
     ``kernel relu: object relu.cpp``, ``extension``, ``extension binding``, ``python
@@ -138,10 +125,8 @@ def derivation_labels(build: model.Build, kernels: Sequence[KernelPlan]) -> dict
     version = str(build.general.version)
     out: dict[str, str] = {}
     for kernel in kernels:
-        for source in kernel.sources:
-            out[f"{kernel.pname}-{object_name(source)}-{kernel.version}"] = (
-                f"kernel {kernel.name}: object {object_name(source)}"
-            )
+        for source, obj in (kernel.objects or {}).items():
+            out[f"{obj.pname}-{kernel.version}"] = f"kernel {kernel.name}: object {source}"
     for kernel in kernels:
         out[f"{kernel.pname}-{kernel.version}"] = f"kernel {kernel.name}"
     names = extension_pnames(build)

@@ -266,9 +266,10 @@ class KernelData:
     # GPU targets
     capabilities: dict[str, list[str]] | None = _omit()
     archs: list[str] | None = _omit()
-    #: A kernel built one derivation per object: each compiled source's object key
-    #: (`KernelPlan.objects`, read by `compile.withObjects` and the flake's `objects`).
-    object_keys: dict[str, str] | None = _omit("objectKeys")
+    #: A kernel built one derivation per object: each compiled source's object key and
+    #: derivation name (`KernelPlan.objects`, read by `compile.withObjects` and the
+    #: flake's `objects`).
+    planned_objects: dict[str, dict[str, str]] | None = _omit("plannedObjects")
 
 
 def kernel_data(kernel: KernelPlan) -> dict[str, Any]:
@@ -303,7 +304,9 @@ def kernel_data(kernel: KernelPlan) -> dict[str, Any]:
     if kernel.archs is not None:
         fields["archs"] = list(kernel.archs)
     if kernel.objects is not None:
-        fields["object_keys"] = dict(kernel.objects)
+        fields["planned_objects"] = {
+            source: {"key": obj.key, "pname": obj.pname} for source, obj in kernel.objects.items()
+        }
     data = KernelData(
         name=kernel.name,
         pname=kernel.pname,
