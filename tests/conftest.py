@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +34,14 @@ if sys.prefix != sys.base_prefix and os.environ.get("PATH", "").split(os.pathsep
 # shutil.rmtree: a 1,500-deep tree left in /tmp by an interrupted run of
 # test_hostile_paths would otherwise end a later, green session in RecursionError.
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+
+# A suite started under `nohup` (or by a runner that ignores SIGHUP) passes the ignored
+# SIGHUP on to every process it starts, and nixgen rightly keeps an ignored SIGHUP ignored:
+# the tests of what SIGHUP does would see nothing. A handler, unlike an ignored signal,
+# is reset by exec: the suite still outlives a hangup, and what it starts gets SIGHUP's
+# default.
+if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+    signal.signal(signal.SIGHUP, lambda signum, frame: None)
 
 
 def corpus_id(path: Path) -> str:
