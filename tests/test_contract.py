@@ -151,8 +151,9 @@ def test_each_flag_field_of_the_kernel_data_is_the_tables() -> None:
     import attrs
 
     from nixgen.core import tables
+    from nixgen.planning.kernels import KernelPlan
 
-    fields = {f.name: f.metadata.get("nix", f.name) for f in attrs.fields(render.KernelData)}
+    fields = {f.name: f.metadata.get("nix", f.name) for f in attrs.fields(KernelPlan)}
     for toml, nix in tables.LANGUAGE_FLAGS.values():
         assert fields[toml.replace("-", "_")] == nix
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import attrs
 
-from nixgen.core import tables
+from nixgen.core import contract, tables
 from nixgen.reading import model
 
 
@@ -71,9 +72,16 @@ _OPENMP_FLAGS = {
 }
 
 
+def _omit(name: str | None = None) -> Any:
+    """An optional argument of the library's kernel functions: left out when unset (None),
+    so the library's default holds."""
+    return attrs.field(default=None, metadata=contract.nix(name, omit=True))
+
+
 @attrs.frozen(kw_only=True)
 class RustPlan:
-    """How a Rust kernel's crate is built (what `nixgen.rust.kernel` reads)."""
+    """How a Rust kernel's crate is built: the arguments `nixgen.rust.kernel` reads (by
+    the library's names, written beside the kernel's own: `KernelPlan.rust`)."""
 
     #: The static library the extension links (`lib<library>.a`).
     library: str
@@ -81,16 +89,16 @@ class RustPlan:
     manifest: str
     lockfile: str
     #: The crate's directory (`buildAndTestSubdir`); None at the project root.
-    crate_dir: str | None
+    crate_dir: str | None = _omit("crateDir")
     #: Where cargo runs (`cargoRoot`): a workspace's root, else the crate's directory.
-    cargo_root: str | None
+    cargo_root: str | None = _omit("cargoRoot")
     #: The lock file sits elsewhere than the crate: copy it next to the manifest.
-    copy_lock: bool
+    copy_lock: bool = attrs.field(metadata=contract.nix("copyLock"))
     features: tuple[str, ...]
     #: rust-cuda-oxide only: the `rust-toolchain.toml`, the device crate, where its PTX goes.
-    toolchain_file: str | None = None
-    device_manifest: str | None = None
-    ptx_dir: str | None = None
+    toolchain_file: str | None = _omit("toolchainFile")
+    device_manifest: str | None = _omit("deviceManifest")
+    ptx_dir: str | None = _omit("ptxDir")
 
 
 @attrs.frozen(kw_only=True)
@@ -104,35 +112,52 @@ class PlannedObject:
 
 @attrs.frozen(kw_only=True)
 class KernelPlan:
-    """One kernel, finished: what its generated file passes to `nixgen.kernel.build`."""
+    """One kernel, finished: the data its generated file passes to `nixgen.kernel.build`
+    (lib/kernel.nix `cpp`, lib/rust.nix `kernel`), written out as it is (`contract`):
+    each field by the library's argument name, an unset optional one left out (the
+    library's default). A C++ kernel sets the C++ fields and its language's flag field
+    (`tables.LANGUAGE_FLAGS`); a Rust kernel sets `rust`, whose fields are written beside
+    these."""
 
     name: str
     language: str
-    backend: str
+    #: The kernel's backend: the project's index of kernels (`project.kernels`) holds it.
+    backend: str = attrs.field(metadata=contract.nix(skip=True))
     #: The derivation's name and version.
     pname: str
     version: str
     sources: tuple[str, ...]
-    includes: tuple[str, ...]
-    cxx_flags: tuple[str, ...]
-    #: The backend's own flags (`cuda-flags`, `hip-flags`, `sycl-flags`; none for others).
-    backend_flags: tuple[str, ...]
+    # C++ kernels
+    includes: tuple[str, ...] | None = _omit()
+    cxx_flags: tuple[str, ...] | None = _omit("cxxFlags")
     #: Dependencies by the library's names (`torch`, `tvm-ffi`, package-set attributes).
-    depends: tuple[str, ...]
+    depends: tuple[str, ...] | None = _omit()
     #: What the extension's link adds for this kernel (OpenMP's runtime).
-    link_flags: tuple[str, ...]
-    cuda_minver: str | None
+    link_flags: tuple[str, ...] | None = _omit("linkFlags")
+    #: The language's flag field (`data/languages.json` `flags`): set for the language
+    #: that has it (`cuda-flags`, `hip-flags`, `sycl-flags`), None for the others.
+    cuda_flags: tuple[str, ...] | None = _omit("cudaFlags")
+    hip_flags: tuple[str, ...] | None = _omit("hipFlags")
+    sycl_flags: tuple[str, ...] | None = _omit("syclFlags")
+    #: The CUDA lower bound of the kernel's variants: the project's index holds it.
+    cuda_minver: str | None = attrs.field(default=None, metadata=contract.nix(skip=True))
     #: CUDA kernels: the capabilities each CUDA toolkit of the build table can compile for.
-    capabilities: Mapping[str, tuple[str, ...]] | None
+    capabilities: Mapping[str, tuple[str, ...]] | None = _omit()
     #: ROCm kernels: the GPU targets the builder supports, in the kernel's order.
-    archs: tuple[str, ...] | None
-    rust: RustPlan | None
+    archs: tuple[str, ...] | None = _omit()
+    #: Rust kernels: how the crate is built.
+    rust: RustPlan | None = attrs.field(default=None, metadata=contract.nix(flatten=True))
     #: Each compiled source's object (its key and derivation name), in the kernel's order,
     #: when the kernel builds one derivation per object (`object_sources`); None when it
     #: builds in one derivation. The Nix library's `compile.withObjects` and the flake
     #: output ``objects`` read it (the kernel file's `plannedObjects`), as `nixgen matrix
     #: --shards` and the progress lines do.
-    objects: Mapping[str, PlannedObject] | None = None
+    objects: Mapping[str, PlannedObject] | None = _omit("plannedObjects")
+
+    @property
+    def backend_flags(self) -> tuple[str, ...]:
+        """The backend's own flags, whichever language field holds them (none: empty)."""
+        return self.cuda_flags or self.hip_flags or self.sycl_flags or ()
 
     @property
     def per_object(self) -> bool:
@@ -188,14 +213,12 @@ def kernel_plan(build: model.Build, name: str, kernel: model.Kernel) -> KernelPl
         capabilities = {
             version: tuple(cuda_capabilities(kernel, version)) for version in tables.cuda_versions()
         }
-    rust = None
-    includes: tuple[str, ...] = ()
-    cxx_flags: tuple[str, ...] = ()
-    if isinstance(kernel, model.RUST_KERNELS):
-        rust = _rust_plan(name, kernel)
-    else:
-        includes, cxx_flags = tuple(kernel.include), tuple(kernel.cxx_flags)
     pname = f"{general.name}-{name}"
+    rust = _rust_plan(name, kernel) if isinstance(kernel, model.RUST_KERNELS) else None
+    cpp = rust is None
+    # The language's flag field, as the table names it (`cuda-flags` → `cuda_flags`).
+    flag_field = tables.LANGUAGE_FLAGS.get(kernel.language, ("",))[0]
+    backend_flags = tuple(_backend_flags(kernel))
     split = object_sources(kernel)
     return KernelPlan(
         name=name,
@@ -204,11 +227,13 @@ def kernel_plan(build: model.Build, name: str, kernel: model.Kernel) -> KernelPl
         pname=pname,
         version=str(general.version),
         sources=tuple(model.kernel_sources(kernel)),
-        includes=includes,
-        cxx_flags=cxx_flags,
-        backend_flags=tuple(_backend_flags(kernel)),
-        depends=_depends(build, kernel),
-        link_flags=tuple(openmp_link_flags(kernel)),
+        includes=tuple(model.kernel_includes(kernel)) if cpp else None,
+        cxx_flags=tuple(model.kernel_cxx_flags(kernel)) if cpp else None,
+        depends=_depends(build, kernel) if cpp else None,
+        link_flags=tuple(openmp_link_flags(kernel)) if cpp else None,
+        cuda_flags=backend_flags if flag_field == "cuda-flags" else None,
+        hip_flags=backend_flags if flag_field == "hip-flags" else None,
+        sycl_flags=backend_flags if flag_field == "sycl-flags" else None,
         cuda_minver=cuda_minver(kernel),
         capabilities=capabilities,
         archs=tuple(rocm_archs(kernel)) if isinstance(kernel, model.CppRocmKernel) else None,

@@ -226,96 +226,10 @@ def _template(context: Context) -> bytes:
 # ----------------------------------------------------------------------------- context
 
 
-def _omit(name: str | None = None) -> Any:
-    """An optional argument of the library's function: left out when unset (None)."""
-    return attrs.field(default=None, metadata=contract.nix(name, omit=True))
-
-
-@attrs.frozen(kw_only=True)
-class KernelData:
-    """The data a kernel file passes to `nixgen.kernel.build` (lib/kernel.nix `cpp`,
-    lib/rust.nix `kernel`), by the library's argument names: the C++ fields for a C++
-    kernel, the Rust ones for a Rust kernel; an unset optional one is left out (the
-    library's default)."""
-
-    name: str
-    pname: str
-    version: str
-    language: str
-    sources: list[str]
-    # C++ kernels
-    includes: list[str] | None = _omit()
-    cxx_flags: list[str] | None = _omit("cxxFlags")
-    depends: list[str] | None = _omit()
-    link_flags: list[str] | None = _omit("linkFlags")
-    #: The language's flag field (`data/languages.json` `flags`; `BACKEND_FLAGS`).
-    cuda_flags: list[str] | None = _omit("cudaFlags")
-    hip_flags: list[str] | None = _omit("hipFlags")
-    sycl_flags: list[str] | None = _omit("syclFlags")
-    # Rust kernels
-    library: str | None = _omit()
-    manifest: str | None = _omit()
-    lockfile: str | None = _omit()
-    copy_lock: bool | None = _omit("copyLock")
-    features: list[str] | None = _omit()
-    crate_dir: str | None = _omit("crateDir")
-    cargo_root: str | None = _omit("cargoRoot")
-    toolchain_file: str | None = _omit("toolchainFile")
-    device_manifest: str | None = _omit("deviceManifest")
-    ptx_dir: str | None = _omit("ptxDir")
-    # GPU targets
-    capabilities: dict[str, list[str]] | None = _omit()
-    archs: list[str] | None = _omit()
-    #: A kernel built one derivation per object: each compiled source's object key and
-    #: derivation name (`KernelPlan.objects`, read by `compile.withObjects` and the
-    #: flake's `objects`).
-    planned_objects: dict[str, dict[str, str]] | None = _omit("plannedObjects")
-
-
 def kernel_data(kernel: KernelPlan) -> dict[str, Any]:
-    """The data a kernel file passes to `nixgen.kernel.build` (`KernelData`)."""
-    fields: dict[str, Any] = {}
-    rust = kernel.rust
-    if rust is None:
-        fields.update(
-            includes=list(kernel.includes),
-            cxx_flags=list(kernel.cxx_flags),
-            depends=list(kernel.depends),
-            link_flags=list(kernel.link_flags),
-        )
-        if kernel.language in LANGUAGE_FLAGS:
-            field = LANGUAGE_FLAGS[kernel.language][0].replace("-", "_")
-            fields[field] = list(kernel.backend_flags)
-    else:
-        fields.update(
-            library=rust.library,
-            manifest=rust.manifest,
-            lockfile=rust.lockfile,
-            copy_lock=rust.copy_lock,
-            features=list(rust.features),
-            crate_dir=rust.crate_dir,
-            cargo_root=rust.cargo_root,
-            toolchain_file=rust.toolchain_file,
-            device_manifest=rust.device_manifest,
-            ptx_dir=rust.ptx_dir,
-        )
-    if kernel.capabilities is not None:
-        fields["capabilities"] = {v: list(caps) for v, caps in kernel.capabilities.items()}
-    if kernel.archs is not None:
-        fields["archs"] = list(kernel.archs)
-    if kernel.objects is not None:
-        fields["planned_objects"] = {
-            source: {"key": obj.key, "pname": obj.pname} for source, obj in kernel.objects.items()
-        }
-    data = KernelData(
-        name=kernel.name,
-        pname=kernel.pname,
-        version=kernel.version,
-        language=kernel.language,
-        sources=list(kernel.sources),
-        **fields,
-    )
-    return cast("dict[str, Any]", contract.unstructure(data))
+    """The data a kernel file passes to `nixgen.kernel.build`: the kernel's plan as it is,
+    by the library's names (`KernelPlan`'s field metadata)."""
+    return cast("dict[str, Any]", contract.unstructure(kernel))
 
 
 def _dependencies(values: Sequence[Any]) -> list[Any]:
