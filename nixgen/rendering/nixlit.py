@@ -55,11 +55,15 @@ import math
 import re
 import sys
 
+from nixgen.core import nixpath
+
 __all__ = [
     "NixLiteralError",
+    "Path",
     "Raw",
     "attr_name",
     "finalize",
+    "path",
     "raw",
     "string",
     "unrepresentable",
@@ -107,30 +111,9 @@ def raw(text: str) -> Raw:
     return Raw(text)
 
 
-class Path(str):
-    """A relative Nix path literal (``./kernels/relu.nix``, ``../.``), checked by `path`."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return f"Path({str.__repr__(self)})"
-
-
-#: A relative path literal Nix reads as written: `./` or `../` steps, then plain names.
-_PATH_NAME = r"[A-Za-z0-9_+-][A-Za-z0-9._+-]*"
-_PATH = re.compile(rf"(\.\./|\./)+(\.\.|\.|{_PATH_NAME}(/{_PATH_NAME})*)")
-
-
-def path(text: str) -> Path:
-    """`text` as a relative path literal: `./` or `../` steps then names of letters,
-    digits, `.`, `_`, `+`, `-` (a name does not start with `.`); else ValueError.
-
-    >>> value(path("./kernels/relu.nix")), value(path("../."))
-    ('./kernels/relu.nix', '../.')
-    """
-    if not isinstance(text, str) or not _PATH.fullmatch(text):
-        raise ValueError(f"not a relative Nix path literal: {text!r}")
-    return Path(text)
+# A relative path literal (`Path`, made by `path`): the plan names files by it too.
+Path = nixpath.Path
+path = nixpath.path
 
 
 def unrepresentable(s: str) -> int | None:

@@ -25,8 +25,6 @@ from nixgen.core import contract, jinja, marker, paths
 from nixgen.core.errors import EXIT_INVALID, NixgenError, Problem
 from nixgen.core.paths import DEFAULT_OUT
 from nixgen.core.tables import (
-    BACKENDS,
-    FORMAT,
     KERNEL_BUILDER_URL,
     LANGUAGE_FLAGS,
     NIXPKGS_URL,
@@ -34,9 +32,9 @@ from nixgen.core.tables import (
     SUBSTITUTER,
     SUBSTITUTER_KEY,
 )
-from nixgen.planning import metadata
 from nixgen.planning.kernels import KernelPlan
 from nixgen.planning.plan import Plan
+from nixgen.planning.project import kernel_file, project_plan
 from nixgen.reading import model
 from nixgen.rendering import nixlit
 from nixgen.rendering.library import COPY, Library, vendored_files
@@ -232,170 +230,9 @@ def kernel_data(kernel: KernelPlan) -> dict[str, Any]:
     return cast("dict[str, Any]", contract.unstructure(kernel))
 
 
-def _dependencies(values: Sequence[Any]) -> list[Any]:
-    """`python-depends` / `kernel-depends` entries as JSON-like data (unset keys left out)."""
-    return [
-        {k: v for k, v in attrs.asdict(d).items() if v is not None} if attrs.has(type(d)) else d
-        for d in values
-    ]
-
-
-@attrs.frozen(kw_only=True)
-class TorchBounds:
-    """`project.torch`: the torch bounds and each backend's stable ABI."""
-
-    minver: str | None
-    maxver: str | None
-    stable_abi: dict[str, str] = attrs.field(metadata=contract.nix("stableAbi"))
-
-
-@attrs.frozen(kw_only=True)
-class CudaBounds:
-    """`project.cuda`: the CUDA toolkit bounds."""
-
-    minver: str | None
-    maxver: str | None
-
-
-@attrs.frozen(kw_only=True)
-class GithubActions:
-    """`project.githubActions`: the CI matrices (`nix eval .#githubActions`)."""
-
-    matrix: dict[str, Any]
-    pull_request_matrix: dict[str, Any] = attrs.field(metadata=contract.nix("pullRequestMatrix"))
-
-
-@attrs.frozen(kw_only=True)
-class KernelEntry:
-    """`project.kernels.<name>`: a kernel's language, backend and generated file."""
-
-    language: str
-    backend: str
-    cuda_minver: str | None = attrs.field(metadata=contract.nix("cudaMinver"))
-    file: Any
-
-
-@attrs.frozen(kw_only=True)
-class ProjectData:
-    """The data `project.nix` holds (`project_data`), by the library's names; the library
-    reads `formatVersion` first (`project.checkFormat`)."""
-
-    format_version: int = attrs.field(metadata=contract.nix("formatVersion"))
-    nixgen_version: str = attrs.field(metadata=contract.nix("nixgenVersion"))
-    name: str
-    module_name: str = attrs.field(metadata=contract.nix("moduleName"))
-    version: Any
-    license: str
-    upstream: str | None
-    source: Any
-    #: `kernels-minver` of each listed backend's variants (`nixgen.planning.metadata`).
-    kernels_minver: dict[str, str] = attrs.field(metadata=contract.nix("kernelsMinver"))
-    #: `files` or `zip`: how each variant holds its Python package.
-    build_layout: str = attrs.field(metadata=contract.nix("buildLayout"))
-    framework: str
-    backends: list[str]
-    torch: TorchBounds
-    cuda: CudaBounds
-    #: Each backend's variants' Python packages and kernels: [general]'s, then the backend
-    #: table's (`General.all_python_depends`, `all_kernel_depends`), for every backend.
-    python_depends: dict[str, list[Any]] = attrs.field(metadata=contract.nix("pythonDepends"))
-    kernel_depends: dict[str, list[Any]] = attrs.field(metadata=contract.nix("kernelDepends"))
-    #: Every header the project lists anywhere: compile inputs of every C++ kernel and of
-    #: the binding (written once here, not into each kernel's file).
-    headers: list[str]
-    systems: list[str]
-    #: `general.hub.repo-id`: what the shells and checks name the build in `LOCAL_KERNELS`
-    #: (as kernel-builder's test shell does), so that `kernels.get_kernel("<repo-id>")`
-    #: loads it; null when build.toml names no Hub repository.
-    hub_repo_id: str | None = attrs.field(metadata=contract.nix("hubRepoId"))
-    #: nixgen.toml's `[test] python-depends`: python3.pkgs names every shell and check adds.
-    test_python_depends: list[str] = attrs.field(metadata=contract.nix("testPythonDepends"))
-    #: The planned variants (`Variant.to_json`) with `ci` (the pull-request selection) and
-    #: `default` (the variant of its system's default dev shell, `plan.default_variants`).
-    variants: list[dict[str, Any]]
-    github_actions: GithubActions = attrs.field(metadata=contract.nix("githubActions"))
-    kernels: dict[str, KernelEntry]
-    #: `[torch-noarch]`'s listed GPU targets, for every backend (empty where none).
-    noarch_archs: dict[str, list[str]] = attrs.field(metadata=contract.nix("noarchArchs"))
-
-
 def project_data(planned: Plan) -> dict[str, Any]:
-    """The data `project.nix` holds: the planned variants (every system; `ci` marks the
-    pull-request selection), the CI matrices and what the static library needs to build.
-    The Nix library only reads this plan; it never recomputes it."""
-    build = planned.build
-    g = build.general
-    selected = {(v.system, v.name) for v in planned.ci}
-    defaults = {(v.system, v.name) for v in planned.defaults}
-    fw = build.framework
-    torch = TorchBounds(minver=None, maxver=None, stable_abi={})
-    if isinstance(fw, model.Torch):
-        torch = TorchBounds(
-            minver=fw.minver,
-            maxver=fw.maxver,
-            stable_abi={b: abi for b in g.backends if (abi := fw.stable_abi_for(b)) is not None},
-        )
-    # `[torch-noarch]` lists the GPU targets its kernel supports; they go to metadata.json
-    # as written (nothing is compiled, so nothing is intersected).
-    listed: dict[str, list[str]] = (
-        {"cuda": list(fw.cuda_capabilities or []), "rocm": list(fw.rocm_archs or [])}
-        if isinstance(fw, model.TorchNoarch)
-        else {}
-    )
-    data = ProjectData(
-        format_version=FORMAT,
-        nixgen_version=__version__,
-        name=g.name,
-        module_name=g.module_name,
-        version=g.version,
-        license=g.license,
-        upstream=g.upstream,
-        source=g.source,
-        kernels_minver={b: metadata.kernels_minver(g, b) for b in sorted(set(g.backends))},
-        build_layout=g.build_layout,
-        framework=build.framework_table,
-        backends=list(g.backends),
-        torch=torch,
-        cuda=CudaBounds(
-            minver=g.cuda.minver if g.cuda else None,
-            maxver=g.cuda.maxver if g.cuda else None,
-        ),
-        python_depends={b: g.all_python_depends(b) for b in BACKENDS},
-        kernel_depends={
-            b: [_kernel_dep(d) for d in _dependencies(g.all_kernel_depends(b))] for b in BACKENDS
-        },
-        headers=list(planned.headers),
-        systems=list(planned.systems),
-        hub_repo_id=g.hub.repo_id if g.hub is not None else None,
-        test_python_depends=list(planned.settings.test_python),
-        variants=[
-            {
-                **v.to_json(),
-                "ci": (v.system, v.name) in selected,
-                "default": (v.system, v.name) in defaults,
-            }
-            for v in planned.variants
-        ],
-        github_actions=GithubActions(
-            matrix=dict(planned.github_matrix),
-            pull_request_matrix=dict(planned.pull_request_matrix),
-        ),
-        kernels={
-            kernel.name: KernelEntry(
-                language=kernel.language,
-                backend=kernel.backend,
-                cuda_minver=kernel.cuda_minver,
-                file=nixlit.path(f"./kernels/{kernel.name}.nix"),
-            )
-            for kernel in planned.kernels
-        },
-        noarch_archs={b: listed.get(b, []) for b in BACKENDS},
-    )
-    return cast("dict[str, Any]", contract.unstructure(data))
-
-
-def _kernel_dep(dep: dict[str, Any]) -> dict[str, Any]:
-    return {k.replace("_", "-"): v for k, v in dep.items()}
+    """The data `project.nix` holds: the plan's `ProjectPlan`, by the library's names."""
+    return cast("dict[str, Any]", contract.unstructure(project_plan(planned)))
 
 
 # -------------------------------------------------------------------------- the tree
@@ -450,7 +287,7 @@ def render(planned: Plan, *, out_dir: str = DEFAULT_OUT, library: Library = COPY
         # Every kernel, whatever its language, is data for nixgen.kernel.build.
         # A kernel nixgen.toml defines (beyond build.toml's format) says where it comes from.
         where = "nixgen.toml's " if kernel.name in build.nixgen_kernels else ""
-        tree[f"kernels/{kernel.name}.nix"] = _template(
+        tree[kernel_file(kernel.name)] = _template(
             KernelFile(
                 what=f"{where}kernel.{kernel.name}, {kernel.language}", kernel=kernel_data(kernel)
             )
