@@ -69,3 +69,24 @@ def test_a_kernels_plan_is_its_files_data(
     assert present <= data.keys() and not absent & data.keys(), sorted(data)
     assert {"name", "pname", "version", "language", "sources"} <= data.keys()
     assert not {"backend", "cudaMinver", "rust", "objects"} & data.keys()
+
+
+def test_the_extension_and_the_python_package_are_planned_with_their_names() -> None:
+    """`extension.nix` and `noarch.nix` carry the plan's `ExtensionPlan` and `NoarchPlan` as
+    they are, and `nixgen build`'s labels name the same derivations."""
+    planned = plan.make(project.read(Path(EXAMPLES / "relu-cpu")).build)
+    assert planned.extension is not None
+    extension = contract.unstructure(planned.extension)
+    assert extension["pname"] == "relu-cpu-torch-ext"
+    assert extension["bindingPname"] == "relu-cpu-torch-binding"
+    assert {"framework", "moduleDir", "pyext", "bindingSources", "cxxFlags", "includes"} <= set(
+        extension
+    )
+    noarch = contract.unstructure(planned.noarch)
+    assert noarch["language"] == "noarch" and noarch["pname"] == "relu-cpu-noarch"
+    version = planned.noarch.version
+    assert planned.labels[f"relu-cpu-torch-ext-{version}"] == "extension"
+    assert planned.labels[f"relu-cpu-torch-binding-{version}"] == "extension binding"
+    assert planned.labels[f"relu-cpu-noarch-{version}"] == "python package"
+    rendered = render.render(planned)
+    assert b'bindingPname = "relu-cpu-torch-binding";' in rendered.tree["extension.nix"]

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from nixgen.core import tables
+from nixgen.core import contract, tables
 from nixgen.core.errors import Problem, error, one_of, warning
 from nixgen.planning import ci
 from nixgen.planning.kernels import KernelPlan, cuda_capabilities, cuda_minver, kernel_plan
@@ -47,11 +47,10 @@ class Plan:
     #: What each derivation of the project is, by the exact name the library gives it
     #: (`derivation_labels`): the words `nixgen build` prints for it.
     labels: Mapping[str, str]
-    #: The derivation name (without its version) of the pure-Python package.
-    noarch_pname: str
-    #: The derivation names (without the version) of the compiled framework's extension and
-    #: of its binding's objects (`extension_pnames`); None without a compiled framework.
-    extension_pnames: ExtensionPnames | None
+    #: The pure-Python package (`noarch.nix`'s data).
+    noarch: NoarchPlan
+    #: The compiled framework's extension (`extension.nix`'s data); None without one.
+    extension: ExtensionPlan | None
     kernels: tuple[KernelPlan, ...]
     #: GitHub Actions matrices (`nixgen.planning.ci.github`) of every variant and of `ci`.
     github_matrix: Mapping[str, Any]
@@ -75,15 +74,16 @@ def make(build: model.Build, *, settings: ProjectSettings = NO_SETTINGS) -> Plan
     all_variants = variants(build, settings=settings)
     pull_request = select_ci(all_variants)
     kernels = tuple(kernel_plan(build, n, k) for n, k in sorted(build.kernels.items()))
+    noarch, extension = noarch_plan(build), extension_plan(build)
     return Plan(
         build=build,
         systems=SYSTEMS,
         variants=tuple(all_variants),
         ci=tuple(pull_request),
         defaults=tuple(default_variants(all_variants)),
-        labels=derivation_labels(build, kernels),
-        noarch_pname=noarch_pname(build),
-        extension_pnames=extension_pnames(build),
+        labels=derivation_labels(kernels, extension, noarch),
+        noarch=noarch,
+        extension=extension,
         kernels=kernels,
         github_matrix=ci.github(all_variants),
         pull_request_matrix=ci.github(pull_request),
@@ -94,47 +94,93 @@ def make(build: model.Build, *, settings: ProjectSettings = NO_SETTINGS) -> Plan
     )
 
 
-def noarch_pname(build: model.Build) -> str:
-    """The derivation name (without its version) of the pure-Python package."""
-    return f"{build.general.name}-noarch"
+@attrs.frozen(kw_only=True)
+class NoarchPlan:
+    """The pure-Python package: what `noarch.nix` passes to `nixgen.kernel.build`, by the
+    library's names."""
+
+    language: str = "noarch"
+    #: The derivation's name and version.
+    pname: str
+    version: str
+    #: The kernel's Python package, relative to the project root, and its module's name.
+    module_dir: str = attrs.field(metadata=contract.nix("moduleDir"))
+    module_name: str = attrs.field(metadata=contract.nix("moduleName"))
+    #: The file extensions the package holds (`pyext`).
+    pyext: tuple[str, ...]
 
 
-@attrs.frozen
-class ExtensionPnames:
-    """The names the library gives the extension's two derivations (`mkExtension`'s
-    `pname` and `bindingPname`), made here only."""
+def noarch_plan(build: model.Build) -> NoarchPlan:
+    """The pure-Python package of `build` (its derivation ``<name>-noarch``)."""
+    return NoarchPlan(
+        pname=f"{build.general.name}-noarch",
+        version=str(build.general.version),
+        module_dir=model.python_package_dir(build),
+        module_name=build.general.module_name,
+        pyext=_pyext(build),
+    )
 
-    extension: str
-    binding: str
+
+@attrs.frozen(kw_only=True)
+class ExtensionPlan:
+    """The compiled framework's extension: what `extension.nix` passes to
+    `nixgen.extension.mkExtension`, by the library's names. Its two derivations' names
+    (``<name>-<table>-ext`` and ``<name>-<table>-binding``) are made here only."""
+
+    framework: str
+    pname: str
+    binding_pname: str = attrs.field(metadata=contract.nix("bindingPname"))
+    module_dir: str = attrs.field(metadata=contract.nix("moduleDir"))
+    pyext: tuple[str, ...]
+    #: The binding's sources, flags and include directories (`[torch]`'s `src`…).
+    binding_sources: tuple[str, ...] = attrs.field(metadata=contract.nix("bindingSources"))
+    cxx_flags: tuple[str, ...] = attrs.field(metadata=contract.nix("cxxFlags"))
+    includes: tuple[str, ...]
 
 
-def extension_pnames(build: model.Build) -> ExtensionPnames | None:
-    """``<name>-<table>-ext`` and ``<name>-<table>-binding`` of a `[torch]` or `[tvm-ffi]`
-    project; None for the frameworks without a compiled extension."""
+def extension_plan(build: model.Build) -> ExtensionPlan | None:
+    """The extension of a `[torch]` or `[tvm-ffi]` project; None for the frameworks
+    without a compiled extension."""
     framework = build.framework
     if not isinstance(framework, (model.Torch, model.TvmFfi)):
         return None
     base = f"{build.general.name}-{framework.table}"
-    return ExtensionPnames(extension=f"{base}-ext", binding=f"{base}-binding")
+    return ExtensionPlan(
+        framework=framework.table,
+        pname=f"{base}-ext",
+        binding_pname=f"{base}-binding",
+        module_dir=model.python_package_dir(build),
+        pyext=_pyext(build),
+        binding_sources=tuple(framework.src),
+        cxx_flags=tuple(framework.cxx_flags),
+        includes=tuple(framework.include),
+    )
 
 
-def derivation_labels(build: model.Build, kernels: Sequence[KernelPlan]) -> dict[str, str]:
+def _pyext(build: model.Build) -> tuple[str, ...]:
+    """The file extensions the kernel's Python package holds (the framework's `pyext`)."""
+    fw = build.framework
+    return tuple(fw.pyext) if fw is not None else tuple(model.DEFAULT_PYEXT)
+
+
+def derivation_labels(
+    kernels: Sequence[KernelPlan], extension: ExtensionPlan | None, noarch: NoarchPlan
+) -> dict[str, str]:
     """What each derivation of the project is, in the project's words (``kernel relu``,
-    ``kernel relu: object relu.cpp``, ``extension``, ``extension binding``, ``python
-    package``), by the name the Nix library gives it (``<pname>-<version>``)."""
-    version = str(build.general.version)
+    ``kernel relu: object relu/relu.cpp``, ``extension``, ``extension binding``, ``python
+    package``), by the name the Nix library gives it (``<pname>-<version>``), as planned."""
+    version = noarch.version
     out: dict[str, str] = {}
     for kernel in kernels:
         for source, obj in (kernel.objects or {}).items():
             out[f"{obj.pname}-{kernel.version}"] = f"kernel {kernel.name}: object {source}"
     for kernel in kernels:
         out[f"{kernel.pname}-{kernel.version}"] = f"kernel {kernel.name}"
-    names = extension_pnames(build)
-    if names is not None:
-        out[f"{names.extension}-{version}"] = "extension"
+    if extension is not None:
+        out[f"{extension.pname}-{version}"] = "extension"
         # The binding's objects (nixgen.extension.bindingObjects), compiled before the link.
-        out[f"{names.binding}-{version}"] = "extension binding"
-    out[f"{noarch_pname(build)}-{version}"] = "python package"
+        out[f"{extension.binding_pname}-{version}"] = "extension binding"
+    out[f"{noarch.pname}-{version}"] = "python package"
     return out
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from functools import cache
 from typing import Any, ClassVar, cast
 
@@ -35,7 +35,6 @@ from nixgen.core.tables import (
 from nixgen.planning.kernels import KernelPlan
 from nixgen.planning.plan import Plan
 from nixgen.planning.project import kernel_file, project_plan
-from nixgen.reading import model
 from nixgen.rendering import nixlit
 from nixgen.rendering.library import COPY, Library, vendored_files
 from nixgen.rendering.library import LIB_DATA as LIB_DATA
@@ -123,15 +122,8 @@ class KernelFile:
 class ExtensionFile:
     template: ClassVar[str] = "extension.nix.j2"
     what: str
-    framework: str
-    #: The two derivations' names (`Plan.extension_pnames`).
-    pname: str
-    binding_pname: str
-    module_dir: str
-    pyext: Sequence[str]
-    binding_sources: Sequence[str]
-    cxx_flags: Sequence[str]
-    includes: Sequence[str]
+    #: The extension's plan by the library's argument names (`ExtensionPlan`).
+    extension: Mapping[str, Any]
 
 
 @attrs.frozen(kw_only=True)
@@ -292,33 +284,17 @@ def render(planned: Plan, *, out_dir: str = DEFAULT_OUT, library: Library = COPY
                 what=f"{where}kernel.{kernel.name}, {kernel.language}", kernel=kernel_data(kernel)
             )
         )
-    fw = build.framework
-    pyext = list(fw.pyext) if fw is not None else list(model.DEFAULT_PYEXT)
-    names = planned.extension_pnames
-    if isinstance(fw, (model.Torch, model.TvmFfi)) and names is not None:
+    extension = planned.extension
+    if extension is not None:
         tree["extension.nix"] = _template(
             ExtensionFile(
-                what=f"[{fw.table}]",
-                framework=fw.table,
-                pname=names.extension,
-                binding_pname=names.binding,
-                module_dir=planned.module_dir,
-                pyext=pyext,
-                binding_sources=list(fw.src),
-                cxx_flags=list(fw.cxx_flags),
-                includes=list(fw.include),
+                what=f"[{extension.framework}]",
+                extension=cast("dict[str, Any]", contract.unstructure(extension)),
             )
         )
     else:
         tree["extension.nix"] = _template(NoExtensionFile(what="no compiled extension"))
-    noarch = {
-        "language": "noarch",
-        "pname": planned.noarch_pname,
-        "version": str(g.version),
-        "moduleDir": planned.module_dir,
-        "moduleName": g.module_name,
-        "pyext": pyext,
-    }
+    noarch = cast("dict[str, Any]", contract.unstructure(planned.noarch))
     tree["noarch.nix"] = _template(NoarchFile(what="pure-Python variants", noarch=noarch))
     tree["project.nix"] = _template(ProjectFile(what="project data", project=project_data(planned)))
     root = nixlit.path(root_path(out_dir))

@@ -19,12 +19,15 @@ deps@{
 }:
 
 nixgen.extension.mkExtension deps {
-  framework = "torch";
-  pname = "relu-cpu-torch-ext";
   bindingPname = "relu-cpu-torch-binding";
-  moduleDir = "torch-ext/relu_cpu";
-  pyext = [ "py" "pyi" ];
-  bindingSources = [ "torch-ext/torch_binding.cpp" "torch-ext/torch_binding.h" ];
+  bindingSources = [
+    "torch-ext/torch_binding.cpp"
+    "torch-ext/torch_binding.h"
+  ];
   cxxFlags = [ ];
+  framework = "torch";
   includes = [ ];
+  moduleDir = "torch-ext/relu_cpu";
+  pname = "relu-cpu-torch-ext";
+  pyext = [ "py" "pyi" ];
 }

@@ -19,12 +19,15 @@ deps@{
 }:
 
 nixgen.extension.mkExtension deps {
-  framework = "torch";
-  pname = "relu-cuda-torch-ext";
   bindingPname = "relu-cuda-torch-binding";
-  moduleDir = "torch-ext/relu_cuda";
-  pyext = [ "py" "pyi" ];
-  bindingSources = [ "torch-ext/torch_binding.cpp" "torch-ext/torch_binding.h" ];
+  bindingSources = [
+    "torch-ext/torch_binding.cpp"
+    "torch-ext/torch_binding.h"
+  ];
   cxxFlags = [ ];
+  framework = "torch";
   includes = [ ];
+  moduleDir = "torch-ext/relu_cuda";
+  pname = "relu-cuda-torch-ext";
+  pyext = [ "py" "pyi" ];
 }

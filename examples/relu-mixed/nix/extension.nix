@@ -19,12 +19,15 @@ deps@{
 }:
 
 nixgen.extension.mkExtension deps {
-  framework = "torch";
-  pname = "relu-mixed-torch-ext";
   bindingPname = "relu-mixed-torch-binding";
-  moduleDir = "torch-ext/relu_mixed";
-  pyext = [ "py" "pyi" ];
-  bindingSources = [ "torch-ext/torch_binding.cpp" "torch-ext/torch_binding.h" ];
+  bindingSources = [
+    "torch-ext/torch_binding.cpp"
+    "torch-ext/torch_binding.h"
+  ];
   cxxFlags = [ ];
+  framework = "torch";
   includes = [ ];
+  moduleDir = "torch-ext/relu_mixed";
+  pname = "relu-mixed-torch-ext";
+  pyext = [ "py" "pyi" ];
 }

@@ -19,12 +19,15 @@ deps@{
 }:
 
 nixgen.extension.mkExtension deps {
-  framework = "torch";
-  pname = "relu-rust-torch-ext";
   bindingPname = "relu-rust-torch-binding";
-  moduleDir = "torch-ext/relu_rust";
-  pyext = [ "py" "pyi" ];
-  bindingSources = [ "torch-ext/torch_binding.cpp" "torch-ext/torch_binding.h" ];
+  bindingSources = [
+    "torch-ext/torch_binding.cpp"
+    "torch-ext/torch_binding.h"
+  ];
   cxxFlags = [ ];
+  framework = "torch";
   includes = [ ];
+  moduleDir = "torch-ext/relu_rust";
+  pname = "relu-rust-torch-ext";
+  pyext = [ "py" "pyi" ];
 }

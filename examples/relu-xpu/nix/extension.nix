@@ -19,12 +19,15 @@ deps@{
 }:
 
 nixgen.extension.mkExtension deps {
-  framework = "torch";
-  pname = "relu-xpu-torch-ext";
   bindingPname = "relu-xpu-torch-binding";
-  moduleDir = "torch-ext/relu_xpu";
-  pyext = [ "py" "pyi" ];
-  bindingSources = [ "torch-ext/torch_binding.cpp" "torch-ext/torch_binding.h" ];
+  bindingSources = [
+    "torch-ext/torch_binding.cpp"
+    "torch-ext/torch_binding.h"
+  ];
   cxxFlags = [ ];
+  framework = "torch";
   includes = [ ];
+  moduleDir = "torch-ext/relu_xpu";
+  pname = "relu-xpu-torch-ext";
+  pyext = [ "py" "pyi" ];
 }

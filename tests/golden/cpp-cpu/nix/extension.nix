@@ -19,12 +19,15 @@ deps@{
 }:
 
 nixgen.extension.mkExtension deps {
-  framework = "torch";
-  pname = "synth-cpu-torch-ext";
   bindingPname = "synth-cpu-torch-binding";
-  moduleDir = "torch-ext/synth_cpu";
-  pyext = [ "py" "pyi" ];
-  bindingSources = [ "torch-ext/torch_binding.cpp" "torch-ext/torch_binding.h" ];
+  bindingSources = [
+    "torch-ext/torch_binding.cpp"
+    "torch-ext/torch_binding.h"
+  ];
   cxxFlags = [ "-DBINDING=1" ];
+  framework = "torch";
   includes = [ "include" ];
+  moduleDir = "torch-ext/synth_cpu";
+  pname = "synth-cpu-torch-ext";
+  pyext = [ "py" "pyi" ];
 }

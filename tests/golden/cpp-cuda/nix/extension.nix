@@ -19,12 +19,15 @@ deps@{
 }:
 
 nixgen.extension.mkExtension deps {
-  framework = "torch";
-  pname = "synth-cuda-torch-ext";
   bindingPname = "synth-cuda-torch-binding";
-  moduleDir = "torch-ext/synth_cuda";
-  pyext = [ "py" "pyi" ];
-  bindingSources = [ "torch-ext/torch_binding.cpp" "torch-ext/torch_binding.h" ];
+  bindingSources = [
+    "torch-ext/torch_binding.cpp"
+    "torch-ext/torch_binding.h"
+  ];
   cxxFlags = [ ];
+  framework = "torch";
   includes = [ ];
+  moduleDir = "torch-ext/synth_cuda";
+  pname = "synth-cuda-torch-ext";
+  pyext = [ "py" "pyi" ];
 }

@@ -19,12 +19,15 @@ deps@{
 }:
 
 nixgen.extension.mkExtension deps {
-  framework = "torch";
-  pname = "synth-metal-torch-ext";
   bindingPname = "synth-metal-torch-binding";
-  moduleDir = "torch-ext/synth_metal";
-  pyext = [ "py" "pyi" ];
-  bindingSources = [ "torch-ext/torch_binding.cpp" "torch-ext/torch_binding.h" ];
+  bindingSources = [
+    "torch-ext/torch_binding.cpp"
+    "torch-ext/torch_binding.h"
+  ];
   cxxFlags = [ ];
+  framework = "torch";
   includes = [ ];
+  moduleDir = "torch-ext/synth_metal";
+  pname = "synth-metal-torch-ext";
+  pyext = [ "py" "pyi" ];
 }

@@ -19,12 +19,15 @@ deps@{
 }:
 
 nixgen.extension.mkExtension deps {
-  framework = "torch";
-  pname = "synth-rocm-torch-ext";
   bindingPname = "synth-rocm-torch-binding";
-  moduleDir = "torch-ext/synth_rocm";
-  pyext = [ "py" "pyi" ];
-  bindingSources = [ "torch-ext/torch_binding.cpp" "torch-ext/torch_binding.h" ];
+  bindingSources = [
+    "torch-ext/torch_binding.cpp"
+    "torch-ext/torch_binding.h"
+  ];
   cxxFlags = [ ];
+  framework = "torch";
   includes = [ ];
+  moduleDir = "torch-ext/synth_rocm";
+  pname = "synth-rocm-torch-ext";
+  pyext = [ "py" "pyi" ];
 }

@@ -19,12 +19,15 @@ deps@{
 }:
 
 nixgen.extension.mkExtension deps {
-  framework = "torch";
-  pname = "synth-xpu-torch-ext";
   bindingPname = "synth-xpu-torch-binding";
-  moduleDir = "torch-ext/synth_xpu";
-  pyext = [ "py" "pyi" ];
-  bindingSources = [ "torch-ext/torch_binding.cpp" "torch-ext/torch_binding.h" ];
+  bindingSources = [
+    "torch-ext/torch_binding.cpp"
+    "torch-ext/torch_binding.h"
+  ];
   cxxFlags = [ ];
+  framework = "torch";
   includes = [ ];
+  moduleDir = "torch-ext/synth_xpu";
+  pname = "synth-xpu-torch-ext";
+  pyext = [ "py" "pyi" ];
 }

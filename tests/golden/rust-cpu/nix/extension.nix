@@ -19,12 +19,15 @@ deps@{
 }:
 
 nixgen.extension.mkExtension deps {
-  framework = "torch";
-  pname = "synth-rust-torch-ext";
   bindingPname = "synth-rust-torch-binding";
-  moduleDir = "torch-ext/synth_rust";
-  pyext = [ "py" "pyi" ];
-  bindingSources = [ "torch-ext/torch_binding.cpp" "torch-ext/torch_binding.h" ];
+  bindingSources = [
+    "torch-ext/torch_binding.cpp"
+    "torch-ext/torch_binding.h"
+  ];
   cxxFlags = [ ];
+  framework = "torch";
   includes = [ ];
+  moduleDir = "torch-ext/synth_rust";
+  pname = "synth-rust-torch-ext";
+  pyext = [ "py" "pyi" ];
 }

@@ -19,12 +19,12 @@ deps@{
 }:
 
 nixgen.extension.mkExtension deps {
-  framework = "tvm-ffi";
-  pname = "synth-rust-cuda-tvm-ffi-ext";
   bindingPname = "synth-rust-cuda-tvm-ffi-binding";
-  moduleDir = "tvm-ffi-ext/synth_rust_cuda";
-  pyext = [ "py" "pyi" ];
   bindingSources = [ ];
   cxxFlags = [ ];
+  framework = "tvm-ffi";
   includes = [ ];
+  moduleDir = "tvm-ffi-ext/synth_rust_cuda";
+  pname = "synth-rust-cuda-tvm-ffi-ext";
+  pyext = [ "py" "pyi" ];
 }

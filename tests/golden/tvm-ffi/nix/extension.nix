@@ -19,12 +19,12 @@ deps@{
 }:
 
 nixgen.extension.mkExtension deps {
-  framework = "tvm-ffi";
-  pname = "synth-tvm-ffi-tvm-ffi-ext";
   bindingPname = "synth-tvm-ffi-tvm-ffi-binding";
-  moduleDir = "tvm-ffi-ext/synth_tvm_ffi";
-  pyext = [ "py" "pyi" ];
   bindingSources = [ "tvm-ffi-ext/binding.cpp" ];
   cxxFlags = [ "-DTVM_BINDING" ];
+  framework = "tvm-ffi";
   includes = [ "tvm-ffi-ext" ];
+  moduleDir = "tvm-ffi-ext/synth_tvm_ffi";
+  pname = "synth-tvm-ffi-tvm-ffi-ext";
+  pyext = [ "py" "pyi" ];
 }
