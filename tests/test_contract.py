@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from nixgen import __version__
+from nixgen.core import tables
 from nixgen.planning import variants
 from nixgen.rendering import render
 
@@ -52,7 +53,7 @@ def _fails(root: Path) -> str:
 def test_a_rendered_project_carries_the_librarys_format(tmp_path: Path) -> None:
     root = _rendered(tmp_path)
     text = (root / "nix" / "project.nix").read_text()
-    assert f"formatVersion = {render.FORMAT};" in text
+    assert f"formatVersion = {tables.FORMAT};" in text
     assert f'nixgenVersion = "{__version__}";' in text
     assert nix_eval_json(VARIANTS, cwd=root)
 
@@ -63,12 +64,12 @@ def test_a_project_of_another_format_fails_saying_to_render_again(tmp_path: Path
     text = data.read_text()
     data.write_text(
         text.replace(
-            f"formatVersion = {render.FORMAT};", f"formatVersion = {render.FORMAT + 1};"
+            f"formatVersion = {tables.FORMAT};", f"formatVersion = {tables.FORMAT + 1};"
         ).replace(f'nixgenVersion = "{__version__}";', 'nixgenVersion = "9.9.9";')
     )
     assert (
         "error: nixgen: this project's nix/project.nix was rendered by nixgen 9.9.9 for library "
-        f"format {render.FORMAT + 1}; this library reads format {render.FORMAT}: run "
+        f"format {tables.FORMAT + 1}; this library reads format {tables.FORMAT}: run "
         "`nixgen render`"
     ) in _fails(root)
 
@@ -85,7 +86,7 @@ def test_an_old_project_nix_with_a_new_library_fails_saying_to_render_again(
     data.write_text(old)
     assert (
         "this project's nix/project.nix was rendered by an older nixgen with no format "
-        f"version; this library reads format {render.FORMAT}: run `nixgen render`"
+        f"version; this library reads format {tables.FORMAT}: run `nixgen render`"
     ) in _fails(root)
 
 
