@@ -445,7 +445,7 @@ rec {
     builtins.sort builtins.lessThan (
       lib.unique (
         builtins.concatMap (
-          kernel: kernel.passthru.nixgen.capabilities or kernel.passthru.nixgen.archs or [ ]
+          kernel: kernel.passthru.nixgen.targets
         ) (attrValues kernels)
       )
     );
@@ -471,7 +471,7 @@ rec {
       whole = map path (builtins.filter (k: !isRust k) all);
       plain = map path (builtins.filter isRust all);
       # What the kernels need at link time (`-fopenmp`: the compiler's OpenMP runtime).
-      linkFlags = lib.unique (builtins.concatMap (k: k.passthru.nixgen.linkFlags or [ ]) all);
+      linkFlags = lib.unique (builtins.concatMap (k: k.passthru.nixgen.linkFlags) all);
     };
 
   /**

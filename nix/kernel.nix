@@ -91,7 +91,8 @@ rec {
       `name`, `sources`, `includes`, `cxxFlags` and `depFlags`
     - `nativeBuildInputs`: the compilers (ninja follows)
     - `buildInputs`: the backend's own (the kernel's dependencies follow)
-    - `passthru`: what `passthru.nixgen` adds (the GPU targets compiled for)
+    - `passthru`: what `passthru.nixgen` adds (the GPU targets compiled for: `targets`,
+      and `capabilities` or `archs` by their own names)
     - `installPhase` (default: the archive) and `attrs` (more derivation attributes)
 
     A CUDA kernel's capabilities are read as nixgen planned them for the variant's toolkit
@@ -155,7 +156,10 @@ rec {
           };
           nativeBuildInputs = [ pkgs.cudaPackages.cuda_nvcc ];
           buildInputs = map (name: pkgs.cudaPackages.${name}) cudaInputs ++ frameworkFlags.inputs;
-          passthru = { inherit capabilities; };
+          passthru = {
+            inherit capabilities;
+            targets = capabilities;
+          };
         };
 
       # `archs`: the kernel's GPU targets that the builder supports (planned by nixgen).
@@ -164,7 +168,10 @@ rec {
         planArgs = { inherit (kernel) archs hipFlags; };
         nativeBuildInputs = [ pkgs.rocmPackages.clr ];
         buildInputs = map (name: pkgs.rocmPackages.${name}) rocmInputs;
-        passthru = { inherit (kernel) archs; };
+        passthru = {
+          inherit (kernel) archs;
+          targets = kernel.archs;
+        };
       };
 
       # icpx (-fsycl) comes from the variant's oneAPI (xpuPackages.oneapi-torch-dev, in
@@ -210,7 +217,8 @@ rec {
 
     `passthru.nixgen` holds `kernel`, `library`, `language`, `linkFlags` (what the
     extension's link adds for the kernel: OpenMP's runtime), `plan` and `plannedObjects`
-    (for `compile.withObjects`), and `capabilities` (CUDA) or `archs` (ROCm).
+    (for `compile.withObjects`), `targets` (the GPU targets compiled for, `[ ]` for none)
+    and `capabilities` (CUDA) or `archs` (ROCm).
 
     # Inputs
 
@@ -369,6 +377,8 @@ rec {
               ;
             kernel = name;
             library = name;
+            # The GPU targets compiled for: the language entry's (`passthru.targets`).
+            targets = [ ];
           }
           // (backend.passthru or { });
         }

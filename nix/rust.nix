@@ -299,6 +299,9 @@ rec {
         passthru.nixgen = {
           kernel = name;
           inherit library language;
+          # A crate asks nothing of the extension's link.
+          linkFlags = [ ];
+          targets = if onCuda then picked else [ ];
         }
         // (if onCuda then { capabilities = picked; } else { });
       }

@@ -145,10 +145,10 @@ in
   testArchsOfIsTheSortedUnionOfTheKernelsTargetsAsTheAnchorWritesIt = {
     # add_build_metadata.py: `sorted(set(...))` of the kernels' archs, `+PTX` kept.
     expr = extension.archsOf {
-      a = { passthru.nixgen.capabilities = [ "8.0" "9.0+PTX" ]; };
-      b = { passthru.nixgen.capabilities = [ "9.0+PTX" "10.0" ]; };
-      c = { passthru.nixgen.archs = [ "gfx942" ]; };
-      d = { passthru.nixgen = { }; };
+      a = { passthru.nixgen.targets = [ "8.0" "9.0+PTX" ]; };
+      b = { passthru.nixgen.targets = [ "9.0+PTX" "10.0" ]; };
+      c = { passthru.nixgen.targets = [ "gfx942" ]; };
+      d = { passthru.nixgen.targets = [ ]; };
     };
     expected = [ "10.0" "8.0" "9.0+PTX" "gfx942" ];
   };

@@ -141,6 +141,7 @@ let
         kernel = "k";
         library = "k";
         plannedObjects = null;
+        targets = [ ];
         inherit language linkFlags;
       }
       // nixgen;
@@ -277,6 +278,10 @@ in
           "8.0"
           "9.0"
         ];
+        targets = [
+          "8.0"
+          "9.0"
+        ];
         plan = compile.cppCuda (
           common
           // {
@@ -349,6 +354,7 @@ in
       flags.hipFlags = [ "-DHIP" ];
       nixgen = {
         archs = [ "gfx942" ];
+        targets = [ "gfx942" ];
         plan = compile.cppRocm (
           common
           // {

@@ -138,6 +138,8 @@ in
           kernel = "k";
           library = "k_rs";
           language = "rust-cpu";
+          linkFlags = [ ];
+          targets = [ ];
         };
         archive = true;
       };
@@ -227,6 +229,8 @@ in
           kernel = "k";
           library = "k_tile";
           language = "rust-cutile";
+          linkFlags = [ ];
+          targets = [ ];
         };
       };
     };
