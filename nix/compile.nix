@@ -11,11 +11,12 @@
 */
 {
   lib,
-  shell,
   cuda,
   sources,
 }:
 let
+  # nixpkgs' quoting (`escapeShellArg`, `escapeShellArgs` of lib/strings.nix).
+  shell = lib.strings;
   inherit (builtins)
     any
     concatStringsSep

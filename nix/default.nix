@@ -4,10 +4,11 @@
   Generated kernel projects call it from their `nix/default.nix`. By default it is copied
   into each generated tree (`nix/lib/`), so a project always uses the library of the nixgen
   version that rendered it; `nixgen render --library input:URL` takes it from the flake
-  input `nixgen` instead (this repository's flake, `lib`), and the examples in this
-  repository import it in place (`../../../nix`). The format check (`project.checkFormat`)
-  makes a library of another format fail clearly. Everything here is plain Nix: functions that need nixpkgs take `lib`
-  or a package set as an argument, and listing variants never imports nixpkgs. The string
+  input `nixgen` instead (this repository's flake, `lib`), and `--library path:DIR` from a
+  directory in place (the examples in this repository name `../../nix` in their
+  nixgen.toml). The format check (`project.checkFormat`) makes a library of another format
+  fail clearly. Everything here is plain Nix: functions that need nixpkgs take `lib` or a
+  package set as an argument, and listing variants never imports nixpkgs. The string
   and list helpers are nixpkgs' (`lib.escapeShellArg`, `lib.hasSuffix`, `lib.unique`):
   `withLib lib` is the library with them, as `mkProject` makes it for each variant's
   package set.
@@ -30,8 +31,6 @@ let
         sources = import ./sources.nix;
         compile = import ./compile.nix {
           inherit lib;
-          # nixpkgs' quoting (`escapeShellArg`, `escapeShellArgs` of lib/strings.nix).
-          shell = lib.strings;
           inherit (nixgen) cuda sources;
         };
         kernel = import ./kernel.nix {

@@ -224,7 +224,7 @@ rec {
     The torch package of a variant: `python3.pkgs.torch` of its package set (the
     toolchain's `torch-bin_<major>_<minor>`, see `torchOverlay`).
   */
-  torchFor = pkgs: variant: pkgs.python3.pkgs.torch;
+  torchFor = pkgs: pkgs.python3.pkgs.torch;
 
   /**
     `callPackage` that passes only the extra arguments the function declares, so a
@@ -368,7 +368,7 @@ rec {
           # with it), as the kernel files and the extension get it.
           nixgenLib = nixgen.withLib pkgs.lib;
           isNoarch = noarchFramework variant.framework;
-          torch = if variant.torch == null then null else torchFor pkgs variant;
+          torch = if variant.torch == null then null else torchFor pkgs;
           # The stdenv, compilers and runtime libraries of the variant (nixgen.toolchains):
           # kernels and the extension are compiled with the same (portable) stdenv.
           toolchain = nixgen.toolchains.${variant.backend} pkgs;
@@ -481,7 +481,7 @@ rec {
           framework =
             ps:
             if variant.torch != null then
-              [ (torchFor pkgs variant) ]
+              [ (torchFor pkgs) ]
             else if variant.framework == "tvm-ffi" then
               [ ps.tvm-ffi ]
             else

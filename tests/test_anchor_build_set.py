@@ -1,6 +1,6 @@
 """The package-set builder, the provenance and the dependency table of the Nix library
 beside the REAL kernels toolchain's (huggingface/kernels at 8ac69fc5, ``../shared/anchor/``;
-``NIXGEN_ANCHOR``): review r4 §3 rows 14 and 6. Each test evaluates the anchor's own file,
+``NIXGEN_ANCHOR``). Each test evaluates the anchor's own file,
 so a flag the anchor adds for a backend, a change of its provenance rule, an overlay it
 starts to export or a dependency it adds or resolves elsewhere fails here.
 """
@@ -139,7 +139,7 @@ OVERRIDDEN_BY_THE_ANCHOR: dict[str, str] = {
 
 
 def test_each_cpp_dependency_is_the_package_the_anchors_deps_nix_resolves() -> None:
-    """Review r4 §3 row 6, dependency name → Nix attribute (homes: `plan.DEPENDENCY_ATTRS`
+    """Dependency name → Nix attribute (homes: `planning.kernels.DEPENDENCY_ATTRS`
     and the allowlist `data/cpp-dependencies.json` in Python, `kernel.dependencies` in Nix;
     the anchor's one table is `cppDeps` in nix-builder/lib/deps.nix). For every name a
     kernel may list, the REAL deps.nix and nixgen (the name as Python plans it, resolved

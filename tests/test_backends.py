@@ -37,9 +37,9 @@ def test_python_reads_the_one_table() -> None:
     assert literal == tables.BACKENDS == tuple(sorted(TABLE["backends"]))
     assert tuple(model.KERNEL_CLASSES) == tables.LANGUAGES == tuple(TABLE["languages"])
     assert {k: r["backend"] for k, r in TABLE["languages"].items()} == tables.LANGUAGE_BACKEND
-    assert {
-        k: r["flags"]["nix"] for k, r in TABLE["languages"].items() if r["flags"]
-    } == render.BACKEND_FLAGS
+    assert {k: r["flags"]["nix"] for k, r in TABLE["languages"].items() if r["flags"]} == {
+        language: nix for language, (_, nix) in tables.LANGUAGE_FLAGS.items()
+    }
     assert set(variants.CONFIG_BACKENDS) == {
         b for b, r in TABLE["backends"].items() if r["buildSet"] is not None
     }

@@ -84,7 +84,7 @@ def test_nixlog_keeps_an_evaluation_error_and_stray_lines():
 
 def test_derivation_names():
     """(The labels of derivation names: `Plan.labels`, held to the names the library
-    really gives by tests/test_seam_rows.py.)"""
+    really gives by tests/test_shared_values.py.)"""
     assert drv_name(KERNEL_DRV) == "relu-demo-relu_cpu-1"
 
 

@@ -298,7 +298,7 @@ def test_every_newtype_rule_is_read_from_the_values_table() -> None:
 # ---------------------------------------------------------------- path-walking rules
 # `nixgen.core.paths` is the one rule for walking project paths: ruff's banned-api refuses
 # `os.walk`, `os.path.islink` and `glob` elsewhere (tests/test_lint_rules.py), and the
-# hostile-tree tests hold each reader's behaviour (tests/test_seam_paths.py,
+# hostile-tree tests hold each reader's behaviour (tests/test_path_rule_readers.py,
 # tests/test_hostile_paths.py).
 
 

@@ -39,6 +39,7 @@ from nixgen.planning import kernels, plan
 from nixgen.reading import model
 from nixgen.reading.model import shared_headers
 from nixgen.rendering import render, workflow
+from nixgen.rendering.library import LIB_DATA, LIB_FILES
 from nixgen.writing import write
 
 from .conftest import EXAMPLES, materialize
@@ -227,11 +228,11 @@ def test_library_copy_is_the_static_library_byte_for_byte(
 ) -> None:
     header = f"{MARKER} {__version__} (a copy of its static library); do not edit."
     expected: dict[str, bytes] = {}
-    for name in render.LIB_FILES:
+    for name in LIB_FILES:
         source = (REPO / "nix" / name).read_bytes()
         comment = "//" if name.endswith(".h") else "#"
         expected[f"lib/{name}"] = f"{comment} {header}\n".encode() + source
-    for name in render.LIB_DATA:
+    for name in LIB_DATA:
         data = json.loads((REPO / "nixgen" / "data" / name).read_text())
         assert list(json.loads(json.dumps(data))) == list(data)
     for case, rendered in rendered_cases.items():
@@ -243,7 +244,7 @@ def test_library_copy_is_the_static_library_byte_for_byte(
             continue
         code = {k: v for k, v in library.items() if not k.startswith("lib/data/")}
         assert code == expected, case
-        for name in render.LIB_DATA:
+        for name in LIB_DATA:
             stamped = json.loads(library[f"lib/data/{name}"])
             assert stamped.pop("_generated").startswith(MARKER)
             assert stamped == json.loads((REPO / "nixgen" / "data" / name).read_text())

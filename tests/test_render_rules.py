@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from nixgen.core import tables
-from nixgen.planning import ci, kernels, plan, variants
+from nixgen.planning import ci, kernels, plan, project, variants
 from nixgen.reading import model
 
 REPO = Path(__file__).resolve().parent.parent
@@ -32,6 +32,7 @@ PLANNING = {
     "nixgen.planning.kernels": kernels,
     "nixgen.core.tables": tables,
     "nixgen.planning.ci": ci,
+    "nixgen.planning.project": project,
     "nixgen.reading.model": model,
 }
 #: Functions of those modules render may call, and why: reading the library's shipped data

@@ -42,11 +42,10 @@ from nixgen.core.errors import (
     NixgenError,
     Problem,
     ProblemError,
-    did_you_mean,
     error,
     format_path,
-    one_of,
     printable,
+    unknown_key,
 )
 from nixgen.core.paths import DEFAULT_OUT
 from nixgen.planning import runners
@@ -187,16 +186,7 @@ def parse(root: Path, display: str, raw: bytes | None) -> Settings:
     problems: list[Problem] = []
     for key in data:
         if key not in KEYS:
-            problems.append(
-                attrs.evolve(
-                    error(
-                        f"unknown key `{key}`{did_you_mean(key, KEYS)}; allowed keys: "
-                        f"{one_of(KEYS)}",
-                        (key,),
-                    ),
-                    at_key=True,
-                )
-            )
+            problems.append(unknown_key(key, KEYS))
     out = data.get("out")
     if out is not None:
         from nixgen.rendering.render import OutDirError, check_out_dir

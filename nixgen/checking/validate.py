@@ -79,7 +79,7 @@ def _bounds(low: str | None, high: str | None, path: tuple[str, ...]) -> list[Pr
 def _framework(build: model.Build) -> list[Problem]:
     fw = build.framework
     out: list[Problem] = []
-    if build.kernels and not isinstance(fw, (model.Torch, model.TvmFfi)):
+    if build.kernels and not isinstance(fw, model.COMPILED_FRAMEWORKS):
         where = (fw.table,) if fw is not None else ("kernel",)
         out.append(
             error(
@@ -100,7 +100,7 @@ def _framework(build: model.Build) -> list[Problem]:
                             ("torch", "stable-abi", backend),
                         )
                     )
-    if isinstance(fw, (model.Torch, model.TvmFfi)):
+    if isinstance(fw, model.COMPILED_FRAMEWORKS):
         out.extend(_duplicates(fw.src, (fw.table, "src")))
         # A Rust crate under tvm-ffi is the binding itself: it exports its functions
         # through TVM FFI (`nixgen init --language rust-cpu --binding tvm-ffi`).
@@ -466,7 +466,7 @@ def files(build: model.Build, root: Path, *, includes: bool = True) -> list[Prob
     out: list[Problem] = []
     resolver = paths.Resolver(os.path.realpath(root))
     fw = build.framework
-    if isinstance(fw, (model.Torch, model.TvmFfi)):
+    if isinstance(fw, model.COMPILED_FRAMEWORKS):
         out.extend(_paths(resolver, fw.src, (fw.table, "src"), want_dir=False))
         out.extend(_paths(resolver, fw.include, (fw.table, "include"), want_dir=True))
     for name, kernel in sorted(build.kernels.items()):
@@ -586,7 +586,7 @@ def listed_files(build: model.Build) -> list[tuple[tuple[str | int, ...], str]]:
     """Every file the project lists (framework and kernel `src`), with its key path."""
     out: list[tuple[tuple[str | int, ...], str]] = []
     fw = build.framework
-    if isinstance(fw, (model.Torch, model.TvmFfi)):
+    if isinstance(fw, model.COMPILED_FRAMEWORKS):
         out += [((fw.table, "src", i), rel) for i, rel in enumerate(fw.src)]
     for name, kernel in sorted(build.kernels.items()):
         out += [(("kernel", name, "src", i), rel) for i, rel in enumerate(kernel.src)]
@@ -615,7 +615,7 @@ def unlisted_includes(build: model.Build, resolver: paths.Resolver) -> list[Prob
     listed = {rel for _, rel in listed_files(build)}
     fw = build.framework
     dirs: dict[tuple[str | int, ...], list[str]] = {}
-    if isinstance(fw, (model.Torch, model.TvmFfi)):
+    if isinstance(fw, model.COMPILED_FRAMEWORKS):
         dirs[(fw.table,)] = list(fw.include)
     for name, kernel in build.kernels.items():
         dirs[("kernel", name)] = list(model.kernel_includes(kernel))
@@ -695,7 +695,7 @@ def _compiles(
         return [known(model.backend_of(kernel), [str(f) for f in own])]
     backends = [b for b in build.general.backends if build.kernels_for(b)]
     framework = build.framework
-    binding = framework.cxx_flags if isinstance(framework, (model.Torch, model.TvmFfi)) else []
+    binding = framework.cxx_flags if isinstance(framework, model.COMPILED_FRAMEWORKS) else []
     flags = [str(f) for f in binding]
     return [known(b, flags) for b in backends or build.general.backends]
 

@@ -141,6 +141,18 @@ def warning(message: str, path: Sequence[PathPart] = (), hint: str | None = None
     return Problem(message=message, path=tuple(path), hint=hint, severity="warning")
 
 
+def unknown_key_message(key: str, allowed: Sequence[str]) -> str:
+    """What a table that holds only `allowed` says of `key`: the closest valid key and
+    the whole list."""
+    return f"unknown key `{key}`{did_you_mean(key, allowed)}; allowed keys: {one_of(allowed)}"
+
+
+def unknown_key(key: str, allowed: Sequence[str], table: Sequence[PathPart] = ()) -> Problem:
+    """The error for `key` in the table at `table` (`unknown_key_message`), reported at
+    the key itself."""
+    return Problem(message=unknown_key_message(key, allowed), path=(*table, key), at_key=True)
+
+
 class NixgenError(Exception):
     """Base class of every error nixgen reports without a traceback."""
 

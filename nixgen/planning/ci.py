@@ -141,7 +141,7 @@ BINDING_EXTENSIONS = tables.SOURCE_KINDS["cxx"]
 
 def _binding_sources(build: model.Build) -> list[str]:
     fw = build.framework
-    sources = fw.src if isinstance(fw, (model.Torch, model.TvmFfi)) else []
+    sources = fw.src if isinstance(fw, model.COMPILED_FRAMEWORKS) else []
     return [str(s) for s in sources if "." in s and s.rpartition(".")[2] in BINDING_EXTENSIONS]
 
 

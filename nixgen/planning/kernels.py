@@ -72,7 +72,7 @@ _OPENMP_FLAGS = {
 }
 
 
-def _omit(name: str | None = None) -> Any:
+def _optional_arg(name: str | None = None) -> Any:
     """An optional argument of the library's kernel functions: left out when unset (None),
     so the library's default holds."""
     return attrs.field(default=None, metadata=contract.nix(name, omit=True))
@@ -89,16 +89,16 @@ class RustPlan:
     manifest: str
     lockfile: str
     #: The crate's directory (`buildAndTestSubdir`); None at the project root.
-    crate_dir: str | None = _omit("crateDir")
+    crate_dir: str | None = _optional_arg("crateDir")
     #: Where cargo runs (`cargoRoot`): a workspace's root, else the crate's directory.
-    cargo_root: str | None = _omit("cargoRoot")
+    cargo_root: str | None = _optional_arg("cargoRoot")
     #: The lock file sits elsewhere than the crate: copy it next to the manifest.
     copy_lock: bool = attrs.field(metadata=contract.nix("copyLock"))
     features: tuple[str, ...]
     #: rust-cuda-oxide only: the `rust-toolchain.toml`, the device crate, where its PTX goes.
-    toolchain_file: str | None = _omit("toolchainFile")
-    device_manifest: str | None = _omit("deviceManifest")
-    ptx_dir: str | None = _omit("ptxDir")
+    toolchain_file: str | None = _optional_arg("toolchainFile")
+    device_manifest: str | None = _optional_arg("deviceManifest")
+    ptx_dir: str | None = _optional_arg("ptxDir")
 
 
 @attrs.frozen(kw_only=True)
@@ -123,28 +123,31 @@ class KernelPlan:
     language: str
     #: The kernel's backend: the project's index of kernels (`project.kernels`) holds it.
     backend: str = attrs.field(metadata=contract.nix(skip=True))
+    #: Where the kernel's generated file lives, relative to the output directory (the
+    #: renderer writes it there; the project's index names it).
+    file: str = attrs.field(metadata=contract.nix(skip=True))
     #: The derivation's name and version.
     pname: str
     version: str
     sources: tuple[str, ...]
     # C++ kernels
-    includes: tuple[str, ...] | None = _omit()
-    cxx_flags: tuple[str, ...] | None = _omit("cxxFlags")
+    includes: tuple[str, ...] | None = _optional_arg()
+    cxx_flags: tuple[str, ...] | None = _optional_arg("cxxFlags")
     #: Dependencies by the library's names (`torch`, `tvm-ffi`, package-set attributes).
-    depends: tuple[str, ...] | None = _omit()
+    depends: tuple[str, ...] | None = _optional_arg()
     #: What the extension's link adds for this kernel (OpenMP's runtime).
-    link_flags: tuple[str, ...] | None = _omit("linkFlags")
+    link_flags: tuple[str, ...] | None = _optional_arg("linkFlags")
     #: The language's flag field (`data/languages.json` `flags`): set for the language
     #: that has it (`cuda-flags`, `hip-flags`, `sycl-flags`), None for the others.
-    cuda_flags: tuple[str, ...] | None = _omit("cudaFlags")
-    hip_flags: tuple[str, ...] | None = _omit("hipFlags")
-    sycl_flags: tuple[str, ...] | None = _omit("syclFlags")
+    cuda_flags: tuple[str, ...] | None = _optional_arg("cudaFlags")
+    hip_flags: tuple[str, ...] | None = _optional_arg("hipFlags")
+    sycl_flags: tuple[str, ...] | None = _optional_arg("syclFlags")
     #: The CUDA lower bound of the kernel's variants: the project's index holds it.
     cuda_minver: str | None = attrs.field(default=None, metadata=contract.nix(skip=True))
     #: CUDA kernels: the capabilities each CUDA toolkit of the build table can compile for.
-    capabilities: Mapping[str, tuple[str, ...]] | None = _omit()
+    capabilities: Mapping[str, tuple[str, ...]] | None = _optional_arg()
     #: ROCm kernels: the GPU targets the builder supports, in the kernel's order.
-    archs: tuple[str, ...] | None = _omit()
+    archs: tuple[str, ...] | None = _optional_arg()
     #: Rust kernels: how the crate is built.
     rust: RustPlan | None = attrs.field(default=None, metadata=contract.nix(flatten=True))
     #: Each compiled source's object (its key and derivation name), in the kernel's order,
@@ -152,7 +155,7 @@ class KernelPlan:
     #: builds in one derivation. The Nix library's `compile.withObjects` and the flake
     #: output ``objects`` read it (the kernel file's `plannedObjects`), as `nixgen matrix
     #: --shards` and the progress lines do.
-    objects: Mapping[str, PlannedObject] | None = _omit("plannedObjects")
+    objects: Mapping[str, PlannedObject] | None = _optional_arg("plannedObjects")
 
     @property
     def backend_flags(self) -> tuple[str, ...]:
@@ -224,6 +227,7 @@ def kernel_plan(build: model.Build, name: str, kernel: model.Kernel) -> KernelPl
         name=name,
         language=kernel.language,
         backend=model.backend_of(kernel),
+        file=f"kernels/{name}.nix",
         pname=pname,
         version=str(general.version),
         sources=tuple(model.kernel_sources(kernel)),

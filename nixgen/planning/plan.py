@@ -18,6 +18,7 @@ from nixgen.core import contract, tables
 from nixgen.core.errors import Problem, error, one_of, warning
 from nixgen.planning import ci
 from nixgen.planning.kernels import KernelPlan, cuda_capabilities, cuda_minver, kernel_plan
+from nixgen.planning.project import ProjectPlan, project_plan
 from nixgen.planning.settings import NO_SETTINGS, ProjectSettings
 from nixgen.planning.variants import (
     SYSTEMS,
@@ -41,7 +42,7 @@ class Plan:
     systems: tuple[str, ...]
     variants: tuple[Variant, ...]
     #: One variant per (system, backend), for quick pull-request builds (`select_ci`).
-    ci: tuple[Variant, ...]
+    pull_request: tuple[Variant, ...]
     #: The variant of each system's default dev shell (`default_variants`).
     defaults: tuple[Variant, ...]
     #: What each derivation of the project is, by the exact name the library gives it
@@ -57,6 +58,8 @@ class Plan:
     pull_request_matrix: Mapping[str, Any]
     #: Every header the project lists anywhere (compile inputs of every C++ kernel).
     headers: tuple[str, ...]
+    #: What `project.nix` holds (`nixgen.planning.project`).
+    project: ProjectPlan
     #: The kernel's Python package, relative to the project root.
     module_dir: str
     problems: tuple[Problem, ...]
@@ -75,19 +78,34 @@ def make(build: model.Build, *, settings: ProjectSettings = NO_SETTINGS) -> Plan
     pull_request = select_ci(all_variants)
     kernels = tuple(kernel_plan(build, n, k) for n, k in sorted(build.kernels.items()))
     noarch, extension = noarch_plan(build), extension_plan(build)
+    defaults = default_variants(all_variants)
+    github_matrix, pull_request_matrix = ci.github(all_variants), ci.github(pull_request)
+    headers = tuple(model.shared_headers(build))
     return Plan(
         build=build,
         systems=SYSTEMS,
         variants=tuple(all_variants),
-        ci=tuple(pull_request),
-        defaults=tuple(default_variants(all_variants)),
+        pull_request=tuple(pull_request),
+        defaults=tuple(defaults),
         labels=derivation_labels(kernels, extension, noarch),
         noarch=noarch,
         extension=extension,
         kernels=kernels,
-        github_matrix=ci.github(all_variants),
-        pull_request_matrix=ci.github(pull_request),
-        headers=tuple(model.shared_headers(build)),
+        github_matrix=github_matrix,
+        pull_request_matrix=pull_request_matrix,
+        headers=headers,
+        project=project_plan(
+            build,
+            variants=all_variants,
+            pull_request=pull_request,
+            defaults=defaults,
+            kernels=kernels,
+            headers=headers,
+            systems=SYSTEMS,
+            github_matrix=github_matrix,
+            pull_request_matrix=pull_request_matrix,
+            test_python=settings.test_python,
+        ),
         module_dir=model.python_package_dir(build),
         problems=tuple(problems(build, all_variants, settings)),
         settings=settings,
@@ -142,7 +160,7 @@ def extension_plan(build: model.Build) -> ExtensionPlan | None:
     """The extension of a `[torch]` or `[tvm-ffi]` project; None for the frameworks
     without a compiled extension."""
     framework = build.framework
-    if not isinstance(framework, (model.Torch, model.TvmFfi)):
+    if not isinstance(framework, model.COMPILED_FRAMEWORKS):
         return None
     base = f"{build.general.name}-{framework.table}"
     return ExtensionPlan(
@@ -283,7 +301,7 @@ def _unbuilt_kernels(
 ) -> list[Problem]:
     """A warning for each kernel of a listed backend that no variant builds, saying why:
     the anchor drops such a kernel without a word, and the Hub then lacks its builds."""
-    if not isinstance(build.framework, (model.Torch, model.TvmFfi)):
+    if not isinstance(build.framework, model.COMPILED_FRAMEWORKS):
         return []  # `[torch-noarch]` with kernels is already an error (validate)
     built = {name for variant in all_variants for name in variant.kernels}
     out = []

@@ -6,7 +6,7 @@ library needs to build them. Each class is written out as it is, by the library'
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -15,15 +15,9 @@ from nixgen import __version__
 from nixgen.core import contract, nixpath
 from nixgen.core.tables import BACKENDS, FORMAT
 from nixgen.planning import metadata
-from nixgen.planning.plan import Plan
+from nixgen.planning.kernels import KernelPlan
 from nixgen.planning.variants import Variant
 from nixgen.reading import model
-
-
-def kernel_file(name: str) -> str:
-    """Where kernel `name`'s generated file lives, relative to the output directory (the
-    renderer writes it there, and the project's index names it)."""
-    return f"kernels/{name}.nix"
 
 
 @attrs.frozen(kw_only=True)
@@ -115,12 +109,23 @@ class ProjectPlan:
     noarch_archs: dict[str, list[str]] = attrs.field(metadata=contract.nix("noarchArchs"))
 
 
-def project_plan(planned: Plan) -> ProjectPlan:
-    """What `project.nix` holds for the finished plan `planned`."""
-    build = planned.build
+def project_plan(
+    build: model.Build,
+    *,
+    variants: Sequence[Variant],
+    pull_request: Sequence[Variant],
+    defaults: Sequence[Variant],
+    kernels: Sequence[KernelPlan],
+    headers: Sequence[str],
+    systems: Sequence[str],
+    github_matrix: Mapping[str, Any],
+    pull_request_matrix: Mapping[str, Any],
+    test_python: Sequence[str],
+) -> ProjectPlan:
+    """What `project.nix` holds, from the plan's parts (`plan.make` assembles it)."""
     g = build.general
-    selected = {(v.system, v.name) for v in planned.ci}
-    defaults = {(v.system, v.name) for v in planned.defaults}
+    selected = {(v.system, v.name) for v in pull_request}
+    default = {(v.system, v.name) for v in defaults}
     fw = build.framework
     torch = TorchBounds(minver=None, maxver=None, stable_abi={})
     if isinstance(fw, model.Torch):
@@ -156,30 +161,30 @@ def project_plan(planned: Plan) -> ProjectPlan:
         ),
         python_depends={b: g.all_python_depends(b) for b in BACKENDS},
         kernel_depends={b: _kernel_depends(g.all_kernel_depends(b)) for b in BACKENDS},
-        headers=list(planned.headers),
-        systems=list(planned.systems),
+        headers=list(headers),
+        systems=list(systems),
         hub_repo_id=g.hub.repo_id if g.hub is not None else None,
-        test_python_depends=list(planned.settings.test_python),
+        test_python_depends=list(test_python),
         variants=[
             ProjectVariant(
                 variant=v,
                 ci=(v.system, v.name) in selected,
-                default=(v.system, v.name) in defaults,
+                default=(v.system, v.name) in default,
             )
-            for v in planned.variants
+            for v in variants
         ],
         github_actions=GithubActions(
-            matrix=dict(planned.github_matrix),
-            pull_request_matrix=dict(planned.pull_request_matrix),
+            matrix=dict(github_matrix),
+            pull_request_matrix=dict(pull_request_matrix),
         ),
         kernels={
             kernel.name: KernelEntry(
                 language=kernel.language,
                 backend=kernel.backend,
                 cuda_minver=kernel.cuda_minver,
-                file=nixpath.path(f"./{kernel_file(kernel.name)}"),
+                file=nixpath.path(f"./{kernel.file}"),
             )
-            for kernel in planned.kernels
+            for kernel in kernels
         },
         noarch_archs={b: listed.get(b, []) for b in BACKENDS},
     )

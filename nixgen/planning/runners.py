@@ -43,7 +43,7 @@ from typing import Any
 import attrs
 
 from nixgen.core import tables
-from nixgen.core.errors import PathPart, Problem, did_you_mean, error, one_of
+from nixgen.core.errors import PathPart, Problem, did_you_mean, error, one_of, unknown_key
 from nixgen.planning.variants import SYSTEMS, build_configs
 
 #: The jobs of the generated workflow that run once (the build and shard jobs run per
@@ -245,16 +245,7 @@ def _unknown_keys(
 ) -> None:
     for key in data:
         if key not in allowed:
-            problems.append(
-                attrs.evolve(
-                    error(
-                        f"unknown key `{key}`{did_you_mean(key, allowed)}; allowed keys: "
-                        f"{one_of(allowed)}",
-                        (*path, key),
-                    ),
-                    at_key=True,
-                )
-            )
+            problems.append(unknown_key(key, allowed, path))
 
 
 def _job(data: Any, path: Sequence[PathPart], problems: list[Problem]) -> Job:

@@ -35,7 +35,7 @@ from typing import Any
 import attrs
 
 from nixgen.core import tables
-from nixgen.core.errors import PathPart, Problem, did_you_mean, error, one_of
+from nixgen.core.errors import PathPart, Problem, did_you_mean, error, one_of, unknown_key
 
 #: The tables this module reads (nixgen.toml's top-level keys).
 KEYS = ("backend", "test")
@@ -322,13 +322,4 @@ def _unknown_keys(
 ) -> None:
     for key in data:
         if key not in allowed:
-            problems.append(
-                attrs.evolve(
-                    error(
-                        f"unknown key `{key}`{did_you_mean(key, allowed)}; allowed keys: "
-                        f"{one_of(allowed)}",
-                        (*path, key),
-                    ),
-                    at_key=True,
-                )
-            )
+            problems.append(unknown_key(key, allowed, path))

@@ -274,7 +274,7 @@ def planned_variants(
     """`variants`, and the configurations (per system) it left out, each with its reason,
     by system then in table order (what `nixgen variants -vv` prints)."""
     fw = build.framework
-    compiled = isinstance(fw, (model.Torch, model.TvmFfi))
+    compiled = isinstance(fw, model.COMPILED_FRAMEWORKS)
     left: list[LeftOut] = []
     rows = []
     for config in build_configs():

@@ -31,7 +31,7 @@ from cattrs.errors import (
 )
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from nixgen.core.errors import PathPart, Problem, closest, did_you_mean, one_of
+from nixgen.core.errors import PathPart, Problem, closest, did_you_mean, one_of, unknown_key_message
 from nixgen.reading import model, values
 
 T = typing.TypeVar("T")
@@ -493,9 +493,7 @@ def _extra_keys(exc: ForbiddenExtraKeysError, path: tuple[PathPart, ...]) -> lis
             if message:
                 break
         if message is None:
-            message = (
-                f"unknown key `{key}`{did_you_mean(key, allowed)}; allowed keys: {one_of(allowed)}"
-            )
+            message = unknown_key_message(key, allowed)
         out.append(Problem(message=message, path=(*path, key), at_key=True))
     return out
 

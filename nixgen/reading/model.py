@@ -427,6 +427,9 @@ Framework = Union[Torch, TorchNoarch, TvmFfi, MlxNoarch]  # noqa: UP007 - cattrs
 FRAMEWORKS: dict[str, type] = {cls.table: cls for cls in (Torch, TorchNoarch, TvmFfi, MlxNoarch)}
 #: The frameworks whose variants compile nothing (pure Python).
 NOARCH_FRAMEWORKS = (TorchNoarch, MlxNoarch)
+#: The frameworks with a compiled extension (a binding's `src`, `cxx-flags`, `include`):
+#: the one spelling of "is the framework compiled" (`isinstance(fw, COMPILED_FRAMEWORKS)`).
+COMPILED_FRAMEWORKS = (Torch, TvmFfi)
 
 # --------------------------------------------------------------------------- kernels
 
@@ -768,7 +771,7 @@ class Build:
     def source_files(self) -> list[str]:
         """Every file the project declares (framework and kernel sources), sorted."""
         files: set[str] = set()
-        if isinstance(self.framework, (Torch, TvmFfi)):
+        if isinstance(self.framework, COMPILED_FRAMEWORKS):
             files.update(self.framework.src)
         for kernel in self.kernels.values():
             files.update(kernel_sources(kernel))

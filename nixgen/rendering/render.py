@@ -26,7 +26,6 @@ from nixgen.core.errors import EXIT_INVALID, NixgenError, Problem
 from nixgen.core.paths import DEFAULT_OUT
 from nixgen.core.tables import (
     KERNEL_BUILDER_URL,
-    LANGUAGE_FLAGS,
     NIXPKGS_URL,
     PACKAGE,
     SUBSTITUTER,
@@ -34,15 +33,9 @@ from nixgen.core.tables import (
 )
 from nixgen.planning.kernels import KernelPlan
 from nixgen.planning.plan import Plan
-from nixgen.planning.project import kernel_file, project_plan
 from nixgen.rendering import nixlit
 from nixgen.rendering.library import COPY, Library, vendored_files
-from nixgen.rendering.library import LIB_DATA as LIB_DATA
-from nixgen.rendering.library import LIB_FILES as LIB_FILES
 
-#: The argument of `nixgen.kernel.cpp` (lib/kernel.nix) that takes a C++ kernel language's
-#: backend flags (`KernelPlan.backend_flags`).
-BACKEND_FLAGS = {language: nix for language, (_, nix) in LANGUAGE_FLAGS.items()}
 _OUT_DIR = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$")
 
 
@@ -224,7 +217,7 @@ def kernel_data(kernel: KernelPlan) -> dict[str, Any]:
 
 def project_data(planned: Plan) -> dict[str, Any]:
     """The data `project.nix` holds: the plan's `ProjectPlan`, by the library's names."""
-    return cast("dict[str, Any]", contract.unstructure(project_plan(planned)))
+    return cast("dict[str, Any]", contract.unstructure(planned.project))
 
 
 # -------------------------------------------------------------------------- the tree
@@ -279,7 +272,7 @@ def render(planned: Plan, *, out_dir: str = DEFAULT_OUT, library: Library = COPY
         # Every kernel, whatever its language, is data for nixgen.kernel.build.
         # A kernel nixgen.toml defines (beyond build.toml's format) says where it comes from.
         where = "nixgen.toml's " if kernel.name in build.nixgen_kernels else ""
-        tree[kernel_file(kernel.name)] = _template(
+        tree[kernel.file] = _template(
             KernelFile(
                 what=f"{where}kernel.{kernel.name}, {kernel.language}", kernel=kernel_data(kernel)
             )

@@ -86,6 +86,7 @@ def matrix_command(
     job only the archives and the link. Save it as `.github/nixgen-shards.json` for the
     workflow of `nixgen render --ci github` (re-run it when sources change).
     """
+    del format_  # GitHub Actions is the one CI system today: the choice is checked by click
 
     loaded, found, problems = planned(project, system)
     if pull_request:

@@ -1,4 +1,4 @@
-"""The path rule has one home (review r4 §3 row 16): `migrate.write`, `gitfiles.unseen_files`,
+"""The path rule has one home: `migrate.write`, `gitfiles.unseen_files`,
 `load.read_text` and `validate`'s resolver reach project files only through
 `nixgen.core.paths`. One hostile case per rerouted reader: a link or a FIFO where it reads.
 """

@@ -1,11 +1,11 @@
-"""The rows of the round-4 review's §3 table ("rules with two homes") answered here: each rule
-keeps one home, and a test fails when a second one comes back (or evaluates both sides).
+"""Values several stages read, each with one home; a test fails when a second one comes back
+(or evaluates both sides):
 
-* row 11, the default output directory: `nixgen.core.paths.DEFAULT_OUT`, read by the CLI's
+* the default output directory: `nixgen.core.paths.DEFAULT_OUT`, read by the CLI's
   help texts, nixgen.toml's settings, the pipeline and the renderer;
-* row 12, the `pyext` default (`model.DEFAULT_PYEXT`) and GitHub's job limit
+* the `pyext` default (`model.DEFAULT_PYEXT`) and GitHub's job limit
   (`ci.GITHUB_MAX_JOBS`), each read by `render` and `nixgen matrix`;
-* row 8, the best (default) variant: `plan.best_variant`, the anchor's rule; `select_ci` takes
+* the best (default) variant: `plan.best_variant`, the anchor's rule; `select_ci` takes
   it per backend, and the plan marks each system's `default`, which nix/project.nix's dev
   shell `default` reads (a test evaluates it).
 """
@@ -81,7 +81,7 @@ def test_githubs_job_limit_has_one_home() -> None:
     assert inspect.signature(ci.github).parameters["max_jobs"].default == limit
 
 
-# ------------------------------------------------------ row 8: the best (default) variant
+# -------------------------------------------------------------- the best (default) variant
 
 
 def test_the_best_variant_is_the_anchors(tmp_path: Path) -> None:
@@ -154,7 +154,7 @@ def test_the_default_dev_shell_is_the_variant_python_chose(
         }, system
 
 
-# ------------------------------------------------------------- row 7: derivation names
+# -------------------------------------------------------------------- derivation names
 
 
 @pytest.mark.nix
