@@ -139,17 +139,16 @@ OVERRIDDEN_BY_THE_ANCHOR: dict[str, str] = {
 
 
 def test_each_cpp_dependency_is_the_package_the_anchors_deps_nix_resolves() -> None:
-    """Dependency name → Nix attribute (homes: `planning.kernels.DEPENDENCY_ATTRS`
-    and the allowlist `data/cpp-dependencies.json` in Python, `kernel.dependencies` in Nix;
+    """Dependency name → Nix attribute (homes: `data/cpp-dependencies.json`, its allowlist
+    and its `attrs`, `kernel.dependencies` in Nix;
     the anchor's one table is `cppDeps` in nix-builder/lib/deps.nix). For every name a
     kernel may list, the REAL deps.nix and nixgen (the name as Python plans it, resolved
     by the library) take the same attribute of the package set; `tvm-ffi` is nixgen's own
     (a `[tvm-ffi]` project's headers), not one of the anchor's `depends`."""
     from nixgen.core import tables
-    from nixgen.planning.kernels import DEPENDENCY_ATTRS
 
     names = [n for n in tables.all_cpp_dependencies() if n != "tvm-ffi"]
-    planned = {n: DEPENDENCY_ATTRS.get(n, n) for n in names}
+    planned = {n: tables.dependency_attrs().get(n, n) for n in names}
     got = nix_eval_json(
         f"""
         let

@@ -123,7 +123,7 @@ def _reads() -> dict[str, list[str]]:
         "manylinux_2_28": ["stdenv", "cudaBackendStdenv"],
         # nix/toolchains.nix, nix/kernel.nix: clr (hipcc) and `rocmInputs`
         "rocm": [],  # filled from nix/kernel.nix by the fixture
-        # nix/toolchains.nix `oneapi-torch-dev`; nixgen/planning/plan.py DEPENDENCY_ATTRS `sycl-tla`
+        # nix/toolchains.nix `oneapi-torch-dev`; data/cpp-dependencies.json `attrs` `sycl-tla`
         "xpu": ["oneapi-torch-dev", "sycl-tla"],
         # nix/project.nix `torchOverlay`; nix/extension.nix tvm-ffi
         "python": [*torch, "tvm-ffi"],

@@ -197,7 +197,7 @@ def _is_dependency(dep: str, got: dict[str, str]) -> bool:
     """Whether build input `got` is the nixpkgs package of `depends` entry `dep`."""
     if dep.startswith("cutlass_"):
         return got["name"].startswith("cutlass-" + dep.removeprefix("cutlass_").replace("_", "."))
-    return got["pname"] == kernels.DEPENDENCY_ATTRS.get(dep, dep).rpartition(".")[2]
+    return got["pname"] == tables.dependency_attrs().get(dep, dep).rpartition(".")[2]
 
 
 def _commands(commands: list[str]) -> list[list[str]]:

@@ -296,6 +296,12 @@ def legacy_dependency_renames() -> dict[str, str]:
     return _string_map("cpp-dependencies.json", "legacy_renames")
 
 
+def dependency_attrs() -> dict[str, str]:
+    """The package-set attribute of each C++ dependency whose name differs from it
+    (`cpp-dependencies.json`'s `attrs`: `sycl_tla` → `xpuPackages.sycl-tla`)."""
+    return _string_map("cpp-dependencies.json", "attrs")
+
+
 def python_dependencies(section: str) -> list[str]:
     """Allowed ``python-depends`` in ``general`` or a backend sub-table (cuda, xpu, …)."""
     db = table("python-dependencies.json")

@@ -56,11 +56,6 @@ def cuda_minver(kernel: model.Kernel) -> str | None:
 
 # ------------------------------------------------------------------------- the plan
 
-#: Package-set attribute of each C++ dependency (`depends`) whose name differs: a dotted
-#: path is taken from the set its first part names (the kernels toolchain keeps sycl-tla
-#: in each oneAPI set, `xpuPackages.sycl-tla`, not at the top level). `torch` (the
-#: variant's torch) and `tvm-ffi` (`python3.pkgs.tvm-ffi`) are the library's own names.
-DEPENDENCY_ATTRS = {"sycl_tla": "xpuPackages.sycl-tla"}
 
 #: Compile flags that turn OpenMP on, and the flag the extension's link then needs (the
 #: compiler driver adds its OpenMP runtime, libgomp for GCC, as a dependency).
@@ -257,7 +252,8 @@ def _depends(build: model.Build, kernel: model.Kernel) -> tuple[str, ...]:
     `[tvm-ffi]` project's C++ kernels all see the tvm-ffi headers (listed or not)."""
     if isinstance(kernel, model.RUST_KERNELS):
         return ()
-    names = [DEPENDENCY_ATTRS.get(str(d), str(d)) for d in kernel.depends]
+    attrs_of = tables.dependency_attrs()
+    names = [attrs_of.get(str(d), str(d)) for d in kernel.depends]
     if isinstance(build.framework, model.TvmFfi) and "tvm-ffi" not in names:
         names.append("tvm-ffi")
     return tuple(names)
