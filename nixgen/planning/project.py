@@ -17,7 +17,7 @@ from nixgen.core.tables import BACKENDS, FORMAT
 from nixgen.planning import metadata
 from nixgen.planning.kernels import KernelPlan
 from nixgen.planning.variants import Variant
-from nixgen.reading import model
+from nixgen.reading import convert, model
 
 
 @attrs.frozen(kw_only=True)
@@ -160,7 +160,10 @@ def project_plan(
             maxver=g.cuda.maxver if g.cuda else None,
         ),
         python_depends={b: g.all_python_depends(b) for b in BACKENDS},
-        kernel_depends={b: _kernel_depends(g.all_kernel_depends(b)) for b in BACKENDS},
+        # As build.toml writes them (`convert.to_table`: TOML keys, unset ones left out).
+        kernel_depends={
+            b: [convert.to_table(d) for d in g.all_kernel_depends(b)] for b in BACKENDS
+        },
         headers=list(headers),
         systems=list(systems),
         hub_repo_id=g.hub.repo_id if g.hub is not None else None,
@@ -188,13 +191,3 @@ def project_plan(
         },
         noarch_archs={b: listed.get(b, []) for b in BACKENDS},
     )
-
-
-def _kernel_depends(values: Sequence[Any]) -> list[Any]:
-    """`kernel-depends` entries as build.toml writes them (unset keys left out)."""
-    return [
-        {k.replace("_", "-"): v for k, v in attrs.asdict(d).items() if v is not None}
-        if attrs.has(type(d))
-        else d
-        for d in values
-    ]
