@@ -15,7 +15,6 @@ import pytest
 from nixgen import __version__
 from nixgen.core import tables
 from nixgen.planning import variants
-from nixgen.rendering import render
 
 from .conftest import EXAMPLES, copy_out
 from .nixtools import nix_env, nix_eval_json
@@ -166,7 +165,7 @@ def test_a_kernels_backend_flags_are_the_field_the_table_names(language: str) ->
     table and the classes agree."""
     from nixgen.reading import model
 
-    flags = render.LANGUAGE_FLAGS.get(language)
+    flags = tables.LANGUAGE_FLAGS.get(language)
     extra = {flags[0].replace("-", "_"): ["-DFROM_THE_TABLE"]} if flags else {}
     kernel = model.KERNEL_CLASSES[language](language=language, depends=[], src=["k.cpp"], **extra)
     assert model.kernel_backend_flags(kernel) == (["-DFROM_THE_TABLE"] if flags else [])

@@ -248,7 +248,10 @@ def check_kernel(name: str, kernel: model.Kernel, got: dict[str, Any], v: dict[s
     _CHECKS[kernel.language](kernel, got, v, commands)
 
 
-def _check_rust(kernel: model.RustCpuKernel | model.RustCudaKernel, got: dict[str, Any]) -> None:
+def _check_rust(
+    kernel: model.RustCpuKernel | model.RustCudaOxideKernel | model.RustCutileKernel,
+    got: dict[str, Any],
+) -> None:
     assert got["builder"] == "rustPlatform.buildRustPackage"
     cargo = got["cargo"]
     assert cargo["features"] == kernel.features
