@@ -150,9 +150,7 @@ def _parts(parts: dict[str, Any]) -> list[dict[str, Any]]:
 
 #: `nix-instantiate --eval` of the Nix library's compiler families (`compile.families`
 #: reads none of the library's arguments).
-FAMILIES = (
-    "(import (/. + {path}) {{ lib = null; cuda = null; sources = null; }}).families"
-)
+FAMILIES = "(import (/. + {path}) {{ lib = null; cuda = null; sources = null; }}).families"
 
 
 def gcc_only_flags() -> frozenset[str]:
