@@ -67,6 +67,12 @@ rec {
     `self`
     : the project flake's `self`: its git commit and dirty state go into each package's
       `metadata.json` (`nixgen.provenance`); `null` (`nix-build`): none recorded
+
+    # Type
+
+    ```
+    kernelOutputs :: { nixpkgs, kernel-builder ? Flake, project :: Project, overlays ? [ Overlay ], self ? Flake } -> AttrSet
+    ```
   */
   kernelOutputs =
     {

@@ -111,6 +111,12 @@ rec {
   /**
     The overlay that makes `python3.pkgs.torch` the variant's torch: the kernels
     toolchain's `torch-bin_<major>_<minor>` (`overlayForTorchVersion` in `mk-build-set.nix`).
+
+    # Type
+
+    ```
+    torchOverlay :: Variant -> Overlay
+    ```
   */
   torchOverlay =
     variant: final: prev:
@@ -144,6 +150,12 @@ rec {
     builderProvenance { rev = "8ac69fc5"; }
     => { sha = "8ac69fc5"; dirty = false; }
     ```
+
+    # Type
+
+    ```
+    builderProvenance :: Flake -> { sha :: String, dirty :: Bool } | null
+    ```
   */
   builderProvenance =
     kernel-builder:
@@ -170,6 +182,12 @@ rec {
     system), nor a function that builds one package set (`mk-build-set.nix` is not
     exported either). tests/test_anchor_build_set.py reads the real flake's outputs and
     fails once it exports `overlays`: then this takes that output instead.
+
+    # Type
+
+    ```
+    toolchainOverlays :: Flake | null -> [ Overlay ]
+    ```
   */
   toolchainOverlays =
     kernel-builder:
@@ -198,6 +216,12 @@ rec {
     overlays ++ [ buildSetOverlay torchOverlay ]; }`. The caller's `overlays` come before
     nixgen's version selection (they may add or replace versioned sets); `config` is merged
     over the backend's.
+
+    # Type
+
+    ```
+    pkgsFor :: { nixpkgs, kernel-builder ? Flake, system :: String, overlays ? [ Overlay ], config ? AttrSet } -> Variant -> Pkgs
+    ```
   */
   pkgsFor =
     {
@@ -223,12 +247,24 @@ rec {
   /**
     The torch package of a variant: `python3.pkgs.torch` of its package set (the
     toolchain's `torch-bin_<major>_<minor>`, see `torchOverlay`).
+
+    # Type
+
+    ```
+    torchFor :: Pkgs -> Derivation
+    ```
   */
   torchFor = pkgs: pkgs.python3.pkgs.torch;
 
   /**
     `callPackage` that passes only the extra arguments the function declares, so a
     kernel file lists exactly what it uses.
+
+    # Type
+
+    ```
+    callWith :: Pkgs -> Path -> AttrSet -> Derivation
+    ```
   */
   callWith =
     pkgs: file: extra:
@@ -259,6 +295,12 @@ rec {
 
     `project`, `extension`, `noarch`
     : the files `project.nix`, `extension.nix` and `noarch.nix` (paths)
+
+    # Type
+
+    ```
+    entry :: { root :: Path, project :: Path, extension :: Path, noarch :: Path } -> Project
+    ```
   */
   entry =
     {
@@ -310,6 +352,12 @@ rec {
 
     `noarch`
     : the file of the pure-Python variant (`noarch.nix`)
+
+    # Type
+
+    ```
+    mkProject :: { root :: Path, project :: AttrSet, extension :: Path, noarch :: Path } -> Project
+    ```
   */
   mkProject = args: mkCheckedProject (args // { project = checkFormat args.project; });
 
@@ -323,6 +371,12 @@ rec {
     ```nix
     (checkFormat { formatVersion = 3; nixgenVersion = "0.1.0"; name = "p"; }).name
     => "p"
+    ```
+
+    # Type
+
+    ```
+    checkFormat :: AttrSet -> AttrSet
     ```
   */
   checkFormat =

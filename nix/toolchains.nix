@@ -36,6 +36,12 @@
   `variantCheck` takes the variant's check Python and gives the variant check
   (`nixgen.trust.hook`: the digest, the load by the `kernels` client, symbols.json), the last
   step of every variant's build.
+
+  # Type
+
+  ```
+  toolchains.<backend> :: Pkgs -> Toolchain
+  ```
 */
 let
   inherit (builtins) fromJSON readFile toFile toJSON;
@@ -71,6 +77,12 @@ let
 
   /**
     The toolchain's manylinux_2_28 package set (stdenvs built against glibc 2.28).
+
+    # Type
+
+    ```
+    manylinux :: Pkgs -> AttrSet
+    ```
   */
   manylinux =
     pkgs:
@@ -80,6 +92,12 @@ let
   /**
     The toolchain's `kernel-builder` program, whose `check-abi` is the ABI check (the
     anchor's `nix-builder/pkgs/kernel-builder`, in its binary cache like the rest).
+
+    # Type
+
+    ```
+    kernelBuilder :: Pkgs -> Derivation
+    ```
   */
   kernelBuilder =
     pkgs:
@@ -90,6 +108,12 @@ let
     What nixgen's addition holds a Linux extension to: manylinux_2_28's glibc and
     libraries, with the torch and TVM FFI libraries (OpenMP's `libgomp.so.1` among them)
     and the backend's runtime libraries allowed.
+
+    # Type
+
+    ```
+    additionPolicy :: [ String ] -> AttrSet
+    ```
   */
   additionPolicy =
     runtimeLibraries:
@@ -107,6 +131,12 @@ let
   /**
     The ABI check hook; `policy` is nixgen's addition's (null: the toolchain's check only,
     for Mach-O extensions).
+
+    # Type
+
+    ```
+    abiCheckHook :: Pkgs -> AttrSet | null -> Derivation
+    ```
   */
   abiCheckHook =
     pkgs: policy:
@@ -125,6 +155,12 @@ let
     Python package directory the derivation names (`torchOpsCheckDir`) is checked for torch
     ops registered without `add_op_namespace_prefix` (support/torch/ops_check.py), as the
     kernels toolchain's `torch-ops-check` hook checks its extensions.
+
+    # Type
+
+    ```
+    opsCheckHook :: Pkgs -> Derivation
+    ```
   */
   opsCheckHook =
     pkgs:
@@ -139,6 +175,12 @@ let
   /**
     A Linux toolchain: the portable stdenv and the ABI check with nixgen's addition (on
     another system: the package set's stdenv and the toolchain's check).
+
+    # Type
+
+    ```
+    linux :: Pkgs -> { stdenv, compilers ? [ Derivation ], buildInputs ? [ Derivation ], linkFlags ? [ String ], runtimeLibraries ? [ String ], linkDriver ? String, torchFlags ? (Derivation | null -> AttrSet) } -> Toolchain
+    ```
   */
   linux =
     pkgs:
