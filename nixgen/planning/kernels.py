@@ -214,11 +214,8 @@ def kernel_plan(build: model.Build, name: str, kernel: model.Kernel) -> KernelPl
     pname = f"{general.name}-{name}"
     rust = _rust_plan(name, kernel) if isinstance(kernel, model.RUST_KERNELS) else None
     cpp = rust is None
-    # The language's flag field, as the table names it (`cuda-flags` → `cuda_flags`).
-    flag_field = tables.LANGUAGE_FLAGS.get(kernel.language, ("",))[0]
-    backend_flags = tuple(_backend_flags(kernel))
     split = object_sources(kernel)
-    return KernelPlan(
+    planned = KernelPlan(
         name=name,
         language=kernel.language,
         backend=model.backend_of(kernel),
@@ -230,9 +227,6 @@ def kernel_plan(build: model.Build, name: str, kernel: model.Kernel) -> KernelPl
         cxx_flags=tuple(model.kernel_cxx_flags(kernel)) if cpp else None,
         depends=_depends(build, kernel) if cpp else None,
         link_flags=tuple(openmp_link_flags(kernel)) if cpp else None,
-        cuda_flags=backend_flags if flag_field == "cuda-flags" else None,
-        hip_flags=backend_flags if flag_field == "hip-flags" else None,
-        sycl_flags=backend_flags if flag_field == "sycl-flags" else None,
         cuda_minver=cuda_minver(kernel),
         capabilities=capabilities,
         archs=tuple(rocm_archs(kernel)) if isinstance(kernel, model.CppRocmKernel) else None,
@@ -240,6 +234,12 @@ def kernel_plan(build: model.Build, name: str, kernel: model.Kernel) -> KernelPl
         objects={s: PlannedObject(key=object_key(s), pname=object_pname(pname, s)) for s in split}
         or None,
     )
+    if kernel.language not in tables.LANGUAGE_FLAGS:
+        return planned
+    # The language's flag field, named by the table (`cuda-flags` → `cuda_flags`).
+    field = tables.LANGUAGE_FLAGS[kernel.language][0].replace("-", "_")
+    flags: dict[str, Any] = {field: tuple(_backend_flags(kernel))}
+    return attrs.evolve(planned, **flags)
 
 
 def _backend_flags(kernel: model.Kernel) -> Sequence[str]:
@@ -248,10 +248,10 @@ def _backend_flags(kernel: model.Kernel) -> Sequence[str]:
 
 
 def _depends(build: model.Build, kernel: model.Kernel) -> tuple[str, ...]:
-    """The kernel's dependencies by the library's names, in build.toml's order; a
+    """A C++ kernel's dependencies by the library's names, in build.toml's order; a
     `[tvm-ffi]` project's C++ kernels all see the tvm-ffi headers (listed or not)."""
     if isinstance(kernel, model.RUST_KERNELS):
-        return ()
+        return ()  # narrows the type: only C++ kernels are asked
     attrs_of = tables.dependency_attrs()
     names = [attrs_of.get(str(d), str(d)) for d in kernel.depends]
     if isinstance(build.framework, model.TvmFfi) and "tvm-ffi" not in names:
