@@ -552,12 +552,10 @@ rec {
         "auto"
         "ninja"
       ];
-      # The objects nixgen planned for the final kernel (its `passthru.nixgen`): source →
-      # `{ key, pname }`, or null.
-      planned = nixgen: nixgen.plannedObjects;
-      # Whether object `o` of the final kernel is built by its own derivation: its source
-      # was planned so.
-      separate = nixgen: o: planned nixgen != null && planned nixgen ? ${o.source};
+      # Whether object `o` of the final kernel (its `passthru.nixgen`) is built by its own
+      # derivation: nixgen planned its source so (`plannedObjects`: source → `{ key, pname }`,
+      # or null).
+      separate = nixgen: o: nixgen.plannedObjects != null && nixgen.plannedObjects ? ${o.source};
       # The derivation of object `o` of `plan`: `package` (the final kernel) with its
       # sources cut down to the object's, named as planned (`pname`); `headers` the
       # kernel's headers (a store path).
@@ -604,7 +602,7 @@ rec {
           own = separate finalAttrs.passthru.nixgen;
           built = map (o: {
             plan = o;
-            drv = objectDrv finalAttrs.finalPackage plan headers (planned finalAttrs.passthru.nixgen).${o.source}.pname o;
+            drv = objectDrv finalAttrs.finalPackage plan headers finalAttrs.passthru.nixgen.plannedObjects.${o.source}.pname o;
           }) (filter own plan.objects);
           drvs = builtins.listToAttrs (map (b: { name = b.plan.source; value = b.drv; }) built);
           on = built != [ ];
