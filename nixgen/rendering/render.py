@@ -282,12 +282,12 @@ def render(planned: Plan, *, out_dir: str = DEFAULT_OUT, library: Library = COPY
         tree["extension.nix"] = _template(
             ExtensionFile(
                 what=f"[{extension.framework}]",
-                extension=cast("dict[str, Any]", contract.unstructure(extension)),
+                extension=contract.unstructure(extension),
             )
         )
     else:
         tree["extension.nix"] = _template(NoExtensionFile(what="no compiled extension"))
-    noarch = cast("dict[str, Any]", contract.unstructure(planned.noarch))
+    noarch = contract.unstructure(planned.noarch)
     tree["noarch.nix"] = _template(NoarchFile(what="pure-Python variants", noarch=noarch))
     tree["project.nix"] = _template(ProjectFile(what="project data", project=project_data(planned)))
     root = nixlit.path(root_path(out_dir))
