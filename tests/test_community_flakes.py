@@ -273,7 +273,8 @@ def test_the_plan_applies_the_settings(tmp_path: Path) -> None:
         "torch213-cxx11-cu132-x86_64-linux": None,
     }
     # No CI row, no default shell, no pull-request row for a left-out system.
-    rows = planned.github_matrix["include"] + planned.pull_request_matrix["include"]
+    actions = planned.project.github_actions
+    rows = actions.matrix["include"] + actions.pull_request_matrix["include"]
     assert {row["system"] for row in rows} == {SYSTEM}
     assert {v.system for v in planned.defaults} == {SYSTEM}
     # Without the settings every system is planned, as before.

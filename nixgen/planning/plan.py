@@ -10,7 +10,6 @@ library only reads it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import attrs
 
@@ -53,15 +52,9 @@ class Plan:
     #: The compiled framework's extension (`extension.nix`'s data); None without one.
     extension: ExtensionPlan | None
     kernels: tuple[KernelPlan, ...]
-    #: GitHub Actions matrices (`nixgen.planning.ci.github`) of every variant and of `ci`.
-    github_matrix: Mapping[str, Any]
-    pull_request_matrix: Mapping[str, Any]
-    #: Every header the project lists anywhere (compile inputs of every C++ kernel).
-    headers: tuple[str, ...]
-    #: What `project.nix` holds (`nixgen.planning.project`).
+    #: What `project.nix` holds (`nixgen.planning.project`): among it the GitHub Actions
+    #: matrices of every variant and of `pull_request`, and every header the project lists.
     project: ProjectPlan
-    #: The kernel's Python package, relative to the project root.
-    module_dir: str
     problems: tuple[Problem, ...]
     #: nixgen.toml's settings the plan applied (`nixgen.planning.settings`).
     settings: ProjectSettings = NO_SETTINGS
@@ -79,8 +72,6 @@ def make(build: model.Build, *, settings: ProjectSettings = NO_SETTINGS) -> Plan
     kernels = tuple(kernel_plan(build, n, k) for n, k in sorted(build.kernels.items()))
     noarch, extension = noarch_plan(build), extension_plan(build)
     defaults = default_variants(all_variants)
-    github_matrix, pull_request_matrix = ci.github(all_variants), ci.github(pull_request)
-    headers = tuple(model.shared_headers(build))
     return Plan(
         build=build,
         systems=SYSTEMS,
@@ -91,22 +82,18 @@ def make(build: model.Build, *, settings: ProjectSettings = NO_SETTINGS) -> Plan
         noarch=noarch,
         extension=extension,
         kernels=kernels,
-        github_matrix=github_matrix,
-        pull_request_matrix=pull_request_matrix,
-        headers=headers,
         project=project_plan(
             build,
             variants=all_variants,
             pull_request=pull_request,
             defaults=defaults,
             kernels=kernels,
-            headers=headers,
+            headers=model.shared_headers(build),
             systems=SYSTEMS,
-            github_matrix=github_matrix,
-            pull_request_matrix=pull_request_matrix,
+            github_matrix=ci.github(all_variants),
+            pull_request_matrix=ci.github(pull_request),
             test_python=settings.test_python,
         ),
-        module_dir=model.python_package_dir(build),
         problems=tuple(problems(build, all_variants, settings)),
         settings=settings,
     )
